@@ -1,0 +1,95 @@
+"""evalnb: evaluate LLM agents from Jupyter notebooks and CI.
+
+Load TOML task suites, YAML cube suites and JSON datasets into one model, run them against any agent,
+and get pandas DataFrames back::
+
+    import evalnb
+    suite = evalnb.load("data/suites/foodmart-sales.eval.yaml")
+    result = evalnb.run(suite, my_agent)
+    result.scores          # one row per case x run x turn x check
+
+Names are resolved lazily so that ``import evalnb`` stays light (no plotly, SQLAlchemy or aiohttp).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from evalnb.agents.base import Request, Response
+from evalnb.errors import ConfigError, EvalnbError, SuiteError
+from evalnb.suite import Case, Suite, Turn
+
+if TYPE_CHECKING:
+    from evalnb import agents, checks, judges, plots
+    from evalnb.compare import compare
+    from evalnb.formats import discover, load, upgrade
+    from evalnb.judges import rescore
+    from evalnb.results import Result, read_results
+    from evalnb.runner import run, run_async
+    from evalnb.store import Store
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Case",
+    "ConfigError",
+    "EvalnbError",
+    "Request",
+    "Response",
+    "Result",
+    "Store",
+    "Suite",
+    "SuiteError",
+    "Turn",
+    "__version__",
+    "agents",
+    "checks",
+    "compare",
+    "discover",
+    "errors",
+    "judges",
+    "load",
+    "plots",
+    "read_results",
+    "rescore",
+    "run",
+    "run_async",
+    "upgrade",
+]
+
+# public name -> module that defines it (None: the name is a submodule)
+_LAZY: dict[str, str | None] = {
+    "load": "evalnb.formats",
+    "discover": "evalnb.formats",
+    "upgrade": "evalnb.formats",
+    "run": "evalnb.runner",
+    "run_async": "evalnb.runner",
+    "Result": "evalnb.results",
+    "read_results": "evalnb.results",
+    "Store": "evalnb.store",
+    "compare": "evalnb.compare",
+    "rescore": "evalnb.judges",
+    "agents": None,
+    "checks": None,
+    "judges": None,
+    "plots": None,
+    "errors": None,
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'evalnb' has no attribute {name!r}")
+    module = _LAZY[name]
+    value: Any = (
+        importlib.import_module(f"evalnb.{name}")
+        if module is None
+        else getattr(importlib.import_module(module), name)
+    )
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

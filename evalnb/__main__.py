@@ -1,0 +1,3 @@
+from evalnb.cli import main
+
+main()

@@ -1,0 +1,207 @@
+"""The Agent protocol, Request and Response, and the adapter for plain Python callables.
+
+Any of these is an agent:
+
+* a callable ``f(prompt: str) -> str``;
+* a callable ``f(request: evalnb.Request) -> str | dict | evalnb.Response``; it receives the ``Request`` when
+  its first parameter is annotated ``evalnb.Request`` or is named ``request`` or ``req``, otherwise it
+  receives the prompt string (api contract);
+* either of the above written ``async def``;
+* an object from ``evalnb.agents`` (``Command``, ``OpenAIChat``, ``HTTP``, ``Record``, ``Replay``), or any object
+  with an ``async def respond(self, request) -> Response`` method.
+
+A ``str`` answer means ``Response(text=...)``; a ``dict`` maps onto the fields of ``Response``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from evalnb.errors import AgentError
+
+__all__ = ["Agent", "CallableAgent", "Request", "Response", "as_agent", "to_response"]
+
+
+@dataclass
+class Request:
+    """What the agent is asked.
+
+    Attributes:
+        prompt: the text of this turn.
+        history: earlier messages as ``{"role", "content"}`` dicts: the ones the suite wrote, then, for later
+            turns of a conversation, the earlier prompts and the agent's actual answers.
+        case: the case id.
+        turn: the turn index (0-based).
+        run: the run index (0-based).
+        workdir: the run's working directory (where ``file_exists`` looks).
+        suite: the suite name.
+        case_meta: extra fields the suite gives for the case (category, cube, context ...).
+    """
+
+    prompt: str
+    history: list[dict[str, str]] = field(default_factory=list)
+    case: str = ""
+    turn: int = 0
+    run: int = 0
+    workdir: Path | None = None
+    suite: str = ""
+    case_meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Response:
+    """What the agent answered.
+
+    Attributes:
+        text: the final result text.
+        stdout: standard output, for command agents (``regex on = "stdout"``).
+        exit_code: process exit code, for command agents.
+        intent: cube intent (``QUERY``, ``INSIGHT``, ``VIEW_CHANGE``, ``REFUSED``).
+        rows: result rows, a list of dicts or a DataFrame.
+        insight: insight markdown.
+        refusal: the refusal reason.
+        citations: structured citations, if the agent returns them.
+        context: the grounding text the agent used (Groundedness reads it).
+        model: the model name that answered.
+        usage: token usage, e.g. ``{"prompt_tokens": 12, "completion_tokens": 30}``.
+        latency_ms: wall time of the call; the runner fills it when the agent does not.
+        meta: anything else worth keeping (the runner stores it with the run).
+    """
+
+    text: str | None = None
+    stdout: str | None = None
+    exit_code: int | None = None
+    intent: str | None = None
+    rows: Any = None
+    insight: str | None = None
+    refusal: str | None = None
+    citations: list[Any] | None = None
+    context: str | None = None
+    model: str | None = None
+    usage: dict[str, Any] | None = None
+    latency_ms: float | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Response:
+        """Build a Response from a dict with the same field names (``refusalReason`` etc. are not guessed).
+
+        Raises:
+            AgentError: when the dict has keys that are not fields of Response.
+        """
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise AgentError(
+                f"the agent returned a dict with unknown key(s) {unknown}; "
+                f"use the fields of evalnb.Response: {sorted(names)}"
+            )
+        return cls(**dict(data))
+
+
+def to_response(value: Any) -> Response:
+    """Normalise what an agent returned into a Response.
+
+    Raises:
+        AgentError: for a value that is not a str, dict or Response (the run is then ``degraded``).
+    """
+    if isinstance(value, Response):
+        return value
+    if isinstance(value, str):
+        return Response(text=value)
+    if isinstance(value, Mapping):
+        return Response.from_dict(value)
+    raise AgentError(
+        f"the agent returned {type(value).__name__}; return a str, a dict or an evalnb.Response"
+    )
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What the runner calls: one async method from Request to Response."""
+
+    async def respond(self, request: Request) -> Response:  # pragma: no cover - protocol
+        ...
+
+
+_REQUEST_NAMES = ("request", "req")
+
+
+def _wants_request(fn: Callable[..., Any]) -> bool:
+    """api contract: the first parameter annotated ``Request`` or named ``request``/``req`` gets the Request."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not params:
+        return False
+    first = params[0]
+    if first.name in _REQUEST_NAMES:
+        return True
+    ann = first.annotation
+    if ann is Request:
+        return True
+    if isinstance(ann, str):  # postponed annotations
+        return ann.split(".")[-1] == "Request"
+    return False
+
+
+def _is_async_callable(fn: Callable[..., Any]) -> bool:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - objects with an async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+class CallableAgent:
+    """Adapts a plain sync or async callable to the Agent protocol (sync ones run in a worker thread).
+
+    Example:
+        >>> agent = CallableAgent(lambda prompt: prompt.upper())
+        >>> asyncio.run(agent.respond(Request(prompt="hi"))).text
+        'HI'
+    """
+
+    def __init__(self, fn: Callable[..., Any], *, name: str | None = None) -> None:
+        self.fn = fn
+        self.name = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+        self.wants_request = _wants_request(fn)
+        self.is_async = _is_async_callable(fn)
+
+    async def respond(self, request: Request) -> Response:
+        arg: Any = request if self.wants_request else request.prompt
+        if self.is_async:
+            value = await self.fn(arg)
+        else:
+            value = await asyncio.to_thread(self.fn, arg)
+            if inspect.isawaitable(value):  # a sync function that returns a coroutine
+                value = await value
+        return to_response(value)
+
+    def __repr__(self) -> str:
+        return f"CallableAgent({self.name})"
+
+
+def as_agent(obj: Any) -> Agent:
+    """Turn anything the api contract accepts as an agent into an object with ``async respond``.
+
+    Raises:
+        TypeError: for an object that is neither an agent nor callable.
+    """
+    if hasattr(obj, "respond") and inspect.iscoroutinefunction(obj.respond):
+        return obj  # type: ignore[no-any-return]
+    if callable(obj):
+        return CallableAgent(obj)
+    raise TypeError(f"{type(obj).__name__} is not an agent: give a callable or an object from evalnb.agents")
+
+
+AgentFn = Callable[[Request], Awaitable[Response]]

@@ -1,0 +1,138 @@
+"""The one exception tree of evalnb.
+
+Every error carries a stable ``.code`` so that CI scripts and notebooks can tell one failure from another
+without parsing messages::
+
+    EvalnbError                  base of everything evalnb raises on purpose
+    ├── SuiteError               a suite file could not be loaded (code, location, path)
+    ├── ConfigError              a run could not start: agent routing, missing data, a bad option
+    ├── AgentError               an agent call failed; ``transient=True`` asks the runner to retry it
+    │   └── TransientError       shorthand for a retryable agent failure (rate limit, 5xx, dropped socket)
+    ├── JudgeError               a judge could not produce a usable verdict
+    ├── StoreError               the run store could not read or write
+    └── FailuresError            raised by ``Result.raise_for_failures()`` when a check failed
+
+Failures of agents and judges during a run become rows with a status and a reason; these exceptions are
+raised to callers only when a run cannot start or when the caller asks (``raise_for_failures``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentError",
+    "ConfigError",
+    "EvalnbError",
+    "FailuresError",
+    "JudgeError",
+    "StoreError",
+    "SuiteError",
+    "TransientError",
+]
+
+
+class EvalnbError(Exception):
+    """Base class of every error evalnb raises on purpose."""
+
+    code: str = "EVALNB_ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class SuiteError(EvalnbError):
+    """A suite could not be loaded.
+
+    Attributes:
+        code: a stable string such as ``UNKNOWN_FIELD`` or ``MALFORMED_YAML``.
+        location: where in the document, e.g. ``"cases[2].tolerance.absolute"`` (``""`` for the whole file).
+        path: the file, when the suite came from one.
+        suggestion: the nearest valid key for a typo, if any.
+
+    Example:
+        >>> try:
+        ...     evalnb.load("name: x", format="cube-yaml")
+        ... except evalnb.SuiteError as e:
+        ...     print(e.code, e.location)
+        MISSING_FIELD cube
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        location: str = "",
+        path: str | None = None,
+        suggestion: str | None = None,
+    ) -> None:
+        super().__init__(message, code=code)
+        self.location = location
+        self.path = path
+        self.suggestion = suggestion
+
+    def __str__(self) -> str:
+        where = ":".join(p for p in (self.path or "", self.location) if p)
+        return f"{where}: {self.code} {self.message}" if where else f"{self.code} {self.message}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_suite_error, (self.code, self.message, self.location, self.path, self.suggestion))
+
+
+def _rebuild_suite_error(
+    code: str, message: str, location: str, path: str | None, suggestion: str | None
+) -> SuiteError:
+    return SuiteError(code, message, location=location, path=path, suggestion=suggestion)
+
+
+class ConfigError(EvalnbError):
+    """A run could not start (unknown agent id, missing data source, invalid option)."""
+
+    code = "CONFIG_ERROR"
+
+
+class AgentError(EvalnbError):
+    """An agent call failed.
+
+    Adapters raise it with ``transient=True`` for failures worth retrying (rate limits, 5xx, timeouts);
+    the runner retries those with backoff and never retries a wrong answer.
+    """
+
+    code = "AGENT_ERROR"
+
+    def __init__(self, message: str, *, transient: bool = False, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.transient = transient
+
+
+class TransientError(AgentError):
+    """A retryable agent failure; raise it from your own agent to ask for a retry."""
+
+    code = "AGENT_TRANSIENT"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message, transient=True, code=code)
+
+
+class JudgeError(EvalnbError):
+    """A judge failed to produce a usable verdict (unreachable, unparseable after retries)."""
+
+    code = "JUDGE_ERROR"
+
+    def __init__(self, message: str, *, transient: bool = False, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.transient = transient
+
+
+class StoreError(EvalnbError):
+    """The run store could not read or write."""
+
+    code = "STORE_ERROR"
+
+
+class FailuresError(EvalnbError):
+    """Raised by ``Result.raise_for_failures()`` when any case failed or was degraded."""
+
+    code = "CHECKS_FAILED"

@@ -1,0 +1,398 @@
+"""The one model every suite format loads into.
+
+``Suite`` holds ``Case`` objects; a case holds one or more ``Turn`` objects (several when it is a
+multi-turn conversation); a turn holds the prompt, what is expected and the typed check specs that
+decide pass or fail. The formats in ``evalnb.formats`` translate their files into this model and the
+runner, the checks and the store only ever see this model: nothing downstream branches on the format.
+
+Check specs are a discriminated union on ``type``. Each spec records its options with their final values
+(defaults applied), so a saved run says exactly what was checked and with which thresholds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "CheckSpec",
+    "CitationsCheck",
+    "CustomCheck",
+    "ExactMatchCheck",
+    "ExitCodeCheck",
+    "FileExistsCheck",
+    "FormatName",
+    "InsightCheck",
+    "IntentCheck",
+    "JudgedMetricCheck",
+    "LLMJudgeCheck",
+    "Message",
+    "PartialMatchCheck",
+    "RefusalCheck",
+    "ReferenceQuery",
+    "RegexCheck",
+    "RetrievalQueryCheck",
+    "RetrievalResultCheck",
+    "RowsCheck",
+    "Tolerance",
+    "Case",
+    "Suite",
+    "Turn",
+]
+
+FormatName = Literal["tasks-toml", "cube-yaml", "dataset-json"]
+JUDGED_METRICS = ("Relevance", "Coherence", "Groundedness", "Similarity")
+INTENTS = ("QUERY", "INSIGHT", "VIEW_CHANGE", "REFUSED")
+
+
+class _Model(BaseModel):
+    # Strict at the edge: the model itself never accepts keys it does not define.
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class Message(_Model):
+    """One earlier message of a conversation."""
+
+    role: str
+    content: str
+
+
+# --------------------------------------------------------------------------------------------------
+# Check specs
+# --------------------------------------------------------------------------------------------------
+
+
+class _CheckBase(_Model):
+    @property
+    def name(self) -> str:
+        """The check's name as the suite writes it (the ``check`` column of ``result.scores``)."""
+        return str(self.type)  # type: ignore[attr-defined]
+
+    @property
+    def judged(self) -> bool:
+        """Whether this check needs a judge."""
+        return False
+
+    def options(self) -> dict[str, Any]:
+        """The check's options with their final values (what a saved run records)."""
+        return self.model_dump(exclude={"type"}, mode="json")
+
+
+class ExitCodeCheck(_CheckBase):
+    """tasks spec: passes when the run's exit code equals ``equals``."""
+
+    type: Literal["exit_code"] = "exit_code"
+    equals: int
+
+
+class FileExistsCheck(_CheckBase):
+    """tasks spec: passes when ``path`` exists after the run, relative to the run's working directory."""
+
+    type: Literal["file_exists"] = "file_exists"
+    path: str
+
+
+class RegexCheck(_CheckBase):
+    """tasks spec: ``pattern`` searched (not full-matched) in ``stdout`` or the final ``result`` text."""
+
+    type: Literal["regex"] = "regex"
+    on: Literal["stdout", "result"]
+    pattern: str
+
+
+class LLMJudgeCheck(_CheckBase):
+    """tasks spec: a judge rates the output against ``rubric``; the rubric is the whole criterion."""
+
+    type: Literal["llm_judge"] = "llm_judge"
+    rubric: str
+
+    @property
+    def judged(self) -> bool:
+        return True
+
+
+class JudgedMetricCheck(_CheckBase):
+    """dataset spec: Relevance, Coherence, Groundedness or Similarity, 1..5, passes at ``score >= threshold``."""
+
+    type: Literal["Relevance", "Coherence", "Groundedness", "Similarity"]
+    threshold: int = Field(default=3, ge=1, le=5)
+
+    @property
+    def judged(self) -> bool:
+        return True
+
+
+class CitationsCheck(_CheckBase):
+    """dataset spec: counts citations in the response; passes at ``count >= threshold``."""
+
+    type: Literal["Citations"] = "Citations"
+    threshold: int = Field(default=1, ge=1)
+    citation_format: Literal["oai_unicode", "bracket", "markdown", "mixed"] = "oai_unicode"
+
+
+class ExactMatchCheck(_CheckBase):
+    """dataset spec: the response contains the expected string (both trimmed)."""
+
+    type: Literal["ExactMatch"] = "ExactMatch"
+    case_sensitive: bool = False
+
+
+class PartialMatchCheck(_CheckBase):
+    """dataset spec: token-level F1 against the expected response; passes at ``value >= threshold``."""
+
+    type: Literal["PartialMatch"] = "PartialMatch"
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    case_sensitive: bool = False
+
+
+class RetrievalQueryCheck(_CheckBase):
+    """Published dataset schema: RetrievalQuery, options as the schema defines them (kept verbatim).
+
+    Scored only when the response carries retrieval diagnostics; otherwise reported as not evaluated.
+    """
+
+    type: Literal["RetrievalQuery"] = "RetrievalQuery"
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class RetrievalResultCheck(_CheckBase):
+    """Published dataset schema: RetrievalResult, options as the schema defines them (kept verbatim)."""
+
+    type: Literal["RetrievalResult"] = "RetrievalResult"
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class IntentCheck(_CheckBase):
+    """cube spec: ``expectedIntent``, compared case-insensitively (stored upper-case)."""
+
+    type: Literal["intent"] = "intent"
+    expected: Literal["QUERY", "INSIGHT", "VIEW_CHANGE", "REFUSED"]
+
+
+class RefusalCheck(_CheckBase):
+    """cube spec: ``expectedRefusalContains``, a case-sensitive substring of the refusal reason."""
+
+    type: Literal["refusal"] = "refusal"
+    contains: str
+
+
+class InsightCheck(_CheckBase):
+    """cube spec: ``expectedInsightContains``, case-sensitive substrings of the insight markdown."""
+
+    type: Literal["insight"] = "insight"
+    contains: list[str]
+
+
+class Tolerance(_Model):
+    """cube spec: a cell passes if ``|a-e| <= absolute`` or ``|a-e|/|e| <= relative``; both default 0."""
+
+    absolute: float = Field(default=0.0, ge=0.0)
+    relative: float = Field(default=0.0, ge=0.0)
+
+
+class ReferenceQuery(_Model):
+    """cube spec: ground truth computed live. Either ``sql`` or the structured form."""
+
+    sql: str | None = None
+    measures: list[dict[str, Any]] = Field(default_factory=list)
+    rows: list[dict[str, Any]] = Field(default_factory=list)
+    filters: list[Any] = Field(default_factory=list)
+
+
+class RowsCheck(_CheckBase):
+    """cube spec: rows compared with key normalisation, lenient numbers and tolerance.
+
+    Exactly one of ``expected`` (static ``expectedRows``) and ``reference_query`` is set.
+    """
+
+    type: Literal["rows"] = "rows"
+    expected: list[dict[str, Any]] | None = None
+    reference_query: ReferenceQuery | None = None
+    order_matters: bool = True
+    tolerance: Tolerance = Field(default_factory=Tolerance)
+
+
+class CustomCheck(_CheckBase):
+    """A check registered by the user (a dataset file's custom evaluator names one)."""
+
+    type: Literal["custom"] = "custom"
+    check: str
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.check
+
+
+CheckSpec = Annotated[
+    Union[
+        ExitCodeCheck,
+        FileExistsCheck,
+        RegexCheck,
+        LLMJudgeCheck,
+        JudgedMetricCheck,
+        CitationsCheck,
+        ExactMatchCheck,
+        PartialMatchCheck,
+        RetrievalQueryCheck,
+        RetrievalResultCheck,
+        IntentCheck,
+        RefusalCheck,
+        InsightCheck,
+        RowsCheck,
+        CustomCheck,
+    ],
+    Field(discriminator="type"),
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# Suite, Case, Turn
+# --------------------------------------------------------------------------------------------------
+
+
+class Turn(_Model):
+    """One prompt sent to the agent and what decides whether its answer passes.
+
+    Attributes:
+        prompt: the text sent to the agent.
+        expected: the expected response (dataset ``expected_response``), if any.
+        history: messages written in the file that precede this prompt (cube ``history``). The runner adds
+            the agent's own earlier answers for later turns of a multi-turn case.
+        context: grounding text the file gives for this turn (dataset ``context``).
+        checks: the final, resolved list of checks for this turn.
+    """
+
+    prompt: str
+    expected: str | None = None
+    history: list[Message] = Field(default_factory=list)
+    context: str | None = None
+    checks: list[CheckSpec] = Field(default_factory=list)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    def check_ids(self) -> list[str]:
+        """Unique ids of this turn's checks: ``regex``, ``regex#2`` for a second regex (api contract)."""
+        seen: Counter[str] = Counter()
+        ids = []
+        for spec in self.checks:
+            seen[spec.name] += 1
+            n = seen[spec.name]
+            ids.append(spec.name if n == 1 else f"{spec.name}#{n}")
+        return ids
+
+
+class Case(_Model):
+    """One evaluation case: a task, a cube question or a dataset item.
+
+    Attributes:
+        id: task ``id``, case ``name``, item ``testId`` or ``name``, or a stable generated id.
+        name: a display name.
+        category: a category tag for per-category analysis.
+        runs: how many times the case runs (TOML default 3; cube and dataset 1).
+        agent: the agent id the case names, if any.
+        turns: one turn, or several for a multi-turn conversation (run in order as one conversation).
+        notes: free-form notes.
+    """
+
+    id: str
+    name: str
+    category: str | None = None
+    runs: int = Field(default=1, ge=0, le=2**32 - 1)
+    agent: str | None = None
+    turns: list[Turn] = Field(min_length=1)
+    notes: str | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Suite(_Model):
+    """A loaded suite of any format.
+
+    Example:
+        >>> suite = evalnb.load("data/suites/foodmart-sales.eval.yaml")
+        >>> suite.format, len(suite.cases)
+        ('cube-yaml', 8)
+        >>> suite.to_frame().columns[:3].tolist()
+        ['case_id', 'case_name', 'category']
+    """
+
+    name: str
+    description: str | None = None
+    format: FormatName
+    cases: list[Case] = Field(default_factory=list)
+    path: str | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    def content_hash(self) -> str:
+        """A short hash of everything that defines the suite (not where it was loaded from)."""
+        payload = self.model_dump(mode="json", exclude={"path"})
+        blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def case(self, case_id: str) -> Case:
+        """The case with this id.
+
+        Raises:
+            KeyError: when no case has that id.
+        """
+        for c in self.cases:
+            if c.id == case_id:
+                return c
+        raise KeyError(case_id)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per case: id, name, category, runs, agent, number of turns, checks, first prompt.
+
+        Example:
+            >>> evalnb.load("data/suites/tasks.toml").to_frame()[["case_id", "runs"]]
+        """
+        import pandas as pd
+
+        rows = [
+            {
+                "case_id": c.id,
+                "case_name": c.name,
+                "category": c.category,
+                "runs": c.runs,
+                "agent": c.agent,
+                "turns": len(c.turns),
+                "checks": ", ".join(dict.fromkeys(cid for t in c.turns for cid in t.check_ids())),
+                "prompt": c.turns[0].prompt,
+                "expected": c.turns[0].expected,
+                "notes": c.notes,
+            }
+            for c in self.cases
+        ]
+        dtypes = {
+            "case_id": "string",
+            "case_name": "string",
+            "category": "string",
+            "runs": "Int64",
+            "agent": "string",
+            "turns": "Int64",
+            "checks": "string",
+            "prompt": "string",
+            "expected": "string",
+            "notes": "string",
+        }
+        frame = pd.DataFrame(rows, columns=list(dtypes))
+        return frame.astype(dtypes)
+
+    def _repr_html_(self) -> str:
+        head = f"<b>{_esc(self.name)}</b> ({self.format}, {len(self.cases)} cases)"
+        return head + self.to_frame().to_html(index=False, escape=True)
+
+    def __repr__(self) -> str:
+        return f"Suite(name={self.name!r}, format={self.format!r}, cases={len(self.cases)})"
+
+
+def _esc(text: str) -> str:
+    import html
+
+    return html.escape(text)
