@@ -1,0 +1,27 @@
+"""Judged checks: ``llm_judge`` (tasks spec) and the 1-5 metrics Relevance, Coherence, Groundedness and
+Similarity (dataset spec).
+
+With no judge configured a judged check FAILS (api contract, tasks spec rule 4): nothing checked it, so it
+cannot pass. With a judge, scoring is delegated to ``evalnb.judges.evaluate`` (imported lazily).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalnb.checks.registry import CheckContext, Score, builtin
+
+NO_JUDGE_REASON = "llm judge not evaluated: this runner has no judge router"
+
+
+async def _judged(spec: Any, ctx: CheckContext) -> Score:
+    if ctx.judge is None:
+        # tasks spec rule 4: exactly this reason, and never a pass.
+        return Score(value=None, passed=False, reason=NO_JUDGE_REASON)
+    from evalnb.judges import evaluate
+
+    return await evaluate(spec, ctx)
+
+
+for _name in ("llm_judge", "Relevance", "Coherence", "Groundedness", "Similarity"):
+    builtin(_name)(_judged)
