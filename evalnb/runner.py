@@ -1,0 +1,954 @@
+"""Run a suite against an agent: concurrency, timeouts, retries, working directories, progress, scoring.
+
+:func:`run_async` does the work; :func:`run` wraps it for scripts and notebooks (inside Jupyter's running
+event loop it runs the coroutine on its own loop in a separate thread).
+
+Every case runs ``runs`` times (the case's own count unless ``runs=`` overrides it). The turns of a
+multi-turn case run in order as one conversation: each turn's ``Request.history`` holds the history the suite
+wrote for it, then the earlier prompts and the agent's actual answers. Case runs go in parallel up to
+``concurrency``. Failures are data (STYLE habit 5): an agent that raises, times out or returns something
+unusable makes its run ``degraded`` with the exception in ``error``, and the run goes on.
+
+Example:
+    >>> import evalnb
+    >>> result = evalnb.run("data/suites/tasks.toml", lambda prompt: "summary: ...", runs=1)
+    >>> result.cases[["case_id", "status"]]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import functools
+import inspect
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalnb.agents.base import Agent, CallableAgent, Request, Response, as_agent, to_response
+from evalnb.checks import registry
+from evalnb.checks.registry import CheckContext, Score
+from evalnb.errors import AgentError, ConfigError
+from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result, make_frame, mismatch_value
+from evalnb.suite import Case, CustomCheck, IntentCheck, RowsCheck, Suite, Turn
+
+if TYPE_CHECKING:
+    from os import PathLike
+
+__all__ = ["run", "run_async"]
+
+RETRY_BACKOFF = 0.5
+"""Seconds before the first retry; doubles on each further retry, with +-50% jitter, capped at RETRY_MAX."""
+RETRY_MAX = 20.0
+
+CaseCallback = Callable[[str, list[dict[str, Any]], list[dict[str, Any]]], Any]
+
+if sys.version_info >= (3, 11):
+    _timeout_cm = asyncio.timeout
+else:  # pragma: no cover - Python 3.10 has no asyncio.timeout; wait_for is the portable fallback
+    _timeout_cm = None
+
+
+# --------------------------------------------------------------------------------------------------
+# Public entry points
+# --------------------------------------------------------------------------------------------------
+
+
+def run(
+    suite: Suite | str | PathLike[str],
+    agent: Any,
+    *,
+    judge: Any = None,
+    data: Any = None,
+    runs: int | None = None,
+    concurrency: int = 8,
+    timeout: float | None = 120.0,
+    retries: int = 2,
+    cache: Any = None,
+    progress: bool | None = None,
+    workdir: str | PathLike[str] | None = None,
+    store: Any = None,
+    version: str | None = None,
+) -> Result:
+    """Run ``suite`` against ``agent`` and return a :class:`~evalnb.results.Result`.
+
+    Works in scripts and inside a running Jupyter event loop (the run then gets its own loop in a worker
+    thread). Ctrl-C returns a Result holding what finished, the rest marked ``skipped``.
+
+    Args:
+        suite: a Suite or a path (loaded with ``evalnb.load``).
+        agent: a callable (sync or async, taking the prompt or a ``Request``), an object from
+            ``evalnb.agents``, or a mapping ``{agent_id: agent}`` routing cases that name their agent.
+        judge: ``None`` (judged checks fail as not evaluated), a callable or an ``evalnb.judges`` object.
+        data: the data source for cube ``referenceQuery`` checks.
+        runs: overrides every case's run count.
+        concurrency: case runs in flight at once.
+        timeout: seconds per agent call (``None``: no limit).
+        retries: retries of transient agent failures and timeouts (never of a wrong answer).
+        cache: the judge cache (see ``evalnb.judges.as_judge``).
+        progress: ``None`` shows a progress bar on a terminal or in a notebook; ``False`` never; ``True`` always.
+        workdir: ``None`` gives each run a fresh temporary directory; a path makes every run use it.
+        store: an ``evalnb.Store`` (or a path/URL for one) to save the result into.
+        version: the version label to save under.
+
+    Raises:
+        ConfigError: when the run cannot start (unknown agent id, missing data source, bad option).
+
+    Example:
+        >>> result = evalnb.run(suite, lambda prompt: "Paris", runs=1, progress=False)
+        >>> result.exit_code
+        0
+    """
+    kwargs = dict(
+        judge=judge,
+        data=data,
+        runs=runs,
+        concurrency=concurrency,
+        timeout=timeout,
+        retries=retries,
+        cache=cache,
+        progress=progress,
+        workdir=workdir,
+        store=store,
+        version=version,
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _run_in_new_loop(lambda: run_async(suite, agent, **kwargs))
+    # Jupyter (or any caller inside a running loop): a loop cannot be nested, so run on our own loop
+    # in a separate thread and wait for it.
+    return _run_in_thread(lambda: run_async(suite, agent, **kwargs))
+
+
+async def run_async(
+    suite: Suite | str | PathLike[str],
+    agent: Any,
+    *,
+    judge: Any = None,
+    data: Any = None,
+    runs: int | None = None,
+    concurrency: int = 8,
+    timeout: float | None = 120.0,
+    retries: int = 2,
+    cache: Any = None,
+    progress: bool | None = None,
+    workdir: str | PathLike[str] | None = None,
+    store: Any = None,
+    version: str | None = None,
+    _on_case: CaseCallback | None = None,
+) -> Result:
+    """The async form of :func:`run` (same arguments).
+
+    ``_on_case(case_id, runs_rows, score_rows)`` (private) is called, and awaited if it returns an awaitable,
+    when every run of a case has finished; a store uses it to persist cases as they complete.
+
+    Example:
+        >>> result = await evalnb.run_async(suite, my_async_agent, concurrency=32)
+    """
+    started = time.perf_counter()
+    started_at = datetime.now(timezone.utc).isoformat()
+    the_suite = _as_suite(suite)
+    _check_options(runs=runs, concurrency=concurrency, timeout=timeout, retries=retries)
+    routes, names = _route(the_suite, agent)
+    the_judge = _as_judge(judge, cache)
+    source = _open_data(the_suite, data)
+
+    plan = [(case, r) for case in the_suite.cases for r in range(case.runs if runs is None else runs)]
+    state = _State(
+        suite=the_suite,
+        routes=routes,
+        names=names,
+        judge=the_judge,
+        data=source,
+        timeout=timeout,
+        retries=retries,
+        workdir=Path(workdir) if workdir is not None else None,
+        on_case=_on_case,
+        remaining={},
+    )
+    for case, _ in plan:
+        state.remaining[case.id] = state.remaining.get(case.id, 0) + 1
+    if any(_sync_callable(a) for a in routes.values()):
+        # asyncio.to_thread's default pool has min(32, cpus + 4) threads: too few for `concurrency` sync agents.
+        state.pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="evalnb-agent")
+        state.routes = {
+            k: _PooledCallable(a, state.pool) if isinstance(a, CallableAgent) and not a.is_async else a
+            for k, a in routes.items()
+        }
+
+    bar = _progress_bar(progress, total=len(plan), desc=the_suite.name)
+    state.bar = bar
+    queue = iter(range(len(plan)))
+    interrupted = False
+
+    async def worker() -> None:
+        # A fixed set of workers pulling from one iterator bounds concurrency like a semaphore, without a
+        # task per case run (that overhead shows at thousands of runs).
+        for i in queue:
+            case, r = plan[i]
+            await state.run_case(case, r)
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(plan))))]
+    try:
+        await asyncio.gather(*workers)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        # Interrupting returns what finished; unfinished case runs are recorded as skipped (issue 3).
+        interrupted = True
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+    finally:
+        if bar is not None:
+            bar.close()
+        if state.pool is not None:
+            state.pool.shutdown(wait=False, cancel_futures=True)
+        state.cleanup()
+
+    if interrupted:
+        for case, r in plan:
+            if (case.id, r) not in state.done:
+                state.skip_run(case, r, "skipped: the run was interrupted")
+
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    meta = {
+        "agent": names.get("default") if len(names) == 1 else names,
+        "model": _first_model(state.responses.values()),
+        "judge": _judge_name(the_judge),
+        "started_at": started_at,
+        "finished_at": datetime.now(timezone.utc).isoformat(),
+        "elapsed_ms": elapsed_ms,
+        "interrupted": interrupted,
+        "options": {
+            "runs": runs,
+            "concurrency": concurrency,
+            "timeout": timeout,
+            "retries": retries,
+            "workdir": str(workdir) if workdir is not None else None,
+        },
+        "checks": _checks_config(the_suite),
+        "suite_hash": the_suite.content_hash(),
+    }
+    result = Result(
+        suite=the_suite,
+        runs=make_frame(_sorted(state.run_rows), RUNS_COLUMNS),
+        scores=make_frame(_sorted(state.score_rows), SCORES_COLUMNS),
+        mismatches=make_frame(_sorted(state.mismatch_rows), MISMATCH_COLUMNS),
+        meta=meta,
+        responses=state.responses,
+    )
+    if store is not None:
+        result.meta["run_id"] = _save(store, result, version)
+    return result
+
+
+# --------------------------------------------------------------------------------------------------
+# Setup: suite, options, routing, judge, data
+# --------------------------------------------------------------------------------------------------
+
+
+def _as_suite(suite: Any) -> Suite:
+    if isinstance(suite, Suite):
+        return suite
+    if isinstance(suite, (str, os.PathLike)):
+        from evalnb.formats import load
+
+        return load(suite)
+    raise ConfigError(f"suite must be an evalnb.Suite or a path, not {type(suite).__name__}")
+
+
+def _check_options(*, runs: int | None, concurrency: int, timeout: float | None, retries: int) -> None:
+    if runs is not None and (not isinstance(runs, int) or runs < 0):
+        raise ConfigError(f"runs must be a non-negative integer, got {runs!r}")
+    if not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise ConfigError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    if not isinstance(retries, int) or retries < 0:
+        raise ConfigError(f"retries must be a non-negative integer, got {retries!r}")
+
+
+def _is_mapping_of_agents(agent: Any) -> bool:
+    return isinstance(agent, Mapping) and not hasattr(agent, "respond")
+
+
+def _agent_name(agent: Any) -> str:
+    return str(getattr(agent, "name", None) or getattr(agent, "__qualname__", None) or type(agent).__name__)
+
+
+def _build(agent: Any, label: str) -> Agent:
+    try:
+        return as_agent(agent)
+    except TypeError as exc:
+        raise ConfigError(f"{label}: {exc}") from exc
+
+
+def _route(suite: Suite, agent: Any) -> tuple[dict[str, Agent], dict[str, str]]:
+    """api contract: a single agent serves every case; a mapping routes by ``case.agent`` or ``"default"``.
+
+    Returns the agents keyed by route id (``"default"`` for a single agent) and their display names.
+    Raises ConfigError before anything runs when a case names an agent the mapping lacks (tasks spec rule 5).
+    """
+    if not _is_mapping_of_agents(agent):
+        return {"default": _build(agent, "agent")}, {"default": _agent_name(agent)}
+    routes = {str(k): _build(v, f"agent {k!r}") for k, v in agent.items()}
+    missing: dict[str, list[str]] = {}
+    for case in suite.cases:
+        key = case.agent or "default"
+        if key not in routes:
+            missing.setdefault(key, []).append(case.id)
+    if missing:
+        detail = "; ".join(
+            f"{k!r} (cases: {', '.join(v[:5])}{' ...' if len(v) > 5 else ''})" for k, v in missing.items()
+        )
+        raise ConfigError(
+            f"no agent given for {detail}; agents given: {sorted(routes) or 'none'}. "
+            "Pass a mapping with these ids (a case naming no agent uses 'default')."
+        )
+    return routes, {k: _agent_name(v) for k, v in agent.items()}
+
+
+def _as_judge(judge: Any, cache: Any) -> Any:
+    if judge is None:
+        return None
+    try:
+        from evalnb.judges import as_judge
+    except ImportError as exc:
+        raise ConfigError(f"judges are not available in this installation: {exc}") from exc
+    return as_judge(judge, cache=cache)
+
+
+def _needs_data(suite: Suite) -> bool:
+    return any(
+        isinstance(spec, RowsCheck) and spec.reference_query is not None
+        for case in suite.cases
+        for turn in case.turns
+        for spec in turn.checks
+    )
+
+
+def _open_data(suite: Suite, data: Any) -> Any:
+    """Open the data source before anything runs (api contract); ConfigError when it is needed and absent."""
+    if data is None and not _needs_data(suite):
+        return None
+    try:
+        from evalnb.data import open_source
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("evalnb.data", "evalnb"):
+            raise
+        raise ConfigError(
+            "this suite needs a data source (cube referenceQuery) but evalnb.data is not available"
+        ) from exc
+    return open_source(suite, data)
+
+
+def _judge_name(judge: Any) -> str | None:
+    if judge is None:
+        return None
+    return str(getattr(judge, "name", None) or type(judge).__name__)
+
+
+def _checks_config(suite: Suite) -> dict[str, dict[str, Any]]:
+    """Every distinct check (by check_id) and its options, so a saved run says what was checked."""
+    out: dict[str, dict[str, Any]] = {}
+    for case in suite.cases:
+        for turn in case.turns:
+            for spec, cid in zip(turn.checks, turn.check_ids(), strict=False):
+                out.setdefault(cid, {"check": spec.name, "options": spec.options()})
+    return out
+
+
+def _first_model(responses: Any) -> str | None:
+    for resp in responses:
+        if resp.model:
+            return str(resp.model)
+    return None
+
+
+def _save(store: Any, result: Result, version: str | None) -> Any:
+    if isinstance(store, (str, os.PathLike)):
+        from evalnb.store import Store
+
+        store = Store(store)
+    return store.save(result, version=version)
+
+
+def _sorted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # Case runs finish in any order; frames are ordered by suite order, run, turn (stable within a turn).
+    return sorted(rows, key=lambda r: (r["_order"], r["run"], r["turn"]))
+
+
+# --------------------------------------------------------------------------------------------------
+# Sync agents on a dedicated pool
+# --------------------------------------------------------------------------------------------------
+
+
+def _sync_callable(agent: Any) -> bool:
+    return isinstance(agent, CallableAgent) and not agent.is_async
+
+
+class _PooledCallable:
+    """A sync CallableAgent run on the runner's own pool (sized to ``concurrency``)."""
+
+    def __init__(self, inner: CallableAgent, pool: ThreadPoolExecutor) -> None:
+        self.inner = inner
+        self.pool = pool
+        self.name = inner.name
+
+    async def respond(self, request: Request) -> Response:
+        arg: Any = request if self.inner.wants_request else request.prompt
+        loop = asyncio.get_running_loop()
+        ctx = contextvars.copy_context()
+        value = await loop.run_in_executor(self.pool, functools.partial(ctx.run, self.inner.fn, arg))
+        if inspect.isawaitable(value):
+            value = await value
+        return to_response(value)
+
+
+# --------------------------------------------------------------------------------------------------
+# Running case runs
+# --------------------------------------------------------------------------------------------------
+
+
+class _State:
+    """Shared state of one run: routes, options, collected rows."""
+
+    def __init__(
+        self,
+        *,
+        suite: Suite,
+        routes: dict[str, Agent],
+        names: dict[str, str],
+        judge: Any,
+        data: Any,
+        timeout: float | None,
+        retries: int,
+        workdir: Path | None,
+        on_case: CaseCallback | None,
+        remaining: dict[str, int],
+    ) -> None:
+        self.suite = suite
+        self.routes = routes
+        self.names = names
+        self.single = len(routes) == 1 and "default" in routes and len(names) == 1
+        self.judge = judge
+        self.data = data
+        self.timeout = timeout
+        self.retries = retries
+        self.fixed_workdir = workdir
+        self.on_case = on_case
+        self.remaining = remaining
+        self.pool: ThreadPoolExecutor | None = None
+        self.bar: Any = None
+        self.run_rows: list[dict[str, Any]] = []
+        self.score_rows: list[dict[str, Any]] = []
+        self.mismatch_rows: list[dict[str, Any]] = []
+        self.responses: dict[tuple[str, int, int], Response] = {}
+        self.done: set[tuple[str, int]] = set()
+        self.order = {c.id: i for i, c in enumerate(suite.cases)}
+        self.meta_cache: dict[str, dict[str, Any]] = {}
+        self._parent: Path | None = None
+        self._by_case: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+
+    # -- working directories -------------------------------------------------------------------------
+
+    def make_workdir(self, case: Case, run: int) -> Path:
+        if self.fixed_workdir is not None:
+            self.fixed_workdir.mkdir(parents=True, exist_ok=True)
+            return self.fixed_workdir
+        if self._parent is None:
+            self._parent = Path(tempfile.mkdtemp(prefix="evalnb-"))
+        # One parent per run() and a plain mkdir per case run: mkdtemp per run costs more than the agent
+        # call overhead budget at thousands of runs.
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in case.id)[:60] or "case"
+        path = self._parent / f"{safe}-{self.order.get(case.id, 0)}-r{run}"
+        path.mkdir()
+        return path
+
+    def release_workdir(self, path: Path, passed: bool) -> str | None:
+        """Delete a passing run's directory; keep a failed one and return its path for ``runs.workdir``."""
+        if self.fixed_workdir is not None:
+            return str(path)
+        if not passed:
+            return str(path)
+        try:
+            path.rmdir()  # the common case: the agent wrote nothing
+        except OSError:
+            shutil.rmtree(path, ignore_errors=True)
+        return None
+
+    def cleanup(self) -> None:
+        if self._parent is not None:
+            with contextlib.suppress(OSError):
+                self._parent.rmdir()  # only when every run passed (nothing kept)
+
+    # -- one case run --------------------------------------------------------------------------------
+
+    def case_meta(self, case: Case) -> dict[str, Any]:
+        base = self.meta_cache.get(case.id)
+        if base is None:
+            base = {"name": case.name, "category": case.category, **case.meta}
+            self.meta_cache[case.id] = base
+        return base
+
+    async def run_case(self, case: Case, run: int) -> None:
+        route = case.agent if (case.agent and not self.single) else "default"
+        agent = self.routes[route]
+        agent_name = self.names.get(route, route)
+        workdir = self.make_workdir(case, run)
+        conversation: list[dict[str, str]] = []
+        run_rows: list[dict[str, Any]] = []
+        score_rows: list[dict[str, Any]] = []
+        failed_turn = False
+        all_passed = True
+        for t, turn in enumerate(case.turns):
+            if failed_turn:
+                # A conversation cannot go on after a turn without an answer: later turns are skipped.
+                run_rows.append(self._run_row(case, run, t, turn, None, "skipped", None, None, agent_name))
+                score_rows += self._flat_scores(
+                    case, run, t, turn, "skipped", "skipped: an earlier turn degraded"
+                )
+                continue
+            history = [m.model_dump() for m in turn.history] if turn.history else []
+            history += conversation
+            request = Request(
+                prompt=turn.prompt,
+                history=history,
+                case=case.id,
+                turn=t,
+                run=run,
+                workdir=workdir,
+                suite=self.suite.name,
+                case_meta=dict(self.case_meta(case)),
+            )
+            response, error, latency = await self.call(agent, request)
+            if response is None:
+                failed_turn = True
+                all_passed = False
+                run_rows.append(
+                    self._run_row(case, run, t, turn, None, "degraded", error, latency, agent_name)
+                )
+                score_rows += self._flat_scores(
+                    case, run, t, turn, "degraded", f"not checked: the agent failed ({error})"
+                )
+                continue
+            self.responses[(case.id, run, t)] = response
+            ctx = CheckContext(
+                suite=self.suite,
+                case=case,
+                turn=turn,
+                turn_index=t,
+                run=run,
+                request=request,
+                response=response,
+                workdir=workdir,
+                judge=self.judge,
+                data=self.data,
+                conversation=history,
+            )
+            scores = await score_turn(turn, ctx)
+            status = "passed"
+            for (spec, cid), score in zip(
+                zip(turn.checks, turn.check_ids(), strict=False), scores, strict=False
+            ):
+                row = self._score_row(case, run, t, spec, cid, score)
+                score_rows.append(row)
+                if row["status"] == "degraded":
+                    status = "degraded"
+                elif row["status"] == "failed" and status == "passed":
+                    status = "failed"
+                if score.details and isinstance(spec, RowsCheck):
+                    self._mismatches(case, run, t, score.details)
+            if status != "passed":
+                all_passed = False
+            run_rows.append(self._run_row(case, run, t, turn, response, status, None, latency, agent_name))
+            conversation = [
+                *conversation,
+                {"role": "user", "content": turn.prompt},
+                {"role": "assistant", "content": response.text or ""},
+            ]
+        kept = self.release_workdir(workdir, all_passed)
+        for row in run_rows:
+            row["workdir"] = kept
+        await self.finish(case, run, run_rows, score_rows)
+
+    async def finish(
+        self, case: Case, run: int, run_rows: list[dict[str, Any]], score_rows: list[dict[str, Any]]
+    ) -> None:
+        self.run_rows += run_rows
+        self.score_rows += score_rows
+        self.done.add((case.id, run))
+        if self.bar is not None:
+            self.bar.update(1)
+        if self.on_case is not None:
+            acc = self._by_case.setdefault(case.id, ([], []))
+            acc[0].extend(run_rows)
+            acc[1].extend(score_rows)
+            self.remaining[case.id] -= 1
+            if self.remaining[case.id] == 0:
+                rr, ss = self._by_case.pop(case.id)
+                out = self.on_case(case.id, _public(rr), _public(ss))
+                if inspect.isawaitable(out):
+                    # Awaited in place: a store write finishes before this slot takes the next case run.
+                    await out
+
+    def skip_run(self, case: Case, run: int, reason: str) -> None:
+        name = (
+            self.names.get(case.agent or "default", "default") if not self.single else self.names["default"]
+        )
+        for t, turn in enumerate(case.turns):
+            self.run_rows.append(self._run_row(case, run, t, turn, None, "skipped", None, None, name))
+            self.score_rows += self._flat_scores(case, run, t, turn, "skipped", reason)
+
+    async def call(self, agent: Agent, request: Request) -> tuple[Response | None, str | None, float | None]:
+        """One agent call with timeout and retries; returns (response, error, latency_ms)."""
+        attempt = 0
+        while True:
+            t0 = time.perf_counter()
+            try:
+                if self.timeout is None:
+                    response = await agent.respond(request)
+                elif _timeout_cm is not None:
+                    async with _timeout_cm(self.timeout):
+                        response = await agent.respond(request)
+                else:  # pragma: no cover - Python 3.10
+                    response = await asyncio.wait_for(agent.respond(request), self.timeout)
+                if not isinstance(response, Response):
+                    response = to_response(response)
+                latency = (time.perf_counter() - t0) * 1000.0
+                if response.latency_ms is None:
+                    response.latency_ms = latency
+                return response, None, response.latency_ms
+            except (asyncio.TimeoutError, TimeoutError):
+                latency = (time.perf_counter() - t0) * 1000.0
+                error = f"TimeoutError: the agent did not answer within {self.timeout:g}s"
+                transient, wait_hint = True, None
+            except AgentError as exc:
+                latency = (time.perf_counter() - t0) * 1000.0
+                error = f"{type(exc).__name__}: {exc}"
+                transient, wait_hint = exc.transient, getattr(exc, "retry_after", None)
+            except Exception as exc:
+                latency = (time.perf_counter() - t0) * 1000.0
+                error = f"{type(exc).__name__}: {exc}"
+                transient, wait_hint = False, None
+            if not transient or attempt >= self.retries:
+                if attempt:
+                    error += f" (after {attempt + 1} attempts)"
+                return None, error, latency
+            await asyncio.sleep(_backoff(attempt, wait_hint))
+            attempt += 1
+
+    # -- rows ----------------------------------------------------------------------------------------
+
+    def _run_row(
+        self,
+        case: Case,
+        run: int,
+        t: int,
+        turn: Turn,
+        response: Response | None,
+        status: str,
+        error: str | None,
+        latency: float | None,
+        agent_name: str,
+    ) -> dict[str, Any]:
+        usage = (response.usage or {}) if response is not None else {}
+        r = response
+        return {
+            "_order": self.order.get(case.id, 0),
+            "suite": self.suite.name,
+            "case_id": case.id,
+            "case_name": case.name,
+            "category": case.category,
+            "run": run,
+            "turn": t,
+            "prompt": turn.prompt,
+            "expected": turn.expected,
+            "response": r.text if r else None,
+            "stdout": r.stdout if r else None,
+            "exit_code": r.exit_code if r else None,
+            "intent": r.intent if r else None,
+            "refusal": r.refusal if r else None,
+            "insight": r.insight if r else None,
+            "context": (r.context if r and r.context is not None else turn.context),
+            "status": status,
+            "error": error,
+            "latency_ms": latency,
+            "model": r.model if r else None,
+            "agent": agent_name,
+            "workdir": None,
+            "prompt_tokens": _tokens(usage, "prompt_tokens", "input_tokens"),
+            "completion_tokens": _tokens(usage, "completion_tokens", "output_tokens"),
+        }
+
+    def _score_row(self, case: Case, run: int, t: int, spec: Any, cid: str, score: Score) -> dict[str, Any]:
+        status = ("passed" if score.passed else "failed") if score.status == "ok" else score.status
+        usage = score.usage or {}
+        return {
+            "_order": self.order.get(case.id, 0),
+            "suite": self.suite.name,
+            "case_id": case.id,
+            "case_name": case.name,
+            "category": case.category,
+            "run": run,
+            "turn": t,
+            "check": spec.name,
+            "check_id": cid,
+            "value": score.value,
+            "passed": score.passed,
+            "status": status,
+            "reason": score.reason,
+            "judge": score.judge,
+            "options": _options_json(spec),
+            "prompt_tokens": _tokens(usage, "prompt_tokens", "input_tokens"),
+            "completion_tokens": _tokens(usage, "completion_tokens", "output_tokens"),
+            "cost": score.cost,
+        }
+
+    def _flat_scores(
+        self, case: Case, run: int, t: int, turn: Turn, status: str, reason: str
+    ) -> list[dict[str, Any]]:
+        # Checks of a turn without an answer: recorded (so every run has the same checks) but never a pass.
+        passed = False if status == "degraded" else None
+        score = Score(
+            value=None, passed=passed, reason=reason, status="degraded" if status == "degraded" else "ok"
+        )
+        rows = []
+        for spec, cid in zip(turn.checks, turn.check_ids(), strict=False):
+            row = self._score_row(case, run, t, spec, cid, score)
+            row["status"] = status
+            rows.append(row)
+        return rows
+
+    def _mismatches(self, case: Case, run: int, t: int, details: list[dict[str, Any]]) -> None:
+        for d in details:
+            tol = d.get("tolerance")
+            self.mismatch_rows.append(
+                {
+                    "_order": self.order.get(case.id, 0),
+                    "suite": self.suite.name,
+                    "case_id": case.id,
+                    "run": run,
+                    "turn": t,
+                    "row": d.get("row"),
+                    "key": d.get("key"),
+                    "expected": mismatch_value(d.get("expected")),
+                    "actual": mismatch_value(d.get("actual")),
+                    "tolerance": tol if isinstance(tol, str) or tol is None else json.dumps(tol, default=str),
+                    "reason": d.get("reason"),
+                }
+            )
+
+
+def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+
+
+_OPTIONS_CACHE: dict[int, tuple[Any, str]] = {}
+
+
+def _options_json(spec: Any) -> str:
+    # Specs are immutable during a run; caching their JSON keeps per-row cost low at thousands of rows.
+    hit = _OPTIONS_CACHE.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    text = json.dumps(spec.options(), sort_keys=True, default=str)
+    if len(_OPTIONS_CACHE) > 10000:
+        _OPTIONS_CACHE.clear()
+    _OPTIONS_CACHE[id(spec)] = (spec, text)
+    return text
+
+
+def _tokens(usage: Mapping[str, Any], *names: str) -> int | None:
+    for n in names:
+        v = usage.get(n)
+        if v is not None:
+            try:
+                return int(v)
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def _backoff(attempt: int, hint: Any) -> float:
+    """Exponential backoff with jitter; an agent's ``retry_after`` hint is a lower bound."""
+    base = min(RETRY_MAX, RETRY_BACKOFF * (2**attempt))
+    delay = base * random.uniform(0.5, 1.5)
+    if isinstance(hint, (int, float)) and hint > 0:
+        delay = max(delay, float(hint))
+    return float(delay)
+
+
+# --------------------------------------------------------------------------------------------------
+# Scoring one turn
+# --------------------------------------------------------------------------------------------------
+
+
+async def score_turn(turn: Turn, ctx: CheckContext) -> list[Score]:
+    """Score every check of ``turn`` on ``ctx.response``, in the turn's check order.
+
+    A check that raises becomes a degraded Score with the exception; a cube ``intent`` mismatch makes the
+    turn's other checks ``not_checked`` (cube spec: the case fails on intent, its other checks are moot).
+    """
+    checks = turn.checks
+    scores: list[Score | None] = [None] * len(checks)
+    intent_failed = False
+    for i, spec in enumerate(checks):
+        if isinstance(spec, IntentCheck):
+            s = await _score_one(spec, ctx)
+            scores[i] = s
+            if s.passed is False:
+                intent_failed = True
+    pending: list[tuple[int, Any]] = []
+    for i, spec in enumerate(checks):
+        if scores[i] is not None:
+            continue
+        if intent_failed:
+            scores[i] = Score.not_checked("not checked: the intent did not match")
+            continue
+        if isinstance(spec, CustomCheck):
+            pending.append((i, _score_one(spec, ctx)))
+            continue
+        try:
+            out = registry.get(spec.type)(spec, ctx)
+        except Exception as exc:
+            scores[i] = _raised(spec, exc)
+            continue
+        if inspect.isawaitable(out):
+            pending.append((i, _guard(spec, out)))
+        else:
+            scores[i] = out if isinstance(out, Score) else registry.coerce_score(out)
+    if pending:
+        # Awaitable checks (judges, user async checks) of one turn run concurrently.
+        done = await asyncio.gather(*(p[1] for p in pending))
+        for (i, _), s in zip(pending, done, strict=False):
+            scores[i] = s
+    return [s if s is not None else Score.degraded("check produced no score") for s in scores]
+
+
+def _raised(spec: Any, exc: BaseException) -> Score:
+    return Score.degraded(f"check {spec.name} raised {type(exc).__name__}: {exc}")
+
+
+async def _guard(spec: Any, awaitable: Any) -> Score:
+    try:
+        out = await awaitable
+    except Exception as exc:
+        return _raised(spec, exc)
+    return out if isinstance(out, Score) else registry.coerce_score(out)
+
+
+async def _score_one(spec: Any, ctx: CheckContext) -> Score:
+    try:
+        if isinstance(spec, CustomCheck):
+            if registry.get_user(spec.check) is None:
+                return Score.degraded(
+                    f"no check registered as {spec.check!r}; register it with evalnb.checks.register"
+                )
+            return await registry.call_user(spec.check, ctx.turn, ctx.response, dict(spec.settings))
+        out = registry.get(spec.type)(spec, ctx)
+        if inspect.isawaitable(out):
+            out = await out
+        return out if isinstance(out, Score) else registry.coerce_score(out)
+    except Exception as exc:
+        return _raised(spec, exc)
+
+
+# --------------------------------------------------------------------------------------------------
+# Loops, threads, interrupts, progress
+# --------------------------------------------------------------------------------------------------
+
+
+def _run_in_new_loop(make: Callable[[], Any]) -> Result:
+    """Run on a fresh loop; Ctrl-C cancels the run task, which returns a partial Result (not an exception)."""
+    import signal
+
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(make())
+    handler_set = False
+    if threading.current_thread() is threading.main_thread():
+        try:
+            loop.add_signal_handler(signal.SIGINT, task.cancel)
+            handler_set = True
+        except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - Windows
+            pass
+    try:
+        result: Result = loop.run_until_complete(task)
+        return result
+    finally:
+        if handler_set:
+            loop.remove_signal_handler(signal.SIGINT)
+        try:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+
+
+def _run_in_thread(make: Callable[[], Any]) -> Result:
+    """Run on a new loop in a worker thread (inside Jupyter); Ctrl-C in the waiting thread cancels the run."""
+    box: dict[str, Any] = {}
+    ready = threading.Event()
+
+    def target() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            task = loop.create_task(make())
+            box["loop"], box["task"] = loop, task
+            ready.set()
+            box["result"] = loop.run_until_complete(task)
+        except BaseException as exc:
+            box["error"] = exc
+        finally:
+            ready.set()
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+
+    thread = threading.Thread(target=target, name="evalnb-run", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+    except KeyboardInterrupt:
+        ready.wait()
+        if "task" in box:
+            box["loop"].call_soon_threadsafe(box["task"].cancel)
+        thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _interactive() -> bool:
+    if "ipykernel" in sys.modules:
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _progress_bar(progress: bool | None, *, total: int, desc: str) -> Any:
+    """A ``tqdm.auto`` bar when asked, or when ``progress`` is None on a terminal or in a notebook."""
+    if progress is False or total == 0:
+        return None
+    if progress is None and not _interactive():
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return None
+    # delay: short runs finish before a bar would flash on screen.
+    return tqdm(total=total, desc=desc, unit="run", delay=0.5 if progress is None else 0, leave=False)
