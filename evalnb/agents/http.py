@@ -1,0 +1,340 @@
+"""The HTTP agent: POST a JSON body built from a template, map the JSON answer onto a Response.
+
+The body template is JSON (a dict) whose string values may be placeholders. A string that is exactly one
+placeholder is replaced by the value itself, as JSON (``"{history}"`` becomes a list, ``"{run}"`` a number);
+a placeholder inside a longer string is replaced by its text. Nothing is pasted into JSON text, so a prompt
+full of quotes cannot break or inject into the body.
+
+Placeholders: ``{prompt}``, ``{history}``, ``{case}``, ``{turn}``, ``{run}``, ``{suite}``, and
+``{case_meta.NAME}`` (dotted) for fields the suite gives for the case (e.g. the cube).
+
+Headers marked secret take values from the environment with ``${NAME}`` (``"Bearer ${ASK_TOKEN}"``); the
+values never appear in a ``repr``, an exception or a result.
+
+Example:
+    >>> agent = HTTP("http://127.0.0.1:8080/ai/ask", body={"question": "{prompt}", "history": "{history}"},
+    ...              secret_headers={"Authorization": "Bearer ${ASK_TOKEN}"},
+    ...              response_map={"text": "answer", "rows": "data.rows"})
+    >>> agent = HTTP.ask("http://127.0.0.1:8080/ai/ask")    # the ready mapping of an "ask" service
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from typing import Any
+
+from evalnb.agents.base import Request, Response
+from evalnb.errors import AgentError, ConfigError
+
+__all__ = ["ASK_BODY", "ASK_MAPPING", "HTTP", "Secret", "expand_env", "get_path"]
+
+#: The request body of an "ask" service (cube spec: the question, the seeding history, the cube).
+ASK_BODY: dict[str, Any] = {"question": "{prompt}", "history": "{history}", "cube": "{case_meta.cube}"}
+
+#: How an "ask" answer ``{intent, rows, insight: {markdown}, refusalReason}`` maps onto a Response.
+#: A list of paths means the first one present: the text is the insight, else the refusal reason.
+ASK_MAPPING: dict[str, str | list[str]] = {
+    "text": ["insight.markdown", "refusalReason", "answer", "text"],
+    "intent": "intent",
+    "rows": "rows",
+    "insight": "insight.markdown",
+    "refusal": "refusalReason",
+    "model": "model",
+}
+
+_RESPONSE_FIELDS = ("text", "intent", "rows", "insight", "refusal", "citations", "context", "model", "usage")
+_PLACEHOLDER = re.compile(r"\{(prompt|history|case|turn|run|suite|case_meta(?:\.[A-Za-z0-9_\-]+)+)\}")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SNIPPET = 300
+
+
+class Secret:
+    """A string that never shows itself: ``repr`` and ``str`` give ``***``; ``.get()`` gives the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    def __str__(self) -> str:
+        return "***"
+
+
+def expand_env(template: str, *, what: str) -> Secret:
+    """Replace ``${NAME}`` references by environment values, wrapped as a :class:`Secret`.
+
+    Raises:
+        ConfigError: naming the variable (never a value) when it is not set.
+
+    Example:
+        >>> expand_env("Bearer ${ASK_TOKEN}", what="header Authorization").get()
+        'Bearer abc'
+    """
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in os.environ:
+            raise ConfigError(f"{what} needs the environment variable {name}, which is not set")
+        return os.environ[name]
+
+    return Secret(_ENV_REF.sub(sub, template))
+
+
+def scrub(text: str, secrets: Sequence[Secret]) -> str:
+    """``text`` with every secret value replaced by ``***`` (a guard on messages built from server output)."""
+    for s in secrets:
+        value = s.get()
+        # Also the token alone, e.g. "abc" of "Bearer abc": servers echo either.
+        for part in {value, *value.split()}:
+            if len(part) >= 4:
+                text = text.replace(part, "***")
+    return text
+
+
+def get_path(data: Any, path: str) -> Any:
+    """The value at a dotted path with list indices (``data.rows``, ``choices.0.text``, ``items[1].name``).
+
+    Returns ``None`` when any step is missing.
+
+    Example:
+        >>> get_path({"a": {"b": [{"c": 1}]}}, "a.b[0].c")
+        1
+    """
+    value = data
+    for part in re.split(r"\.|\[(-?\d+)\]", path):
+        if part is None or part == "":
+            continue
+        if isinstance(value, Mapping):
+            if part not in value:
+                return None
+            value = value[part]
+        elif isinstance(value, list) and re.fullmatch(r"-?\d+", part):
+            i = int(part)
+            if not -len(value) <= i < len(value):
+                return None
+            value = value[i]
+        else:
+            return None
+    return value
+
+
+def _fill(template: Any, values: Mapping[str, Any]) -> Any:
+    """The body template with placeholders replaced by request values (as JSON values, never pasted text)."""
+    if isinstance(template, str):
+        whole = _PLACEHOLDER.fullmatch(template)
+        if whole:
+            return values.get(whole.group(1))
+        return _PLACEHOLDER.sub(lambda m: _text(values.get(m.group(1))), template)
+    if isinstance(template, Mapping):
+        return {k: _fill(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [_fill(v, values) for v in template]
+    return template
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _values(request: Request) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "prompt": request.prompt,
+        "history": [dict(m) for m in request.history],
+        "case": request.case,
+        "turn": request.turn,
+        "run": request.run,
+        "suite": request.suite,
+    }
+    for key, value in _flatten(request.case_meta, "case_meta"):
+        values[key] = value
+    return values
+
+
+def _flatten(data: Mapping[str, Any], prefix: str) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for k, v in data.items():
+        key = f"{prefix}.{k}"
+        out.append((key, v))
+        if isinstance(v, Mapping):
+            out.extend(_flatten(v, key))
+    return out
+
+
+class HTTP:
+    """An agent behind an HTTP JSON API.
+
+    Args:
+        url: the endpoint.
+        method: the HTTP method (``POST`` by default; with ``GET`` no body is sent).
+        body: the JSON body template (a dict, or JSON text); default ``{"prompt": "{prompt}",
+            "history": "{history}"}``.
+        headers: plain headers (shown in the ``repr``).
+        secret_headers: headers whose values are read from the environment with ``${NAME}``, e.g.
+            ``{"Authorization": "Bearer ${ASK_TOKEN}"}``; never shown anywhere.
+        response_map: Response field -> dotted path (or a list of paths, first present wins) in the JSON answer.
+            Fields: ``text``, ``intent``, ``rows``, ``insight``, ``refusal``, ``citations``, ``context``,
+            ``model``, ``usage``. Default: a JSON string answer is the text; a JSON object's keys that are
+            Response fields are taken as they are; a non-JSON answer is the text.
+        timeout: seconds for the whole call.
+        name: a display name.
+
+    HTTP 429, 5xx, timeouts and connection failures raise a transient :class:`~evalnb.errors.AgentError`
+    (the runner retries them); other 4xx raise a permanent one. Both make the run ``degraded`` in the end.
+
+    Example:
+        >>> agent = HTTP("http://127.0.0.1:8080/answer", response_map={"text": "answer", "rows": "data.rows"})
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        method: str = "POST",
+        body: Mapping[str, Any] | str | None = None,
+        headers: Mapping[str, str] | None = None,
+        secret_headers: Mapping[str, str] | None = None,
+        response_map: Mapping[str, str | Sequence[str]] | None = None,
+        timeout: float = 60.0,
+        name: str | None = None,
+    ) -> None:
+        self.url = url
+        self.method = method.upper()
+        if isinstance(body, str):
+            try:
+                body = json.loads(body)
+            except ValueError as e:
+                raise ConfigError(f"HTTP body template is not valid JSON: {e}") from None
+        self.body: Any = dict(body) if isinstance(body, Mapping) else body
+        if self.body is None:
+            self.body = {"prompt": "{prompt}", "history": "{history}"}
+        self.headers = {str(k): str(v) for k, v in (headers or {}).items()}
+        # Secrets are resolved now, so that a missing variable stops the run before it starts.
+        self._secret_headers = {
+            str(k): expand_env(str(v), what=f"HTTP header {k}") for k, v in (secret_headers or {}).items()
+        }
+        if response_map is not None:
+            unknown = sorted(set(response_map) - set(_RESPONSE_FIELDS))
+            if unknown:
+                raise ConfigError(
+                    f"HTTP response_map has unknown field(s) {unknown}; use {list(_RESPONSE_FIELDS)}"
+                )
+        self.response_map = None if response_map is None else dict(response_map)
+        if timeout <= 0:
+            raise ConfigError(f"HTTP timeout must be positive, not {timeout}")
+        self.timeout = float(timeout)
+        self.name = name or url
+
+    @classmethod
+    def ask(cls, url: str, **kwargs: Any) -> HTTP:
+        """An agent for an "ask" service answering ``{intent, rows, insight: {markdown}, refusalReason}``.
+
+        Example:
+            >>> agent = HTTP.ask("http://127.0.0.1:8080/ai/ask",
+            ...                  secret_headers={"Authorization": "Bearer ${ASK_TOKEN}"})
+        """
+        kwargs.setdefault("body", ASK_BODY)
+        kwargs.setdefault("response_map", ASK_MAPPING)
+        return cls(url, **kwargs)
+
+    def __repr__(self) -> str:
+        parts = [repr(_without_query(self.url)), f"method={self.method!r}"]
+        if self.headers:
+            parts.append(f"headers={sorted(self.headers)!r}")
+        if self._secret_headers:
+            parts.append(f"secret_headers={sorted(self._secret_headers)!r}")
+        return f"HTTP({', '.join(parts)})"
+
+    def build_body(self, request: Request) -> Any:
+        """The JSON body sent for this request."""
+        return _fill(self.body, _values(request))
+
+    async def respond(self, request: Request) -> Response:
+        """Send one request and map the answer."""
+        import aiohttp
+
+        headers = {"Accept": "application/json", **self.headers}
+        headers.update({k: v.get() for k, v in self._secret_headers.items()})
+        kwargs: dict[str, Any] = {"headers": headers}
+        if self.method not in ("GET", "HEAD"):
+            kwargs["json"] = self.build_body(request)
+        secrets = list(self._secret_headers.values())
+        where = _without_query(self.url)
+        started = time.perf_counter()
+        try:
+            timeout = aiohttp.ClientTimeout(total=self.timeout)
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.request(self.method, self.url, **kwargs) as resp,
+            ):
+                status = resp.status
+                raw = await resp.read()
+                content_type = resp.headers.get("Content-Type", "")
+        except asyncio.TimeoutError:
+            raise AgentError(f"{where} did not answer within {self.timeout:g}s", transient=True) from None
+        except aiohttp.ClientError as e:
+            msg = scrub(f"{type(e).__name__}: {e}", secrets)
+            raise AgentError(f"could not reach {where}: {msg}", transient=True) from None
+        elapsed = (time.perf_counter() - started) * 1000.0
+        text = raw.decode(resp.charset or "utf-8", errors="replace")
+        if status >= 400:
+            snippet = scrub(text.strip().replace("\n", " ")[:_SNIPPET], secrets)
+            transient = status == 429 or status >= 500 or status == 408
+            raise AgentError(f"{where} answered HTTP {status}: {snippet}", transient=transient)
+        response = self._map(text, content_type, where)
+        response.latency_ms = elapsed
+        response.meta.setdefault("http_status", status)
+        return response
+
+    def _map(self, text: str, content_type: str, where: str) -> Response:
+        try:
+            data: Any = json.loads(text) if text.strip() else None
+        except ValueError:
+            if self.response_map is not None:
+                raise AgentError(
+                    f"{where} answered with a body that is not JSON ({content_type or 'no content type'}): "
+                    f"{text.strip()[:_SNIPPET]}"
+                ) from None
+            return Response(text=text)
+        if self.response_map is None:
+            if isinstance(data, Mapping):
+                known = {f.name for f in fields(Response)} - {"meta", "latency_ms"}
+                return Response(**{k: v for k, v in data.items() if k in known})
+            return Response(text=data if isinstance(data, str) else _text(data))
+        values: dict[str, Any] = {}
+        for target, paths in self.response_map.items():
+            for path in [paths] if isinstance(paths, str) else list(paths):
+                value = get_path(data, path)
+                if value is not None:
+                    values[target] = value
+                    break
+        for key in ("text", "intent", "insight", "refusal", "context", "model"):
+            if key in values and not isinstance(values[key], str):
+                values[key] = _text(values[key])
+        if "rows" in values and not isinstance(values["rows"], list):
+            raise AgentError(f"{where} answered rows that are not a list: {_text(values['rows'])[:_SNIPPET]}")
+        if "citations" in values and not isinstance(values["citations"], list):
+            values["citations"] = [values["citations"]]
+        if "usage" in values and not isinstance(values["usage"], Mapping):
+            values.pop("usage")
+        return Response(**values)
+
+
+def _without_query(url: str) -> str:
+    # A query string may carry a key (``?code=...``): reprs and messages show the URL without it.
+    return url.split("?", 1)[0]

@@ -1,0 +1,142 @@
+"""The OpenAI-compatible chat agent: a model behind ``/chat/completions`` (OpenAI, Azure, Ollama, vLLM ...).
+
+It shares the chat client of the judges (``evalnb._chat``): the same retries with backoff, ``Retry-After`` on
+429 and one adaptive concurrency limit per endpoint, so agent and judge calls to one server back off together.
+
+Example:
+    >>> agent = OpenAIChat("gpt-4o-mini", system="Answer in one sentence.")
+    >>> result = evalnb.run("data/suites/knowledge-base.json", agent)
+    >>> result.runs[["case_id", "model", "prompt_tokens", "completion_tokens"]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalnb.agents.base import Request, Response
+from evalnb.agents.http import expand_env, scrub
+from evalnb.errors import AgentError, ConfigError, EvalnbError
+
+__all__ = ["OpenAIChat"]
+
+
+class OpenAIChat:
+    """A chat model as an agent; multi-turn through ``Request.history``.
+
+    Args:
+        model: the model name (Azure: defaults to the deployment).
+        base_url: e.g. ``http://127.0.0.1:11434/v1``; default ``$OPENAI_BASE_URL``, then OpenAI's.
+        api_key_env: the environment variable holding the key (never the key itself, so that configuration
+            files and results hold no secret). No variable set: no auth header (local servers).
+        system: a system message sent first.
+        temperature: sampling temperature (0 by default, for repeatable evaluations).
+        max_tokens: completion token cap, if any.
+        headers: plain extra headers.
+        secret_headers: headers read from the environment with ``${NAME}`` (a gateway token ...).
+        azure_endpoint: ``https://NAME.openai.azure.com`` for Azure OpenAI (with ``deployment``).
+        deployment: the Azure deployment name.
+        api_version: the Azure ``api-version``.
+        timeout: seconds per attempt.
+        retries: retries of 429, 5xx, timeouts and dropped connections (with backoff) inside one call.
+        extra_body: extra request fields (``seed``, ``response_format`` ...).
+        name: a display name.
+
+    The answer's text, the model the server reports and its token usage go into the Response (and from there
+    into ``result.runs``: ``model``, ``prompt_tokens``, ``completion_tokens``).
+
+    Example:
+        >>> agent = OpenAIChat("llama3.1", base_url="http://127.0.0.1:11434/v1", system="Be brief.")
+        >>> asyncio.run(agent.respond(evalnb.Request(prompt="2+2?"))).text
+        '4'
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        system: str | None = None,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        secret_headers: Mapping[str, str] | None = None,
+        azure_endpoint: str | None = None,
+        deployment: str | None = None,
+        api_version: str | None = None,
+        timeout: float = 60.0,
+        retries: int = 4,
+        extra_body: Mapping[str, Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        from evalnb._chat import ChatClient
+
+        self.system = system
+        self._secret_headers = {
+            str(k): expand_env(str(v), what=f"OpenAIChat header {k}")
+            for k, v in (secret_headers or {}).items()
+        }
+        all_headers = {str(k): str(v) for k, v in (headers or {}).items()}
+        self.headers = dict(all_headers)
+        all_headers.update({k: v.get() for k, v in self._secret_headers.items()})
+        try:
+            self.client = ChatClient(
+                model,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                azure_endpoint=azure_endpoint,
+                deployment=deployment,
+                api_version=api_version,
+                headers=all_headers,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                timeout=timeout,
+                retries=retries,
+                extra_body=extra_body,
+            )
+        except EvalnbError as e:
+            raise ConfigError(e.message) from None
+        self.model = self.client.model
+        self.name = name or self.model
+
+    def __repr__(self) -> str:
+        key = "set" if self.client._api_key else "none"
+        parts = [repr(self.model), f"endpoint={self.client.endpoint!r}", f"api_key=<{key}>"]
+        if self.system is not None:
+            parts.append(f"system={_short(self.system)!r}")
+        if self._secret_headers:
+            parts.append(f"secret_headers={sorted(self._secret_headers)!r}")
+        return f"OpenAIChat({', '.join(parts)})"
+
+    def messages(self, request: Request) -> list[dict[str, Any]]:
+        """The messages sent for this request: system, the history, then the prompt as a user message."""
+        out: list[dict[str, Any]] = []
+        if self.system:
+            out.append({"role": "system", "content": self.system})
+        out.extend({"role": m["role"], "content": m["content"]} for m in request.history)
+        out.append({"role": "user", "content": request.prompt})
+        return out
+
+    async def respond(self, request: Request) -> Response:
+        """Ask the model once (the client retries what is worth retrying)."""
+        from evalnb._chat import ChatError
+
+        try:
+            reply = await self.client.complete(self.messages(request))
+        except ChatError as e:
+            message = scrub(e.message, list(self._secret_headers.values()))
+            # Not transient for the runner: the client has already retried with backoff and Retry-After, and
+            # retrying on top would multiply the waits.
+            raise AgentError(message, code="AGENT_HTTP_ERROR") from None
+        return Response(
+            text=reply.text,
+            model=reply.model,
+            usage=dict(reply.usage) or None,
+            latency_ms=reply.latency_ms,
+            meta={"attempts": reply.attempts},
+        )
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
