@@ -1,0 +1,49 @@
+"""Cube checks: ``intent``, ``refusal`` and ``insight`` (cube spec).
+
+``expectedIntent`` compares case-insensitively; ``expectedRefusalContains`` and ``expectedInsightContains``
+are case-sensitive substrings. An intent mismatch fails the case and the runner records the turn's other
+checks as not checked.
+"""
+
+from __future__ import annotations
+
+from evalnb.checks.registry import CheckContext, Score, builtin
+from evalnb.suite import InsightCheck, IntentCheck, RefusalCheck
+
+__all__ = ["insight_check", "intent_check", "refusal_check"]
+
+
+@builtin("intent")
+def intent_check(spec: IntentCheck, ctx: CheckContext) -> Score:
+    got = ctx.response.intent
+    if got is None or not str(got).strip():
+        return Score.of(False, f"no intent returned, expected {spec.expected}")
+    if str(got).strip().upper() == spec.expected.upper():
+        return Score.of(True, f"intent {spec.expected}")
+    return Score.of(False, f"intent: expected {spec.expected}, got {str(got).strip().upper()}")
+
+
+@builtin("refusal")
+def refusal_check(spec: RefusalCheck, ctx: CheckContext) -> Score:
+    reason = ctx.response.refusal
+    if reason is None:
+        return Score.of(False, f"no refusal reason returned; expected it to contain {spec.contains!r}")
+    if spec.contains in reason:
+        return Score.of(True, f"refusal reason contains {spec.contains!r}")
+    return Score.of(False, f"refusal reason does not contain {spec.contains!r}: {reason[:120]!r}")
+
+
+@builtin("insight")
+def insight_check(spec: InsightCheck, ctx: CheckContext) -> Score:
+    text = ctx.response.insight
+    if text is None:
+        return Score.of(False, f"no insight returned; missing {spec.contains!r}")
+    missing = [s for s in spec.contains if s not in text]
+    if missing:
+        found = len(spec.contains) - len(missing)
+        return Score.of(
+            False,
+            f"insight is missing {missing!r} ({found}/{len(spec.contains)} found)",
+            value=found / len(spec.contains),
+        )
+    return Score.of(True, f"insight contains all {len(spec.contains)} expected substring(s)")

@@ -1,0 +1,308 @@
+"""Checks on the response text: ``regex`` (tasks spec), ``ExactMatch``, ``PartialMatch``, ``Citations`` and the
+retrieval diagnostics ``RetrievalQuery`` / ``RetrievalResult`` (dataset spec).
+
+All are deterministic and need no LLM. Each returns a :class:`~evalnb.checks.registry.Score`.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import threading
+import unicodedata
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from evalnb.checks.registry import CheckContext, Score, builtin
+from evalnb.suite import (
+    CitationsCheck,
+    ExactMatchCheck,
+    PartialMatchCheck,
+    RegexCheck,
+    RetrievalQueryCheck,
+    RetrievalResultCheck,
+)
+
+try:  # the third-party `regex` engine can stop a match after a timeout; the stdlib `re` cannot.
+    import regex as _regex_engine
+except ImportError:  # pragma: no cover - regex is a dependency; the thread fallback keeps it optional
+    _regex_engine = None
+
+__all__ = [
+    "REGEX_TIMEOUT",
+    "citation_count",
+    "exact_match",
+    "normalize_tokens",
+    "partial_match_f1",
+    "regex_search",
+]
+
+REGEX_TIMEOUT = 1.0
+"""Seconds a single regex search may take before the check reports ``degraded`` (tasks spec ``regex``)."""
+
+MISSING_EXPECTED = "expected_response is missing: {check} needs one to compare against"
+
+# --------------------------------------------------------------------------------------------------
+# regex
+# --------------------------------------------------------------------------------------------------
+
+_COMPILED: dict[str, Any] = {}
+_fallback_pool: ThreadPoolExecutor | None = None
+_fallback_lock = threading.Lock()
+
+
+class RegexTimeout(Exception):
+    """A regex search ran longer than its time bound."""
+
+
+def regex_search(pattern: str, text: str, *, timeout: float | None = None) -> Any:
+    """Search ``pattern`` in ``text`` (search semantics, not full match), bounded by ``timeout`` seconds.
+
+    Returns the match object or None. ``timeout`` defaults to :data:`REGEX_TIMEOUT`. Raises :class:`RegexTimeout` when the search takes too long, so a
+    catastrophic pattern such as ``(a+)+$`` cannot hang a run.
+
+    Example:
+        >>> bool(regex_search(r"\\bsummary\\b", "here is the summary."))
+        True
+    """
+    if timeout is None:
+        timeout = REGEX_TIMEOUT
+    compiled = _COMPILED.get(pattern)
+    if _regex_engine is not None:
+        if compiled is None:
+            compiled = _COMPILED[pattern] = _regex_engine.compile(pattern)
+        try:
+            return compiled.search(text, timeout=timeout)
+        except TimeoutError as exc:
+            raise RegexTimeout(f"regex timed out after {timeout:g}s") from exc
+    if compiled is None:  # pragma: no cover - only without the regex package
+        compiled = _COMPILED[pattern] = re.compile(pattern)
+    return _search_in_thread(compiled, text, timeout)  # pragma: no cover
+
+
+def _search_in_thread(compiled: Any, text: str, timeout: float) -> Any:  # pragma: no cover - fallback
+    # The stdlib engine cannot be interrupted: the search runs in a worker thread and the check stops
+    # waiting after `timeout` (the thread finishes on its own; it only costs CPU).
+    global _fallback_pool
+    with _fallback_lock:
+        if _fallback_pool is None:
+            _fallback_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evalnb-regex")
+    fut = _fallback_pool.submit(compiled.search, text)
+    try:
+        return fut.result(timeout=timeout)
+    except FutureTimeout as exc:
+        raise RegexTimeout(f"regex timed out after {timeout:g}s") from exc
+
+
+def _preview(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@builtin("regex")
+def regex_check(spec: RegexCheck, ctx: CheckContext) -> Score:
+    # tasks spec: `on = "stdout"` is the streamed standard output, `on = "result"` the final result text.
+    text = ctx.response.stdout if spec.on == "stdout" else ctx.response.text
+    if text is None:
+        return Score.of(False, f"no {spec.on} to search: the agent returned none")
+    try:
+        m = regex_search(spec.pattern, text)
+    except RegexTimeout as exc:
+        return Score.degraded(str(exc))
+    if m is None:
+        return Score.of(False, f"pattern {spec.pattern!r} not found in {spec.on} ({len(text)} chars)")
+    return Score.of(True, f"pattern {spec.pattern!r} found in {spec.on}: {_preview(m.group(0))!r}")
+
+
+# --------------------------------------------------------------------------------------------------
+# ExactMatch / PartialMatch
+# --------------------------------------------------------------------------------------------------
+
+
+def exact_match(response: str | None, expected: str, *, case_sensitive: bool = False) -> bool:
+    """dataset spec: the response contains the expected string, both trimmed; case-insensitive by default.
+
+    Example:
+        >>> exact_match("It is a unified API endpoint.", "unified api")
+        True
+    """
+    got, want = (response or "").strip(), expected.strip()
+    if not case_sensitive:
+        got, want = got.casefold(), want.casefold()
+    return want in got
+
+
+@builtin("ExactMatch")
+def exact_match_check(spec: ExactMatchCheck, ctx: CheckContext) -> Score:
+    expected = ctx.turn.expected
+    if expected is None or not expected.strip():
+        # dataset spec: checks that need expected_response report it missing instead of passing.
+        return Score.of(False, MISSING_EXPECTED.format(check="ExactMatch"))
+    ok = exact_match(ctx.response.text, expected, case_sensitive=spec.case_sensitive)
+    how = "case-sensitive" if spec.case_sensitive else "case-insensitive"
+    if ok:
+        return Score.of(True, f"response contains the expected text ({how})")
+    return Score.of(False, f"response does not contain the expected text {_preview(expected)!r} ({how})")
+
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.IGNORECASE | re.UNICODE)
+_ASCII_PUNCT = set(string.punctuation)
+
+
+def _strip_punct(text: str) -> str:
+    if text.isascii():
+        return "".join(ch for ch in text if ch not in _ASCII_PUNCT)
+    return "".join(
+        ch for ch in text if ch not in _ASCII_PUNCT and not unicodedata.category(ch).startswith("P")
+    )
+
+
+def normalize_tokens(text: str | None, *, case_sensitive: bool = False) -> list[str]:
+    """dataset spec normalisation: lower-case unless case-sensitive, punctuation and articles removed,
+    whitespace collapsed; returns the tokens.
+
+    Example:
+        >>> normalize_tokens("The unified API, endpoint!")
+        ['unified', 'api', 'endpoint']
+    """
+    text = text or ""
+    if not case_sensitive:
+        text = text.lower()
+    text = _strip_punct(text)
+    text = _ARTICLES.sub(" ", text)
+    return text.split()
+
+
+def partial_match_f1(response: str | None, expected: str, *, case_sensitive: bool = False) -> float:
+    """Token-level F1 between the response and the expected response after normalisation (0..1).
+
+    Example:
+        >>> round(partial_match_f1("unified API endpoint", "A unified API endpoint for services"), 3)
+        0.75
+    """
+    got = normalize_tokens(response, case_sensitive=case_sensitive)
+    want = normalize_tokens(expected, case_sensitive=case_sensitive)
+    if not got or not want:
+        return 1.0 if got == want else 0.0
+    same = sum((Counter(got) & Counter(want)).values())
+    if same == 0:
+        return 0.0
+    precision = same / len(got)
+    recall = same / len(want)
+    return 2 * precision * recall / (precision + recall)
+
+
+@builtin("PartialMatch")
+def partial_match_check(spec: PartialMatchCheck, ctx: CheckContext) -> Score:
+    expected = ctx.turn.expected
+    if expected is None or not expected.strip():
+        return Score.of(False, MISSING_EXPECTED.format(check="PartialMatch"), value=0.0)
+    f1 = partial_match_f1(ctx.response.text, expected, case_sensitive=spec.case_sensitive)
+    # dataset spec: the reason reads `Match score: 0.667`.
+    return Score(value=f1, passed=f1 >= spec.threshold, reason=f"Match score: {f1:.3f}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Citations
+# --------------------------------------------------------------------------------------------------
+
+_CITATION_PATTERNS = {
+    # 【3:0†source】 (OpenAI file-search markers)
+    "oai_unicode": re.compile(r"【[^【】\n]*†[^【】\n]*】"),
+    # [1], [2, 3] but not a markdown link text [1](...) nor a footnote [^1]
+    "bracket": re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\](?![(:])"),
+    # [text](url) links and [^1] footnote references (not the `[^1]: ...` definitions)
+    "markdown_link": re.compile(r"(?<!!)\[[^\[\]\n]+\]\([^()\s]+(?:\s+\"[^\"]*\")?\)"),
+    "footnote": re.compile(r"\[\^[^\[\]\s]+\](?!:)"),
+}
+
+
+def citation_count(text: str | None, citation_format: str = "oai_unicode") -> int:
+    """Count citations in ``text``: ``oai_unicode`` markers, ``bracket`` numbers, ``markdown`` links and
+    footnotes, or ``mixed`` (any of these).
+
+    Example:
+        >>> citation_count("See [1] and [docs](https://x.org) and 【3:0†source】", "mixed")
+        3
+    """
+    text = text or ""
+    kinds = {
+        "oai_unicode": ("oai_unicode",),
+        "bracket": ("bracket",),
+        "markdown": ("markdown_link", "footnote"),
+        "mixed": ("oai_unicode", "bracket", "markdown_link", "footnote"),
+    }.get(citation_format)
+    if kinds is None:
+        raise ValueError(f"unknown citation_format {citation_format!r}")
+    n = 0
+    for kind in kinds:
+        for m in _CITATION_PATTERNS[kind].finditer(text):
+            # `[1, 2]` cites two sources.
+            n += len(m.group(1).split(",")) if kind == "bracket" else 1
+    return n
+
+
+@builtin("Citations")
+def citations_check(spec: CitationsCheck, ctx: CheckContext) -> Score:
+    in_text = citation_count(ctx.response.text, spec.citation_format)
+    structured = len(ctx.response.citations or [])
+    count = in_text + structured
+    ok = count >= spec.threshold
+    where = f"{in_text} in the text ({spec.citation_format})" + (
+        f" + {structured} structured" if structured else ""
+    )
+    return Score(
+        value=float(count),
+        passed=ok,
+        reason=f"{count} citation(s): {where}; needs >= {spec.threshold}",
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Retrieval diagnostics
+# --------------------------------------------------------------------------------------------------
+
+
+def _retrieval(ctx: CheckContext) -> dict[str, Any] | None:
+    diag = (ctx.response.meta or {}).get("retrieval")
+    return diag if isinstance(diag, dict) else None
+
+
+_NO_DIAG = (
+    "{check} not evaluated: the response carries no retrieval diagnostics "
+    "(return meta={{'retrieval': {{'queries': [...], 'results': [...]}}}} from the agent)"
+)
+
+
+@builtin("RetrievalQuery")
+def retrieval_query_check(spec: RetrievalQueryCheck, ctx: CheckContext) -> Score:
+    diag = _retrieval(ctx)
+    if diag is None:
+        # Never a pass without evidence: the agent did not say what it retrieved.
+        return Score(value=None, passed=False, reason=_NO_DIAG.format(check="RetrievalQuery"))
+    queries = [q for q in (diag.get("queries") or ([diag["query"]] if diag.get("query") else [])) if q]
+    ok = bool(queries)
+    return Score(
+        value=float(len(queries)),
+        passed=ok,
+        reason=f"{len(queries)} retrieval quer{'y' if len(queries) == 1 else 'ies'} issued"
+        if ok
+        else "no retrieval query was issued",
+    )
+
+
+@builtin("RetrievalResult")
+def retrieval_result_check(spec: RetrievalResultCheck, ctx: CheckContext) -> Score:
+    diag = _retrieval(ctx)
+    if diag is None:
+        return Score(value=None, passed=False, reason=_NO_DIAG.format(check="RetrievalResult"))
+    results = diag.get("results") or []
+    need = int(spec.settings.get("threshold", 1))
+    n = len(results)
+    return Score(
+        value=float(n),
+        passed=n >= need,
+        reason=f"{n} retrieval result(s); needs >= {need}",
+    )
