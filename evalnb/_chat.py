@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalnb.errors import EvalnbError
+from evalnb.errors import ConfigError, EvalnbError
 
 if TYPE_CHECKING:
     import aiohttp
@@ -265,7 +265,7 @@ async def _session() -> aiohttp.ClientSession:
     loop = asyncio.get_running_loop()
     held = _SESSIONS.get(loop)
     if held is not None and not held[0].closed:
-        return held[0]  # type: ignore[no-any-return]
+        return held[0]  # type: ignore[no-any-return,unused-ignore]
     connector = aiohttp.TCPConnector(limit=POOL_SIZE, limit_per_host=0, ttl_dns_cache=300)
     session = aiohttp.ClientSession(connector=connector, trust_env=True)
     gen = _hold(session)
@@ -340,9 +340,9 @@ class ChatClient:
         if self.azure:
             assert azure_endpoint is not None
             if not deployment:
-                raise EvalnbError("an Azure OpenAI client needs deployment=NAME", code="CONFIG_ERROR")
+                raise ConfigError("an Azure OpenAI client needs deployment=NAME")
             self.deployment: str | None = deployment
-            self.api_version = (
+            self.api_version: str | None = (
                 api_version or os.environ.get("OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION
             )
             self.base_url = azure_endpoint.rstrip("/")
@@ -355,7 +355,7 @@ class ChatClient:
             self.model = model or os.environ.get("OPENAI_MODEL") or ""
             env = api_key_env or "OPENAI_API_KEY"
         if not self.model:
-            raise EvalnbError("no model given: pass model=... or set OPENAI_MODEL", code="CONFIG_ERROR")
+            raise ConfigError("no model given: pass model=... or set OPENAI_MODEL")
         self.api_key_env = env
         self._api_key = api_key if api_key is not None else os.environ.get(env)
         self.headers = dict(headers or {})

@@ -1,0 +1,40 @@
+"""Judges: who scores the judged checks (``llm_judge`` and Relevance, Coherence, Groundedness, Similarity).
+
+* :class:`OpenAIJudge`: any OpenAI-compatible endpoint (OpenAI, Azure OpenAI, Ollama, vLLM, llama.cpp), with
+  retries, ``Retry-After``, an adaptive concurrency limit shared with agent calls, and a disk cache;
+* :class:`CallableJudge`: any function ``f(prompt) -> str``;
+* :class:`Heuristic`: an offline judge from word statistics, labelled ``heuristic (not an LLM)``;
+* :func:`as_judge`: strings (``"openai:gpt-4o-mini"``, ``"heuristic"``, ``"module:function"``), callables
+  and judge objects into a Judge;
+* :func:`evaluate`: one judged check on one response; :func:`rescore`: a Result judged again, without the
+  agent; :func:`agreement`: per-check agreement of two judges or a judge and people.
+
+Example:
+    >>> judge = evalnb.judges.OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1")
+    >>> result = evalnb.run("evals/knowledge-base.json", agent, judge=judge)
+    >>> result.scores[["check", "value", "reason", "judge"]]
+"""
+
+from __future__ import annotations
+
+from evalnb.judges.agreement import agreement
+from evalnb.judges.base import CallableJudge, Judge, JudgeCache, JudgeReply
+from evalnb.judges.heuristic import Heuristic
+from evalnb.judges.openai import OpenAIJudge
+from evalnb.judges.rescore import rescore, rescore_async
+from evalnb.judges.resolve import as_judge
+from evalnb.judges.scoring import evaluate
+
+__all__ = [
+    "CallableJudge",
+    "Heuristic",
+    "Judge",
+    "JudgeCache",
+    "JudgeReply",
+    "OpenAIJudge",
+    "agreement",
+    "as_judge",
+    "evaluate",
+    "rescore",
+    "rescore_async",
+]

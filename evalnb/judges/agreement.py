@@ -1,0 +1,109 @@
+"""``agreement``: how far two judges (or a judge and people) agree, per check, before trusting a judge."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+__all__ = ["agreement", "quadratic_kappa", "spearman"]
+
+_KEYS = ("suite", "case_id", "run", "turn")
+COLUMNS = {"check": "string", "n": "Int64", "exact": "float64", "kappa": "float64", "spearman": "float64"}
+
+
+def quadratic_kappa(a: np.ndarray, b: np.ndarray, categories: list[float] | None = None) -> float:
+    """Cohen's kappa with quadratic weights: 1 perfect agreement, 0 chance level, negative worse than chance.
+
+    Example:
+        >>> quadratic_kappa(np.array([1, 2, 3, 4, 5]), np.array([1, 2, 3, 4, 5]))
+        1.0
+    """
+    import numpy as np
+
+    cats = sorted(set(categories or []) | set(a.tolist()) | set(b.tolist()))
+    k = len(cats)
+    if k < 2 or len(a) == 0:
+        return math.nan
+    index = {c: i for i, c in enumerate(cats)}
+    observed = np.zeros((k, k))
+    for x, y in zip(a.tolist(), b.tolist(), strict=True):
+        observed[index[x], index[y]] += 1
+    positions = np.array(cats, dtype=float)
+    # Weights by distance on the scale (1..5 are equally spaced), normalised to 0..1.
+    span = positions[-1] - positions[0]
+    weights = ((positions[:, None] - positions[None, :]) / span) ** 2
+    expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
+    denom = float((weights * expected).sum())
+    if denom == 0:
+        return math.nan  # both raters constant: agreement beyond chance is undefined
+    return float(1 - (weights * observed).sum() / denom)
+
+
+def spearman(a: pd.Series, b: pd.Series) -> float:
+    """Spearman rank correlation (average ranks for ties); NaN when either side is constant."""
+    ra, rb = a.rank(method="average"), b.rank(method="average")
+    if len(ra) < 2 or ra.std() == 0 or rb.std() == 0:
+        return math.nan
+    return float(ra.corr(rb))
+
+
+def agreement(a: pd.DataFrame, b: pd.DataFrame, *, on: str | None = None) -> pd.DataFrame:
+    """Per-check agreement between two score frames.
+
+    Each frame is shaped like ``result.scores`` (or is a table of human labels with ``case_id``, ``turn``,
+    ``check`` and ``value``; ``run`` and ``suite`` are used when both frames have them). Rows are matched on
+    the shared keys and the check (``check_id`` when both frames have it, else ``check``); rows with no value
+    on either side are left out.
+
+    Args:
+        a: the first frame (e.g. ``result.scores`` of one judge).
+        b: the second frame (another judge, or human labels).
+        on: the check column to match on (``"check_id"`` or ``"check"``); chosen automatically by default.
+
+    Returns:
+        One row per check: ``n`` (matched pairs), ``exact`` (share of identical values), ``kappa``
+        (Cohen's quadratic-weighted kappa over the scale, 1..5 for the judged metrics) and ``spearman``
+        (rank correlation). NaN where a statistic is undefined (no pairs, a constant side).
+
+    Example:
+        >>> humans = pd.DataFrame({"case_id": ["q1", "q2"], "turn": [0, 0],
+        ...                        "check": ["Relevance"] * 2, "value": [5, 2]})
+        >>> evalnb.judges.agreement(result.scores, humans)
+    """
+    import numpy as np
+    import pandas as pd
+
+    check = on or ("check_id" if "check_id" in a.columns and "check_id" in b.columns else "check")
+    for name, frame in (("a", a), ("b", b)):
+        missing = {"case_id", "turn", check, "value"} - set(frame.columns)
+        if missing:
+            raise ValueError(f"frame {name} lacks column(s) {sorted(missing)}")
+    keys = [k for k in _KEYS if k in a.columns and k in b.columns] + [check]
+
+    def prep(frame: pd.DataFrame) -> pd.DataFrame:
+        out = frame[[*keys, "value"]].copy()
+        for k in keys:
+            out[k] = out[k].astype("string") if k not in ("run", "turn") else out[k].astype("Int64")
+        out["value"] = pd.to_numeric(out["value"], errors="coerce").astype("float64")
+        return out.dropna(subset=["value"])
+
+    merged = prep(a).merge(prep(b), on=keys, suffixes=("_a", "_b"))
+    rows = []
+    for name, group in merged.groupby(check, sort=True):
+        va, vb = group["value_a"], group["value_b"]
+        scale = [1.0, 2.0, 3.0, 4.0, 5.0] if va.between(1, 5).all() and vb.between(1, 5).all() else None
+        rows.append(
+            {
+                "check": str(name),
+                "n": len(group),
+                "exact": float((va.round(6) == vb.round(6)).mean()) if len(group) else math.nan,
+                "kappa": quadratic_kappa(np.round(va.to_numpy(), 6), np.round(vb.to_numpy(), 6), scale),
+                "spearman": spearman(va.reset_index(drop=True), vb.reset_index(drop=True)),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    return frame.astype(COLUMNS)

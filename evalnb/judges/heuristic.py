@@ -1,0 +1,371 @@
+"""An offline, deterministic judge built from word statistics: for demos, tests and smoke runs, not for
+decisions. It is labelled ``heuristic (not an LLM)`` wherever a score names its judge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from evalnb.errors import JudgeError
+from evalnb.judges.base import JudgeReply
+
+__all__ = ["Heuristic"]
+
+LABEL = "heuristic (not an LLM)"
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_SENT = re.compile(r"(?<=[.!?])\s+|\n+")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "else",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "do",
+        "does",
+        "did",
+        "done",
+        "can",
+        "could",
+        "shall",
+        "should",
+        "will",
+        "would",
+        "may",
+        "might",
+        "must",
+        "i",
+        "you",
+        "he",
+        "she",
+        "we",
+        "they",
+        "me",
+        "him",
+        "her",
+        "us",
+        "them",
+        "my",
+        "your",
+        "his",
+        "our",
+        "their",
+        "not",
+        "no",
+        "yes",
+        "so",
+        "than",
+        "too",
+        "very",
+        "just",
+        "also",
+        "about",
+        "into",
+        "over",
+        "under",
+        "up",
+        "down",
+        "out",
+        "off",
+        "again",
+        "once",
+        "all",
+        "any",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "only",
+        "own",
+        "same",
+        "s",
+        "t",
+        "don",
+        "now",
+        "please",
+        "tell",
+        "give",
+        "explain",
+        "describe",
+        "me",
+        "i'm",
+        "it's",
+        "que",
+        "de",
+        "la",
+        "le",
+        "les",
+        "des",
+        "un",
+        "une",
+        "et",
+        "est",
+        "en",
+        "du",
+        "pour",
+        "pas",
+    ]
+)
+_CONNECTIVES = frozenset(
+    [
+        "because",
+        "therefore",
+        "so",
+        "however",
+        "then",
+        "first",
+        "second",
+        "finally",
+        "also",
+        "thus",
+        "since",
+        "although",
+        "while",
+        "but",
+        "and",
+        "which",
+        "this",
+        "that",
+    ]
+)
+
+
+def _tokens(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text or "")]
+
+
+def _content(text: str) -> list[str]:
+    return [w for w in _tokens(text) if w not in _STOP and (len(w) > 1 or w.isdigit())]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENT.split(text or "") if s.strip()]
+
+
+def _f1(a: Sequence[str], b: Sequence[str]) -> float:
+    if not a or not b:
+        return 0.0
+    common = sum((Counter(a) & Counter(b)).values())
+    if not common:
+        return 0.0
+    p, r = common / len(a), common / len(b)
+    return 2 * p * r / (p + r)
+
+
+def _lcs_ratio(a: Sequence[str], b: Sequence[str]) -> float:
+    if not a or not b:
+        return 0.0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b, 1):
+            cur.append(prev[j - 1] + 1 if x == y else max(prev[j], cur[j - 1]))
+        prev = cur
+    return prev[-1] / max(len(a), len(b))
+
+
+def _to_1_5(x: float) -> int:
+    """Map a 0..1 share onto the 1..5 scale: equal-width bands of 0.2."""
+    return 1 + min(4, max(0, int(x * 5 + 1e-9)))
+
+
+class Heuristic:
+    """An offline judge from word overlap and simple structure. Not an LLM; honest about it.
+
+    How each check is scored (a 0..1 share mapped onto 1..5 in bands of 0.2):
+
+    * **Similarity**: the larger of token F1 and longest-common-subsequence ratio between the response and
+      the expected response (content words).
+    * **Relevance**: the share of the question's content words that the response mentions.
+    * **Groundedness**: the share of response sentences whose content words are mostly (60 %) found in the
+      context; a response with no content words makes no claim and gets the rubric's no-claim level, 3.
+    * **Coherence**: starts at 5 and loses points for an empty or one-word answer, repeated sentences, very
+      long or very short sentences, a missing final punctuation mark, and a low share of distinct words.
+    * **llm_judge**: PASS when the response mentions at least half of the rubric's content words.
+
+    Known blind spots (why it must not replace a model judge or a person):
+
+    * It reads words, not meaning: a negation ("is not the capital") scores like the statement, paraphrase
+      and synonyms score as different, and a response that copies the question scores as relevant.
+    * Groundedness cannot see contradictions whose words appear in the context, nor inferences.
+    * Coherence measures surface structure; fluent nonsense scores well.
+    * The ``llm_judge`` rubric is read as a bag of keywords; instructions like "three sentences" or "must not
+      mention" are not understood.
+    * Tokenisation splits on non-letters: languages written without spaces are scored poorly.
+
+    Example:
+        >>> result = evalnb.run(suite, agent, judge=evalnb.judges.Heuristic())
+        >>> result.scores["judge"].unique()
+        <StringArray> ['heuristic (not an LLM)']
+    """
+
+    kind: str = "heuristic"
+    name: str = "heuristic"
+    label: str = LABEL
+    model: str = "heuristic"
+    cache: Any = None
+    prices: Any = None
+
+    async def complete(self, prompt: str) -> JudgeReply:
+        """Score a prompt built by ``evalnb.judges.evaluate``; answers JSON like a model would.
+
+        Raises:
+            JudgeError: for a prompt that was not built by evalnb (it has no structure to read).
+        """
+        task = getattr(prompt, "task", None)
+        fields = getattr(prompt, "fields", None)
+        if task is None or fields is None:
+            raise JudgeError("the heuristic judge only scores prompts built by evalnb.judges.evaluate")
+        answer = self.judge(task, fields)
+        return JudgeReply(text=json.dumps(answer), usage={}, model="heuristic")
+
+    def judge(self, task: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """The answer for one task, as a dict (``score``/``verdict`` and ``reason``)."""
+        response = str(fields.get("response") or "")
+        if task == "Similarity":
+            return self._similarity(response, str(fields.get("expected") or ""))
+        if task == "Relevance":
+            return self._relevance(response, str(fields.get("question") or ""))
+        if task == "Groundedness":
+            return self._groundedness(response, str(fields.get("context") or ""))
+        if task == "Coherence":
+            return self._coherence(response)
+        if task == "llm_judge":
+            return self._rubric(response, str(fields.get("rubric") or ""))
+        raise JudgeError(f"the heuristic judge does not know the task {task!r}")
+
+    @staticmethod
+    def _similarity(response: str, expected: str) -> dict[str, Any]:
+        a, b = _content(response), _content(expected)
+        f1, lcs = _f1(a, b), _lcs_ratio(a, b)
+        share = max(f1, lcs)
+        return {
+            "score": _to_1_5(share),
+            "reason": f"heuristic: token F1 {f1:.2f}, LCS ratio {lcs:.2f} against the expected response",
+        }
+
+    @staticmethod
+    def _relevance(response: str, question: str) -> dict[str, Any]:
+        want = set(_content(question))
+        have = set(_content(response))
+        if not have:
+            return {"score": 1, "reason": "heuristic: the response has no content words"}
+        if not want:
+            return {"score": 3, "reason": "heuristic: the question has no content words to look for"}
+        share = len(want & have) / len(want)
+        missing = sorted(want - have)[:5]
+        tail = f"; missing: {', '.join(missing)}" if missing else ""
+        return {
+            "score": _to_1_5(share),
+            "reason": f"heuristic: covers {len(want & have)}/{len(want)} content words of the question{tail}",
+        }
+
+    @staticmethod
+    def _groundedness(response: str, context: str) -> dict[str, Any]:
+        ctx = set(_content(context))
+        claims = [c for c in (_content(s) for s in _sentences(response)) if c]
+        if not claims:
+            return {"score": 3, "reason": "heuristic: the response makes no claim, nothing to ground"}
+        supported = sum(1 for c in claims if sum(w in ctx for w in c) / len(c) >= 0.6)
+        share = supported / len(claims)
+        return {
+            "score": _to_1_5(share),
+            "reason": f"heuristic: {supported}/{len(claims)} sentences have their words in the context",
+        }
+
+    @staticmethod
+    def _coherence(response: str) -> dict[str, Any]:
+        words = _tokens(response)
+        if len(words) < 2:
+            return {"score": 1, "reason": "heuristic: empty or a single word"}
+        sents = _sentences(response)
+        score = 5
+        notes = []
+        norm = [" ".join(_tokens(s)) for s in sents]
+        if len(set(norm)) < len(norm):
+            score -= 2
+            notes.append("repeated sentences")
+        lengths = [len(_tokens(s)) for s in sents]
+        if any(n > 60 for n in lengths):
+            score -= 1
+            notes.append("a very long sentence")
+        if len(sents) > 1 and sum(n < 3 for n in lengths) > len(sents) / 2:
+            score -= 1
+            notes.append("mostly fragments")
+        if not response.rstrip().endswith((".", "!", "?", ":", ")", "`", '"', "'")) and len(words) > 8:
+            score -= 1
+            notes.append("no final punctuation")
+        distinct = len(set(words)) / len(words)
+        if len(words) >= 12 and distinct < 0.4:
+            score -= 1
+            notes.append("many repeated words")
+        if len(sents) > 2 and not (set(words) & _CONNECTIVES):
+            score -= 1
+            notes.append("no linking words")
+        score = max(1, score)
+        detail = ", ".join(notes) if notes else "no structural problems found"
+        return {"score": score, "reason": f"heuristic: {len(sents)} sentence(s); {detail}"}
+
+    @staticmethod
+    def _rubric(response: str, rubric: str) -> dict[str, Any]:
+        want = set(_content(rubric))
+        have = set(_content(response))
+        if not have:
+            return {"verdict": "FAIL", "reason": "heuristic: the response is empty"}
+        if not want:
+            return {"verdict": "PASS", "reason": "heuristic: the rubric has no keywords to look for"}
+        share = len(want & have) / len(want)
+        verdict = "PASS" if share >= 0.5 else "FAIL"
+        return {
+            "verdict": verdict,
+            "reason": f"heuristic: mentions {len(want & have)}/{len(want)} keywords of the rubric",
+        }
+
+    def __repr__(self) -> str:
+        return "Heuristic()  # offline word statistics, not an LLM"

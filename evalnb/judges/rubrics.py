@@ -1,0 +1,292 @@
+"""Rubric prompts and the parsing of judge answers.
+
+The prompts are readable Markdown templates shipped with the package (``evalnb/judges/prompts/*.md``): a
+preamble that says how to read the material, one rubric per metric, and the answer format. The text under
+judgment (question, response, context, expected response, the conversation so far) is put in labelled DATA
+blocks whose end marker carries a hash of the block's own content, so no text inside a block can close it
+early and pose as instructions (issue: the text under judgment is data, never instructions).
+
+Parsing is forgiving about form and strict about content: JSON, JSON in a code fence, JSON followed by prose,
+``Score: 4`` or ``Verdict: PASS`` are read; a score outside 1..5 or an answer with no score is unparseable.
+
+Example:
+    >>> p = build_prompt("Relevance", question="What is 2+2?", response="4")
+    >>> p.task, "<<<DATA response" in p
+    ('Relevance', True)
+    >>> parse_score('```json\\n{"score": 4, "reason": "ok"}\\n```')
+    (4.0, 'ok')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+__all__ = [
+    "METRICS",
+    "TASKS",
+    "JudgePrompt",
+    "build_prompt",
+    "fence",
+    "parse_score",
+    "parse_verdict",
+    "template",
+]
+
+METRICS = ("Relevance", "Coherence", "Groundedness", "Similarity")
+TASKS = (*METRICS, "llm_judge")
+
+# Which pieces of material each rubric shows the judge, in order (the conversation always comes first).
+_MATERIAL: dict[str, tuple[str, ...]] = {
+    "Relevance": ("question", "response"),
+    "Coherence": ("question", "response"),
+    "Groundedness": ("question", "context", "response"),
+    "Similarity": ("question", "expected", "response"),
+    "llm_judge": ("question", "response"),
+}
+_LABELS = {
+    "conversation": "conversation so far",
+    "question": "question",
+    "context": "context",
+    "expected": "expected response",
+    "response": "response",
+}
+REMINDER = (
+    "\n\nReminder: your previous reply could not be read. Reply with the JSON object described under "
+    '"How to answer" and nothing else.'
+)
+
+
+@cache
+def template(name: str) -> str:
+    """The text of a prompt template (``relevance``, ``groundedness``, ``preamble`` ...).
+
+    Example:
+        >>> "Groundedness" in template("groundedness")
+        True
+    """
+    return (
+        resources.files("evalnb.judges").joinpath("prompts").joinpath(f"{name}.md").read_text(encoding="utf-8").strip()
+    )
+
+
+class JudgePrompt(str):
+    """The prompt text, which also remembers what it was built from.
+
+    Model judges only see the string. The offline :class:`~evalnb.judges.Heuristic` reads ``task`` and
+    ``fields`` instead of parsing the text back.
+    """
+
+    task: str
+    fields: dict[str, Any]
+
+    def __new__(cls, text: str, *, task: str, fields: Mapping[str, Any]) -> JudgePrompt:
+        obj = super().__new__(cls, text)
+        obj.task = task
+        obj.fields = dict(fields)
+        return obj
+
+    def with_reminder(self) -> JudgePrompt:
+        """The same prompt with a note that the previous answer was unreadable (a retry is a new prompt)."""
+        return JudgePrompt(str(self) + REMINDER, task=self.task, fields=self.fields)
+
+
+def fence(name: str, text: str) -> str:
+    """A labelled DATA block; its id is a hash of its content, so the content cannot contain its end marker.
+
+    Example:
+        >>> print(fence("response", "hi"))  # doctest: +ELLIPSIS
+        <<<DATA response id=...>>>
+        hi
+        <<<END DATA response id=...>>>
+    """
+    tag = hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()[:12]
+    return f"<<<DATA {name} id={tag}>>>\n{text}\n<<<END DATA {name} id={tag}>>>"
+
+
+def _conversation_text(conversation: Sequence[Mapping[str, Any]]) -> str:
+    return "\n\n".join(f"[{m.get('role', 'user')}]\n{m.get('content', '')}" for m in conversation)
+
+
+def build_prompt(
+    task: str,
+    *,
+    question: str,
+    response: str,
+    context: str | None = None,
+    expected: str | None = None,
+    rubric: str | None = None,
+    conversation: Sequence[Mapping[str, Any]] = (),
+) -> JudgePrompt:
+    """The full judge prompt for one metric (or ``llm_judge`` with its ``rubric``).
+
+    Args:
+        task: ``Relevance``, ``Coherence``, ``Groundedness``, ``Similarity`` or ``llm_judge``.
+        question: the prompt the agent answered.
+        response: the agent's answer (the text under judgment).
+        context: grounding text (Groundedness).
+        expected: the expected response (Similarity).
+        rubric: the criterion (``llm_judge``).
+        conversation: earlier messages of a multi-turn case, ``{role, content}`` dicts.
+
+    Example:
+        >>> build_prompt("llm_judge", question="Summarise", response="...", rubric="Three sentences.").task
+        'llm_judge'
+    """
+    if task not in TASKS:
+        raise ValueError(f"unknown judge task {task!r}; expected one of {', '.join(TASKS)}")
+    values: dict[str, Any] = {
+        "question": question,
+        "response": response,
+        "context": context,
+        "expected": expected,
+        "rubric": rubric,
+        "conversation": [dict(m) for m in conversation],
+    }
+    parts = [template("preamble")]
+    if task == "llm_judge":
+        parts.append(template("llm_judge"))
+        parts.append("Criterion:\n\n" + fence("criterion", rubric or ""))
+    else:
+        parts.append(template(task.lower()))
+    parts.append("## Material")
+    if conversation:
+        parts.append(
+            "The earlier turns of this conversation, for context only (grade the last response):\n\n"
+            + fence(_LABELS["conversation"].replace(" ", "-"), _conversation_text(conversation))
+        )
+    for key in _MATERIAL[task]:
+        text = values[key] if values[key] is not None else ""
+        parts.append(f"The {_LABELS[key]}:\n\n" + fence(_LABELS[key].replace(" ", "-"), str(text)))
+    parts.append(template("answer_verdict" if task == "llm_judge" else "answer_score"))
+    return JudgePrompt("\n\n".join(parts) + "\n", task=task, fields=values)
+
+
+# --------------------------------------------------------------------------------------------------
+# Parsing answers
+# --------------------------------------------------------------------------------------------------
+
+_FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
+_SCORE_KEYS = ("score", "rating", "grade", "value")
+_REASON_KEYS = ("reason", "reasoning", "explanation", "rationale", "justification")
+_VERDICT_KEYS = ("verdict", "result", "decision", "pass", "passed")
+_SCORE_RE = re.compile(r"\b(?:score|rating|grade)\b\W{0,6}?(?:is\W{0,3})?([1-5](?:\.0+)?)(?!\.?\d)", re.I)
+_LEADING_RE = re.compile(r"^\s*\**([1-5])\**\s*(?:/\s*5)?\s*(?:$|[\n.:\-–—,)])")
+_VERDICT_RE = re.compile(r"\b(?:verdict|result|decision)\b\W{0,6}?(PASS|FAIL)(?:ED)?\b", re.I)
+_WORD_RE = re.compile(r"\b(PASS|FAIL)(?:ED)?\b")
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """Every JSON object in the text, fenced ones first, then any ``{...}`` that decodes (prose around it ok)."""
+    found: list[dict[str, Any]] = []
+    chunks = [m.group(1) for m in _FENCED.finditer(text)] + [text]
+    decoder = json.JSONDecoder()
+    for chunk in chunks:
+        i = chunk.find("{")
+        while i != -1:
+            try:
+                obj, end = decoder.raw_decode(chunk, i)
+            except ValueError:
+                i = chunk.find("{", i + 1)
+                continue
+            if isinstance(obj, dict):
+                found.append(obj)
+            i = chunk.find("{", end)
+    return found
+
+
+def _get(obj: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    lowered = {str(k).lower(): v for k, v in obj.items()}
+    for k in keys:
+        if k in lowered:
+            return lowered[k]
+    return None
+
+
+def _reason_of(obj: Mapping[str, Any]) -> str:
+    r = _get(obj, _REASON_KEYS)
+    return "" if r is None else str(r).strip()
+
+
+def _as_score(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        v = float(str(value).strip().split("/")[0])
+    except ValueError:
+        return None
+    # rubric: an integer 1..5; anything else (0, 7, 3.5, NaN) is not an answer we may record.
+    if v != v or v not in (1.0, 2.0, 3.0, 4.0, 5.0):
+        return None
+    return v
+
+
+def _rest(text: str, match: re.Match[str]) -> str:
+    rest = (text[: match.start()] + " " + text[match.end() :]).strip(" \n\t.:-*")
+    rest = re.sub(r"\s+", " ", rest)
+    return rest[:500]
+
+
+def parse_score(text: str) -> tuple[float, str] | None:
+    """``(score, reason)`` from a 1..5 judge answer, or None when no valid score can be read.
+
+    Example:
+        >>> parse_score('{"score": 5, "reason": "complete"} Hope this helps!')
+        (5.0, 'complete')
+        >>> parse_score("Score: 2\\nThe answer is off topic.")
+        (2.0, 'The answer is off topic')
+        >>> parse_score("I cannot decide") is None
+        True
+    """
+    for obj in _json_objects(text):
+        v = _as_score(_get(obj, _SCORE_KEYS))
+        if v is not None:
+            return v, _reason_of(obj)
+    for rx in (_SCORE_RE, _LEADING_RE):
+        m = rx.search(text)
+        if m:
+            v = _as_score(m.group(1))
+            if v is not None:
+                return v, _rest(text, m)
+    return None
+
+
+def _as_verdict(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        v = value.strip().upper()
+        if v in ("PASS", "PASSED", "TRUE", "YES"):
+            return True
+        if v in ("FAIL", "FAILED", "FALSE", "NO"):
+            return False
+    return None
+
+
+def parse_verdict(text: str) -> tuple[bool, str] | None:
+    """``(passed, reason)`` from a PASS/FAIL judge answer, or None when no single verdict can be read.
+
+    Example:
+        >>> parse_verdict('{"verdict": "FAIL", "reason": "two sentences, not three"}')
+        (False, 'two sentences, not three')
+        >>> parse_verdict("Verdict: PASS - meets the criterion")
+        (True, 'meets the criterion')
+    """
+    for obj in _json_objects(text):
+        v = _as_verdict(_get(obj, _VERDICT_KEYS))
+        if v is not None:
+            return v, _reason_of(obj)
+    m = _VERDICT_RE.search(text)
+    if m:
+        return m.group(1).upper() == "PASS", _rest(text, m)
+    words = {w.upper() for w in _WORD_RE.findall(text)}
+    if len(words) == 1:
+        m2 = _WORD_RE.search(text)
+        assert m2 is not None
+        return words == {"PASS"}, _rest(text, m2)
+    return None  # none, or both PASS and FAIL in prose: ambiguous, never guessed

@@ -1,0 +1,167 @@
+"""``evaluate``: one judged check on one response, from prompt to :class:`~evalnb.checks.registry.Score`.
+
+Rules (issue 5, api contract):
+
+* Relevance, Coherence, Groundedness and Similarity are integers 1..5 and pass at ``score >= threshold``;
+  ``llm_judge`` is PASS or FAIL against its rubric.
+* What a rubric needs and lacks (no context for Groundedness, no expected response for Similarity) fails the
+  check with a reason saying so: it is not evaluated, so it cannot pass.
+* An unreadable answer is asked again (a fresh prompt with a reminder); still unreadable, the check is
+  ``degraded`` with the judge's raw answer in the reason. A judge that fails (HTTP errors after retries, an
+  exception in a callable) makes the check ``degraded``. Never a pass, never a NaN.
+* Model judges' readable answers are cached on disk; an unreadable answer is never cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from evalnb.checks.registry import Score
+from evalnb.judges.base import JudgeReply, cost_of
+from evalnb.judges.rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict
+
+if TYPE_CHECKING:
+    from evalnb.checks.registry import CheckContext
+
+__all__ = ["evaluate", "judge_label"]
+
+PARSE_RETRIES = 1
+"""How many times an unreadable answer is asked again before the check is degraded."""
+
+
+def judge_label(judge: Any) -> str:
+    """What score rows name as the judge (``openai:gpt-4o-mini``, ``heuristic (not an LLM)``)."""
+    return str(getattr(judge, "label", None) or getattr(judge, "name", None) or type(judge).__name__)
+
+
+def _response_text(ctx: CheckContext) -> str:
+    r = ctx.response
+    # Command agents may print their answer instead of returning a result text.
+    return (r.text if r.text else r.stdout) or ""
+
+
+def _missing(task: str, ctx: CheckContext) -> str | None:
+    if task == "Groundedness" and not (ctx.response.context or ctx.turn.context):
+        return (
+            "Groundedness not evaluated: no context to check the response against "
+            "(give Response.context from the agent, or a context for the item)"
+        )
+    if task == "Similarity" and not ctx.turn.expected:
+        return "Similarity not evaluated: the item has no expected_response to compare with"
+    return None
+
+
+def _add_usage(total: dict[str, int], usage: Mapping[str, Any] | None) -> None:
+    for k in ("prompt_tokens", "completion_tokens"):
+        v = (usage or {}).get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            total[k] = total.get(k, 0) + int(v)
+
+
+def _short(text: str, limit: int = 400) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+async def _ask(judge: Any, prompt: JudgePrompt) -> JudgeReply:
+    cache = getattr(judge, "cache", None)
+    if cache is not None:
+        hit = cache.get(judge.cache_key(prompt))
+        if hit is not None:
+            return hit  # type: ignore[no-any-return,unused-ignore]
+    reply = await judge.complete(prompt)
+    if not isinstance(reply, JudgeReply):  # a Judge written against the protocol loosely
+        reply = JudgeReply(text=str(reply))
+    return reply
+
+
+async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
+    """Score one judged check (``llm_judge`` or a 1..5 metric) with ``judge`` (default ``ctx.judge``).
+
+    Args:
+        spec: an ``LLMJudgeCheck`` or a ``JudgedMetricCheck`` from the suite.
+        ctx: the check context (turn, response, conversation so far, judge).
+        judge: a judge to use instead of ``ctx.judge`` (anything :func:`~evalnb.judges.as_judge` accepts).
+
+    Returns:
+        A Score with value, passed, reason, the judge's label, usage and cost; ``degraded`` when the judge
+        failed or never gave a readable answer.
+
+    Example:
+        >>> score = await evaluate(JudgedMetricCheck(type="Relevance"), ctx, judge=Heuristic())
+        >>> score.judge
+        'heuristic (not an LLM)'
+    """
+    from evalnb.judges.resolve import as_judge
+
+    judge = as_judge(judge if judge is not None else ctx.judge)
+    label = judge_label(judge)
+    task = str(spec.type)
+    missing = _missing(task, ctx)
+    if missing:
+        return Score(value=None, passed=False, reason=missing, judge=label)
+    prompt = build_prompt(
+        task,
+        question=ctx.turn.prompt,
+        response=_response_text(ctx),
+        context=ctx.response.context or ctx.turn.context,
+        expected=ctx.turn.expected,
+        rubric=getattr(spec, "rubric", None),
+        conversation=ctx.conversation or ctx.request.history,
+    )
+    usage: dict[str, int] = {}
+    cost: float | None = None
+    prices = getattr(judge, "prices", None)
+    raw: list[str] = []
+    for attempt in range(PARSE_RETRIES + 1):
+        asked = prompt if attempt == 0 else prompt.with_reminder()
+        try:
+            reply = await _ask(judge, asked)
+        except Exception as exc:  # any judge failure is data (STYLE: failures are data)
+            return Score.degraded(f"judge {label} failed: {exc}", judge=label, usage=usage or None, cost=cost)
+        if not reply.cached:
+            _add_usage(usage, reply.usage)
+            c = cost_of(reply.usage, reply.model or getattr(judge, "model", None), prices)
+            if c is not None:
+                cost = (cost or 0.0) + c
+        elif prices:
+            cost = cost or 0.0  # a cached answer costs nothing this time
+        parsed = _parse(task, reply.text, spec)
+        if parsed is not None:
+            cache = getattr(judge, "cache", None)
+            if cache is not None and not reply.cached:
+                cache.put(judge.cache_key(asked), reply)
+            value, passed, reason = parsed
+            return Score(
+                value=value, passed=passed, reason=reason, judge=label, usage=usage or None, cost=cost
+            )
+        raw.append(reply.text)
+    return Score.degraded(
+        f"judge {label} gave no readable answer after {len(raw)} attempt(s); raw answer: {_short(raw[-1])!r}",
+        judge=label,
+        usage=usage or None,
+        cost=cost,
+    )
+
+
+def _parse(task: str, text: str, spec: Any) -> tuple[float, bool, str] | None:
+    if task == "llm_judge":
+        verdict = parse_verdict(text)
+        if verdict is None:
+            return None
+        ok, why = verdict
+        return (
+            (1.0 if ok else 0.0),
+            ok,
+            f"{'PASS' if ok else 'FAIL'}: {why}" if why else ("PASS" if ok else "FAIL"),
+        )
+    score = parse_score(text)
+    if score is None:
+        return None
+    value, why = score
+    threshold = int(getattr(spec, "threshold", 3))
+    # dataset spec: the 1-5 evaluators pass at score >= threshold.
+    passed = value >= threshold
+    head = f"{value:g}/5 (threshold {threshold})"
+    return value, passed, f"{head}: {why}" if why else head
