@@ -80,6 +80,7 @@ def run(
     workdir: str | PathLike[str] | None = None,
     store: Any = None,
     version: str | None = None,
+    resume: str | None = None,
 ) -> Result:
     """Run ``suite`` against ``agent`` and return a :class:`~evalnb.results.Result`.
 
@@ -100,7 +101,8 @@ def run(
         progress: ``None`` shows a progress bar on a terminal or in a notebook; ``False`` never; ``True`` always.
         workdir: ``None`` gives each run a fresh temporary directory; a path makes every run use it.
         store: an ``evalnb.Store`` (or a path/URL for one) to save the result into.
-        version: the version label to save under.
+        version: the version label to save under; each case is written as soon as all its runs finish.
+        resume: the run id of an interrupted stored run to continue: only cases not stored yet run.
 
     Raises:
         ConfigError: when the run cannot start (unknown agent id, missing data source, bad option).
@@ -122,6 +124,7 @@ def run(
         workdir=workdir,
         store=store,
         version=version,
+        resume=resume,
     )
     try:
         asyncio.get_running_loop()
@@ -147,6 +150,7 @@ async def run_async(
     workdir: str | PathLike[str] | None = None,
     store: Any = None,
     version: str | None = None,
+    resume: str | None = None,
     _on_case: CaseCallback | None = None,
 ) -> Result:
     """The async form of :func:`run` (same arguments).
@@ -157,6 +161,15 @@ async def run_async(
     Example:
         >>> result = await evalnb.run_async(suite, my_async_agent, concurrency=32)
     """
+    if (store is not None or resume is not None) and _on_case is None:
+        # A stored run writes each finished case as it completes (and can resume); see evalnb.store.
+        from evalnb.store import run_stored
+
+        return await run_stored(
+            run_async, suite, agent, store=store, version=version, resume=resume, judge=judge, data=data,
+            runs=runs, concurrency=concurrency, timeout=timeout, retries=retries, cache=cache,
+            progress=progress, workdir=workdir,
+        )  # fmt: skip
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat()
     the_suite = _as_suite(suite)
