@@ -1,0 +1,424 @@
+"""What the three format modules share: strict edge models, error builders, locations and suggestions.
+
+Every load failure is a :class:`~evalnb.errors.SuiteError` with a stable code. The code rules are the api
+contract's, the same in every format:
+
+* ``TYPE_MISMATCH``: the value has the wrong type (a string where an integer belongs);
+* ``INVALID_VALUE``: the type is right but the value is not allowed (range, enumeration, bad regex);
+* ``BLANK_FIELD``: a required string is empty or only whitespace;
+* ``MISSING_FIELD``: a required key is absent;
+* ``UNKNOWN_FIELD``: a key the format does not define, with the nearest valid key as a suggestion; when the
+  unknown key is a near miss of a missing required key, the unknown key is what gets reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import sys
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Annotated, Any, Literal, NoReturn, Union
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic_core import PydanticCustomError
+
+from evalnb.errors import SuiteError
+
+__all__ = [
+    "CODES",
+    "Edge",
+    "Loc",
+    "NonBlank",
+    "custom_error",
+    "fail",
+    "format_loc",
+    "from_validation_error",
+    "nearest",
+    "type_name",
+    "validate",
+]
+
+Loc = tuple[str | int, ...]
+
+# The stable codes; the first five come from the cube spec, the rest from the api contract.
+CODES = (
+    "MALFORMED_YAML",
+    "MISSING_FIELD",
+    "BLANK_FIELD",
+    "TYPE_MISMATCH",
+    "INVALID_TOLERANCE",
+    "MALFORMED_TOML",
+    "MALFORMED_JSON",
+    "UNKNOWN_FIELD",
+    "INVALID_VALUE",
+    "UNSUPPORTED_VERSION",
+    "FILE_NOT_FOUND",
+    "FILE_UNREADABLE",
+)
+
+
+class Edge(BaseModel):
+    """Base of the models at the format edge: strict types, no unknown keys, no NaN or infinity."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, populate_by_name=False)
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank_field", "must not be empty or only whitespace")
+    return value
+
+
+# api contract: a required string that is empty or only whitespace is BLANK_FIELD.
+NonBlank = Annotated[str, AfterValidator(_not_blank)]
+
+
+def custom_error(code: str, message: str) -> PydanticCustomError:
+    """A validation error raised inside an edge model that maps to ``code`` (e.g. ``INVALID_VALUE``)."""
+    return PydanticCustomError(code.lower(), message)
+
+
+def fail(
+    code: str,
+    message: str,
+    loc: Loc | str = (),
+    *,
+    path: str | None = None,
+    suggestion: str | None = None,
+) -> NoReturn:
+    """Raise a :class:`SuiteError`; ``loc`` is a path tuple or an already formatted location."""
+    location = loc if isinstance(loc, str) else format_loc(loc)
+    raise SuiteError(code, message, location=location, path=path, suggestion=suggestion)
+
+
+_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
+
+
+def format_loc(loc: Iterable[str | int]) -> str:
+    """``("tasks", 0, "assertions", 1, "equals")`` -> ``"tasks[0].assertions[1].equals"``.
+
+    Keys that are not plain names are quoted (``evaluators["my key"]``) so the location stays unambiguous.
+    """
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENT.match(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{_short(part)}]"
+    return out
+
+
+def nearest(key: object, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to ``key`` (difflib, case-insensitive), or None when nothing is close."""
+    if not isinstance(key, str):
+        return None
+    pool = {c.lower(): c for c in candidates}
+    hit = difflib.get_close_matches(key.lower(), list(pool), n=1, cutoff=0.6)
+    return pool[hit[0]] if hit else None
+
+
+def type_name(value: object) -> str:
+    """A reader's name for a parsed value's type: ``string``, ``integer``, ``list``, ``mapping`` ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "mapping"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    return type(value).__name__
+
+
+def _short(value: object, limit: int = 60) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # a value whose repr fails must not hide the real error
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ------------------------------------------------------------------------------------------------------
+# pydantic ValidationError -> SuiteError
+# ------------------------------------------------------------------------------------------------------
+
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "bool_type": "a boolean (true or false)",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "none_required": "null",
+}
+_INVALID = {
+    "greater_than",
+    "greater_than_equal",
+    "less_than",
+    "less_than_equal",
+    "literal_error",
+    "enum",
+    "finite_number",
+    "too_short",
+    "too_long",
+    "string_too_short",
+    "string_too_long",
+    "string_pattern_mismatch",
+    "multiple_of",
+    "value_error",
+    "assertion_error",
+}
+
+
+def from_validation_error(
+    exc: ValidationError, *, root: type[BaseModel], data: Any, prefix: Loc = ()
+) -> SuiteError:
+    """The one :class:`SuiteError` that best describes a pydantic ``ValidationError`` of edge model ``root``.
+
+    Args:
+        exc: the error pydantic raised validating ``data`` against ``root``.
+        root: the edge model (used to name valid keys for suggestions).
+        data: the validated input (used to find near-miss keys and offending values).
+        prefix: where ``data`` sits in the whole document (``("items", 3)``).
+    """
+    errors = exc.errors(include_url=False)
+    resolved = [(_clean(root, tuple(e["loc"])), e) for e in errors]
+
+    # api contract: an unknown key that is a near miss of a missing required key is reported as the
+    # unknown key with its suggestion, not as the missing one.
+    for (loc, parent_model), e in resolved:
+        if e["type"] == "missing" and loc:
+            parent, missing = loc[:-1], loc[-1]
+            for (other, _), o in resolved:
+                if (
+                    o["type"] == "extra_forbidden"
+                    and other[:-1] == parent
+                    and nearest(other[-1], [str(missing)]) is not None
+                ):
+                    return _unknown(prefix + other, parent_model, suggestion=str(missing))
+    loc, parent_model = resolved[0][0]
+    return _one(resolved[0][1], loc, parent_model, data=data, prefix=prefix)
+
+
+def _one(e: Any, loc: Loc, parent_model: type[BaseModel] | None, *, data: Any, prefix: Loc) -> SuiteError:
+    kind: str = e["type"]
+    full = prefix + loc
+    where = format_loc(full)
+    key = str(full[-1]) if full and isinstance(full[-1], str) else ""
+    subject = f"'{key}'" if key else (where or "the document")
+    value = e.get("input")
+    if kind == "missing":
+        inside = format_loc(full[:-1])
+        return SuiteError(
+            "MISSING_FIELD",
+            f"missing required key '{key}'" + (f" in {inside}" if inside else ""),
+            location=where,
+        )
+    if kind in ("extra_forbidden", "invalid_key"):
+        return _unknown(full, parent_model)
+    if kind in ("union_tag_not_found", "union_tag_invalid"):
+        # A discriminated union (an assertion's `type`): point at the tag itself.
+        tag = "type"
+        found = _at(data, loc)
+        if isinstance(found, Mapping):
+            if kind == "union_tag_not_found":
+                near = [k for k in found if isinstance(k, str) and nearest(k, [tag])]
+                if near:
+                    return _unknown((*full, near[0]), None, suggestion=tag)
+                return SuiteError(
+                    "MISSING_FIELD",
+                    f"missing required key '{tag}' in {where or 'the document'}",
+                    location=where,
+                )
+            choices = [
+                c.strip().strip("'") for c in str(e.get("ctx", {}).get("expected_tags", "")).split(",")
+            ]
+            tag_value = found.get(tag)
+            if not isinstance(tag_value, str):
+                return SuiteError(
+                    "TYPE_MISMATCH",
+                    f"'{tag}' must be a string, got {type_name(tag_value)}",
+                    location=format_loc((*full, tag)),
+                )
+            hint = nearest(tag_value, choices)
+            return SuiteError(
+                "INVALID_VALUE",
+                f"unknown {tag} {tag_value!r} at {where}; expected one of {', '.join(choices)}"
+                + (f"; did you mean {hint!r}?" if hint else ""),
+                location=format_loc((*full, tag)),
+                suggestion=hint,
+            )
+        return SuiteError(
+            "TYPE_MISMATCH", f"{subject} must be a mapping, got {type_name(found)}", location=where
+        )
+    if kind in _EXPECTED:
+        return SuiteError(
+            "TYPE_MISMATCH", f"{subject} must be {_EXPECTED[kind]}, got {type_name(value)}", location=where
+        )
+    upper = kind.upper()
+    if upper in CODES:  # raised by our own validators via custom_error()
+        msg = str(e.get("msg", ""))
+        return SuiteError(upper, f"{subject} {msg}", location=where)
+    if kind in _INVALID:
+        msg = str(e.get("msg", "is not allowed"))
+        msg = msg.replace("Input should be", "must be").replace("Value error, ", "")
+        return SuiteError(
+            "INVALID_VALUE", f"{subject} {_lower_first(msg)}, got {_short(value)}", location=where
+        )
+    # Any other pydantic complaint is about the value's type (e.g. a date where a string belongs).
+    return SuiteError("TYPE_MISMATCH", f"{subject}: {e.get('msg', 'wrong type')}", location=where)
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _unknown(full: Loc, parent_model: type[BaseModel] | None, *, suggestion: str | None = None) -> SuiteError:
+    bad = full[-1] if full else ""
+    inside = format_loc(full[:-1]) or "the top level"
+    if suggestion is None and parent_model is not None:
+        suggestion = nearest(bad, _keys(parent_model))
+    msg = f"unknown key {_short(bad)} in {inside}"
+    if suggestion:
+        msg += f"; did you mean '{suggestion}'?"
+    elif parent_model is not None:
+        msg += f"; valid keys: {', '.join(_keys(parent_model))}"
+    return SuiteError("UNKNOWN_FIELD", msg, location=format_loc(full), suggestion=suggestion)
+
+
+def _keys(model: type[BaseModel]) -> list[str]:
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _at(data: Any, loc: Loc) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+# ------------------------------------------------------------------------------------------------------
+# Walking edge-model types along a pydantic error location
+# ------------------------------------------------------------------------------------------------------
+
+
+def _clean(root: type[BaseModel], loc: Loc) -> tuple[Loc, type[BaseModel] | None]:
+    """Drop pydantic's union tags from ``loc`` and find the model that holds its last key.
+
+    Pydantic puts the discriminator value into locations (``tasks.0.assertions.1.regex.on``); the document
+    has no such key, so it is removed (``tasks[0].assertions[1].on``).
+    """
+    tp: Any = root
+    out: list[str | int] = []
+    parent: type[BaseModel] | None = None
+    for part in loc:
+        if tp is None:  # past what the types describe (free-form mappings): keep the rest as is
+            out.append(part)
+            parent = None
+            continue
+        holder = _as_model(tp)
+        nxt, is_tag = _step(tp, part)
+        if is_tag:
+            tp = nxt
+            continue
+        parent = holder
+        out.append(part)
+        tp = nxt
+    return tuple(out), parent
+
+
+def _unwrap(tp: Any) -> Any:
+    while typing.get_origin(tp) is Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def _union_args(tp: Any) -> tuple[Any, ...] | None:
+    origin = typing.get_origin(tp)
+    if origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType):
+        return typing.get_args(tp)
+    return None
+
+
+def _as_model(tp: Any) -> type[BaseModel] | None:
+    tp = _unwrap(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return tp
+    args = _union_args(tp)
+    if args:
+        models = [m for m in (_as_model(a) for a in args) if m is not None]
+        return models[0] if len(models) == 1 else None
+    return None
+
+
+def _tag_of(model: type[BaseModel]) -> str | None:
+    field = model.model_fields.get("type")
+    if field is not None and typing.get_origin(field.annotation) is Literal:
+        args = typing.get_args(field.annotation)
+        return str(args[0]) if len(args) == 1 else None
+    return None
+
+
+def _step(tp: Any, part: str | int) -> tuple[Any, bool]:
+    """One step down a type; returns (new type or None, whether ``part`` was a union tag)."""
+    tp = _unwrap(tp)
+    args = _union_args(tp)
+    if args:
+        for a in args:
+            m = _as_model(a)
+            if m is not None and isinstance(part, str) and part in (_tag_of(m), m.__name__):
+                return m, True
+        for a in args:
+            if _unwrap(a) is type(None):
+                continue
+            nxt, tag = _step(a, part)
+            if nxt is not None:
+                return nxt, tag
+        return None, False
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        if not isinstance(part, str):
+            return None, False
+        for name, f in tp.model_fields.items():
+            if part in (name, f.alias):
+                return f.annotation, False
+        return None, False
+    origin = typing.get_origin(tp)
+    if origin in (list, Sequence, tuple) and isinstance(part, int):
+        inner = typing.get_args(tp)
+        return (inner[0] if inner else Any), False
+    if origin in (dict, Mapping) and isinstance(part, str):
+        inner = typing.get_args(tp)
+        return (inner[1] if len(inner) == 2 else Any), False
+    return None, False
+
+
+def validate(model: type[Edge], data: Any, *, prefix: Loc = ()) -> Any:
+    """Validate ``data`` against edge ``model``; every failure becomes one :class:`SuiteError`."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(exc, root=model, data=data, prefix=prefix) from None
+    except RecursionError:
+        fail("INVALID_VALUE", "the document is nested too deeply", prefix)
+
+
+def check_finite(value: float) -> bool:
+    """Whether a parsed number is finite (NaN and infinity are never valid thresholds)."""
+    return math.isfinite(value)

@@ -1,0 +1,279 @@
+"""The YAML cube suite (cube spec): ground-truth questions for an analytics agent over one data cube.
+
+Parsed with ``yaml.safe_load`` semantics only, plus two guards the spec's intent calls for: a duplicate key in
+any mapping is an error (not "last one wins"), and a key the spec does not define is ``UNKNOWN_FIELD`` with
+a suggestion, because a misspelt expectation (``expectedRow``) would otherwise make a case always pass.
+
+Example:
+    >>> suite = load_text(open("data/suites/foodmart-sales.eval.yaml").read())
+    >>> suite.meta["cube"]["cubeName"]
+    'Sales'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import AfterValidator, Field
+
+from evalnb.formats._common import Edge, NonBlank, custom_error, fail, nearest, type_name, validate
+from evalnb.suite import (
+    INTENTS,
+    Case,
+    CheckSpec,
+    InsightCheck,
+    IntentCheck,
+    Message,
+    ReferenceQuery,
+    RefusalCheck,
+    RowsCheck,
+    Suite,
+    Tolerance,
+    Turn,
+)
+
+__all__ = ["CubeSuiteDoc", "load_text", "parse"]
+
+
+def _non_negative(value: float) -> float:
+    # cube spec: a negative tolerance is INVALID_TOLERANCE.
+    if value < 0:
+        raise custom_error("INVALID_TOLERANCE", f"must not be negative, got {value}")
+    return value
+
+
+def _intent(value: str) -> str:
+    # cube spec: expectedIntent is case-insensitive; the model stores it upper-case.
+    up = value.strip().upper()
+    if up not in INTENTS:
+        hint = nearest(up, INTENTS)
+        raise custom_error(
+            "INVALID_VALUE",
+            f"must be one of {', '.join(INTENTS)} (any case), got {value!r}"
+            + (f"; did you mean {hint!r}?" if hint else ""),
+        )
+    return up
+
+
+def _at_least_one(cases: list[Any]) -> list[Any]:
+    # cube spec: `cases` is a non-empty list; an empty one is MISSING_FIELD.
+    if not cases:
+        raise custom_error("MISSING_FIELD", "must list at least one case")
+    return cases
+
+
+def _scalar_row(row: dict[str, Any]) -> dict[str, Any]:
+    for key, value in row.items():
+        if value is not None and not isinstance(value, (str, int, float, bool)):
+            raise custom_error("TYPE_MISMATCH", f"value of {key!r} must be a scalar, got {type_name(value)}")
+    return row
+
+
+class CubeDoc(Edge):
+    """The cube every case runs against: all four keys required, non-blank strings."""
+
+    connectionName: NonBlank
+    catalog: NonBlank
+    schema_: NonBlank = Field(alias="schema")
+    cubeName: NonBlank
+
+
+class MessageDoc(Edge):
+    """One earlier message that seeds the question."""
+
+    role: Literal["user", "assistant", "system"]
+    content: NonBlank
+
+
+class ToleranceDoc(Edge):
+    """Numeric tolerance for row comparison; both default to 0 (exact)."""
+
+    absolute: Annotated[float, AfterValidator(_non_negative)] = 0.0
+    relative: Annotated[float, AfterValidator(_non_negative)] = 0.0
+
+
+class MeasureDoc(Edge):
+    """A measure of the structured reference query."""
+
+    name: NonBlank
+
+
+class AxisDoc(Edge):
+    """A row axis of the structured reference query."""
+
+    dimension: NonBlank
+    hierarchy: NonBlank | None = None
+    level: NonBlank | None = None
+
+
+class ReferenceQueryDoc(Edge):
+    """Ground truth run live: ``{sql}`` or ``{measures, rows, filters}``."""
+
+    sql: NonBlank | None = None
+    measures: list[MeasureDoc] = Field(default_factory=list)
+    rows: list[AxisDoc] = Field(default_factory=list)
+    filters: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CaseDoc(Edge):
+    """One question and what its answer must show."""
+
+    name: NonBlank
+    question: NonBlank
+    history: list[MessageDoc] = Field(default_factory=list)
+    expectedIntent: Annotated[str, AfterValidator(_intent)] | None = None
+    expectedRefusalContains: NonBlank | None = None
+    expectedRows: list[Annotated[dict[str, Any], AfterValidator(_scalar_row)]] | None = None
+    referenceQuery: ReferenceQueryDoc | None = None
+    orderMatters: bool = True
+    expectedInsightContains: list[NonBlank] | None = None
+    tolerance: ToleranceDoc | None = None
+
+
+class CubeSuiteDoc(Edge):
+    """A YAML cube suite: one cube, non-empty list of cases."""
+
+    name: NonBlank
+    description: str | None = None
+    cube: CubeDoc
+    cases: Annotated[list[CaseDoc], AfterValidator(_at_least_one)]
+
+
+# ------------------------------------------------------------------------------------------------------
+# Parsing: safe_load semantics, duplicate keys rejected
+# ------------------------------------------------------------------------------------------------------
+
+
+class _DuplicateKeyError(yaml.MarkedYAMLError):
+    pass
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that rejects a key given twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<:` merge keys may be overridden by explicit keys (YAML merge semantics)
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, Hashable) and not isinstance(key, (list, dict)):
+                    if key in seen:
+                        raise _DuplicateKeyError(
+                            "while constructing a mapping",
+                            node.start_mark,
+                            f"duplicate key {key!r}",
+                            key_node.start_mark,
+                        )
+                    seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse(text: str) -> Any:
+    """Parse YAML text; a parser failure is ``MALFORMED_YAML`` with line and column when known."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = exc.problem or exc.context or "invalid YAML"
+        fail("MALFORMED_YAML", str(problem), where)
+    except RecursionError:
+        fail("MALFORMED_YAML", "the document is nested too deeply")
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+        fail("MALFORMED_YAML", f"invalid YAML: {exc}")
+
+
+# ------------------------------------------------------------------------------------------------------
+# Translation into the one model
+# ------------------------------------------------------------------------------------------------------
+
+
+def _checks(case: CaseDoc, i: int) -> list[CheckSpec]:
+    checks: list[CheckSpec] = []
+    # Only the expectations the case states become checks (cube spec: each is optional).
+    if case.expectedIntent is not None:
+        checks.append(IntentCheck(expected=case.expectedIntent))  # type: ignore[arg-type]
+    if case.expectedRefusalContains is not None:
+        checks.append(RefusalCheck(contains=case.expectedRefusalContains))
+    if case.expectedInsightContains:
+        checks.append(InsightCheck(contains=list(case.expectedInsightContains)))
+    if case.expectedRows is not None and case.referenceQuery is not None:
+        # cube spec: at most one of expectedRows and referenceQuery (which one would be the truth?).
+        fail(
+            "INVALID_VALUE",
+            f"cases[{i}] gives both 'expectedRows' and 'referenceQuery'; keep one",
+            ("cases", i, "referenceQuery"),
+        )
+    tolerance = Tolerance(**case.tolerance.model_dump()) if case.tolerance else Tolerance()
+    if case.expectedRows is not None:
+        checks.append(
+            RowsCheck(expected=case.expectedRows, order_matters=case.orderMatters, tolerance=tolerance)
+        )
+    elif case.referenceQuery is not None:
+        rq = case.referenceQuery
+        loc = ("cases", i, "referenceQuery")
+        if rq.sql is not None and (rq.measures or rq.rows or rq.filters):
+            fail("INVALID_VALUE", "referenceQuery gives both 'sql' and a structured query; keep one", loc)
+        if rq.sql is None and not rq.measures:
+            fail("MISSING_FIELD", "referenceQuery needs 'sql' or at least one of 'measures'", (*loc, "sql"))
+        ref = ReferenceQuery(
+            sql=rq.sql,
+            measures=[m.model_dump() for m in rq.measures],
+            rows=[r.model_dump(exclude_none=True) for r in rq.rows],
+            filters=list(rq.filters),
+        )
+        checks.append(RowsCheck(reference_query=ref, order_matters=case.orderMatters, tolerance=tolerance))
+    return checks
+
+
+def build(doc: CubeSuiteDoc) -> Suite:
+    """Translate a validated document into the one model; each case is one turn, run once."""
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for i, c in enumerate(doc.cases):
+        if c.name in seen:
+            # cube spec: names are unique within the suite (mismatch paths and reports use them).
+            fail(
+                "INVALID_VALUE",
+                f"duplicate case name {c.name!r} (first used by cases[{seen[c.name]}])",
+                ("cases", i, "name"),
+            )
+        seen[c.name] = i
+        turn = Turn(
+            prompt=c.question,
+            history=[Message(role=m.role, content=m.content) for m in c.history],
+            checks=_checks(c, i),
+        )
+        cases.append(Case(id=c.name, name=c.name, runs=1, turns=[turn]))
+    return Suite(
+        name=doc.name,
+        description=doc.description,
+        format="cube-yaml",
+        cases=cases,
+        meta={"cube": doc.cube.model_dump(by_alias=True)},
+    )
+
+
+def load_text(text: str) -> Suite:
+    """Load a YAML cube suite from its text.
+
+    Raises:
+        SuiteError: the cube spec's codes (``MALFORMED_YAML``, ``MISSING_FIELD``, ``BLANK_FIELD``,
+            ``TYPE_MISMATCH``, ``INVALID_TOLERANCE``) and ``UNKNOWN_FIELD`` / ``INVALID_VALUE``.
+    """
+    data = parse(text)
+    # cube spec: a top level or a case that is not a mapping is MALFORMED_YAML (not a type mismatch).
+    if not isinstance(data, dict):
+        what = "empty" if data is None else f"a {type_name(data)}"
+        fail("MALFORMED_YAML", f"the top level must be a mapping, got {what}")
+    cases = data.get("cases")
+    if isinstance(cases, list):
+        for i, case in enumerate(cases):
+            if not isinstance(case, dict):
+                fail("MALFORMED_YAML", f"cases[{i}] must be a mapping, got {type_name(case)}", ("cases", i))
+    doc: CubeSuiteDoc = validate(CubeSuiteDoc, data)
+    return build(doc)
