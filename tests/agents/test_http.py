@@ -7,7 +7,7 @@ import pytest
 from evalnb.agents import Request
 from evalnb.agents.http import ASK_MAPPING, HTTP, get_path
 from evalnb.errors import AgentError, ConfigError
-from tests.agents.ask_server import AskServer, ask_server  # noqa: F401 - fixture
+from tests.agents.ask_server import AskServer
 
 TOKEN = "tok-SECRET-4f2a9c"
 
@@ -16,7 +16,7 @@ def req(prompt: str, **kw: object) -> Request:
     return Request(prompt=prompt, case="c1", suite="s", **kw)  # type: ignore[arg-type]
 
 
-async def test_ask_mapping_query(ask_server: AskServer, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+async def test_ask_mapping_query(ask_server: AskServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASK_TOKEN", TOKEN)
     agent = HTTP.ask(
         f"{ask_server.url}/ai/ask",
@@ -38,7 +38,7 @@ async def test_ask_mapping_query(ask_server: AskServer, monkeypatch: pytest.Monk
     assert TOKEN not in repr(agent) and "Authorization" in repr(agent)
 
 
-async def test_ask_refusal_insight_and_history(ask_server: AskServer) -> None:  # noqa: F811
+async def test_ask_refusal_insight_and_history(ask_server: AskServer) -> None:
     agent = HTTP.ask(f"{ask_server.url}/ai/ask")
     refused = await agent.respond(req("what is the weather"))
     assert refused.intent == "REFUSED" and refused.refusal == "off-topic: not about sales"
@@ -52,7 +52,7 @@ async def test_ask_refusal_insight_and_history(ask_server: AskServer) -> None:  
     assert follow.insight == "Two countries (history of 2 messages)."
 
 
-async def test_template_values_are_json_not_pasted(ask_server: AskServer) -> None:  # noqa: F811
+async def test_template_values_are_json_not_pasted(ask_server: AskServer) -> None:
     body = {
         "q": "{prompt}",
         "meta": {
@@ -77,7 +77,7 @@ async def test_template_values_are_json_not_pasted(ask_server: AskServer) -> Non
     }
 
 
-async def test_default_mapping_and_body(ask_server: AskServer) -> None:  # noqa: F811
+async def test_default_mapping_and_body(ask_server: AskServer) -> None:
     agent = HTTP(f"{ask_server.url}/echo")
     r = await agent.respond(req("hi"))
     assert r.text is None  # "answer" is not a Response field: only Response fields are taken by default
@@ -85,7 +85,7 @@ async def test_default_mapping_and_body(ask_server: AskServer) -> None:  # noqa:
     assert (await agent2.respond(req("hi"))).text == "echoed"
 
 
-async def test_errors_transient_or_not(ask_server: AskServer, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+async def test_errors_transient_or_not(ask_server: AskServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASK_TOKEN", TOKEN)
     agent = HTTP.ask(
         f"{ask_server.url}/ai/ask", secret_headers={"Authorization": "Bearer ${ASK_TOKEN}"}, timeout=0.5

@@ -7,14 +7,14 @@ import pytest
 from evalnb.agents import Request
 from evalnb.agents.openai_chat import OpenAIChat
 from evalnb.errors import AgentError
-from tests.support.openai_server import OpenAIServer, Reply, openai_server  # noqa: F401 - fixture
+from tests.support.openai_server import OpenAIServer, Reply
 
 KEY = "sk-test-SECRET-7d1e5b"
 
 
 async def test_single_turn_usage_and_model(
     openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> None:  # noqa: F811
+) -> None:
     monkeypatch.setenv("EVALNB_TEST_KEY", KEY)
     openai_server.script(
         Reply(content="Paris.", usage={"prompt_tokens": 21, "completion_tokens": 3}, model="m-2024")
@@ -36,7 +36,7 @@ async def test_single_turn_usage_and_model(
     assert KEY not in repr(agent) and "api_key=<set>" in repr(agent)
 
 
-async def test_multi_turn_history(openai_server: OpenAIServer) -> None:  # noqa: F811
+async def test_multi_turn_history(openai_server: OpenAIServer) -> None:
     openai_server.default = lambda rec: f"seen {len(rec.messages)} messages"
     agent = OpenAIChat(
         "m", base_url=openai_server.base_url, api_key_env="EVALNB_UNSET_KEY_X", temperature=0.3
@@ -50,7 +50,7 @@ async def test_multi_turn_history(openai_server: OpenAIServer) -> None:  # noqa:
     assert "Authorization" not in sent.headers  # no key variable set: no auth header
 
 
-async def test_retries_then_answers(openai_server: OpenAIServer) -> None:  # noqa: F811
+async def test_retries_then_answers(openai_server: OpenAIServer) -> None:
     openai_server.script(Reply(status=503), Reply(status=429, headers={"Retry-After": "0"}), "finally")
     agent = OpenAIChat("m", base_url=openai_server.base_url, retries=3)
     agent.client.backoff = 0.01
@@ -60,7 +60,7 @@ async def test_retries_then_answers(openai_server: OpenAIServer) -> None:  # noq
 
 async def test_errors_become_agent_errors_without_the_key(
     openai_server: OpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("EVALNB_TEST_KEY", KEY)
     monkeypatch.setenv("GATEWAY_TOKEN", "gw-SECRET-99")
