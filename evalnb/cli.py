@@ -5,6 +5,8 @@ Exit codes (api contract): 0 all passed, 1 a check failed or a case was degraded
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 app = typer.Typer(
@@ -16,9 +18,326 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root() -> None:
+    """Evaluate LLM agents: load TOML, YAML and JSON suites, run them, compare versions."""
+    # A callback keeps `evalnb run ...` a subcommand even while `run` is the only command registered.
+
+
+# --------------------------------------------------------------------------------------------------
+# evalnb run
+# --------------------------------------------------------------------------------------------------
+
+# Options taking several values after one flag (`--prompts "a" "b" --expected "x" "y"`, dataset spec);
+# click options take one value each, so main() rewrites them into repeated flags before parsing.
+GREEDY_OPTIONS = {"run": ("--prompts", "--expected")}
+
+STARTER_ASK = "No prompts file found in current directory or ./evals/\nCreate a starter evals file with sample prompts? (Y/n): "
+
+
+def expand_greedy(argv: list[str]) -> list[str]:
+    """``run --prompts a b --expected x y`` -> ``run --prompts a --prompts b --expected x --expected y``."""
+    if not argv or argv[0] not in GREEDY_OPTIONS:
+        return argv
+    greedy = GREEDY_OPTIONS[argv[0]]
+    out: list[str] = [argv[0]]
+    current: str | None = None
+    for arg in argv[1:]:
+        if arg in greedy:
+            current = arg
+            continue
+        if arg.startswith("--") or (arg.startswith("-") and len(arg) == 2 and arg[1].isalpha()):
+            current = None
+            out.append(arg)
+        elif current is not None:
+            out += [current, arg]
+        else:
+            out.append(arg)
+    return out
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _agents_from(specs: list[str]) -> object:
+    """``--agent SPEC`` once: one agent for every case; ``--agent ID=SPEC`` (repeatable): a mapping."""
+    import re
+
+    from evalnb.agents.spec import load_agent
+
+    named: dict[str, object] = {}
+    bare: list[str] = []
+    for spec in specs:
+        m = re.match(r"^([A-Za-z0-9_.-]+)=(.+)$", spec)
+        if m:
+            named[m.group(1)] = load_agent(m.group(2))
+        else:
+            bare.append(spec)
+    if len(bare) > 1:
+        raise typer.BadParameter("give one --agent SPEC, or name them: --agent ID=SPEC", param_hint="--agent")
+    if not named:
+        return load_agent(bare[0])
+    if bare:
+        named.setdefault("default", load_agent(bare[0]))
+    return named
+
+
+def _is_legacy_json(path: Path) -> bool:
+    import json
+
+    if path.suffix.lower() != ".json":
+        return False
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # the loader reports a malformed file with its own code
+    return isinstance(doc, list) or (isinstance(doc, dict) and "schemaVersion" not in doc)
+
+
+def _inline_suite(prompts: list[str], expected: list[str]) -> object:
+    from evalnb.suite import (
+        Case,
+        CheckSpec,
+        ExactMatchCheck,
+        JudgedMetricCheck,
+        PartialMatchCheck,
+        Suite,
+        Turn,
+    )
+
+    if expected and len(expected) != len(prompts):
+        raise _fail(
+            f"--prompts and --expected pair in order: got {len(prompts)} prompts and {len(expected)} answers"
+        )
+    cases = []
+    for i, prompt in enumerate(prompts):
+        want = expected[i] if expected else None
+        # With an expected answer the deterministic matchers score it; without one, the dataset defaults
+        # (Relevance and Coherence, judged) apply, as for a dataset item with no evaluators.
+        checks: list[CheckSpec] = (
+            [ExactMatchCheck(), PartialMatchCheck()]
+            if want is not None
+            else [JudgedMetricCheck(type="Relevance"), JudgedMetricCheck(type="Coherence")]
+        )
+        cases.append(
+            Case(
+                id=f"inline-{i + 1}",
+                name=prompt[:60],
+                turns=[Turn(prompt=prompt, expected=want, checks=checks)],
+            )
+        )
+    return Suite(name="inline", format="dataset-json", cases=cases)
+
+
+def _discover_or_offer() -> Path:
+    """Dataset discovery; on a terminal, offer the starter file (dataset spec), else exit 2 saying where."""
+    import sys
+
+    import evalnb
+
+    found = evalnb.discover(".")
+    if found is not None:
+        return Path(found)
+    if not sys.stdin.isatty():
+        raise _fail(
+            "no suite given and none found: looked for prompts.json, evals.json, tests.json "
+            "in the current directory and in ./evals/"
+        )
+    answer = input(STARTER_ASK).strip().lower()
+    if answer not in ("", "y", "yes"):
+        raise typer.Exit(2)
+    path = Path("evals") / "evals.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(STARTER_DATASET, encoding="utf-8")
+    typer.echo(f"Created {path}", err=True)
+    return path
+
+
+STARTER_DATASET = """{
+  "schemaVersion": "1.6.0",
+  "description": "Starter prompts: replace them with your own",
+  "default_evaluators": { "PartialMatch": {}, "ExactMatch": {} },
+  "items": [
+    {
+      "testId": "SAMPLE-001",
+      "category": "knowledge",
+      "prompt": "What is the capital of France?",
+      "expected_response": "Paris"
+    },
+    {
+      "testId": "SAMPLE-002",
+      "category": "knowledge",
+      "prompt": "What is 2 + 2?",
+      "expected_response": "4"
+    }
+  ]
+}
+"""
+
+
+def _interactive(agent: object, *, timeout: float) -> int:
+    """A prompt loop: send what the user types, show the answer and deterministic scores; save on request."""
+    import json
+    import time
+
+    import evalnb
+    from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, Suite, Turn
+
+    tried: list[dict[str, str]] = []
+    typer.echo("Interactive mode: type a prompt (empty line or Ctrl-D to finish).")
+    while True:
+        try:
+            prompt = input("prompt> ").strip()
+        except EOFError:
+            break
+        if not prompt:
+            break
+        try:
+            expected = input("expected (optional)> ").strip()
+        except EOFError:
+            expected = ""
+        checks: list = [ExactMatchCheck(), PartialMatchCheck()] if expected else []
+        suite = Suite(
+            name="interactive",
+            format="dataset-json",
+            cases=[
+                Case(
+                    id="interactive",
+                    name=prompt[:60],
+                    turns=[Turn(prompt=prompt, expected=expected or None, checks=checks)],
+                )
+            ],
+        )
+        result = evalnb.run(suite, agent, runs=1, timeout=timeout, progress=False, retries=0)
+        row = result.runs.iloc[0]
+        if row["status"] == "degraded":
+            typer.echo(f"error: {row['error']}")
+        else:
+            typer.echo(f"answer: {row['response']}")
+        for s in result.scores.itertuples():
+            typer.echo(f"  {s.check_id}: {'PASS' if s.passed else 'FAIL'} ({s.reason})")
+        item = {"prompt": prompt}
+        if expected:
+            item["expected_response"] = expected
+        tried.append(item)
+    if not tried:
+        return 0
+    try:
+        save = input(f"Save these {len(tried)} prompt(s) as a dataset? (y/N): ").strip().lower()
+    except EOFError:
+        save = ""
+    if save in ("y", "yes"):
+        default = Path("evals") / f"interactive-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        try:
+            where = input(f"File [{default}]: ").strip()
+        except EOFError:
+            where = ""
+        path = Path(where) if where else default
+        path.parent.mkdir(parents=True, exist_ok=True)
+        doc: dict[str, object] = {
+            "schemaVersion": "1.6.0",
+            "description": "Saved from evalnb run --interactive",
+            "items": tried,
+        }
+        if any("expected_response" in i for i in tried):
+            doc["default_evaluators"] = {"ExactMatch": {}, "PartialMatch": {}}
+        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        typer.echo(f"Saved {path}")
+    return 0
+
+
+def _emit(results: list, *, fmt: str, output: Path | None) -> None:
+    """Print the text report or JSON of every suite; ``--output`` also writes JSON (.json) or the report."""
+    import json
+
+    if fmt == "json":
+        data = results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results]
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    else:
+        text = "\n".join(r.report() for r in results).rstrip("\n")
+    typer.echo(text)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        if output.suffix.lower() == ".json":
+            data = results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results]
+            output.write_text(
+                json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+            )
+        else:
+            output.write_text("\n".join(r.report() for r in results), encoding="utf-8")
+
+
+@app.command("run")
+def run_command(
+    paths: list[Path] = typer.Argument(
+        None, help="Suite files (TOML, YAML or JSON). None: dataset discovery."
+    ),
+    agent: list[str] = typer.Option(
+        None,
+        "--agent",
+        "-a",
+        help="module:function or file.py:function; repeat as ID=SPEC to route by agent id.",
+    ),
+    runs: int | None = typer.Option(None, "--runs", help="Override every case's run count."),
+    concurrency: int = typer.Option(8, "--concurrency", "-c", help="Case runs in flight at once."),
+    timeout: float = typer.Option(120.0, "--timeout", help="Seconds per agent call."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Also write the results to this file."),
+    no_fail_on_regression: bool = typer.Option(
+        False,
+        "--no-fail-on-regression",
+        help="Report only: exit 0 on failures (2 still means it could not start).",
+    ),
+    prompts: list[str] = typer.Option(None, "--prompts", help="Inline prompts: --prompts 'a' 'b'."),
+    expected: list[str] = typer.Option(
+        None, "--expected", help="Expected answers, paired with --prompts in order."
+    ),
+    interactive: bool = typer.Option(False, "--interactive", "-i", help="Prompt loop without a dataset."),
+) -> None:
+    """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
+    import evalnb
+    from evalnb.errors import EvalnbError
+
+    if fmt not in ("text", "json"):
+        raise _fail(f"--format must be text or json, not {fmt!r}")
+    try:
+        if not agent:
+            raise _fail("no agent given: use --agent module:function or --agent path/to/file.py:function")
+        the_agent = _agents_from(agent)
+        if interactive:
+            raise typer.Exit(_interactive(the_agent, timeout=timeout))
+        suites: list = []
+        if prompts:
+            suites.append(_inline_suite(list(prompts), list(expected or [])))
+        for path in paths or ([] if prompts else [_discover_or_offer()]):
+            if _is_legacy_json(path):
+                backup = evalnb.upgrade(path)
+                typer.echo(
+                    f"Upgraded legacy dataset {path} to the versioned format (backup: {backup})", err=True
+                )
+            suites.append(evalnb.load(path))
+        # Everything that can fail at start-up is checked for every suite before the first one runs.
+        kwargs: dict = {"runs": runs, "concurrency": concurrency, "timeout": timeout}
+        results = [evalnb.run(s, the_agent, **kwargs) for s in suites]
+    except typer.Exit:
+        raise
+    except typer.BadParameter:
+        raise
+    except (EvalnbError, OSError) as exc:
+        raise _fail(str(exc)) from exc
+    _emit(results, fmt=fmt, output=output)
+    if no_fail_on_regression:
+        raise typer.Exit(0)
+    raise typer.Exit(max((r.exit_code for r in results), default=0))
+
+
 def main() -> None:
     """Entry point of the ``evalnb`` script and of ``python -m evalnb``."""
-    app()
+    import sys
+
+    app(args=expand_greedy(sys.argv[1:]), prog_name="evalnb")
 
 
 if __name__ == "__main__":
