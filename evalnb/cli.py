@@ -333,6 +333,89 @@ def run_command(
     raise typer.Exit(max((r.exit_code for r in results), default=0))
 
 
+# --------------------------------------------------------------------------------------------------
+# evalnb validate / init / upgrade / schema
+# --------------------------------------------------------------------------------------------------
+
+_SUITE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
+
+
+@app.command("validate")
+def validate_command(
+    paths: list[Path] = typer.Argument(..., help="Suite files, or folders of them (TOML, YAML, JSON)."),
+) -> None:
+    """Check suites without running them: `path:location: CODE message` per error; exit 0 valid, 2 not."""
+    import evalnb
+
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.iterdir() if p.suffix.lower() in _SUITE_SUFFIXES and p.is_file())
+        else:
+            files.append(path)
+    bad = 0
+    for path in files:
+        try:
+            suite = evalnb.load(path)
+        except evalnb.SuiteError as exc:
+            bad += 1
+            where = f"{path}:{exc.location}" if exc.location else str(path)
+            typer.echo(f"{where}: {exc.code} {exc.message}")
+            continue
+        typer.echo(f"{path}: OK ({suite.format}, {len(suite.cases)} cases)")
+    raise typer.Exit(2 if bad or not files else 0)
+
+
+@app.command("init")
+def init_command(
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask; create the starter file."),
+    path: Path = typer.Option(Path("evals") / "evals.json", "--path", help="Where to write the starter."),
+) -> None:
+    """Write a starter dataset (./evals/evals.json) with sample prompts."""
+    import sys
+
+    from evalnb.formats import write_starter
+
+    if path.exists():
+        typer.echo(f"{path} already exists; left unchanged")
+        raise typer.Exit(0)
+    if not yes and sys.stdin.isatty():
+        answer = input(STARTER_ASK).strip().lower()  # dataset spec: ask first on a terminal
+        if answer not in ("", "y", "yes"):
+            typer.echo("nothing written")
+            raise typer.Exit(0)
+    typer.echo(f"Created {write_starter(path)}")
+
+
+@app.command("upgrade")
+def upgrade_command(path: Path = typer.Argument(..., help="A legacy JSON dataset.")) -> None:
+    """Rewrite a legacy JSON dataset in the versioned form, after a byte-identical backup."""
+    import evalnb
+
+    try:
+        backup = evalnb.upgrade(path)
+    except evalnb.SuiteError as exc:
+        raise _fail(str(exc)) from exc
+    if backup is None:
+        typer.echo(f"{path} is already versioned; nothing changed")
+    else:
+        typer.echo(f"Upgraded {path}; backup: {backup}")
+
+
+@app.command("schema")
+def schema_command(
+    format: str = typer.Argument(..., help="tasks-toml, cube-yaml or dataset-json."),
+) -> None:
+    """Print a JSON Schema of a suite format, for editors."""
+    import json
+
+    from evalnb.formats import FORMATS, json_schema
+
+    if format not in FORMATS:
+        raise _fail(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    typer.echo(json.dumps(json_schema(format), indent=2))
+
+
 def main() -> None:
     """Entry point of the ``evalnb`` script and of ``python -m evalnb``."""
     import sys
