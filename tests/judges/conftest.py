@@ -1,0 +1,68 @@
+"""Fixtures for judge tests: the real local chat-completions server and check contexts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalnb.agents.base import Request, Response
+from evalnb.checks.registry import CheckContext
+from evalnb.suite import Case, Suite, Turn
+from tests.support.openai_server import OpenAIServer
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIServer]:
+    with OpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The default judge cache lives under the working directory: keep it out of the repository.
+    monkeypatch.chdir(tmp_path)
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "AZURE_OPENAI_ENDPOINT"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def make_ctx(
+    *,
+    prompt: str = "What is the capital of France?",
+    response: str | Response = "Paris is the capital of France.",
+    expected: str | None = None,
+    context: str | None = None,
+    conversation: list[dict[str, str]] | None = None,
+    judge: Any = None,
+) -> CheckContext:
+    turn = Turn(prompt=prompt, expected=expected, context=context)
+    case = Case(id="c1", name="c1", turns=[turn])
+    suite = Suite(name="s", format="dataset-json", cases=[case])
+    resp = response if isinstance(response, Response) else Response(text=response)
+    return CheckContext(
+        suite=suite,
+        case=case,
+        turn=turn,
+        turn_index=0,
+        run=0,
+        request=Request(prompt=prompt, history=list(conversation or [])),
+        response=resp,
+        judge=judge,
+        conversation=list(conversation or []),
+    )
+
+
+_BLOCK = re.compile(r"<<<DATA ([\w-]+) id=(\w+)>>>\n(.*?)\n<<<END DATA \1 id=\2>>>", re.S)
+
+
+def blocks(prompt: str) -> dict[str, str]:
+    """The DATA blocks of a judge prompt, by name."""
+    return {m.group(1): m.group(3) for m in _BLOCK.finditer(prompt)}
+
+
+def outside_blocks(prompt: str) -> str:
+    """The prompt with every DATA block cut out: what a model would read as instructions."""
+    return _BLOCK.sub("", prompt)
