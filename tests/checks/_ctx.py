@@ -1,0 +1,38 @@
+"""Build a CheckContext for one turn and response (shared by the check tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalnb.agents.base import Request, Response
+from evalnb.checks.registry import CheckContext
+from evalnb.suite import Case, Suite, Turn
+
+
+def ctx_for(
+    spec: Any,
+    *,
+    expected: str | None = None,
+    workdir: Path | None = None,
+    **response: Any,
+) -> CheckContext:
+    turn = Turn(prompt="q", expected=expected, checks=[spec])
+    case = Case(id="c", name="c", turns=[turn])
+    suite = Suite(name="s", format="dataset-json", cases=[case])
+    return CheckContext(
+        suite=suite,
+        case=case,
+        turn=turn,
+        turn_index=0,
+        run=0,
+        request=Request(prompt="q", workdir=workdir),
+        response=Response(**response),
+        workdir=workdir,
+    )
+
+
+def score(spec: Any, **kw: Any) -> Any:
+    from evalnb.checks import registry
+
+    return registry.get(spec.type)(spec, ctx_for(spec, **kw))
