@@ -1,0 +1,510 @@
+"""The ``rows`` check: an analytics answer's rows against expected rows (cube spec, "Row comparison").
+
+Rules, each from the cube spec:
+
+* keys compare case-insensitively with whitespace, ``_`` and ``-`` removed; mismatch paths use the expected
+  key as written (``rows[1].storeSales``);
+* expected values that parse as numbers compare numerically: numbers as they are; strings trimmed, with
+  ``$ £ € ¥`` and thousands separators removed, ``(x)`` read as ``-x``, a trailing ``%`` dropped, exponents
+  allowed. The actual value must then parse too, or the cell is a mismatch ("not a number"). Other values
+  compare as trimmed strings, case-sensitively;
+* a numeric cell passes when ``|a-e| <= absolute`` or (``e != 0`` and ``|a-e|/|e| <= relative``); NaN equals
+  NaN only;
+* an expected key missing from the actual row is a mismatch; an actual key not in the expectation is not;
+* a different number of rows is a mismatch, and the first rows are still compared pair by pair;
+* ``orderMatters: false`` sorts both sides by the same normalised keys and values before comparing.
+
+The comparison works column by column on whole arrays (pandas and NumPy); only the mismatches that are
+reported are formatted one by one, so a million-row answer is compared in well under a second.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evalnb.checks.registry import CheckContext, Score, builtin
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from evalnb.suite import RowsCheck
+
+__all__ = ["RowsDiff", "compare_rows", "normalise_key", "parse_number"]
+
+MAX_DETAILS = 1000
+"""How many mismatching cells are listed in ``Score.details``; the reason always gives the full count."""
+REASON_LINES = 5
+
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER_RE = re.compile(_NUMBER)
+_NOISE = r"[$£€¥,\s]"  # currency symbols, thousands separators and blanks inside a number
+_MAYBE_NUMBER = r"\s*[-+($£€¥.\d]"
+
+
+def normalise_key(key: object) -> str:
+    """The form under which row keys compare: ``Store Sales``, ``store_sales``, ``STORE-SALES`` -> ``storesales``.
+
+    Example:
+        >>> normalise_key("Store Sales") == normalise_key("store_sales") == normalise_key("storeSales")
+        True
+    """
+    return re.sub(r"[\s_\-]+", "", str(key)).lower()
+
+
+def parse_number(value: Any) -> float | None:
+    """Parse one value the lenient way the cube spec reads expected numbers; ``None`` if it is not a number.
+
+    Example:
+        >>> parse_number("$565,238.13"), parse_number("(500)"), parse_number("12%"), parse_number("Food")
+        (565238.13, -500.0, 12.0, None)
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if value is None:
+        return float("nan")
+    if not isinstance(value, str):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return None
+    text = re.sub(_NOISE, "", value.strip())
+    neg = text.startswith("(") and text.endswith(")")
+    if neg:
+        text = text[1:-1]
+    text = text.removesuffix("%")
+    if not _NUMBER_RE.fullmatch(text):
+        return None
+    return -float(text) if neg else float(text)
+
+
+# --------------------------------------------------------------------------------------------------
+# Vectorised parsing
+# --------------------------------------------------------------------------------------------------
+
+
+def _parse_series(s: pd.Series, *, strict_types: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Lenient numbers for a whole column: ``(values, parsed)``; nulls parse as NaN.
+
+    ``strict_types`` (the expected side) keeps booleans out of the numbers.
+    """
+    import numpy as np
+    import pandas as pd
+    from pandas.api import types as pdt
+
+    n = len(s)
+    if pdt.is_bool_dtype(s.dtype):
+        values = np.full(n, np.nan)
+        ok = s.isna().to_numpy() if strict_types else np.ones(n, dtype=bool)
+        if not strict_types:
+            values = s.astype("float64").to_numpy(dtype="float64", na_value=np.nan)
+        return values, ok
+    if pdt.is_numeric_dtype(s.dtype):
+        return s.to_numpy(dtype="float64", na_value=np.nan), np.ones(n, dtype=bool)
+
+    values = np.full(n, np.nan)
+    ok = np.zeros(n, dtype=bool)
+    isnull = s.isna().to_numpy()
+    ok |= isnull
+    if pdt.is_string_dtype(s.dtype) and s.dtype != object:
+        is_str = ~isnull
+        is_other = np.zeros(n, dtype=bool)
+    else:
+        arr = s.to_numpy(dtype=object)
+        is_str = np.fromiter((isinstance(v, str) for v in arr), dtype=bool, count=n)
+        is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) for v in arr), dtype=bool, count=n)
+        is_other = ~(is_str | isnull | is_bool)
+        if not strict_types and is_bool.any():
+            values[is_bool] = arr[is_bool].astype(float)
+            ok |= is_bool
+    if is_other.any():
+        other = pd.to_numeric(pd.Series(s.to_numpy(dtype=object)[is_other]), errors="coerce").to_numpy(
+            dtype="float64", na_value=np.nan
+        )
+        values[is_other] = other
+        ok[np.flatnonzero(is_other)[~np.isnan(other)]] = True
+    if is_str.any():
+        idx = np.flatnonzero(is_str)
+        text = (s if len(idx) == n else s.iloc[idx]).astype("string").reset_index(drop=True)
+        # Cheap first pass: only a cell that starts like a number can be one, so labels are skipped at once.
+        maybe = text.str.match(_MAYBE_NUMBER).to_numpy(dtype=bool, na_value=False)
+        if maybe.any():
+            idx, text = idx[maybe], text[maybe].reset_index(drop=True)
+            text = text.str.replace(_NOISE, "", regex=True)
+            neg = (text.str.startswith("(") & text.str.endswith(")")).to_numpy(dtype=bool, na_value=False)
+            text = text.str.replace(r"^\((.*)\)$", r"\1", regex=True).str.replace(r"%$", "", regex=True)
+            valid = text.str.fullmatch(_NUMBER).to_numpy(dtype=bool, na_value=False)
+            nums = pd.to_numeric(text.where(valid), errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+            nums = np.where(neg, -nums, nums)
+            values[idx[valid]] = nums[valid]
+            ok[idx[valid]] = True
+    return values, ok
+
+
+def _strings(s: pd.Series) -> pd.Series:
+    """Trimmed text of every cell (``None`` for nulls), as a pandas string column."""
+    from pandas.api import types as pdt
+
+    if not (pdt.is_string_dtype(s.dtype) and s.dtype != object):
+        s = s.map(lambda v: None if v is None or v != v else str(v), na_action="ignore")
+    return s.astype("string").str.strip()
+
+
+# --------------------------------------------------------------------------------------------------
+# Sides
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Side:
+    frame: pd.DataFrame
+    keys: list[str]  # column names as written
+    present: pd.DataFrame | None  # per-cell key presence, None when every row has every key
+
+
+def _side(rows: Any, what: str, *, normalise: bool = False) -> _Side:
+    import pandas as pd
+
+    if rows is None:
+        return _Side(pd.DataFrame(), [], None)
+    if isinstance(rows, pd.DataFrame):
+        frame = rows.reset_index(drop=True)
+        frame.columns = [str(c) for c in frame.columns]
+        return _Side(frame, list(frame.columns), None)
+    if isinstance(rows, (Mapping, str, bytes)) or not isinstance(rows, Sequence):
+        raise TypeError(f"the {what} rows are a {type(rows).__name__}, not a list of dicts or a DataFrame")
+    keys: dict[str, None] = {}
+    records: list[dict[str, Any]] = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise TypeError(f"the {what} rows[{i}] is a {type(row).__name__}, not a mapping")
+        record: dict[str, Any] = {}
+        for k, v in row.items():
+            # The answer's rows may spell a key differently from row to row: merge them by normalised key.
+            record.setdefault(normalise_key(k) if normalise else str(k), v)
+        records.append(record)
+        keys.update(dict.fromkeys(record))
+    names = list(keys)
+    frame = pd.DataFrame.from_records(records, columns=names)
+    frame = frame.astype(object) if len(frame) else frame
+    present = None
+    if any(len(r) != len(names) for r in records):
+        present = pd.DataFrame({k: [k in r for r in records] for k in names})
+    return _Side(frame, names, present)
+
+
+# --------------------------------------------------------------------------------------------------
+# The comparison
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RowsDiff:
+    """Outcome of :func:`compare_rows`.
+
+    Attributes:
+        expected_rows: number of expected rows.
+        actual_rows: number of actual rows.
+        cells: number of expected cells (rows x keys each row gives).
+        matched: cells that matched.
+        mismatches: number of mismatching cells, plus one for a row-count mismatch.
+        details: one dict per listed mismatch (row, key, expected, actual, tolerance, reason), at most
+            ``max_details``; the row-count mismatch first.
+    """
+
+    expected_rows: int
+    actual_rows: int
+    cells: int
+    matched: int
+    mismatches: int
+    details: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.mismatches == 0
+
+    @property
+    def value(self) -> float:
+        """Share of expected cells that matched (1.0 or 0.0 when there are no cells)."""
+        if self.cells == 0:
+            return 1.0 if self.passed else 0.0
+        return self.matched / self.cells
+
+    @property
+    def lines(self) -> list[str]:
+        return [d["reason"] for d in self.details]
+
+    def reason(self, max_lines: int = REASON_LINES) -> str:
+        """The first mismatch lines, one per line, and how many more there are."""
+        if self.passed:
+            return f"{self.expected_rows} row(s) match"
+        shown = self.lines[:max_lines]
+        rest = self.mismatches - len(shown)
+        return "\n".join(shown + ([f"... and {rest} more mismatch(es)"] if rest > 0 else []))
+
+
+def _fmt_num(x: float) -> str:
+    return repr(float(x))
+
+
+def _fmt_tol(absolute: float, relative: float) -> str:
+    return f"abs {absolute:g}, rel {relative:g}"
+
+
+def _quoted(text: Any) -> str:
+    return json.dumps(str(text), ensure_ascii=False)
+
+
+def compare_rows(
+    expected: Any,
+    actual: Any,
+    *,
+    absolute: float = 0.0,
+    relative: float = 0.0,
+    order_matters: bool = True,
+    max_details: int = MAX_DETAILS,
+) -> RowsDiff:
+    """Compare rows by the cube spec's rules.
+
+    Args:
+        expected: a list of dicts or a DataFrame (the expectation or a reference query's result).
+        actual: the answer's rows: a list of dicts, a DataFrame, or ``None`` (no rows).
+        absolute: absolute numeric tolerance.
+        relative: relative numeric tolerance.
+        order_matters: compare row i with row i; otherwise sort both sides first.
+        max_details: how many mismatching cells to list.
+
+    Raises:
+        TypeError: when a side is neither a list of mappings nor a DataFrame.
+
+    Example:
+        >>> d = compare_rows([{"productFamily": "Food"}], [{"product_family": "Drink"}])
+        >>> d.lines
+        ['rows[0].productFamily: expected "Food", got "Drink"']
+    """
+    import numpy as np
+
+    exp = _side(expected, "expected")
+    act = _side(actual, "actual", normalise=True)
+    n_e, n_a = len(exp.frame), len(act.frame)
+    tol = _fmt_tol(absolute, relative)
+
+    # cube spec: keys are matched after normalisation; the first actual column wins a duplicate.
+    act_cols: dict[str, str] = {}
+    for name in act.keys:
+        act_cols.setdefault(normalise_key(name), name)
+
+    # Parse the expected side once: which cells are numbers.
+    parsed = {k: _parse_series(exp.frame[k], strict_types=True) for k in exp.keys}
+    e_present = {
+        k: (exp.present[k].to_numpy(dtype=bool) if exp.present is not None else np.ones(n_e, dtype=bool))
+        for k in exp.keys
+    }
+    e_order = np.arange(n_e)
+    a_order = np.arange(n_a)
+    if not order_matters and exp.keys:
+        e_order, a_order = _sort_orders(exp, act, act_cols, parsed)
+
+    n = min(n_e, n_a)
+    e_take, a_take = e_order[:n], a_order[:n]
+    cells = int(sum(int(e_present[k].sum()) for k in exp.keys))
+    matched = 0
+    mism_rows: list[np.ndarray] = []
+    mism_cols: list[np.ndarray] = []
+    col_data: list[dict[str, Any]] = []
+    for ci, key in enumerate(exp.keys):
+        e_vals, e_num = parsed[key]
+        e_vals, e_num, e_pres = e_vals[e_take], e_num[e_take], e_present[key][e_take]
+        a_name = act_cols.get(normalise_key(key))
+        info: dict[str, Any] = {"key": key, "e_vals": e_vals, "e_num": e_num, "a_name": a_name}
+        if a_name is None or n == 0:
+            ok = np.zeros(n, dtype=bool)
+            info["a_pres"] = np.zeros(n, dtype=bool)
+        else:
+            a_series = act.frame[a_name].iloc[a_take].reset_index(drop=True)
+            a_pres = (
+                act.present[a_name].to_numpy(dtype=bool)[a_take]
+                if act.present is not None
+                else np.ones(n, dtype=bool)
+            )
+            info["a_pres"] = a_pres
+            info["a_series"] = a_series
+            ok = np.zeros(n, dtype=bool)
+            if e_num.any():
+                a_vals, a_ok = _parse_series(a_series, strict_types=False)
+                info["a_vals"], info["a_ok"] = a_vals, a_ok
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    diff = np.abs(a_vals - e_vals)
+                    within = (
+                        (a_vals == e_vals)
+                        | (diff <= absolute)
+                        | ((e_vals != 0) & (diff / np.abs(e_vals) <= relative))
+                    )
+                both_nan = np.isnan(a_vals) & np.isnan(e_vals)
+                ok |= e_num & a_ok & (within | both_nan)
+            if not e_num.all():
+                e_str = _strings(exp.frame[key].iloc[e_take].reset_index(drop=True))
+                a_str = _strings(a_series)
+                info["e_str"], info["a_str"] = e_str, a_str
+                same = (e_str == a_str).to_numpy(dtype=bool, na_value=False)
+                ok |= ~e_num & same
+            ok &= a_pres
+        bad = e_pres & ~ok
+        matched += int((e_pres & ok).sum())
+        idx = np.flatnonzero(bad)
+        if len(idx):
+            mism_rows.append(idx)
+            mism_cols.append(np.full(len(idx), ci))
+        col_data.append(info)
+
+    details: list[dict[str, Any]] = []
+    count = 0
+    if n_e != n_a:
+        count += 1
+        details.append(
+            {
+                "row": None,
+                "key": None,
+                "expected": str(n_e),
+                "actual": str(n_a),
+                "tolerance": None,
+                "reason": f"rows: expected {n_e} row(s), got {n_a}",
+            }
+        )
+    if mism_rows:
+        rows_all = np.concatenate(mism_rows)
+        cols_all = np.concatenate(mism_cols)
+        count += len(rows_all)
+        order = np.lexsort((cols_all, rows_all))[: max(0, max_details - len(details))]
+        for r, c in zip(rows_all[order].tolist(), cols_all[order].tolist(), strict=True):
+            details.append(_detail(r, col_data[c], tol, exp.frame, e_take))
+    return RowsDiff(n_e, n_a, cells, matched, count, details)
+
+
+def _detail(
+    r: int, info: dict[str, Any], tol: str, e_frame: pd.DataFrame, e_take: np.ndarray
+) -> dict[str, Any]:
+    key = info["key"]
+    numeric = bool(info["e_num"][r])
+    if numeric:
+        e_disp = _fmt_num(info["e_vals"][r])
+        e_text = f"{e_disp} ± ({tol})"
+    else:
+        e_disp = str(e_frame[key].iloc[int(e_take[r])]).strip()
+        e_text = _quoted(e_disp)
+    path = f"rows[{r}].{key}"
+    out = {"row": r, "key": key, "expected": e_disp, "tolerance": tol if numeric else None}
+    if info["a_name"] is None or not info["a_pres"][r]:
+        return {**out, "actual": None, "reason": f"{path}: expected {e_text}, got nothing (no such key)"}
+    raw = info["a_series"].iloc[r]
+    if numeric:
+        if not info["a_ok"][r]:
+            a_disp = str(raw).strip()
+            return {
+                **out,
+                "actual": a_disp,
+                "reason": f"{path}: expected {e_text}, got {_quoted(a_disp)} (not a number)",
+            }
+        a_disp = _fmt_num(info["a_vals"][r])
+        return {**out, "actual": a_disp, "reason": f"{path}: expected {e_text}, got {a_disp}"}
+    import pandas as pd
+
+    a_str = info["a_str"].iloc[r]
+    if a_str is None or pd.isna(a_str):
+        return {**out, "actual": None, "reason": f"{path}: expected {e_text}, got null"}
+    return {**out, "actual": str(a_str), "reason": f"{path}: expected {e_text}, got {_quoted(a_str)}"}
+
+
+def _sort_orders(
+    exp: _Side, act: _Side, act_cols: dict[str, str], parsed: dict[str, tuple[np.ndarray, np.ndarray]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Row orders that sort both sides by the same keys: text keys first, then numbers, by normalised name.
+
+    Text keys go first so that rows pair up on their labels even when a measure is slightly off.
+    """
+    import numpy as np
+    import pandas as pd
+
+    text_keys = sorted((k for k in exp.keys if not parsed[k][1].all()), key=normalise_key)
+    num_keys = sorted((k for k in exp.keys if parsed[k][1].all()), key=normalise_key)
+    e_cols: dict[str, Any] = {}
+    a_cols: dict[str, Any] = {}
+    n_a = len(act.frame)
+    for i, k in enumerate(text_keys + num_keys):
+        a_name = act_cols.get(normalise_key(k))
+        if k in text_keys:
+            e_cols[f"k{i}"] = _strings(exp.frame[k])
+            a_cols[f"k{i}"] = (
+                _strings(act.frame[a_name]) if a_name else pd.Series([None] * n_a, dtype="string")
+            )
+        else:
+            e_cols[f"k{i}"] = parsed[k][0]
+            a_cols[f"k{i}"] = (
+                _parse_series(act.frame[a_name], strict_types=False)[0] if a_name else np.full(n_a, np.nan)
+            )
+    e_order = _argsort(pd.DataFrame(e_cols, index=pd.RangeIndex(len(exp.frame))))
+    a_order = _argsort(pd.DataFrame(a_cols, index=pd.RangeIndex(n_a)))
+    return e_order, a_order
+
+
+def _argsort(keys: pd.DataFrame) -> np.ndarray:
+    import numpy as np
+
+    if keys.empty:
+        return np.arange(len(keys))
+    return keys.sort_values(list(keys.columns), kind="stable", na_position="last").index.to_numpy()
+
+
+# --------------------------------------------------------------------------------------------------
+# The registered check
+# --------------------------------------------------------------------------------------------------
+
+
+@builtin("rows")
+def rows_check(spec: RowsCheck, ctx: CheckContext) -> Score:
+    """Score the answer's rows against ``expectedRows`` or the live ``referenceQuery`` result.
+
+    A reference query that cannot run is an authoring mismatch at ``referenceQuery`` carrying the
+    database's message: the check fails, the run goes on.
+
+    Example:
+        >>> rows_check(RowsCheck(expected=[{"state": "CA"}]), ctx).passed
+    """
+    from evalnb.data import ReferenceQueryError
+
+    if spec.reference_query is not None:
+        if ctx.data is None:
+            return _authoring("no data source: pass data=... to run referenceQuery")
+        try:
+            expected: Any = ctx.data.reference(spec.reference_query)
+        except ReferenceQueryError as exc:
+            return _authoring(exc.message)
+    else:
+        expected = spec.expected or []
+    try:
+        diff = compare_rows(
+            expected,
+            ctx.response.rows,
+            absolute=spec.tolerance.absolute,
+            relative=spec.tolerance.relative,
+            order_matters=spec.order_matters,
+        )
+    except TypeError as exc:
+        line = f"rows: {exc}"
+        return Score(value=0.0, passed=False, reason=line, details=[_row_detail(None, None, line)])
+    return Score(value=diff.value, passed=diff.passed, reason=diff.reason(), details=diff.details or None)
+
+
+def _authoring(message: str) -> Score:
+    line = f"referenceQuery: {message}"
+    return Score(value=0.0, passed=False, reason=line, details=[_row_detail("referenceQuery", None, line)])
+
+
+def _row_detail(key: str | None, row: int | None, line: str) -> dict[str, Any]:
+    return {"row": row, "key": key, "expected": None, "actual": None, "tolerance": None, "reason": line}
