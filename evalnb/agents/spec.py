@@ -87,6 +87,8 @@ def _import_module(name: str) -> Any:
 def load_agent(spec: str) -> Any:
     """Resolve ``module:function`` or ``path/to/file.py:function`` to the object it names.
 
+    A spec without a colon is the name of an agent configured in ``evalnb.toml`` (``evalnb.config``).
+
     The attribute may be dotted (``module:Class.method``). The returned object is whatever the module
     defines (a callable or an agent object); the runner adapts it with ``evalnb.agents.as_agent``.
 
@@ -97,6 +99,11 @@ def load_agent(spec: str) -> Any:
         >>> load_agent("tests/agents_for_cli.py:echo")("hi")
         'hi'
     """
+    if ":" not in spec:
+        # A bare name is an agent configured in evalnb.toml or [tool.evalnb] (named agents).
+        from evalnb.config import named_agent
+
+        return named_agent(spec.strip())
     target, attr = split_spec(spec)
     looks_like_file = target.endswith(".py") or "/" in target or "\\" in target
     module = _import_file(Path(target)) if looks_like_file else _import_module(target)

@@ -1,0 +1,479 @@
+"""Named agents and a judge from ``evalnb.toml`` (or ``[tool.evalnb]`` in ``pyproject.toml``).
+
+The file is searched from the current directory upwards; in each folder ``evalnb.toml`` wins over a
+``pyproject.toml`` with a ``[tool.evalnb]`` table. Everything is strict: an unknown key is an error naming the
+key, the file and the nearest valid key. Secrets never go in the file: name the environment variable that
+holds them (``api_key_env``, ``${NAME}`` in ``secret_headers``, ``pass_env``).
+
+.. code-block:: toml
+
+    [agents.summarizer]
+    type = "command"
+    argv = ["python", "{config_dir}/agents/summarize.py"]   # {config_dir}: the folder of this file
+    result = "last_line"
+    timeout = 60
+
+    [agents.chat]
+    type = "openai"
+    model = "gpt-4o-mini"
+    system = "Answer in one sentence."
+
+    [agents.ask]
+    type = "http"
+    preset = "ask"                                  # HTTP.ask: body and mapping of an "ask" service
+    url = "http://127.0.0.1:8080/ai/ask"
+    secret_headers = { Authorization = "Bearer ${ASK_TOKEN}" }
+
+    [agents.local]
+    type = "python"
+    spec = "my_project.agents:answer"
+
+    [judge]
+    type = "openai"
+    model = "gpt-4o-mini"
+
+TOML suites name these agents in a task's ``agent`` field; the command line takes ``--agent NAME``.
+
+Example:
+    >>> from evalnb import config
+    >>> cfg = config.load_config()           # None when no file defines agents or a judge
+    >>> agent = config.resolve_agent("chat")
+    >>> result = evalnb.run("evals/tasks.toml", cfg.agents())
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalnb.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["Config", "find_config", "load_config", "named_agent", "resolve_agent"]
+
+CONFIG_FILE = "evalnb.toml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CommandAgentConfig(_Strict):
+    """``type = "command"``: the options of :class:`evalnb.agents.Command`."""
+
+    type: Literal["command"]
+    argv: list[str] = Field(min_length=1)
+    prompt_via: Literal["stdin", "arg", "env"] = "stdin"
+    env_var: str = "EVALNB_PROMPT"
+    env: dict[str, str] = Field(default_factory=dict)
+    pass_env: list[str] = Field(default_factory=list)
+    result: str = "stdout"
+    max_output: int = Field(default=1_000_000, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    cwd: str | None = None
+    encoding: str = "utf-8"
+
+
+class OpenAIAgentConfig(_Strict):
+    """``type = "openai"``: the options of :class:`evalnb.agents.OpenAIChat` (a key only by its variable)."""
+
+    type: Literal["openai"]
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    system: str | None = None
+    temperature: float | None = 0.0
+    max_tokens: int | None = Field(default=None, ge=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+    secret_headers: dict[str, str] = Field(default_factory=dict)
+    azure_endpoint: str | None = None
+    deployment: str | None = None
+    api_version: str | None = None
+    timeout: float = Field(default=60.0, gt=0)
+    retries: int = Field(default=4, ge=0)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+class HTTPAgentConfig(_Strict):
+    """``type = "http"``: the options of :class:`evalnb.agents.HTTP`; ``preset = "ask"`` for an ask service."""
+
+    type: Literal["http"]
+    url: str
+    preset: Literal["ask"] | None = None
+    method: str = "POST"
+    body: dict[str, Any] | str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    secret_headers: dict[str, str] = Field(default_factory=dict)
+    response_map: dict[str, str | list[str]] | None = None
+    timeout: float = Field(default=60.0, gt=0)
+
+
+class PythonAgentConfig(_Strict):
+    """``type = "python"``: ``spec = "module:function"`` or ``"path/to/file.py:function"``."""
+
+    type: Literal["python"]
+    spec: str
+
+
+AgentConfig = Annotated[
+    CommandAgentConfig | OpenAIAgentConfig | HTTPAgentConfig | PythonAgentConfig,
+    Field(discriminator="type"),
+]
+
+
+class JudgeConfig(_Strict):
+    """``[judge]``: ``type = "openai"`` (the options of :class:`evalnb.judges.OpenAIJudge`), ``"heuristic"``,
+    or ``"python"`` with ``spec = "module:function"``."""
+
+    type: Literal["openai", "heuristic", "python"] = "openai"
+    spec: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    azure_endpoint: str | None = None
+    deployment: str | None = None
+    api_version: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    temperature: float | None = 0.0
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: float = Field(default=60.0, gt=0)
+    retries: int = Field(default=4, ge=0)
+    concurrency: int = Field(default=64, ge=1)
+    cache: bool | str | None = None
+    system: str | None = None
+    prices: dict[str, list[float]] | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+class _File(_Strict):
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    judge: JudgeConfig | None = None
+
+
+_AGENT_FIELDS: dict[str, set[str]] = {
+    "command": set(CommandAgentConfig.model_fields),
+    "openai": set(OpenAIAgentConfig.model_fields),
+    "http": set(HTTPAgentConfig.model_fields),
+    "python": set(PythonAgentConfig.model_fields),
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# Finding and reading the file
+# --------------------------------------------------------------------------------------------------
+
+
+def find_config(start: str | os.PathLike[str] | None = None) -> tuple[Path, str] | None:
+    """The configuration file nearest to ``start`` (default: the cwd), searching upwards.
+
+    Returns:
+        ``(path, table)`` where ``table`` is ``""`` for ``evalnb.toml`` and ``"tool.evalnb"`` for a
+        ``pyproject.toml``; ``None`` when no folder up to the root has one.
+
+    Example:
+        >>> find_config()
+        (PosixPath('/home/me/project/evalnb.toml'), '')
+    """
+    here = Path(start) if start is not None else Path.cwd()
+    here = here.resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / CONFIG_FILE
+        if candidate.is_file():
+            return candidate, ""
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError):
+                continue  # someone else's broken pyproject is not ours to report
+            if isinstance(data.get("tool"), dict) and "evalnb" in data["tool"]:
+                return pyproject, "tool.evalnb"
+    return None
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None, *, start: str | os.PathLike[str] | None = None
+) -> Config | None:
+    """Read and validate the configuration.
+
+    Args:
+        path: a file to read (``evalnb.toml``, or a ``pyproject.toml`` whose ``[tool.evalnb]`` is read);
+            ``None`` searches from ``start`` upwards.
+        start: where the search begins (default: the current directory).
+
+    Returns:
+        The :class:`Config`, or ``None`` when searching found no file.
+
+    Raises:
+        ConfigError: a file that is not valid TOML, or an unknown or invalid key (named, with the file).
+
+    Example:
+        >>> cfg = load_config("evalnb.toml")
+        >>> sorted(cfg.agent_names)
+        ['ask', 'chat', 'summarizer']
+    """
+    if path is not None:
+        file = Path(path)
+        table = "tool.evalnb" if file.name == "pyproject.toml" else ""
+    else:
+        found = find_config(start)
+        if found is None:
+            return None
+        file, table = found
+    try:
+        data: Any = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"configuration file not found: {file}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{file}: not valid TOML: {e}") from None
+    if table:
+        data = (data.get("tool") or {}).get("evalnb", {})
+        if not isinstance(data, dict):
+            raise ConfigError(f"{file}: [tool.evalnb] must be a table")
+    return Config.from_dict(data, path=file, table=table)
+
+
+def _nearest(word: str, options: Iterable[str]) -> str | None:
+    found = difflib.get_close_matches(word, sorted(options), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[str, Any]) -> ConfigError:
+    """The first validation problem as one sentence naming the key and the file."""
+    errors = exc.errors()
+    # Same rule as the suite formats: an unknown key that is a near miss of a missing one is reported as the
+    # unknown key with the suggestion, not as the missing key.
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    loc = [str(p) for p in err["loc"]]
+    # pydantic puts the discriminator value in the location ("agents", "x", "command", "argv"): drop it.
+    if len(loc) >= 3 and loc[0] == "agents" and loc[2] in _AGENT_FIELDS:
+        del loc[2]
+    where = ".".join(([table] if table else []) + loc)
+    prefix = f"{file}: " if file is not None else ""
+    kind = err["type"]
+    key = loc[-1] if loc else ""
+    if kind == "extra_forbidden":
+        valid: set[str] = {"agents", "judge"}
+        if loc[0] == "agents" and len(loc) >= 3:
+            agent = data.get("agents", {}).get(loc[1], {})
+            valid = _AGENT_FIELDS.get(str(agent.get("type")), set())
+        elif loc[0] == "judge":
+            valid = set(JudgeConfig.model_fields)
+        near = _nearest(key, valid)
+        hint = f" (did you mean {near!r}?)" if near else f" (valid keys: {', '.join(sorted(valid))})"
+        return ConfigError(f"{prefix}unknown key {where!r}{hint}", code="UNKNOWN_FIELD")
+    if kind == "union_tag_not_found":
+        return ConfigError(
+            f"{prefix}{where}: missing key 'type' (one of: command, openai, http, python)",
+            code="MISSING_FIELD",
+        )
+    if kind == "union_tag_invalid":
+        tag = err.get("ctx", {}).get("tag")
+        near = _nearest(str(tag), _AGENT_FIELDS)
+        hint = f" (did you mean {near!r}?)" if near else ""
+        return ConfigError(
+            f"{prefix}{where}.type: unknown agent type {tag!r}{hint}; use command, openai, http or python",
+            code="INVALID_VALUE",
+        )
+    if kind == "missing":
+        return ConfigError(f"{prefix}missing key {where!r}", code="MISSING_FIELD")
+    return ConfigError(f"{prefix}{where}: {err['msg']}", code="INVALID_VALUE")
+
+
+# --------------------------------------------------------------------------------------------------
+# The configuration
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Config:
+    """Validated named agents and judge, and where they came from.
+
+    Attributes:
+        path: the file read (``None`` for a dict given directly).
+        agent_configs: name -> validated options.
+        judge_config: the ``[judge]`` table, if any.
+    """
+
+    path: Path | None = None
+    agent_configs: dict[str, Any] = field(default_factory=dict)
+    judge_config: JudgeConfig | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: Path | None = None, table: str = "") -> Config:
+        """Validate a parsed configuration table.
+
+        Example:
+            >>> Config.from_dict({"agents": {"echo": {"type": "python", "spec": "m:f"}}}).agent_names
+            ['echo']
+        """
+        try:
+            parsed = _File.model_validate(dict(data))
+        except ValidationError as e:
+            raise _error(path, table, e, data) from None
+        return cls(path=path, agent_configs=dict(parsed.agents), judge_config=parsed.judge)
+
+    @property
+    def folder(self) -> Path:
+        """The folder of the file: relative paths and ``{config_dir}`` resolve against it."""
+        return self.path.parent.resolve() if self.path is not None else Path.cwd()
+
+    @property
+    def agent_names(self) -> list[str]:
+        return sorted(self.agent_configs)
+
+    def __repr__(self) -> str:
+        return f"Config(path={str(self.path) if self.path else None!r}, agents={self.agent_names})"
+
+    def agent(self, name: str) -> Any:
+        """Build the agent configured under ``name``.
+
+        Raises:
+            ConfigError: an unknown name (the configured ones are listed), or options the adapter rejects.
+
+        Example:
+            >>> load_config().agent("chat")
+            OpenAIChat('gpt-4o-mini', endpoint='https://api.openai.com/v1', api_key=<set>)
+        """
+        cfg = self.agent_configs.get(name)
+        if cfg is None:
+            near = _nearest(name, self.agent_configs)
+            hint = f" (did you mean {near!r}?)" if near else ""
+            where = f" in {self.path}" if self.path else ""
+            known = ", ".join(self.agent_names) or "none"
+            raise ConfigError(f"no agent named {name!r}{where}{hint}; configured agents: {known}")
+        try:
+            return self._build(name, cfg)
+        except ConfigError as e:
+            where = f"{self.path}: " if self.path else ""
+            raise ConfigError(f"{where}agents.{name}: {e.message}", code=e.code) from None
+
+    def agents(self, names: Iterable[str] | None = None) -> dict[str, Any]:
+        """Build the named agents (default: all), as the mapping ``evalnb.run`` routes cases with.
+
+        Example:
+            >>> evalnb.run("evals/tasks.toml", load_config().agents())
+        """
+        return {n: self.agent(n) for n in (self.agent_names if names is None else names)}
+
+    def _build(self, name: str, cfg: Any) -> Any:
+        from evalnb import agents
+
+        opts = cfg.model_dump(exclude={"type"})
+        if isinstance(cfg, CommandAgentConfig):
+            folder = str(self.folder)
+            opts["argv"] = [a.replace("{config_dir}", folder) for a in cfg.argv]
+            return agents.Command(name=name, **opts)
+        if isinstance(cfg, OpenAIAgentConfig):
+            return agents.OpenAIChat(name=name, **opts)
+        if isinstance(cfg, HTTPAgentConfig):
+            preset = opts.pop("preset")
+            if preset == "ask":
+                opts = {k: v for k, v in opts.items() if not (k in ("body", "response_map") and v is None)}
+                return agents.HTTP.ask(name=name, **opts)
+            return agents.HTTP(name=name, **opts)
+        assert isinstance(cfg, PythonAgentConfig)
+        return _load_python(cfg.spec, self.folder)
+
+    def judge(self, *, cache: Any = None) -> Any:
+        """Build the ``[judge]`` (``None`` when the file has none).
+
+        Example:
+            >>> evalnb.run(suite, agent, judge=load_config().judge())
+        """
+        j = self.judge_config
+        if j is None:
+            return None
+        from evalnb.judges import as_judge
+
+        if j.type == "heuristic":
+            return as_judge("heuristic")
+        if j.type == "python":
+            if not j.spec:
+                raise ConfigError(f"{self.path}: judge: type 'python' needs spec = 'module:function'")
+            return as_judge(_python_spec(j.spec, self.folder), cache=cache)
+        from evalnb.judges import OpenAIJudge
+
+        opts = j.model_dump(exclude={"type", "spec"}, exclude_none=True)
+        if "prices" in opts:
+            opts["prices"] = {k: tuple(v) for k, v in opts["prices"].items()}
+        if cache is not None:
+            opts["cache"] = cache
+        try:
+            return OpenAIJudge(**opts)
+        except ConfigError:
+            raise
+        except Exception as e:  # the client's own configuration errors
+            raise ConfigError(f"{self.path}: judge: {e}") from None
+
+
+def _python_spec(spec: str, folder: Path) -> str:
+    """A ``file.py:function`` spec relative to the configuration's folder, made absolute."""
+    target, sep, attr = spec.rpartition(":")
+    if sep and (target.endswith(".py") or "/" in target or "\\" in target):
+        path = Path(target)
+        if not path.is_absolute() and (folder / path).exists():
+            return f"{folder / path}:{attr}"
+    return spec
+
+
+def _load_python(spec: str, folder: Path) -> Any:
+    from evalnb.agents.spec import load_agent
+
+    return load_agent(_python_spec(spec, folder))
+
+
+# --------------------------------------------------------------------------------------------------
+# Resolution for the command line and TOML suites
+# --------------------------------------------------------------------------------------------------
+
+
+def named_agent(name: str, *, start: str | os.PathLike[str] | None = None) -> Any:
+    """The agent configured under ``name`` in the nearest configuration file.
+
+    Raises:
+        ConfigError: when there is no configuration file, or it has no such agent.
+
+    Example:
+        >>> named_agent("summarizer")
+        Command(['python', '/home/me/project/agents/summarize.py'], prompt_via='stdin', result='last_line')
+    """
+    cfg = load_config(start=start)
+    if cfg is None:
+        raise ConfigError(
+            f"no agent named {name!r}: no {CONFIG_FILE} (or [tool.evalnb] in pyproject.toml) found from "
+            f"{Path(start) if start is not None else Path.cwd()} upwards; give module:function or "
+            "path/to/file.py:function instead"
+        )
+    return cfg.agent(name)
+
+
+def resolve_agent(name_or_spec: str, *, start: str | os.PathLike[str] | None = None) -> Any:
+    """An agent from a configured name (``chat``) or a spec (``module:function``, ``file.py:function``).
+
+    A name has no colon; a spec has one (``C:\\agents\\a.py:f`` keeps its drive).
+
+    Raises:
+        ConfigError: an unknown name, a spec that does not load, or a configuration error.
+
+    Example:
+        >>> resolve_agent("chat")
+        >>> resolve_agent("my_project.agents:answer")
+    """
+    text = name_or_spec.strip()
+    if ":" not in text:
+        return named_agent(text, start=start)
+    from evalnb.agents.spec import load_agent
+
+    return load_agent(text)
