@@ -107,7 +107,7 @@ def test_no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if find_config() is not None:  # pragma: no cover - a config above the temp folder
         pytest.skip("a configuration file exists above the temporary folder")
     assert load_config() is None
-    with pytest.raises(ConfigError, match="no evalnb.toml"):
+    with pytest.raises(ConfigError, match=r"no evalnb\.toml"):
         named_agent("chat")
 
 
