@@ -533,8 +533,11 @@ class _State:
                     case, run, t, turn, "skipped", "skipped: an earlier turn degraded"
                 )
                 continue
-            history = [m.model_dump() for m in turn.history] if turn.history else []
-            history += conversation
+            # The conversation so far (earlier file history, prompts and actual answers), then this turn's
+            # own file history (cube `history`), then the prompt itself.
+            history = (
+                conversation + [m.model_dump() for m in turn.history] if turn.history else list(conversation)
+            )
             request = Request(
                 prompt=turn.prompt,
                 history=history,
@@ -587,7 +590,7 @@ class _State:
                 all_passed = False
             run_rows.append(self._run_row(case, run, t, turn, response, status, None, latency, agent_name))
             conversation = [
-                *conversation,
+                *history,
                 {"role": "user", "content": turn.prompt},
                 {"role": "assistant", "content": response.text or ""},
             ]
