@@ -140,7 +140,9 @@ def _parse_series(s: pd.Series, *, strict_types: bool) -> tuple[np.ndarray, np.n
             neg = (text.str.startswith("(") & text.str.endswith(")")).to_numpy(dtype=bool, na_value=False)
             text = text.str.replace(r"^\((.*)\)$", r"\1", regex=True).str.replace(r"%$", "", regex=True)
             valid = text.str.fullmatch(_NUMBER).to_numpy(dtype=bool, na_value=False)
-            nums = pd.to_numeric(text.where(valid), errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+            nums = pd.to_numeric(text.where(valid), errors="coerce").to_numpy(
+                dtype="float64", na_value=np.nan
+            )
             nums = np.where(neg, -nums, nums)
             values[idx[valid]] = nums[valid]
             ok[idx[valid]] = True
@@ -300,45 +302,30 @@ def compare_rows(
     for name in act.keys:
         act_cols.setdefault(normalise_key(name), name)
 
-    # Parse the expected side once: which cells are numbers.
-    parsed = {k: _parse_series(exp.frame[k], strict_types=True) for k in exp.keys}
-    e_present = {
-        k: (exp.present[k].to_numpy(dtype=bool) if exp.present is not None else np.ones(n_e, dtype=bool))
-        for k in exp.keys
-    }
-    e_order = np.arange(n_e)
-    a_order = np.arange(n_a)
-    if not order_matters and exp.keys:
-        e_order, a_order = _sort_orders(exp, act, act_cols, parsed)
+    # Everything is prepared column by column on whole arrays, in each side's own row order.
+    cols = [_prepare(k, exp, act, act_cols.get(normalise_key(k)), sort=not order_matters) for k in exp.keys]
+
+    e_order, a_order = np.arange(n_e), np.arange(n_a)
+    if not order_matters and cols:
+        # cube spec: both sides sorted by the same keys; text keys first (rows pair up on their labels even
+        # when a measure is slightly off), then numbers, each group by normalised key name.
+        ranked = sorted(cols, key=lambda c: (c.numeric_only, normalise_key(c.key)))
+        e_order = _lexsort([c.e_sort for c in ranked], n_e)
+        a_order = _lexsort([c.a_sort for c in ranked], n_a)
 
     n = min(n_e, n_a)
     e_take, a_take = e_order[:n], a_order[:n]
-    cells = int(sum(int(e_present[k].sum()) for k in exp.keys))
+    cells = int(sum(int(c.e_pres.sum()) for c in cols))
     matched = 0
     mism_rows: list[np.ndarray] = []
     mism_cols: list[np.ndarray] = []
-    col_data: list[dict[str, Any]] = []
-    for ci, key in enumerate(exp.keys):
-        e_vals, e_num = parsed[key]
-        e_vals, e_num, e_pres = e_vals[e_take], e_num[e_take], e_present[key][e_take]
-        a_name = act_cols.get(normalise_key(key))
-        info: dict[str, Any] = {"key": key, "e_vals": e_vals, "e_num": e_num, "a_name": a_name}
-        if a_name is None or n == 0:
-            ok = np.zeros(n, dtype=bool)
-            info["a_pres"] = np.zeros(n, dtype=bool)
-        else:
-            a_series = act.frame[a_name].iloc[a_take].reset_index(drop=True)
-            a_pres = (
-                act.present[a_name].to_numpy(dtype=bool)[a_take]
-                if act.present is not None
-                else np.ones(n, dtype=bool)
-            )
-            info["a_pres"] = a_pres
-            info["a_series"] = a_series
-            ok = np.zeros(n, dtype=bool)
-            if e_num.any():
-                a_vals, a_ok = _parse_series(a_series, strict_types=False)
-                info["a_vals"], info["a_ok"] = a_vals, a_ok
+    for ci, c in enumerate(cols):
+        e_pres = c.e_pres[e_take]
+        ok = np.zeros(n, dtype=bool)
+        if c.a_name is not None and n:
+            e_num = c.e_num[e_take]
+            if c.a_vals is not None and c.a_ok is not None and e_num.any():
+                e_vals, a_vals = c.e_vals[e_take], c.a_vals[a_take]
                 with np.errstate(invalid="ignore", divide="ignore"):
                     diff = np.abs(a_vals - e_vals)
                     within = (
@@ -346,119 +333,154 @@ def compare_rows(
                         | (diff <= absolute)
                         | ((e_vals != 0) & (diff / np.abs(e_vals) <= relative))
                     )
-                both_nan = np.isnan(a_vals) & np.isnan(e_vals)
-                ok |= e_num & a_ok & (within | both_nan)
-            if not e_num.all():
-                e_str = _strings(exp.frame[key].iloc[e_take].reset_index(drop=True))
-                a_str = _strings(a_series)
-                info["e_str"], info["a_str"] = e_str, a_str
-                same = (e_str == a_str).to_numpy(dtype=bool, na_value=False)
-                ok |= ~e_num & same
-            ok &= a_pres
+                # cube spec: NaN equals NaN only
+                within |= np.isnan(a_vals) & np.isnan(e_vals)
+                ok |= e_num & c.a_ok[a_take] & within
+            if c.e_code is not None and c.a_code is not None:
+                e_code, a_code = c.e_code[e_take], c.a_code[a_take]
+                ok |= ~e_num & (e_code == a_code) & (e_code >= 0)
+            ok &= c.a_pres[a_take]
         bad = e_pres & ~ok
         matched += int((e_pres & ok).sum())
         idx = np.flatnonzero(bad)
         if len(idx):
             mism_rows.append(idx)
             mism_cols.append(np.full(len(idx), ci))
-        col_data.append(info)
 
     details: list[dict[str, Any]] = []
     count = 0
     if n_e != n_a:
         count += 1
-        details.append(
-            {
-                "row": None,
-                "key": None,
-                "expected": str(n_e),
-                "actual": str(n_a),
-                "tolerance": None,
-                "reason": f"rows: expected {n_e} row(s), got {n_a}",
-            }
-        )
+        line = f"rows: expected {n_e} row(s), got {n_a}"
+        details.append(_row_detail(None, None, line, expected=str(n_e), actual=str(n_a)))
     if mism_rows:
         rows_all = np.concatenate(mism_rows)
         cols_all = np.concatenate(mism_cols)
         count += len(rows_all)
         order = np.lexsort((cols_all, rows_all))[: max(0, max_details - len(details))]
-        for r, c in zip(rows_all[order].tolist(), cols_all[order].tolist(), strict=True):
-            details.append(_detail(r, col_data[c], tol, exp.frame, e_take))
+        for r, ci in zip(rows_all[order].tolist(), cols_all[order].tolist(), strict=True):
+            details.append(_detail(r, int(e_take[r]), int(a_take[r]), cols[ci], exp, act, tol))
     return RowsDiff(n_e, n_a, cells, matched, count, details)
 
 
-def _detail(
-    r: int, info: dict[str, Any], tol: str, e_frame: pd.DataFrame, e_take: np.ndarray
-) -> dict[str, Any]:
-    key = info["key"]
-    numeric = bool(info["e_num"][r])
+@dataclass
+class _Column:
+    """One expected key, prepared on both sides (arrays in each side's original row order)."""
+
+    key: str
+    a_name: str | None
+    e_pres: np.ndarray
+    a_pres: np.ndarray
+    e_vals: np.ndarray
+    e_num: np.ndarray
+    a_vals: np.ndarray | None = None
+    a_ok: np.ndarray | None = None
+    e_code: np.ndarray | None = None  # text cells as integer codes shared by both sides (-1: null)
+    a_code: np.ndarray | None = None
+
+    @property
+    def numeric_only(self) -> bool:
+        return bool(self.e_num.all())
+
+    @property
+    def e_sort(self) -> np.ndarray:
+        return self.e_vals if self.e_code is None else self.e_code
+
+    @property
+    def a_sort(self) -> np.ndarray:
+        import numpy as np
+
+        if self.e_code is None:
+            if self.a_vals is None or self.a_ok is None:
+                return np.full(len(self.a_pres), np.nan)
+            return np.where(self.a_ok, self.a_vals, np.nan)
+        assert self.a_code is not None
+        return self.a_code
+
+
+def _prepare(key: str, exp: _Side, act: _Side, a_name: str | None, *, sort: bool) -> _Column:
+    import numpy as np
+    import pandas as pd
+
+    n_e, n_a = len(exp.frame), len(act.frame)
+    e_vals, e_num = _parse_series(exp.frame[key], strict_types=True)
+    e_pres = exp.present[key].to_numpy(dtype=bool) if exp.present is not None else np.ones(n_e, dtype=bool)
+    if a_name is None:
+        a_pres = np.zeros(n_a, dtype=bool)
+    elif act.present is not None:
+        a_pres = act.present[a_name].to_numpy(dtype=bool)
+    else:
+        a_pres = np.ones(n_a, dtype=bool)
+    col = _Column(key, a_name, e_pres, a_pres, e_vals, e_num)
+    a_series = act.frame[a_name] if a_name is not None else None
+    if a_series is not None and e_num.any():
+        col.a_vals, col.a_ok = _parse_series(a_series, strict_types=False)
+    if not e_num.all():
+        e_str = _strings(exp.frame[key])
+        a_str = _strings(a_series) if a_series is not None else pd.Series([None] * n_a, dtype="string")
+        # One factorisation of both sides turns text equality (and, sorted, text order) into integers.
+        codes, _ = pd.factorize(pd.concat([e_str, a_str], ignore_index=True), sort=sort)
+        col.e_code, col.a_code = codes[:n_e], codes[n_e:]
+    return col
+
+
+def _lexsort(keys: list[np.ndarray], n: int) -> np.ndarray:
+    """A stable row order sorting by ``keys[0]``, then ``keys[1]`` ...; nulls (-1 codes, NaN) last.
+
+    Every key is turned into dense ranks and the ranks are packed into one int64, so a single stable
+    argsort does the work of a multi-key lexsort.
+    """
+    import numpy as np
+
+    if not keys or n == 0:
+        return np.arange(n)
+    combined = np.zeros(n, dtype=np.int64)
+    size = 1
+    for k in keys:
+        if k.dtype.kind in "iu":  # factorised text: codes are already dense ranks; -1 (null) goes last
+            card = int(k.max()) + 2
+            ranks = np.where(k < 0, card - 1, k).astype(np.int64)
+        else:
+            uniq, ranks = np.unique(k, return_inverse=True)
+            card = len(uniq)
+        if size * card >= 2**62:  # re-rank before the packed key would overflow
+            uniq_c, combined = np.unique(combined, return_inverse=True)
+            size = len(uniq_c)
+        combined = combined * card + ranks.reshape(-1)
+        size *= card
+    return np.argsort(combined, kind="stable")
+
+
+def _detail(r: int, e_row: int, a_row: int, c: _Column, exp: _Side, act: _Side, tol: str) -> dict[str, Any]:
+    import pandas as pd
+
+    numeric = bool(c.e_num[e_row])
     if numeric:
-        e_disp = _fmt_num(info["e_vals"][r])
+        e_disp = _fmt_num(c.e_vals[e_row])
         e_text = f"{e_disp} ± ({tol})"
     else:
-        e_disp = str(e_frame[key].iloc[int(e_take[r])]).strip()
+        e_disp = str(exp.frame[c.key].iloc[e_row]).strip()
         e_text = _quoted(e_disp)
-    path = f"rows[{r}].{key}"
-    out = {"row": r, "key": key, "expected": e_disp, "tolerance": tol if numeric else None}
-    if info["a_name"] is None or not info["a_pres"][r]:
+    path = f"rows[{r}].{c.key}"
+    out = {"row": r, "key": c.key, "expected": e_disp, "tolerance": tol if numeric else None}
+    if c.a_name is None or not c.a_pres[a_row]:
         return {**out, "actual": None, "reason": f"{path}: expected {e_text}, got nothing (no such key)"}
-    raw = info["a_series"].iloc[r]
+    raw = act.frame[c.a_name].iloc[a_row]
     if numeric:
-        if not info["a_ok"][r]:
+        assert c.a_ok is not None and c.a_vals is not None
+        if not c.a_ok[a_row]:
             a_disp = str(raw).strip()
             return {
                 **out,
                 "actual": a_disp,
                 "reason": f"{path}: expected {e_text}, got {_quoted(a_disp)} (not a number)",
             }
-        a_disp = _fmt_num(info["a_vals"][r])
+        a_disp = _fmt_num(c.a_vals[a_row])
         return {**out, "actual": a_disp, "reason": f"{path}: expected {e_text}, got {a_disp}"}
-    import pandas as pd
-
-    a_str = info["a_str"].iloc[r]
-    if a_str is None or pd.isna(a_str):
+    if raw is None or (not isinstance(raw, str) and pd.isna(raw)):
         return {**out, "actual": None, "reason": f"{path}: expected {e_text}, got null"}
-    return {**out, "actual": str(a_str), "reason": f"{path}: expected {e_text}, got {_quoted(a_str)}"}
-
-
-def _sort_orders(
-    exp: _Side, act: _Side, act_cols: dict[str, str], parsed: dict[str, tuple[np.ndarray, np.ndarray]]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Row orders that sort both sides by the same keys: text keys first, then numbers, by normalised name.
-
-    Text keys go first so that rows pair up on their labels even when a measure is slightly off.
-    """
-    import numpy as np
-    import pandas as pd
-
-    text_keys = sorted((k for k in exp.keys if not parsed[k][1].all()), key=normalise_key)
-    num_keys = sorted((k for k in exp.keys if parsed[k][1].all()), key=normalise_key)
-    e_cols: dict[str, Any] = {}
-    a_cols: dict[str, Any] = {}
-    n_a = len(act.frame)
-    for i, k in enumerate(text_keys + num_keys):
-        a_name = act_cols.get(normalise_key(k))
-        if k in text_keys:
-            e_cols[f"k{i}"] = _strings(exp.frame[k])
-            a_cols[f"k{i}"] = (
-                _strings(act.frame[a_name]) if a_name else pd.Series([None] * n_a, dtype="string")
-            )
-        else:
-            e_cols[f"k{i}"] = parsed[k][0]
-            a_cols[f"k{i}"] = (
-                _parse_series(act.frame[a_name], strict_types=False)[0] if a_name else np.full(n_a, np.nan)
-            )
-    e_order = _argsort(pd.DataFrame(e_cols, index=pd.RangeIndex(len(exp.frame))))
-    a_order = _argsort(pd.DataFrame(a_cols, index=pd.RangeIndex(n_a)))
-    return e_order, a_order
-
-
-def _argsort(keys: pd.DataFrame) -> np.ndarray:
-    import numpy as np
-
-    if keys.empty:
-        return np.arange(len(keys))
-    return keys.sort_values(list(keys.columns), kind="stable", na_position="last").index.to_numpy()
+    a_disp = str(raw).strip()
+    return {**out, "actual": a_disp, "reason": f"{path}: expected {e_text}, got {_quoted(a_disp)}"}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -506,5 +528,7 @@ def _authoring(message: str) -> Score:
     return Score(value=0.0, passed=False, reason=line, details=[_row_detail("referenceQuery", None, line)])
 
 
-def _row_detail(key: str | None, row: int | None, line: str) -> dict[str, Any]:
-    return {"row": row, "key": key, "expected": None, "actual": None, "tolerance": None, "reason": line}
+def _row_detail(
+    key: str | None, row: int | None, line: str, *, expected: str | None = None, actual: str | None = None
+) -> dict[str, Any]:
+    return {"row": row, "key": key, "expected": expected, "actual": actual, "tolerance": None, "reason": line}

@@ -1,0 +1,97 @@
+"""Benchmark: the ``rows`` comparison on 1,000,000 rows against datacompy on the same frames.
+
+    python benchmarks/rows.py [--rows 1000000] [--repeat 3]
+
+Two key columns and two numeric measures with a 0.1% relative tolerance; a few hundred cells are perturbed
+beyond the tolerance (and as many within it). ``orderMatters: true`` compares row i with row i (datacompy
+joins on the index); ``orderMatters: false`` shuffles the answer and sorts both sides (datacompy joins on
+the two keys). datacompy is installed with the ``bench`` extra: ``pip install "evalnb[bench]"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalnb.checks.rows import compare_rows
+
+REL = 0.001
+
+
+def make_frames(n: int, perturbed: int, seed: int = 7) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    side = int(np.ceil(np.sqrt(n)))
+    i = np.arange(n)
+    expected = pd.DataFrame(
+        {
+            "store": pd.Series([f"Store {k}" for k in range(side)], dtype="str").to_numpy()[i // side],
+            "product": pd.Series([f"Product {k}" for k in range(side)], dtype="str").to_numpy()[i % side],
+            "storeSales": np.round(rng.uniform(1, 10_000, n), 2),
+            "unitSales": rng.integers(1, 500, n).astype("float64"),
+        }
+    )
+    actual = expected.copy()
+    bad = rng.choice(n, perturbed, replace=False)
+    col = rng.integers(2, 4, perturbed)
+    for c in (2, 3):
+        rows = bad[col == c]
+        actual.iloc[rows, c] = actual.iloc[rows, c] * 1.01  # beyond 0.1%
+    near = rng.choice(n, perturbed, replace=False)
+    actual.iloc[near, 2] = actual.iloc[near, 2] * (1 + REL / 2)  # within tolerance
+    return expected, actual
+
+
+def best_of(repeat: int, fn: Callable[[], Any]) -> tuple[float, Any]:
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--perturbed", type=int, default=300)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    try:
+        from datacompy import PandasCompare
+    except ImportError:  # older datacompy
+        from datacompy import Compare as PandasCompare  # type: ignore[attr-defined,no-redef]
+
+    expected, actual = make_frames(args.rows, args.perturbed)
+    shuffled = actual.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    print(f"{args.rows:,} rows x 4 columns, {args.perturbed} cells perturbed beyond rel {REL}")
+    for order_matters, answer in ((True, actual), (False, shuffled)):
+        t_ev, diff = best_of(
+            args.repeat,
+            lambda a=answer, o=order_matters: compare_rows(expected, a, relative=REL, order_matters=o),
+        )
+        if order_matters:
+
+            def dc(a: pd.DataFrame = answer) -> Any:
+                cmp = PandasCompare(expected, a, on_index=True, rel_tol=REL)
+                return cmp.matches(), cmp.all_mismatch()
+
+        else:
+
+            def dc(a: pd.DataFrame = answer) -> Any:
+                cmp = PandasCompare(expected, a, join_columns=["store", "product"], rel_tol=REL)
+                return cmp.matches(), cmp.all_mismatch()
+
+        t_dc, (_, dc_mism) = best_of(args.repeat, dc)
+        print(
+            f"orderMatters={str(order_matters).lower():5}  evalnb {t_ev:6.3f}s ({diff.mismatches} mismatching cells)"
+            f"  datacompy {t_dc:6.3f}s ({len(dc_mism)} mismatching rows)  ratio {t_dc / t_ev:4.1f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
