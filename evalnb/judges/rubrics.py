@@ -71,7 +71,11 @@ def template(name: str) -> str:
         True
     """
     return (
-        resources.files("evalnb.judges").joinpath("prompts").joinpath(f"{name}.md").read_text(encoding="utf-8").strip()
+        resources.files("evalnb.judges")
+        .joinpath("prompts")
+        .joinpath(f"{name}.md")
+        .read_text(encoding="utf-8")
+        .strip()
     )
 
 
@@ -175,7 +179,9 @@ _FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
 _SCORE_KEYS = ("score", "rating", "grade", "value")
 _REASON_KEYS = ("reason", "reasoning", "explanation", "rationale", "justification")
 _VERDICT_KEYS = ("verdict", "result", "decision", "pass", "passed")
-_SCORE_RE = re.compile(r"\b(?:score|rating|grade)\b\W{0,6}?(?:is\W{0,3})?([1-5](?:\.0+)?)(?!\.?\d)", re.I)
+_SCORE_RE = re.compile(
+    r"\b(?:score|rating|grade)\b\W{0,6}?(?:is\W{0,3})?([1-5](?:\.0+)?)(?!\.?\d)(?:\s*/\s*5\b)?\**", re.I
+)
 _LEADING_RE = re.compile(r"^\s*\**([1-5])\**\s*(?:/\s*5)?\s*(?:$|[\n.:\-–—,)])")
 _VERDICT_RE = re.compile(r"\b(?:verdict|result|decision)\b\W{0,6}?(PASS|FAIL)(?:ED)?\b", re.I)
 _WORD_RE = re.compile(r"\b(PASS|FAIL)(?:ED)?\b")
@@ -227,9 +233,10 @@ def _as_score(value: Any) -> float | None:
 
 
 def _rest(text: str, match: re.Match[str]) -> str:
-    rest = (text[: match.start()] + " " + text[match.end() :]).strip(" \n\t.:-*")
-    rest = re.sub(r"\s+", " ", rest)
-    return rest[:500]
+    # The reason is what follows the score (or what precedes it, when nothing follows).
+    after = text[match.end() :].strip(" \n\t.:-–—*")
+    rest = after or text[: match.start()].strip(" \n\t.:-–—*")
+    return re.sub(r"\s+", " ", rest)[:500]
 
 
 def parse_score(text: str) -> tuple[float, str] | None:
