@@ -243,7 +243,7 @@ def _one(e: Any, loc: Loc, parent_model: type[BaseModel] | None, *, data: Any, p
                 return SuiteError(
                     "MISSING_FIELD",
                     f"missing required key '{tag}' in {where or 'the document'}",
-                    location=where,
+                    location=format_loc((*full, tag)),
                 )
             choices = [
                 c.strip().strip("'") for c in str(e.get("ctx", {}).get("expected_tags", "")).split(",")
