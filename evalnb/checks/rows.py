@@ -441,6 +441,12 @@ def _lexsort(keys: list[np.ndarray], n: int) -> np.ndarray:
             card = int(k.max()) + 2
             ranks = np.where(k < 0, card - 1, k).astype(np.int64)
         else:
+            if size > 1:
+                # Labels usually identify the rows already: then numbers cannot change the order.
+                order = np.argsort(combined, kind="stable")
+                ordered = combined[order]
+                if not (ordered[1:] == ordered[:-1]).any():
+                    return order
             uniq, ranks = np.unique(k, return_inverse=True)
             card = len(uniq)
         if size * card >= 2**62:  # re-rank before the packed key would overflow
