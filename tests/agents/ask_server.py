@@ -77,7 +77,7 @@ class AskServer:
             auth = request.headers.get("Authorization", "")
             return web.json_response({"error": f"bad request, got header {auth}"}, status=400)
         if q == "slow":
-            await asyncio.sleep(2)
+            await asyncio.sleep(1)
         if q == "teapot":
             return web.Response(text="<html>I am a teapot</html>", content_type="text/html")
         if "weather" in q:

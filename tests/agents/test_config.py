@@ -65,7 +65,9 @@ def test_found_from_a_subfolder_and_built(project: Path) -> None:
     agents = cfg.agents()
     cmd = agents["summarizer"]
     assert isinstance(cmd, Command)
-    assert cmd.argv[1] == f"{project.resolve()}/agent.py" and cmd.timeout == 30 and cmd.pass_env == ("MY_TOKEN",)
+    assert (
+        cmd.argv[1] == f"{project.resolve()}/agent.py" and cmd.timeout == 30 and cmd.pass_env == ("MY_TOKEN",)
+    )
     assert isinstance(agents["chat"], OpenAIChat) and agents["chat"].system == "Be brief."
     assert isinstance(agents["ask"], HTTP) and agents["ask"].response_map is not None
     assert "cfg-SECRET" not in repr(agents["ask"])
@@ -86,17 +88,24 @@ def test_resolution_by_name_and_spec(project: Path) -> None:
     assert isinstance(resolve_agent("chat"), OpenAIChat)
     assert isinstance(load_agent("summarizer"), Command)  # the CLI's --agent NAME
     assert resolve_agent(f"{project / 'helpers.py'}:shout")("x") == "X"
-    with pytest.raises(ConfigError, match=r"no agent named 'chta'.*did you mean 'chat'.*configured agents: ask, chat"):
+    with pytest.raises(
+        ConfigError, match=r"no agent named 'chta'.*did you mean 'chat'.*configured agents: ask, chat"
+    ):
         resolve_agent("chta")
 
 
 def test_pyproject_tool_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "x"\n\n[tool.evalnb.agents.echo]\ntype = "python"\nspec = "m:f"\n', encoding="utf-8"
+        '[project]\nname = "x"\n\n[tool.evalnb.agents.echo]\ntype = "python"\nspec = "m:f"\n',
+        encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
     cfg = load_config()
-    assert cfg is not None and cfg.agent_names == ["echo"] and cfg.path == (tmp_path / "pyproject.toml").resolve()
+    assert (
+        cfg is not None
+        and cfg.agent_names == ["echo"]
+        and cfg.path == (tmp_path / "pyproject.toml").resolve()
+    )
     # an evalnb.toml in the same folder wins
     (tmp_path / "evalnb.toml").write_text('[agents.other]\ntype = "python"\nspec = "m:g"\n', encoding="utf-8")
     assert load_config().agent_names == ["other"]  # type: ignore[union-attr]
@@ -114,8 +123,14 @@ def test_no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ('[agents.a]\ntype = "command"\nargvv = ["x"]\n', r"unknown key 'agents\.a\.argvv' \(did you mean 'argv'\?\)"),
-        ('[agents.a]\ntype = "comand"\nargv = ["x"]\n', r"unknown agent type 'comand' \(did you mean 'command'\?\)"),
+        (
+            '[agents.a]\ntype = "command"\nargvv = ["x"]\n',
+            r"unknown key 'agents\.a\.argvv' \(did you mean 'argv'\?\)",
+        ),
+        (
+            '[agents.a]\ntype = "comand"\nargv = ["x"]\n',
+            r"unknown agent type 'comand' \(did you mean 'command'\?\)",
+        ),
         ('[agents.a]\nargv = ["x"]\n', r"agents\.a: missing key 'type'"),
         ('[agents.a]\ntype = "http"\n', r"missing key 'agents\.a\.url'"),
         ('[agents.a]\ntype = "command"\nargv = ["x"]\ntimeout = "soon"\n', r"agents\.a\.timeout"),
@@ -135,7 +150,9 @@ def test_strict_errors_name_key_and_file(tmp_path: Path, text: str, match: str) 
 def test_pyproject_errors_name_the_table(tmp_path: Path) -> None:
     path = tmp_path / "pyproject.toml"
     path.write_text('[tool.evalnb.agents.a]\ntype = "python"\nspek = "m:f"\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"unknown key 'tool\.evalnb\.agents\.a\.spek' \(did you mean 'spec'\?\)"):
+    with pytest.raises(
+        ConfigError, match=r"unknown key 'tool\.evalnb\.agents\.a\.spek' \(did you mean 'spec'\?\)"
+    ):
         load_config(path)
 
 

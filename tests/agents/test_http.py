@@ -88,7 +88,7 @@ async def test_default_mapping_and_body(ask_server: AskServer) -> None:
 async def test_errors_transient_or_not(ask_server: AskServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASK_TOKEN", TOKEN)
     agent = HTTP.ask(
-        f"{ask_server.url}/ai/ask", secret_headers={"Authorization": "Bearer ${ASK_TOKEN}"}, timeout=0.5
+        f"{ask_server.url}/ai/ask", secret_headers={"Authorization": "Bearer ${ASK_TOKEN}"}, timeout=0.3
     )
     with pytest.raises(AgentError) as e500:
         await agent.respond(req("boom"))
@@ -102,7 +102,7 @@ async def test_errors_transient_or_not(ask_server: AskServer, monkeypatch: pytes
     assert TOKEN not in str(e400.value)  # the server echoed the header: scrubbed
     with pytest.raises(AgentError) as slow:
         await agent.respond(req("slow"))
-    assert slow.value.transient and "did not answer within 0.5s" in str(slow.value)
+    assert slow.value.transient and "did not answer within 0.3s" in str(slow.value)
     with pytest.raises(AgentError, match="not JSON") as teapot:
         await agent.respond(req("teapot"))
     assert not teapot.value.transient
