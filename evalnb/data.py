@@ -222,13 +222,13 @@ class CubeModel:
             raise ReferenceQueryError("a structured referenceQuery needs at least one measure")
         levels: list[tuple[Level, str]] = []
         for item in q.get("rows") or []:
-            lvl = self.level(_item_name(item, ("level", "name", "uniqueName")))
+            name = _axis_name(item)
             alias = item.get("as") if isinstance(item, Mapping) else None
-            levels.append((lvl, str(alias or _bare(_item_name(item, ("level", "name", "uniqueName"))))))
+            levels.append((self._axis_level(item), str(alias or _bare(name))))
         where = [self._filter(f) for f in q.get("filters") or []]
 
         needed: list[str] = []
-        for lvl in [lv for lv, _ in levels] + [self.level(_filter_level(f)) for f in q.get("filters") or []]:
+        for lvl in [lv for lv, _ in levels] + [self._axis_level(f) for f in q.get("filters") or []]:
             if lvl.join:
                 self._add_join(lvl.join, needed)
         select = [f"{lvl.column} AS {_quote(alias)}" for lvl, alias in levels]
@@ -250,6 +250,18 @@ class CubeModel:
             parts.append(f"LIMIT {int(limit)}")
         return " ".join(parts)
 
+    def _axis_level(self, item: Any) -> Level:
+        """The level of a row axis: ``{dimension: Store, level: State}``, ``{level: ...}`` or a string.
+
+        A level not found by its own name is tried with its dimension in front (``Product`` + ``Family``).
+        """
+        name = _axis_name(item)
+        if isinstance(item, Mapping) and item.get("dimension") and _lookup(self.levels, _bare(name)) is None:
+            joined = _lookup(self.levels, f"{_bare(str(item['dimension']))} {_bare(name)}")
+            if joined is not None:
+                return joined
+        return self.level(name)
+
     def _add_join(self, name: str, needed: list[str]) -> None:
         if name in needed:
             return
@@ -262,7 +274,7 @@ class CubeModel:
             raise ReferenceQueryError(
                 f"a filter must be a mapping such as {{level: State, equals: CA}}, not {spec!r}"
             )
-        col = self.level(_filter_level(spec)).column
+        col = self._axis_level(spec).column
         if "equals" in spec:
             return f"{col} = {_literal(spec['equals'])}"
         if "in" in spec or "values" in spec:
@@ -299,8 +311,9 @@ def _item_name(item: Any, keys: Iterable[str]) -> str:
     raise ReferenceQueryError(f"cannot read a name from {item!r}: write {{name: ...}} or a plain string")
 
 
-def _filter_level(spec: Any) -> str:
-    return _item_name(spec, ("level", "name", "uniqueName")) if isinstance(spec, Mapping) else str(spec)
+def _axis_name(item: Any) -> str:
+    # cube YAML row axes are {dimension, hierarchy?, level?}: the most specific name given wins.
+    return _item_name(item, ("level", "name", "uniqueName", "hierarchy", "dimension"))
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -362,7 +375,7 @@ class Source:
         with self._lock:
             try:
                 if self.kind == "duckdb":
-                    return self._handle.execute(sql).df()  # type: ignore[no-any-return]
+                    return self._handle.execute(sql).df()
                 if self.kind == "sqlalchemy":
                     from sqlalchemy import text
 

@@ -352,7 +352,7 @@ def compare_rows(
     if n_e != n_a:
         count += 1
         line = f"rows: expected {n_e} row(s), got {n_a}"
-        details.append(_row_detail(None, None, line, expected=str(n_e), actual=str(n_a)))
+        details.append(_row_detail(None, None, line, expected=n_e, actual=n_a))
     if mism_rows:
         rows_all = np.concatenate(mism_rows)
         cols_all = np.concatenate(mism_cols)
@@ -460,15 +460,17 @@ def _lexsort(keys: list[np.ndarray], n: int) -> np.ndarray:
 def _detail(r: int, e_row: int, a_row: int, c: _Column, exp: _Side, act: _Side, tol: str) -> dict[str, Any]:
     import pandas as pd
 
+    # The detail keeps typed cells (a float for a number, a str for text) and the full line as ``reason``.
     numeric = bool(c.e_num[e_row])
+    e_cell: Any
     if numeric:
-        e_disp = _fmt_num(c.e_vals[e_row])
-        e_text = f"{e_disp} ± ({tol})"
+        e_cell = float(c.e_vals[e_row])
+        e_text = f"{_fmt_num(e_cell)} ± ({tol})"
     else:
-        e_disp = str(exp.frame[c.key].iloc[e_row]).strip()
-        e_text = _quoted(e_disp)
+        e_cell = str(exp.frame[c.key].iloc[e_row]).strip()
+        e_text = _quoted(e_cell)
     path = f"rows[{r}].{c.key}"
-    out = {"row": r, "key": c.key, "expected": e_disp, "tolerance": tol if numeric else None}
+    out = {"row": r, "key": c.key, "expected": e_cell, "tolerance": tol if numeric else None}
     if c.a_name is None or not c.a_pres[a_row]:
         return {**out, "actual": None, "reason": f"{path}: expected {e_text}, got nothing (no such key)"}
     raw = act.frame[c.a_name].iloc[a_row]
@@ -481,8 +483,8 @@ def _detail(r: int, e_row: int, a_row: int, c: _Column, exp: _Side, act: _Side, 
                 "actual": a_disp,
                 "reason": f"{path}: expected {e_text}, got {_quoted(a_disp)} (not a number)",
             }
-        a_disp = _fmt_num(c.a_vals[a_row])
-        return {**out, "actual": a_disp, "reason": f"{path}: expected {e_text}, got {a_disp}"}
+        a_num = float(c.a_vals[a_row])
+        return {**out, "actual": a_num, "reason": f"{path}: expected {e_text}, got {_fmt_num(a_num)}"}
     if raw is None or (not isinstance(raw, str) and pd.isna(raw)):
         return {**out, "actual": None, "reason": f"{path}: expected {e_text}, got null"}
     a_disp = str(raw).strip()
@@ -535,6 +537,6 @@ def _authoring(message: str) -> Score:
 
 
 def _row_detail(
-    key: str | None, row: int | None, line: str, *, expected: str | None = None, actual: str | None = None
+    key: str | None, row: int | None, line: str, *, expected: Any = None, actual: Any = None
 ) -> dict[str, Any]:
     return {"row": row, "key": key, "expected": expected, "actual": actual, "tolerance": None, "reason": line}
