@@ -152,6 +152,45 @@ _STOP = frozenset(
         "pas",
     ]
 )
+# Words a rubric uses to talk about the answer rather than about its subject.
+_RUBRIC_META = frozenset(
+    [
+        "answer",
+        "answers",
+        "response",
+        "responses",
+        "reply",
+        "output",
+        "text",
+        "mention",
+        "mentions",
+        "mentioned",
+        "include",
+        "includes",
+        "including",
+        "contain",
+        "contains",
+        "containing",
+        "state",
+        "states",
+        "say",
+        "says",
+        "must",
+        "should",
+        "needs",
+        "need",
+        "clearly",
+        "correct",
+        "correctly",
+        "accurate",
+        "accurately",
+        "user",
+        "question",
+        "model",
+        "assistant",
+        "agent",
+    ]
+)
 _CONNECTIVES = frozenset(
     [
         "because",
@@ -354,7 +393,7 @@ class Heuristic:
 
     @staticmethod
     def _rubric(response: str, rubric: str) -> dict[str, Any]:
-        want = set(_content(rubric))
+        want = set(_content(rubric)) - _RUBRIC_META
         have = set(_content(response))
         if not have:
             return {"verdict": "FAIL", "reason": "heuristic: the response is empty"}
