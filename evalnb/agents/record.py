@@ -294,7 +294,7 @@ class Replay:
         self.entries: dict[str, dict[str, Any]] = {}
         self.skipped_lines = 0
         self.hits = 0
-        self.misses: list[dict[str, Any]] = []
+        self.misses: list[str] = []  # one message per missing call, each naming its key
         self._load()
 
     def _load(self) -> None:
@@ -333,8 +333,8 @@ class Replay:
         h = key_hash(key)
         entry = self.entries.get(h)
         if entry is None:
-            self.misses.append(key)
             message = self._miss_message(key, h)
+            self.misses.append(message)
             if self.strict:
                 raise ConfigError(message, code="REPLAY_MISSING")
             raise AgentError(message, code="REPLAY_MISSING")
