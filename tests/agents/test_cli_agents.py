@@ -38,7 +38,9 @@ def scores_of(output: str) -> list[tuple[str, int, str, bool]]:
 
 def test_record_then_replay_from_the_command_line(project: Path) -> None:
     cli = CliRunner()
-    live = cli.invoke(app, ["run", "suite.toml", "--agent", "summarizer", "--record", "c.jsonl", "-f", "json"])
+    live = cli.invoke(
+        app, ["run", "suite.toml", "--agent", "summarizer", "--record", "c.jsonl", "-f", "json"]
+    )
     assert live.exit_code == 1, live.output  # llm_judge fails without a judge (tasks spec rule 4)
     assert len((project / "c.jsonl").read_text(encoding="utf-8").splitlines()) == 3
     replayed = cli.invoke(app, ["run", "suite.toml", "--replay", "c.jsonl", "-f", "json"])
