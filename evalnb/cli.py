@@ -295,6 +295,19 @@ def run_command(
         None, "--expected", help="Expected answers, paired with --prompts in order."
     ),
     interactive: bool = typer.Option(False, "--interactive", "-i", help="Prompt loop without a dataset."),
+    judge: str | None = typer.Option(
+        None,
+        "--judge",
+        help="Judge for judged checks: openai:MODEL, azure:DEPLOYMENT, heuristic, module:function.",
+    ),
+    judge_base_url: str | None = typer.Option(
+        None,
+        "--judge-base-url",
+        help="OpenAI-compatible endpoint of the judge, e.g. http://127.0.0.1:11434/v1.",
+    ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Do not read or write the judge cache (.evals/cache/)."
+    ),
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
     import evalnb
@@ -320,6 +333,11 @@ def run_command(
             suites.append(evalnb.load(path))
         # Everything that can fail at start-up is checked for every suite before the first one runs.
         kwargs: dict = {"runs": runs, "concurrency": concurrency, "timeout": timeout}
+        if judge is not None:
+            from evalnb.judges import as_judge
+
+            # Built once for every suite; a judge that cannot be built is a start-up failure (exit 2).
+            kwargs["judge"] = as_judge(judge, cache=False if no_cache else None, base_url=judge_base_url)
         results = [evalnb.run(s, the_agent, **kwargs) for s in suites]
     except typer.Exit:
         raise
