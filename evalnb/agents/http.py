@@ -285,6 +285,7 @@ class HTTP:
                 status = resp.status
                 raw = await resp.read()
                 content_type = resp.headers.get("Content-Type", "")
+                retry_after = resp.headers.get("Retry-After")
         except asyncio.TimeoutError:
             raise AgentError(f"{where} did not answer within {self.timeout:g}s", transient=True) from None
         except aiohttp.ClientError as e:
@@ -295,7 +296,13 @@ class HTTP:
         if status >= 400:
             snippet = scrub(text.strip().replace("\n", " ")[:_SNIPPET], secrets)
             transient = status == 429 or status >= 500 or status == 408
-            raise AgentError(f"{where} answered HTTP {status}: {snippet}", transient=transient)
+            error = AgentError(f"{where} answered HTTP {status}: {snippet}", transient=transient)
+            if transient and retry_after:
+                from evalnb._chat import parse_retry_after
+
+                # The runner waits this long before its retry (it reads ``retry_after`` from the error).
+                error.retry_after = parse_retry_after(retry_after)  # type: ignore[attr-defined]
+            raise error
         response = self._map(text, content_type, where)
         response.latency_ms = elapsed
         response.meta.setdefault("http_status", status)

@@ -96,6 +96,7 @@ async def test_errors_transient_or_not(ask_server: AskServer, monkeypatch: pytes
     with pytest.raises(AgentError) as e429:
         await agent.respond(req("limit"))
     assert e429.value.transient and "HTTP 429" in str(e429.value)
+    assert e429.value.retry_after == 1.0  # type: ignore[attr-defined]
     with pytest.raises(AgentError) as e400:
         await agent.respond(req("bad"))
     assert not e400.value.transient and "HTTP 400" in str(e400.value)
