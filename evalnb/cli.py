@@ -84,6 +84,31 @@ def _agents_from(specs: list[str]) -> object:
     return named
 
 
+def _configured_agents() -> object:
+    """No --agent: the agents of evalnb.toml / [tool.evalnb], routed by the suite's agent ids."""
+    from evalnb.config import load_config
+
+    cfg = load_config()
+    if cfg is None or not cfg.agent_names:
+        raise _fail(
+            "no agent given: use --agent NAME (from evalnb.toml), --agent module:function "
+            "or --agent path/to/file.py:function"
+        )
+    agents = cfg.agents()
+    if len(agents) == 1:
+        agents.setdefault("default", next(iter(agents.values())))  # cases naming no agent use the only one
+    return agents
+
+
+def _recording(agent: object, path: Path) -> object:
+    """Wrap the agent (or each agent of a mapping) so every answer is written to the cassette."""
+    from evalnb.agents import Record
+
+    if isinstance(agent, dict):
+        return {k: Record(v, path) for k, v in agent.items()}
+    return Record(agent, path)
+
+
 def _is_legacy_json(path: Path) -> bool:
     import json
 
@@ -278,7 +303,7 @@ def run_command(
         None,
         "--agent",
         "-a",
-        help="module:function or file.py:function; repeat as ID=SPEC to route by agent id.",
+        help="NAME from evalnb.toml, module:function or file.py:function; repeat as ID=SPEC to route.",
     ),
     runs: int | None = typer.Option(None, "--runs", help="Override every case's run count."),
     concurrency: int = typer.Option(8, "--concurrency", "-c", help="Case runs in flight at once."),
@@ -295,6 +320,15 @@ def run_command(
         None, "--expected", help="Expected answers, paired with --prompts in order."
     ),
     interactive: bool = typer.Option(False, "--interactive", "-i", help="Prompt loop without a dataset."),
+    record: Path | None = typer.Option(
+        None, "--record", help="Write every answer to this JSONL cassette (for --replay)."
+    ),
+    replay: Path | None = typer.Option(
+        None, "--replay", help="Answer from this JSONL cassette; no agent is called."
+    ),
+    replay_strict: bool = typer.Option(
+        False, "--replay-strict", help="With --replay: an answer missing from the cassette exits 2."
+    ),
     judge: str | None = typer.Option(
         None,
         "--judge",
@@ -316,9 +350,16 @@ def run_command(
     if fmt not in ("text", "json"):
         raise _fail(f"--format must be text or json, not {fmt!r}")
     try:
-        if not agent:
-            raise _fail("no agent given: use --agent module:function or --agent path/to/file.py:function")
-        the_agent = _agents_from(agent)
+        if replay is not None:
+            from evalnb.agents import Replay
+
+            the_agent: object = Replay(replay, strict=replay_strict)
+        elif not agent:
+            the_agent = _configured_agents()
+        else:
+            the_agent = _agents_from(agent)
+        if record is not None:
+            the_agent = _recording(the_agent, record)
         if interactive:
             raise typer.Exit(_interactive(the_agent, timeout=timeout))
         suites: list = []
@@ -338,7 +379,16 @@ def run_command(
 
             # Built once for every suite; a judge that cannot be built is a start-up failure (exit 2).
             kwargs["judge"] = as_judge(judge, cache=False if no_cache else None, base_url=judge_base_url)
+        else:
+            from evalnb.config import load_config
+
+            cfg = load_config()  # the [judge] of evalnb.toml, when --judge is not given
+            if cfg is not None and cfg.judge_config is not None:
+                kwargs["judge"] = cfg.judge(cache=False if no_cache else None)
         results = [evalnb.run(s, the_agent, **kwargs) for s in suites]
+        if replay is not None and replay_strict and getattr(the_agent, "misses", None):
+            # A cassette that does not match the suite is a setup problem, not an agent failure.
+            raise _fail(str(the_agent.misses[0]))  # type: ignore[attr-defined]
     except typer.Exit:
         raise
     except typer.BadParameter:

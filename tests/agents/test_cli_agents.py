@@ -78,3 +78,16 @@ def test_unknown_agent_name_exits_2(project: Path) -> None:
     result = CliRunner().invoke(app, ["run", "suite.toml", "--agent", "sumarizer"])
     assert result.exit_code == 2
     assert "no agent named 'sumarizer'" in result.stderr and "did you mean 'summarizer'" in result.stderr
+
+
+def test_judge_from_the_configuration(project: Path) -> None:
+    with (project / "evalnb.toml").open("a", encoding="utf-8") as f:
+        f.write('\n[judge]\ntype = "python"\nspec = "judge.py:always_pass"\n')
+    (project / "judge.py").write_text(
+        'def always_pass(prompt):\n    return \'{"verdict": "pass", "reason": "fine"}\'\n', encoding="utf-8"
+    )
+    result = CliRunner().invoke(app, ["run", "suite.toml", "--agent", "summarizer", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)["scores"]
+    judged = [s for s in scores if s["check"] == "llm_judge"]
+    assert len(judged) == 3 and all(s["passed"] for s in judged)
