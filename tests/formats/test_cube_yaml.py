@@ -19,14 +19,21 @@ def test_spec_example_loads_as_the_spec_says(fixtures):
     suite = evalnb.load(fixtures / "spec-cube.yaml")
     assert suite.name == "foodmart-sales-evals"
     assert suite.format == "cube-yaml"
-    assert suite.description is not None and suite.description.startswith("Ground-truth cases for the FoodMart")
+    assert suite.description is not None and suite.description.startswith(
+        "Ground-truth cases for the FoodMart"
+    )
     assert suite.meta["cube"] == {
         "connectionName": "unknown_foodmart",
         "catalog": "FoodMart",
         "schema": "FoodMart",
         "cubeName": "Sales",
     }
-    assert [c.id for c in suite.cases] == ["sales-by-country", "trend-analysis", "refuse-off-topic", "follow-up-turn"]
+    assert [c.id for c in suite.cases] == [
+        "sales-by-country",
+        "trend-analysis",
+        "refuse-off-topic",
+        "follow-up-turn",
+    ]
     assert all(c.runs == 1 and len(c.turns) == 1 for c in suite.cases)
     by = {c.id: c.turns[0] for c in suite.cases}
     assert by["sales-by-country"].prompt == "show me store sales by country"
@@ -69,7 +76,9 @@ def test_only_stated_expectations_become_checks():
 
 
 def test_reference_query_sql_and_structured():
-    sql = evalnb.load(one("    referenceQuery: {sql: SELECT 1 AS x}\n    orderMatters: false\n"), format="cube-yaml")
+    sql = evalnb.load(
+        one("    referenceQuery: {sql: SELECT 1 AS x}\n    orderMatters: false\n"), format="cube-yaml"
+    )
     (rows,) = sql.cases[0].turns[0].checks
     assert isinstance(rows, RowsCheck)
     assert rows.expected is None and rows.reference_query is not None
@@ -84,7 +93,9 @@ def test_reference_query_sql_and_structured():
     (rows,) = evalnb.load(structured, format="cube-yaml").cases[0].turns[0].checks
     assert isinstance(rows, RowsCheck) and rows.reference_query is not None
     assert rows.reference_query.measures == [{"name": "Store Sales"}]
-    assert rows.reference_query.rows == [{"dimension": "Store", "hierarchy": "Store", "level": "Store Country"}]
+    assert rows.reference_query.rows == [
+        {"dimension": "Store", "hierarchy": "Store", "level": "Store Country"}
+    ]
     assert rows.reference_query.filters == [{"dimension": "Time", "members": ["1997"]}]
 
 
@@ -98,30 +109,50 @@ def test_reference_query_sql_and_structured():
         (HEAD + "  - just a string\n", "MALFORMED_YAML", "cases[0]"),
         # duplicate keys are an error, not "last one wins"
         (HEAD + "  - name: a\n    name: b\n    question: q\n", "MALFORMED_YAML", "line 5, column 5"),
-        ("name: a\nname: b\n" + CUBE + "cases: [{name: a, question: q}]\n", "MALFORMED_YAML", "line 2, column 1"),
+        (
+            "name: a\nname: b\n" + CUBE + "cases: [{name: a, question: q}]\n",
+            "MALFORMED_YAML",
+            "line 2, column 1",
+        ),
         # MISSING_FIELD
         ("name: s\ncases: [{name: a, question: q}]\n", "MISSING_FIELD", "cube"),
         (CUBE + "cases: [{name: a, question: q}]\n", "MISSING_FIELD", "name"),
         ("name: s\n" + CUBE, "MISSING_FIELD", "cases"),
         (HEAD + "  - name: a\n", "MISSING_FIELD", "cases[0].question"),
         ("name: s\n" + CUBE + "cases: []\n", "MISSING_FIELD", "cases"),
-        ("name: s\ncube: {catalog: F, schema: F, cubeName: S}\ncases: [{name: a, question: q}]\n", "MISSING_FIELD", "cube.connectionName"),
+        (
+            "name: s\ncube: {catalog: F, schema: F, cubeName: S}\ncases: [{name: a, question: q}]\n",
+            "MISSING_FIELD",
+            "cube.connectionName",
+        ),
         # BLANK_FIELD
         ("name: '  '\n" + CUBE + "cases: [{name: a, question: q}]\n", "BLANK_FIELD", "name"),
-        ("name: s\ncube: {connectionName: '', catalog: F, schema: F, cubeName: S}\ncases: [{name: a, question: q}]\n", "BLANK_FIELD", "cube.connectionName"),
+        (
+            "name: s\ncube: {connectionName: '', catalog: F, schema: F, cubeName: S}\ncases: [{name: a, question: q}]\n",
+            "BLANK_FIELD",
+            "cube.connectionName",
+        ),
         (HEAD + "  - name: a\n    question: ''\n", "BLANK_FIELD", "cases[0].question"),
         # TYPE_MISMATCH
         ("name: s\n" + CUBE + "cases: {a: {question: q}}\n", "TYPE_MISMATCH", "cases"),
         (one("    orderMatters: 'no'\n"), "TYPE_MISMATCH", "cases[0].orderMatters"),
         (one("    tolerance: {absolute: '0.1'}\n"), "TYPE_MISMATCH", "cases[0].tolerance.absolute"),
         (one("    expectedRows: {a: 1}\n"), "TYPE_MISMATCH", "cases[0].expectedRows"),
-        (one("    expectedInsightContains: Store Sales\n"), "TYPE_MISMATCH", "cases[0].expectedInsightContains"),
+        (
+            one("    expectedInsightContains: Store Sales\n"),
+            "TYPE_MISMATCH",
+            "cases[0].expectedInsightContains",
+        ),
         # INVALID_TOLERANCE
         (one("    tolerance: {absolute: -0.01}\n"), "INVALID_TOLERANCE", "cases[0].tolerance.absolute"),
         (one("    tolerance: {relative: -1}\n"), "INVALID_TOLERANCE", "cases[0].tolerance.relative"),
         # INVALID_VALUE
         (one("    expectedIntent: ANSWER\n"), "INVALID_VALUE", "cases[0].expectedIntent"),
-        (one("    expectedRows: []\n    referenceQuery: {sql: SELECT 1}\n"), "INVALID_VALUE", "cases[0].referenceQuery"),
+        (
+            one("    expectedRows: []\n    referenceQuery: {sql: SELECT 1}\n"),
+            "INVALID_VALUE",
+            "cases[0].referenceQuery",
+        ),
         (one("    history: [{role: robot, content: hi}]\n"), "INVALID_VALUE", "cases[0].history[0].role"),
         (HEAD + "  - {name: a, question: q}\n  - {name: a, question: r}\n", "INVALID_VALUE", "cases[1].name"),
         # UNKNOWN_FIELD
@@ -145,7 +176,9 @@ def test_typo_suggests_the_nearest_key(load_error):
 
 
 def test_safe_load_semantics_only(load_error):
-    err = load_error(HEAD + "  - name: !!python/object/apply:os.system ['true']\n    question: q\n", "cube-yaml")
+    err = load_error(
+        HEAD + "  - name: !!python/object/apply:os.system ['true']\n    question: q\n", "cube-yaml"
+    )
     assert err.code == "MALFORMED_YAML"
 
 

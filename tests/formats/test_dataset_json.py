@@ -80,7 +80,14 @@ def test_legacy_prompt_pairs(fixtures):
 def test_name_id_category_notes_context():
     text = doc(
         [
-            {"testId": "REG-001", "name": "Graph", "category": "knowledge", "notes": "bug 12", "prompt": "p", "context": "ctx"},
+            {
+                "testId": "REG-001",
+                "name": "Graph",
+                "category": "knowledge",
+                "notes": "bug 12",
+                "prompt": "p",
+                "context": "ctx",
+            },
             {"name": "Named only", "prompt": "q"},
             {"prompt": "r"},
         ],
@@ -88,7 +95,11 @@ def test_name_id_category_notes_context():
     )
     suite = evalnb.load(text, format="dataset-json")
     assert suite.name == "From metadata"
-    assert [(c.id, c.name) for c in suite.cases] == [("REG-001", "Graph"), ("Named only", "Named only"), ("item-003", "item-003")]
+    assert [(c.id, c.name) for c in suite.cases] == [
+        ("REG-001", "Graph"),
+        ("Named only", "Named only"),
+        ("item-003", "item-003"),
+    ]
     first = suite.cases[0]
     assert (first.category, first.notes, first.turns[0].context) == ("knowledge", "bug 12", "ctx")
     assert evalnb.load(doc([{"prompt": "p"}]), format="dataset-json").name == "dataset"
@@ -141,7 +152,10 @@ def test_evaluator_resolution_file_item_turn():
     )
     suite = evalnb.load(text, format="dataset-json")
     a, b, c, d = suite.cases
-    assert a.turns[0].checks == [JudgedMetricCheck(type="Relevance"), JudgedMetricCheck(type="Groundedness", threshold=4)]
+    assert a.turns[0].checks == [
+        JudgedMetricCheck(type="Relevance"),
+        JudgedMetricCheck(type="Groundedness", threshold=4),
+    ]
     # extend: the item's options for a default evaluator replace the default's, in place
     assert b.turns[0].checks == [
         JudgedMetricCheck(type="Relevance", threshold=5),
@@ -172,11 +186,18 @@ def test_builtin_evaluator_options_and_defaults():
                     "ExactMatch": {"case_sensitive": True},
                     "PartialMatch": {"threshold": 0.75, "case_sensitive": True},
                     "RetrievalQuery": {"capability": "Email", "selector": "budget", "includes": ["2026"]},
-                    "RetrievalResult": {"capability": "Email", "expected_items": [{"retrievalExtract_contains": "Q1"}]},
+                    "RetrievalResult": {
+                        "capability": "Email",
+                        "expected_items": [{"retrievalExtract_contains": "Q1"}],
+                    },
                 },
                 "evaluators_mode": "replace",
             },
-            {"prompt": "q", "evaluators": {"Citations": {}, "PartialMatch": {}}, "evaluators_mode": "replace"},
+            {
+                "prompt": "q",
+                "evaluators": {"Citations": {}, "PartialMatch": {}},
+                "evaluators_mode": "replace",
+            },
         ]
     )
     first, second = evalnb.load(text, format="dataset-json").cases
@@ -186,9 +207,18 @@ def test_builtin_evaluator_options_and_defaults():
         ExactMatchCheck(case_sensitive=True),
         PartialMatchCheck(threshold=0.75, case_sensitive=True),
         RetrievalQueryCheck(settings={"capability": "Email", "selector": "budget", "includes": ["2026"]}),
-        RetrievalResultCheck(settings={"capability": "Email", "max_rank": 10, "expected_items": [{"retrievalExtract_contains": "Q1"}]}),
+        RetrievalResultCheck(
+            settings={
+                "capability": "Email",
+                "max_rank": 10,
+                "expected_items": [{"retrievalExtract_contains": "Q1"}],
+            }
+        ),
     ]
-    assert second.turns[0].checks == [CitationsCheck(threshold=1, citation_format="oai_unicode"), PartialMatchCheck(threshold=0.5)]
+    assert second.turns[0].checks == [
+        CitationsCheck(threshold=1, citation_format="oai_unicode"),
+        PartialMatchCheck(threshold=0.5),
+    ]
 
 
 def _ev(name: str, options: Any) -> str:
@@ -204,14 +234,39 @@ def _ev(name: str, options: Any) -> str:
         ("Coherence", {"treshold": 3}, "UNKNOWN_FIELD", "items[0].evaluators.Coherence.treshold"),
         ("Citations", {"threshold": 0}, "INVALID_VALUE", "items[0].evaluators.Citations.threshold"),
         ("Citations", {"threshold": 1.5}, "TYPE_MISMATCH", "items[0].evaluators.Citations.threshold"),
-        ("Citations", {"citation_format": "apa"}, "INVALID_VALUE", "items[0].evaluators.Citations.citation_format"),
-        ("ExactMatch", {"case_sensitive": "yes"}, "TYPE_MISMATCH", "items[0].evaluators.ExactMatch.case_sensitive"),
+        (
+            "Citations",
+            {"citation_format": "apa"},
+            "INVALID_VALUE",
+            "items[0].evaluators.Citations.citation_format",
+        ),
+        (
+            "ExactMatch",
+            {"case_sensitive": "yes"},
+            "TYPE_MISMATCH",
+            "items[0].evaluators.ExactMatch.case_sensitive",
+        ),
         ("PartialMatch", {"threshold": 1.2}, "INVALID_VALUE", "items[0].evaluators.PartialMatch.threshold"),
         ("PartialMatch", {"threshold": -0.1}, "INVALID_VALUE", "items[0].evaluators.PartialMatch.threshold"),
         ("PartialMatch", True, "TYPE_MISMATCH", "items[0].evaluators.PartialMatch"),
-        ("RetrievalQuery", {"capability": "Email"}, "MISSING_FIELD", "items[0].evaluators.RetrievalQuery.selector"),
-        ("RetrievalResult", {"capability": "Email"}, "MISSING_FIELD", "items[0].evaluators.RetrievalResult.expected_items"),
-        ("RetrievalResult", {"capability": "Email", "max_rank": 0, "min_expected_count": 1}, "INVALID_VALUE", "items[0].evaluators.RetrievalResult.max_rank"),
+        (
+            "RetrievalQuery",
+            {"capability": "Email"},
+            "MISSING_FIELD",
+            "items[0].evaluators.RetrievalQuery.selector",
+        ),
+        (
+            "RetrievalResult",
+            {"capability": "Email"},
+            "MISSING_FIELD",
+            "items[0].evaluators.RetrievalResult.expected_items",
+        ),
+        (
+            "RetrievalResult",
+            {"capability": "Email", "max_rank": 0, "min_expected_count": 1},
+            "INVALID_VALUE",
+            "items[0].evaluators.RetrievalResult.max_rank",
+        ),
         ("relevance", {}, "UNKNOWN_FIELD", "items[0].evaluators.relevance"),
         ("NoSuchCheck", {}, "UNKNOWN_FIELD", "items[0].evaluators.NoSuchCheck"),
         ("not-an-identifier", {}, "INVALID_VALUE", "items[0].evaluators.not-an-identifier"),
@@ -244,7 +299,11 @@ def test_custom_evaluator_resolves_against_registered_checks(user_check, load_er
     assert suite.cases[0].turns[0].checks[-1] == CustomCheck(check="NoApology", settings={"words": ["oops"]})
     assert suite.cases[0].turns[0].checks[-1].name == "NoApology"
     err = load_error(_ev(user_check, {"wrds": []}), "dataset-json")
-    assert (err.code, err.location, err.suggestion) == ("UNKNOWN_FIELD", "items[0].evaluators.NoApology.wrds", "words")
+    assert (err.code, err.location, err.suggestion) == (
+        "UNKNOWN_FIELD",
+        "items[0].evaluators.NoApology.wrds",
+        "words",
+    )
     err = load_error(_ev("NoApologee", {}), "dataset-json")
     assert err.code == "UNKNOWN_FIELD" and "NoApology" in err.message  # lists the known user checks
 
@@ -267,7 +326,14 @@ def test_output_documents_load():
         "description": "d",
         "conversation_id": "c-1",
         "turns": [{"prompt": "x", "response": "y", "status": "fail"}],
-        "summary": {"turns_total": 1, "turns_passed": 0, "turns_failed": 1, "turns_partial": 0, "turns_errored": 0, "overall_status": "fail"},
+        "summary": {
+            "turns_total": 1,
+            "turns_passed": 0,
+            "turns_failed": 1,
+            "turns_partial": 0,
+            "turns_errored": 0,
+            "overall_status": "fail",
+        },
         "extensions": {},
     }
     text = doc(
@@ -304,7 +370,11 @@ def test_output_documents_load():
         (doc([]), "MISSING_FIELD", "items"),
         (json.dumps({"schemaVersion": "1.0.0"}), "MISSING_FIELD", "items"),
         (json.dumps({"itms": []}), "UNKNOWN_FIELD", "itms"),
-        (json.dumps({"schemaVersion": "1.0.0", "items": [{"prompt": "p"}], "extra": 1}), "UNKNOWN_FIELD", "extra"),
+        (
+            json.dumps({"schemaVersion": "1.0.0", "items": [{"prompt": "p"}], "extra": 1}),
+            "UNKNOWN_FIELD",
+            "extra",
+        ),
         (json.dumps({"schemaVersion": 1, "items": [{"prompt": "p"}]}), "TYPE_MISMATCH", "schemaVersion"),
         (doc([{"promt": "p"}]), "UNKNOWN_FIELD", "items[0].promt"),
         (doc([{"prompt": "p", "expected": "x"}]), "UNKNOWN_FIELD", "items[0].expected"),
@@ -318,9 +388,21 @@ def test_output_documents_load():
         (doc(["just a prompt"]), "TYPE_MISMATCH", "items[0]"),
         (doc([{"prompt": "p", "evaluators_mode": "merge"}]), "INVALID_VALUE", "items[0].evaluators_mode"),
         (doc([{"prompt": "p", "status": "ok"}]), "INVALID_VALUE", "items[0].status"),
-        (doc([{"prompt": "p", "testId": "A"}, {"prompt": "q", "testId": "A"}]), "INVALID_VALUE", "items[1].testId"),
-        (json.dumps({"schemaVersion": "1.0.0", "metadata": {"nmae": "x"}, "items": [{"prompt": "p"}]}), "UNKNOWN_FIELD", "metadata.nmae"),
-        (json.dumps({"prompts": ["a", "b"], "expected_responses": ["x"]}), "INVALID_VALUE", "expected_responses"),
+        (
+            doc([{"prompt": "p", "testId": "A"}, {"prompt": "q", "testId": "A"}]),
+            "INVALID_VALUE",
+            "items[1].testId",
+        ),
+        (
+            json.dumps({"schemaVersion": "1.0.0", "metadata": {"nmae": "x"}, "items": [{"prompt": "p"}]}),
+            "UNKNOWN_FIELD",
+            "metadata.nmae",
+        ),
+        (
+            json.dumps({"prompts": ["a", "b"], "expected_responses": ["x"]}),
+            "INVALID_VALUE",
+            "expected_responses",
+        ),
         (json.dumps({"prompts": []}), "MISSING_FIELD", "prompts"),
         ("42", "TYPE_MISMATCH", ""),
         ('{"items": [1,]}', "MALFORMED_JSON", "line 1, column 14"),
@@ -345,7 +427,10 @@ def test_fixture_files(fixtures):
         [["ExactMatch"]],
         [["ExactMatch"], ["ExactMatch", "PartialMatch"]],
     ]
-    for name, code in [("dataset-invalid-version.json", "UNSUPPORTED_VERSION"), ("dataset-invalid-gate.json", "UNSUPPORTED_VERSION")]:
+    for name, code in [
+        ("dataset-invalid-version.json", "UNSUPPORTED_VERSION"),
+        ("dataset-invalid-gate.json", "UNSUPPORTED_VERSION"),
+    ]:
         with pytest.raises(evalnb.SuiteError) as info:
             evalnb.load(fixtures / name)
         assert info.value.code == code

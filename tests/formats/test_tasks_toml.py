@@ -39,7 +39,10 @@ def test_no_tasks_is_an_empty_suite():
 def test_inline_array_assertions_load_like_tables():
     tables = HEAD + '[[tasks.assertions]]\ntype = "regex"\non = "result"\npattern = "a+"\n'
     tables += '[[tasks.assertions]]\ntype = "exit_code"\nequals = 2\n'
-    inline = HEAD + 'assertions = [ {type = "regex", on = "result", pattern = "a+"}, {type = "exit_code", equals = 2} ]\n'
+    inline = (
+        HEAD
+        + 'assertions = [ {type = "regex", on = "result", pattern = "a+"}, {type = "exit_code", equals = 2} ]\n'
+    )
     a = evalnb.load(tables, format="tasks-toml")
     b = evalnb.load(inline, format="tasks-toml")
     assert a.cases[0].turns[0].checks == b.cases[0].turns[0].checks
@@ -62,25 +65,70 @@ def test_max_runs_fits_u32():
     [
         # tasks spec rule 1: unknown keys anywhere, with the nearest valid key
         ('promtp = "x"\n', "UNKNOWN_FIELD", "tasks[0].promtp", "prompt"),
-        ('[[tasks.assertions]]\ntype = "exit_code"\nequal = 0\n', "UNKNOWN_FIELD", "tasks[0].assertions[0].equal", "equals"),
-        ('[[tasks.assertions]]\ntyp = "exit_code"\nequals = 0\n', "UNKNOWN_FIELD", "tasks[0].assertions[0].typ", "type"),
-        ('[[tasks.assertions]]\ntype = "exit_code"\nequals = 0\npath = "x"\n', "UNKNOWN_FIELD", "tasks[0].assertions[0].path", None),
+        (
+            '[[tasks.assertions]]\ntype = "exit_code"\nequal = 0\n',
+            "UNKNOWN_FIELD",
+            "tasks[0].assertions[0].equal",
+            "equals",
+        ),
+        (
+            '[[tasks.assertions]]\ntyp = "exit_code"\nequals = 0\n',
+            "UNKNOWN_FIELD",
+            "tasks[0].assertions[0].typ",
+            "type",
+        ),
+        (
+            '[[tasks.assertions]]\ntype = "exit_code"\nequals = 0\npath = "x"\n',
+            "UNKNOWN_FIELD",
+            "tasks[0].assertions[0].path",
+            None,
+        ),
         # wrong types
         ('runs = "3"\n', "TYPE_MISMATCH", "tasks[0].runs", None),
         ("runs = true\n", "TYPE_MISMATCH", "tasks[0].runs", None),
         ("runs = 3.0\n", "TYPE_MISMATCH", "tasks[0].runs", None),
-        ('[[tasks.assertions]]\ntype = "exit_code"\nequals = "0"\n', "TYPE_MISMATCH", "tasks[0].assertions[0].equals", None),
-        ('[[tasks.assertions]]\ntype = 3\n', "TYPE_MISMATCH", "tasks[0].assertions[0].type", None),
+        (
+            '[[tasks.assertions]]\ntype = "exit_code"\nequals = "0"\n',
+            "TYPE_MISMATCH",
+            "tasks[0].assertions[0].equals",
+            None,
+        ),
+        ("[[tasks.assertions]]\ntype = 3\n", "TYPE_MISMATCH", "tasks[0].assertions[0].type", None),
         # right type, value not allowed
         ("runs = -1\n", "INVALID_VALUE", "tasks[0].runs", None),
         ("runs = 4294967296\n", "INVALID_VALUE", "tasks[0].runs", None),
-        ('[[tasks.assertions]]\ntype = "regexp"\non = "stdout"\npattern = "x"\n', "INVALID_VALUE", "tasks[0].assertions[0].type", "regex"),
-        ('[[tasks.assertions]]\ntype = "regex"\non = "stderr"\npattern = "x"\n', "INVALID_VALUE", "tasks[0].assertions[0].on", None),
-        ('[[tasks.assertions]]\ntype = "regex"\non = "stdout"\npattern = "(unclosed"\n', "INVALID_VALUE", "tasks[0].assertions[0].pattern", None),
+        (
+            '[[tasks.assertions]]\ntype = "regexp"\non = "stdout"\npattern = "x"\n',
+            "INVALID_VALUE",
+            "tasks[0].assertions[0].type",
+            "regex",
+        ),
+        (
+            '[[tasks.assertions]]\ntype = "regex"\non = "stderr"\npattern = "x"\n',
+            "INVALID_VALUE",
+            "tasks[0].assertions[0].on",
+            None,
+        ),
+        (
+            '[[tasks.assertions]]\ntype = "regex"\non = "stdout"\npattern = "(unclosed"\n',
+            "INVALID_VALUE",
+            "tasks[0].assertions[0].pattern",
+            None,
+        ),
         # missing and blank
-        ('[[tasks.assertions]]\ntype = "regex"\npattern = "x"\n', "MISSING_FIELD", "tasks[0].assertions[0].on", None),
-        ('[[tasks.assertions]]\nequals = 0\n', "MISSING_FIELD", "tasks[0].assertions[0].type", None),
-        ('[[tasks.assertions]]\ntype = "llm_judge"\nrubric = "   "\n', "BLANK_FIELD", "tasks[0].assertions[0].rubric", None),
+        (
+            '[[tasks.assertions]]\ntype = "regex"\npattern = "x"\n',
+            "MISSING_FIELD",
+            "tasks[0].assertions[0].on",
+            None,
+        ),
+        ("[[tasks.assertions]]\nequals = 0\n", "MISSING_FIELD", "tasks[0].assertions[0].type", None),
+        (
+            '[[tasks.assertions]]\ntype = "llm_judge"\nrubric = "   "\n',
+            "BLANK_FIELD",
+            "tasks[0].assertions[0].rubric",
+            None,
+        ),
         ('agent = ""\n', "BLANK_FIELD", "tasks[0].agent", None),
     ],
 )

@@ -1,0 +1,113 @@
+"""`evalnb validate`, `init`, `upgrade` and `schema` on the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from evalnb.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def evalnb_cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "evalnb", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_validate_in_a_real_subprocess(tmp_path):
+    for name in ("tasks-valid.toml", "cube-invalid-typo.yaml", "dataset-legacy.json"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    proc = evalnb_cli(
+        "validate", "tasks-valid.toml", "cube-invalid-typo.yaml", "dataset-legacy.json", cwd=tmp_path
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines == [
+        "tasks-valid.toml: OK (tasks-toml, 2 cases)",
+        "cube-invalid-typo.yaml:cases[0].expectedRow: UNKNOWN_FIELD unknown key 'expectedRow' in cases[0]; "
+        "did you mean 'expectedRows'?",
+        "dataset-legacy.json: OK (dataset-json, 2 cases)",
+    ]
+
+
+def test_validate_all_valid_exits_0_and_accepts_folders():
+    runner = CliRunner()
+    result = runner.invoke(
+        app,
+        [
+            "validate",
+            str(ROOT / "data" / "suites" / "tasks.toml"),
+            str(ROOT / "data" / "suites" / "knowledge-base.json"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.count(": OK (") == 2
+    folder = runner.invoke(app, ["validate", str(FIXTURES)])
+    assert folder.exit_code == 2
+    assert "tasks-invalid-syntax.toml:line 1, column 15: MALFORMED_TOML" in folder.output
+    assert "dataset-invalid-version.json:schemaVersion: UNSUPPORTED_VERSION" in folder.output
+    assert "spec-cube.yaml: OK (cube-yaml, 4 cases)" in folder.output
+
+
+def test_validate_missing_file_is_an_error(tmp_path):
+    result = CliRunner().invoke(app, ["validate", str(tmp_path / "nope.toml")])
+    assert result.exit_code == 2
+    assert "FILE_NOT_FOUND" in result.output
+
+
+def test_init_writes_the_starter_without_a_terminal(tmp_path):
+    proc = evalnb_cli("init", cwd=tmp_path, stdin="")
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path / "evals" / "evals.json"
+    assert json.loads(path.read_text(encoding="utf-8"))["schemaVersion"] == "1.7.0"
+    again = evalnb_cli("init", "--yes", cwd=tmp_path)
+    assert again.returncode == 0 and "already exists" in again.stdout
+    check = evalnb_cli("validate", "evals/evals.json", cwd=tmp_path)
+    assert check.returncode == 0, check.stdout
+
+
+def test_upgrade_prints_the_backup(tmp_path):
+    path = tmp_path / "legacy.json"
+    shutil.copy(FIXTURES / "dataset-legacy.json", path)
+    runner = CliRunner()
+    result = runner.invoke(app, ["upgrade", str(path)])
+    assert result.exit_code == 0, result.output
+    backups = list(tmp_path.glob("legacy.json.bak.*"))
+    assert len(backups) == 1 and str(backups[0]) in result.output
+    again = runner.invoke(app, ["upgrade", str(path)])
+    assert again.exit_code == 0 and "already versioned" in again.output
+    bad = tmp_path / "bad.json"
+    bad.write_text("[")
+    failed = runner.invoke(app, ["upgrade", str(bad)])
+    assert failed.exit_code == 2
+
+
+@pytest.mark.parametrize("fmt", ["tasks-toml", "cube-yaml", "dataset-json"])
+def test_schema_prints_json_schema(fmt):
+    result = CliRunner().invoke(app, ["schema", fmt])
+    assert result.exit_code == 0
+    assert json.loads(result.output)["type"] == "object"
+
+
+def test_schema_unknown_format():
+    assert CliRunner().invoke(app, ["schema", "xml"]).exit_code == 2

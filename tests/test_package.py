@@ -1,0 +1,68 @@
+"""The package's shape: a light import and an exact public API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import evalnb
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("plotly", "openai", "sqlalchemy", "duckdb", "jupyter", "jupyter_client", "aiohttp", "IPython")
+
+
+def test_import_evalnb_stays_light():
+    code = (
+        "import json, sys, evalnb; "
+        "suite = evalnb.load('name = \"s\"', format='tasks-toml'); "
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    modules = set(json.loads(proc.stdout))
+    loaded = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert loaded == [], f"import evalnb (and load) pulled in {loaded}"
+
+
+def test_public_api_is_pinned():
+    assert evalnb.__all__ == [
+        "Case",
+        "ConfigError",
+        "EvalnbError",
+        "Request",
+        "Response",
+        "Result",
+        "Store",
+        "Suite",
+        "SuiteError",
+        "Turn",
+        "__version__",
+        "agents",
+        "checks",
+        "compare",
+        "discover",
+        "errors",
+        "judges",
+        "load",
+        "plots",
+        "read_results",
+        "rescore",
+        "run",
+        "run_async",
+        "upgrade",
+    ]
+
+
+def test_suite_functions_are_the_formats_ones():
+    from evalnb import formats
+
+    assert evalnb.load is formats.load
+    assert evalnb.discover is formats.discover
+    assert evalnb.upgrade is formats.upgrade
+    assert issubclass(evalnb.SuiteError, evalnb.EvalnbError)
