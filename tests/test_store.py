@@ -1,0 +1,297 @@
+"""The run store on real SQLite files: round trip, incremental writes and resume after SIGKILL, two writing
+processes, and a migration from the first schema version."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import evalnb
+from evalnb.errors import StoreError
+from evalnb.store import SCHEMA_VERSION, Store, _migrate
+from evalnb.suite import Case, RowsCheck, Suite, Turn
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SUITE_CODE = textwrap.dedent(
+    """
+    from evalnb.suite import Case, ExactMatchCheck, RegexCheck, Suite, Turn
+
+    def make_suite(n=12, runs=2):
+        cases = [
+            Case(id=f"c{i}", name=f"case {i}", category="even" if i % 2 == 0 else "odd", runs=runs,
+                 turns=[Turn(prompt=f"q{i}", expected="yes",
+                             checks=[RegexCheck(on="result", pattern="y"), ExactMatchCheck()])])
+            for i in range(n)
+        ]
+        return Suite(name="store-suite", format="tasks-toml", cases=cases)
+    """
+)
+_ns: dict = {}
+exec(SUITE_CODE, _ns)
+make_suite = _ns["make_suite"]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _agent(prompt: str) -> dict:
+    i = int(prompt[1:])
+    text = "yes" if i % 3 else "no <script>window.pwned = 1</script>"
+    return {"text": text, "model": "m-1", "usage": {"prompt_tokens": 3, "completion_tokens": 5}}
+
+
+def _assert_same(a: evalnb.Result, b: evalnb.Result) -> None:
+    for name in ("runs", "scores", "mismatches"):
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
+        assert list(getattr(a, name).dtypes) == list(getattr(b, name).dtypes)
+
+
+def test_round_trip_frames_equal_with_dtypes(tmp_path: Path) -> None:
+    store = Store(tmp_path / "deep" / "evals.db")
+    assert (tmp_path / "deep" / "evals.db").exists()
+    assert store.schema_version == SCHEMA_VERSION
+    result = evalnb.run(make_suite(), _agent, progress=False)
+    run_id = store.save(result, version="v1")
+    loaded = store.load(run_id)
+    _assert_same(result, loaded)
+    assert loaded.suite == result.suite
+    assert loaded.meta["version"] == "v1" and loaded.meta["model"] == "m-1"
+    pd.testing.assert_frame_equal(loaded.cases, result.cases)
+    # by version label, too
+    _assert_same(result, store.load("v1"))
+    runs = store.runs()
+    assert runs[["run_id", "suite", "version", "status", "model"]].iloc[0].tolist() == [
+        run_id,
+        "store-suite",
+        "v1",
+        "complete",
+        "m-1",
+    ]
+    assert json.loads(runs["checks"].iloc[0])["regex"]["options"] == {"on": "result", "pattern": "y"}
+    assert runs["git_commit"].iloc[0] is pd.NA or len(runs["git_commit"].iloc[0]) == 40
+    store.delete(run_id)
+    assert store.runs().empty
+    with pytest.raises(StoreError) as err:
+        store.load(run_id)
+    assert err.value.code == "RUN_NOT_FOUND"
+
+
+def test_round_trip_keeps_mismatches_and_extra_columns(tmp_path: Path) -> None:
+    suite = Suite(
+        name="rows-suite",
+        format="cube-yaml",
+        cases=[
+            Case(
+                id="r1",
+                name="r1",
+                turns=[Turn(prompt="p", checks=[RowsCheck(expected=[{"a": 1}, {"a": 2}])])],
+            )
+        ],
+    )
+    result = evalnb.run(suite, lambda p: {"text": "x", "rows": [{"a": 1}, {"a": 3}]}, progress=False)
+    assert len(result.mismatches) >= 1
+    result.scores["note"] = pd.array(["n"] * len(result.scores), dtype="string")
+    store = Store(tmp_path / "s.db")
+    loaded = store.load(store.save(result, version="x"))
+    _assert_same(result, loaded)
+
+
+def test_run_with_store_writes_and_trend_aggregates(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'url.db'}")
+    r1 = evalnb.run(make_suite(), _agent, store=store, version="v1", progress=False)
+    r2 = evalnb.run(make_suite(), lambda p: "yes", store=store, version="v2", progress=False)
+    _assert_same(r1, store.load(r1.meta["run_id"]))
+    trend = store.trend("store-suite")
+    assert trend["version"].tolist() == ["v1", "v1", "v2", "v2"]
+    assert trend["order"].tolist() == [1, 1, 2, 2]
+    summ = r1.summary().set_index("check_id")
+    t1 = trend[trend["version"] == "v1"].set_index("check_id")
+    for cid in ("regex", "ExactMatch"):
+        assert t1.loc[cid, "mean"] == pytest.approx(summ.loc[cid, "mean"])
+        assert t1.loc[cid, "pass_rate"] == pytest.approx(summ.loc[cid, "pass_rate"])
+        assert t1.loc[cid, "ci_low"] < t1.loc[cid, "mean"] < t1.loc[cid, "ci_high"]
+        assert t1.loc[cid, "cases"] == 12
+    assert (trend[trend["version"] == "v2"]["pass_rate"] == 1.0).all()
+    assert trend["prompt_tokens"].iloc[0] == 3 * 24
+    cmp = store.compare("v1", "v2")
+    assert set(cmp.cases["change"]) <= {"improved", "same"}
+    assert r2.meta["run_id"] in store.runs()["run_id"].tolist()
+
+
+CRASH_SCRIPT = SUITE_CODE + textwrap.dedent(
+    """
+    import sys, time
+    import evalnb
+
+    log = open(sys.argv[2], "a")
+
+    def agent(prompt):
+        log.write(prompt + "\\n"); log.flush()
+        time.sleep(0.03)
+        return "yes"
+
+    evalnb.run(make_suite(40, 1), agent, store=evalnb.Store(sys.argv[1]), version="v-crash",
+               concurrency=2, progress=False)
+    """
+)
+
+
+def test_crash_then_resume_keeps_finished_and_repeats_none(tmp_path: Path) -> None:
+    db, log = tmp_path / "crash.db", tmp_path / "calls.log"
+    script = tmp_path / "crash.py"
+    script.write_text(CRASH_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script), str(db), str(log)], env=_env())
+    stored: set[str] = set()
+    deadline = time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline and len(stored) < 6:
+            time.sleep(0.05)
+            if db.exists():
+                try:
+                    with sqlite3.connect(db, timeout=5) as con:
+                        stored = {r[0] for r in con.execute("SELECT DISTINCT case_id FROM run_rows")}
+                except sqlite3.OperationalError:
+                    pass
+        assert proc.poll() is None, "the run finished before it could be killed"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    store = Store(db)
+    runs = store.runs()
+    assert runs["status"].tolist() == ["interrupted"]
+    run_id = runs["run_id"].iloc[0]
+    before = store.load(run_id)
+    kept = set(before.runs["case_id"])
+    assert len(kept) >= 6 and len(kept) < 40  # everything finished is there, nothing more
+    assert (before.runs["status"] == "passed").all()
+
+    called: list[str] = []
+
+    def agent(prompt: str) -> str:
+        called.append(prompt)
+        return "yes"
+
+    result = evalnb.run(None, agent, store=store, resume=run_id, progress=False)
+    assert not {f"q{c[1:]}" for c in kept} & set(called)  # none repeated
+    assert len(called) == 40 - len(kept)
+    assert result.runs["case_id"].tolist() == [f"c{i}" for i in range(40)]  # each case exactly once, in order
+    assert result.meta["run_id"] == run_id
+    assert store.runs()["status"].tolist() == ["complete"]
+    _assert_same(result, store.load(run_id))
+    assert result.exit_code == 0
+
+
+WRITER_SCRIPT = SUITE_CODE + textwrap.dedent(
+    """
+    import sys, time
+    import evalnb
+
+    result = evalnb.run(make_suite(150, 2), lambda p: "yes", progress=False)
+    store = evalnb.Store(sys.argv[1])
+    while time.time() < float(sys.argv[2]):
+        time.sleep(0.005)
+    for i in range(4):
+        store.save(result, version=f"{sys.argv[3]}-{i}")
+    print("ok")
+    """
+)
+
+
+def test_two_processes_saving_at_once_both_succeed(tmp_path: Path) -> None:
+    db = tmp_path / "shared.db"
+    Store(db)  # schema exists before the race (creating it concurrently is also serialised)
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER_SCRIPT)
+    start = time.time() + 3.0
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(db), str(start), name],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    for p, (out, err) in zip(procs, outs, strict=False):
+        assert p.returncode == 0, err
+        assert out.strip() == "ok"
+    runs = Store(db).runs()
+    assert sorted(runs["version"]) == sorted([f"{n}-{i}" for n in "ab" for i in range(4)])
+    assert len(Store(db).load("a-3").scores) == 150 * 2 * 2
+
+
+def test_migration_from_schema_version_1(tmp_path: Path) -> None:
+    from sqlalchemy import create_engine
+
+    db = tmp_path / "old.db"
+    engine = create_engine(f"sqlite:///{db}")
+    assert _migrate(engine, target=1) == 1
+    engine.dispose()
+    suite = make_suite(2, 1)
+    with sqlite3.connect(db) as con:
+        con.execute(
+            "INSERT INTO suites (id, name, format, content_hash, definition) VALUES (1, ?, ?, ?, ?)",
+            (suite.name, suite.format, suite.content_hash(), suite.model_dump_json()),
+        )
+        con.execute(
+            "INSERT INTO runs (id, run_id, suite_id, suite, version, status, meta) VALUES (1, 'old1', 1, ?, 'v0', "
+            "'complete', '{}')",
+            (suite.name,),
+        )
+        for i, (v, ok) in enumerate([(1.0, 1), (0.0, 0)]):
+            con.execute(
+                "INSERT INTO run_rows (run_pk, seq, case_id, case_name, run, turn, prompt, response, status, "
+                "latency_ms) VALUES (1, ?, ?, ?, 0, 0, ?, 'yes', 'passed', 10.0)",
+                (i, f"c{i}", f"case {i}", f"q{i}"),
+            )
+            con.execute(
+                'INSERT INTO scores (run_pk, seq, case_id, case_name, run, turn, "check", check_id, value, passed, '
+                "status, reason) VALUES (1, ?, ?, ?, 0, 0, 'regex', 'regex', ?, ?, 'ok', 'r')",
+                (i, f"c{i}", f"case {i}", v, ok),
+            )
+        cols = {r[1] for r in con.execute("PRAGMA table_info(scores)")}
+        assert "cost" not in cols
+        assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("1",)
+
+    store = Store(db)  # opening migrates 1 -> 2 and backfills the per-check statistics
+    assert store.schema_version == 2
+    with sqlite3.connect(db) as con:
+        assert "cost" in {r[1] for r in con.execute("PRAGMA table_info(scores)")}
+    loaded = store.load("v0")
+    assert loaded.scores["value"].tolist() == [1.0, 0.0]
+    assert loaded.scores["passed"].tolist() == [True, False]
+    assert loaded.scores["cost"].isna().all() and str(loaded.scores["cost"].dtype) == "float64"
+    trend = store.trend(suite.name)
+    assert trend[["version", "check_id", "mean", "pass_rate", "latency_ms"]].iloc[0].tolist() == [
+        "v0",
+        "regex",
+        0.5,
+        0.5,
+        10.0,
+    ]
+    # and the migrated store keeps working
+    store.save(evalnb.run(suite, lambda p: "yes", progress=False), version="v1")
+    assert store.trend(suite.name)["version"].drop_duplicates().tolist() == ["v0", "v1"]
+
+
+def test_store_accepts_default_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = Store()
+    assert (tmp_path / ".evals" / "evalnb.db").exists()
+    assert "evalnb.db" in repr(store)
