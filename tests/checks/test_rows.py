@@ -1,0 +1,256 @@
+"""The rows check: every rule of the cube spec's row comparison."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalnb.agents.base import Request, Response
+from evalnb.checks import registry
+from evalnb.checks.registry import CheckContext
+from evalnb.checks.rows import compare_rows, normalise_key, parse_number
+from evalnb.data import connect
+from evalnb.suite import Case, ReferenceQuery, RowsCheck, Suite, Tolerance, Turn
+
+
+def run_check(spec: RowsCheck, rows: Any, data: Any = None) -> Any:
+    turn = Turn(prompt="q", checks=[spec])
+    case = Case(id="c", name="c", turns=[turn])
+    ctx = CheckContext(
+        suite=Suite(name="s", format="cube-yaml", cases=[case]),
+        case=case,
+        turn=turn,
+        turn_index=0,
+        run=0,
+        request=Request(prompt="q"),
+        response=Response(intent="QUERY", rows=rows),
+        data=data,
+    )
+    return registry.get("rows")(spec, ctx)
+
+
+# -- the spec's parsing table, and more ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "parsed"),
+    [
+        (500, 500.0),
+        (500.0, 500.0),
+        ("$565,238.13", 565238.13),
+        ("(500)", -500.0),
+        ("12%", 12.0),
+        (" 42 ", 42.0),
+        ("£1,000", 1000.0),
+        ("€2.5", 2.5),
+        ("¥300", 300.0),
+        ("1e3", 1000.0),
+        ("-2.5E-2", -0.025),
+        ("($1,234.50)", -1234.5),
+        ("-$5", -5.0),
+    ],
+)
+def test_parsing_table(value: Any, parsed: float) -> None:
+    assert parse_number(value) == parsed
+    # the vectorised path agrees with the scalar one
+    assert compare_rows([{"v": value}], [{"v": parsed}]).passed
+
+
+@pytest.mark.parametrize("value", ["Food", "USA", "Q1", "12 units", "$", "", True])
+def test_non_numbers_are_text(value: Any) -> None:
+    assert parse_number(value) is None
+
+
+def test_key_normalisation() -> None:
+    keys = ["Store Sales", "storeSales", "store_sales", "STORE-SALES"]
+    assert len({normalise_key(k) for k in keys}) == 1
+    for written in keys:
+        assert compare_rows([{"storeSales": 1}], [{written: 1}]).passed
+
+
+# -- exact mismatch lines ------------------------------------------------------------------------------
+
+
+def test_numeric_mismatch_line() -> None:
+    d = compare_rows(
+        [{"storeSales": 100.0}, {"storeSales": 250.0}],
+        [{"store_sales": 100.0}, {"store_sales": 100.0}],
+        relative=0.001,
+    )
+    assert d.lines == ["rows[1].storeSales: expected 250.0 ± (abs 0, rel 0.001), got 100.0"]
+    assert d.details[0] | {} == {
+        "row": 1,
+        "key": "storeSales",
+        "expected": 250.0,
+        "actual": 100.0,
+        "tolerance": "abs 0, rel 0.001",
+        "reason": "rows[1].storeSales: expected 250.0 ± (abs 0, rel 0.001), got 100.0",
+    }
+
+
+def test_string_mismatch_line() -> None:
+    d = compare_rows([{"productFamily": "Food"}], [{"product family": "Drink"}])
+    assert d.lines == ['rows[0].productFamily: expected "Food", got "Drink"']
+    assert d.details[0]["tolerance"] is None
+
+
+def test_strings_trimmed_and_case_sensitive() -> None:
+    assert compare_rows([{"f": " Food "}], [{"f": "Food  "}]).passed
+    d = compare_rows([{"f": "Food"}], [{"f": "food"}])
+    assert d.lines == ['rows[0].f: expected "Food", got "food"']
+
+
+def test_actual_must_parse_when_expected_is_a_number() -> None:
+    d = compare_rows([{"units": "1,000"}], [{"units": "lots"}])
+    assert d.lines == ['rows[0].units: expected 1000.0 ± (abs 0, rel 0), got "lots" (not a number)']
+    # an actual written leniently still parses
+    assert compare_rows([{"units": 1000}], [{"units": "$1,000"}]).passed
+
+
+# -- tolerance -----------------------------------------------------------------------------------------
+
+
+def test_tolerance_either_rule_suffices() -> None:
+    assert compare_rows([{"v": 100}], [{"v": 100.04}], absolute=0.05).passed
+    assert compare_rows([{"v": 100}], [{"v": 100.09}], relative=0.001).passed
+    assert not compare_rows([{"v": 100}], [{"v": 100.2}], absolute=0.05, relative=0.001).passed
+    assert compare_rows([{"v": 100}], [{"v": 100.2}], absolute=0.5, relative=0.001).passed
+    # exact by default
+    assert not compare_rows([{"v": 100}], [{"v": 100.000001}]).passed
+
+
+def test_relative_tolerance_does_not_apply_to_zero() -> None:
+    assert not compare_rows([{"v": 0}], [{"v": 1e-12}], relative=1.0).passed
+    assert compare_rows([{"v": 0}], [{"v": 1e-12}], absolute=1e-9).passed
+
+
+def test_nan_equals_nan_only() -> None:
+    assert compare_rows([{"v": math.nan}], [{"v": math.nan}]).passed
+    assert compare_rows([{"v": math.nan}], [{"v": None}]).passed
+    assert not compare_rows([{"v": math.nan}], [{"v": 0.0}], absolute=1e9).passed
+    assert not compare_rows([{"v": 1.0}], [{"v": math.nan}], absolute=1e9).passed
+
+
+# -- keys and sizes ------------------------------------------------------------------------------------
+
+
+def test_missing_keys_are_asymmetric() -> None:
+    # an extra actual key is fine (expectations are additive) ...
+    assert compare_rows([{"state": "CA"}], [{"state": "CA", "storeSales": 1.0, "extra": "x"}]).passed
+    # ... an expected key missing from the actual row is not
+    d = compare_rows([{"state": "CA", "storeSales": 1.0}], [{"state": "CA"}])
+    assert d.lines == ["rows[0].storeSales: expected 1.0 ± (abs 0, rel 0), got nothing (no such key)"]
+    # also when only one actual row lacks it
+    d = compare_rows([{"v": 1}, {"v": 2}], [{"v": 1}, {"w": 2}])
+    assert [x["row"] for x in d.details] == [1]
+
+
+def test_size_mismatch_still_compares_pairs() -> None:
+    d = compare_rows(
+        [{"f": "Food"}, {"f": "Drink"}, {"f": "Non-Consumable"}],
+        [{"f": "Food"}, {"f": "Food"}],
+    )
+    assert d.lines == ["rows: expected 3 row(s), got 2", 'rows[1].f: expected "Drink", got "Food"']
+    assert d.value == pytest.approx(1 / 3)
+    assert not compare_rows([{"f": "a"}], [{"f": "a"}, {"f": "b"}]).passed
+
+
+def test_no_rows_in_the_answer() -> None:
+    d = compare_rows([{"f": "Food"}], None)
+    assert d.lines == ["rows: expected 1 row(s), got 0"]
+    assert compare_rows([], None).passed
+
+
+# -- order ---------------------------------------------------------------------------------------------
+
+
+def test_unordered_with_mixed_case_keys() -> None:
+    expected = [{"productFamily": "Food", "unitSales": 2}, {"productFamily": "Drink", "unitSales": 1}]
+    actual = [{"PRODUCT_FAMILY": "Drink", "Unit Sales": 1.0}, {"PRODUCT_FAMILY": "Food", "Unit Sales": "2"}]
+    assert not compare_rows(expected, actual, order_matters=True).passed
+    assert compare_rows(expected, actual, order_matters=False).passed
+
+
+def test_unordered_pairs_rows_on_labels_first() -> None:
+    expected = [{"k": "a", "v": 10.0}, {"k": "b", "v": 5.0}]
+    actual = [{"k": "b", "v": 5.0}, {"k": "a", "v": 99.0}]
+    d = compare_rows(expected, actual, order_matters=False)
+    assert d.lines == ["rows[0].v: expected 10.0 ± (abs 0, rel 0), got 99.0"]
+
+
+def test_unordered_numbers_only_and_ties() -> None:
+    assert compare_rows(
+        [{"v": 2}, {"v": 1}, {"v": 1}], [{"v": 1}, {"v": 2}, {"v": 1}], order_matters=False
+    ).passed
+
+
+# -- DataFrames, size, details -------------------------------------------------------------------------
+
+
+def test_dataframe_answer() -> None:
+    frame = pd.DataFrame({"Product Family": ["Drink", "Food"], "unit_sales": np.array([24597, 191940])})
+    expected = [
+        {"productFamily": "Drink", "unitSales": "24,597"},
+        {"productFamily": "Food", "unitSales": 191940},
+    ]
+    assert compare_rows(expected, frame).passed
+    assert run_check(RowsCheck(expected=expected), frame).passed
+
+
+def test_large_frames_are_compared_and_details_capped() -> None:
+    n = 200_000
+    expected = pd.DataFrame({"k": np.arange(n).astype(str), "v": np.arange(n, dtype=float)})
+    actual = expected.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    actual.loc[actual.index[:1500], "v"] += 10
+    d = compare_rows(expected, actual, order_matters=False, relative=0.0)
+    assert d.mismatches == 1500
+    assert len(d.details) == 1000
+    assert "... and 1495 more mismatch(es)" in d.reason()
+
+
+def test_bad_rows_shape_is_a_failure_not_a_crash() -> None:
+    s = run_check(RowsCheck(expected=[{"a": 1}]), "not rows")
+    assert s.passed is False
+    assert "not a list of dicts or a DataFrame" in s.reason
+
+
+def test_score_fields() -> None:
+    spec = RowsCheck(
+        expected=[{"f": "Food", "v": 1}, {"f": "Drink", "v": 2}], tolerance=Tolerance(relative=0.1)
+    )
+    ok = run_check(spec, [{"f": "Food", "v": 1.05}, {"f": "Drink", "v": 2}])
+    assert (ok.value, ok.passed, ok.details) == (1.0, True, None)
+    bad = run_check(spec, [{"f": "Food", "v": 1.5}, {"f": "Drink", "v": 2}])
+    assert bad.value == 0.75
+    assert bad.passed is False
+    assert bad.reason == "rows[0].v: expected 1.0 ± (abs 0, rel 0.1), got 1.5"
+    assert set(bad.details[0]) == {"row", "key", "expected", "actual", "tolerance", "reason"}
+
+
+# -- reference queries ---------------------------------------------------------------------------------
+
+
+def test_reference_query_rows_become_the_expectation() -> None:
+    src = connect({"sales": pd.DataFrame({"state": ["CA", "WA"], "units": [3, 4]})})
+    spec = RowsCheck(
+        reference_query=ReferenceQuery(
+            sql="SELECT state, SUM(units) AS units FROM sales GROUP BY state ORDER BY state"
+        )
+    )
+    assert run_check(spec, [{"State": "CA", "Units": 3}, {"State": "WA", "Units": 4}], data=src).passed
+    s = run_check(spec, [{"State": "CA", "Units": 3}, {"State": "WA", "Units": 5}], data=src)
+    assert s.reason == "rows[1].units: expected 4.0 ± (abs 0, rel 0), got 5.0"
+
+
+def test_failing_reference_query_is_an_authoring_mismatch() -> None:
+    src = connect({"sales": pd.DataFrame({"state": ["CA"]})})
+    spec = RowsCheck(reference_query=ReferenceQuery(sql="SELECT nope FROM sales"))
+    s = run_check(spec, [{"nope": 1}], data=src)
+    assert s.passed is False
+    assert s.reason.startswith("referenceQuery: ")
+    assert "nope" in s.reason
+    assert s.details[0]["key"] == "referenceQuery"
