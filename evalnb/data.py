@@ -435,9 +435,14 @@ class Source:
 
 
 def _db_message(exc: BaseException) -> str:
-    # SQLAlchemy wraps the driver's error; its .orig is the database's own message.
-    orig = getattr(exc, "orig", None)
-    text = str(orig if orig is not None else exc).strip()
+    # pandas re-raises the driver's error with the SQL in front: the innermost cause is the database's own.
+    err: BaseException = exc
+    for _ in range(10):
+        inner = getattr(err, "orig", None) or err.__cause__
+        if not isinstance(inner, BaseException):
+            break
+        err = inner
+    text = str(err).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
 
