@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "Case",
     "CheckSpec",
     "CitationsCheck",
     "CustomCheck",
@@ -35,15 +36,14 @@ __all__ = [
     "LLMJudgeCheck",
     "Message",
     "PartialMatchCheck",
-    "RefusalCheck",
     "ReferenceQuery",
+    "RefusalCheck",
     "RegexCheck",
     "RetrievalQueryCheck",
     "RetrievalResultCheck",
     "RowsCheck",
-    "Tolerance",
-    "Case",
     "Suite",
+    "Tolerance",
     "Turn",
 ]
 
@@ -232,23 +232,21 @@ class CustomCheck(_CheckBase):
 
 
 CheckSpec = Annotated[
-    Union[
-        ExitCodeCheck,
-        FileExistsCheck,
-        RegexCheck,
-        LLMJudgeCheck,
-        JudgedMetricCheck,
-        CitationsCheck,
-        ExactMatchCheck,
-        PartialMatchCheck,
-        RetrievalQueryCheck,
-        RetrievalResultCheck,
-        IntentCheck,
-        RefusalCheck,
-        InsightCheck,
-        RowsCheck,
-        CustomCheck,
-    ],
+    ExitCodeCheck
+    | FileExistsCheck
+    | RegexCheck
+    | LLMJudgeCheck
+    | JudgedMetricCheck
+    | CitationsCheck
+    | ExactMatchCheck
+    | PartialMatchCheck
+    | RetrievalQueryCheck
+    | RetrievalResultCheck
+    | IntentCheck
+    | RefusalCheck
+    | InsightCheck
+    | RowsCheck
+    | CustomCheck,
     Field(discriminator="type"),
 ]
 

@@ -117,9 +117,7 @@ def to_response(value: Any) -> Response:
         return Response(text=value)
     if isinstance(value, Mapping):
         return Response.from_dict(value)
-    raise AgentError(
-        f"the agent returned {type(value).__name__}; return a str, a dict or an evalnb.Response"
-    )
+    raise AgentError(f"the agent returned {type(value).__name__}; return a str, a dict or an evalnb.Response")
 
 
 @runtime_checkable
@@ -198,7 +196,7 @@ def as_agent(obj: Any) -> Agent:
         TypeError: for an object that is neither an agent nor callable.
     """
     if hasattr(obj, "respond") and inspect.iscoroutinefunction(obj.respond):
-        return obj  # type: ignore[no-any-return]
+        return obj
     if callable(obj):
         return CallableAgent(obj)
     raise TypeError(f"{type(obj).__name__} is not an agent: give a callable or an object from evalnb.agents")

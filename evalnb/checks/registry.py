@@ -163,8 +163,12 @@ def coerce_score(value: Any) -> Score:
         return Score.of(value, "passed" if value else "failed")
     if isinstance(value, tuple) and len(value) == 3:
         v, p, r = value
-        return Score(value=None if v is None else float(v), passed=None if p is None else bool(p), reason=str(r))
-    raise TypeError(f"a check returned {type(value).__name__}; return a Score, (value, passed, reason) or bool")
+        return Score(
+            value=None if v is None else float(v), passed=None if p is None else bool(p), reason=str(r)
+        )
+    raise TypeError(
+        f"a check returned {type(value).__name__}; return a Score, (value, passed, reason) or bool"
+    )
 
 
 async def call_user(name: str, turn: Turn, response: Response, options: dict[str, Any]) -> Score:
