@@ -267,7 +267,9 @@ async def _session() -> aiohttp.ClientSession:
     if held is not None and not held[0].closed:
         return held[0]  # type: ignore[no-any-return,unused-ignore]
     connector = aiohttp.TCPConnector(limit=POOL_SIZE, limit_per_host=0, ttl_dns_cache=300)
-    session = aiohttp.ClientSession(connector=connector, trust_env=True)
+    # trust_env=True would look proxies up in the environment on every request (a third of the client's CPU
+    # at 2,000 calls); each client resolves its proxy once instead (ChatClient._proxy).
+    session = aiohttp.ClientSession(connector=connector, trust_env=False)
     gen = _hold(session)
     await gen.__anext__()
     _SESSIONS[loop] = (session, gen)
@@ -367,6 +369,7 @@ class ChatClient:
         self.max_backoff = float(max_backoff)
         self.concurrency = int(concurrency)
         self.extra_body = dict(extra_body or {})
+        self._proxy = _proxy_for(self.url)
 
     # -- identity ---------------------------------------------------------------------------------
 
@@ -456,7 +459,9 @@ class ChatClient:
             async with limiter.slot() as started:
                 t0 = time.perf_counter()
                 try:
-                    async with session.post(self.url, data=payload, headers=headers, timeout=timeout) as resp:
+                    async with session.post(
+                        self.url, data=payload, headers=headers, timeout=timeout, proxy=self._proxy
+                    ) as resp:
                         status = resp.status
                         raw = await resp.read()
                         if status == 200:
@@ -520,6 +525,18 @@ class ChatClient:
             latency_ms=(time.perf_counter() - t0) * 1000,
             attempts=attempts,
         )
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy for ``url`` from HTTP(S)_PROXY / NO_PROXY, resolved once per client; never for loopback."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if host in ("127.0.0.1", "localhost", "::1") or urllib.request.proxy_bypass(host):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
 
 
 def _snippet(raw: bytes, limit: int = 300) -> str:

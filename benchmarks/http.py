@@ -1,0 +1,219 @@
+"""Judge-call throughput against a local OpenAI-compatible server that answers after 20 ms.
+
+2,000 judge calls at concurrency 64, through evalnb's judge (the lean aiohttp client) and, in the same run,
+through the official openai SDK's AsyncOpenAI with a semaphore. The server runs in its own process so that
+it is not the bottleneck of the client being measured.
+
+    python benchmarks/http.py [--calls 2000] [--concurrency 64] [--delay 0.02] [--no-sdk]
+
+Prints wall time, the ideal (ceil(calls / concurrency) x delay) and their ratio for each client.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# This file is named like the standard library's ``http`` package: run as a script, its folder comes first on
+# sys.path and would shadow it for aiohttp. Drop that folder before anything imports ``http``.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository root, for evalnb without installing it
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import multiprocessing as mp  # noqa: E402
+import socket  # noqa: E402
+import time  # noqa: E402
+from typing import Any  # noqa: E402
+
+ANSWER = json.dumps({"score": 4, "reason": "benchmark"})
+
+
+class _ChatProtocol(asyncio.Protocol):
+    """A minimal HTTP/1.1 keep-alive server speaking just enough of chat completions.
+
+    Written on asyncio's protocol layer rather than aiohttp.web so that, on a 2-core machine, the server
+    spends as little CPU as possible and the client under test is what gets measured.
+    """
+
+    def __init__(self, delay: float, response: bytes) -> None:
+        self.delay = delay
+        self.response = response
+        self.buf = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        loop = asyncio.get_running_loop()
+        while True:
+            head_end = self.buf.find(b"\r\n\r\n")
+            if head_end < 0:
+                return
+            length = 0
+            for line in self.buf[:head_end].split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value.strip())
+            total = head_end + 4 + length
+            if len(self.buf) < total:
+                return
+            self.buf = self.buf[total:]
+            loop.call_later(self.delay, self._answer)
+
+    def _answer(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(self.response)
+
+
+def serve(port: int, delay: float, ready: Any) -> None:
+    """The server process: answers every chat completion after ``delay`` seconds."""
+    body = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "bench-model",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+    }
+    payload = json.dumps(body).encode()
+    response = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: keep-alive\r\n"
+        + f"Content-Length: {len(payload)}\r\n\r\n".encode()
+        + payload
+    )
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(
+            lambda: _ChatProtocol(delay, response), "127.0.0.1", port, backlog=1024
+        )
+        ready.set()
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def run_evalnb(base_url: str, calls: int, concurrency: int) -> float:
+    from evalnb.judges import OpenAIJudge
+
+    judge = OpenAIJudge("bench-model", base_url=base_url, cache=False, concurrency=concurrency, api_key="x")
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> str:
+        async with sem:
+            return (await judge.complete(f"grade answer {i}")).text
+
+    await one(-1)  # connect once, outside the timing, as a real run would have by then
+    t0 = time.perf_counter()
+    out = await asyncio.gather(*(one(i) for i in range(calls)))
+    wall = time.perf_counter() - t0
+    assert all(o == ANSWER for o in out)
+    return wall
+
+
+async def run_bare(base_url: str, calls: int, concurrency: int) -> float:
+    """A bare aiohttp loop with no retries, limiter or parsing: the floor for this machine and server."""
+    import aiohttp
+
+    body = json.dumps({"model": "bench-model", "messages": [{"role": "user", "content": "x"}]})
+    headers = {"Content-Type": "application/json"}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency * 2)) as session:
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(i: int) -> str:
+            async with sem, session.post(f"{base_url}/chat/completions", data=body, headers=headers) as r:
+                return str(json.loads(await r.read())["choices"][0]["message"]["content"])
+
+        await one(-1)
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(calls)))
+        return time.perf_counter() - t0
+
+
+async def run_sdk(base_url: str, calls: int, concurrency: int) -> float:
+    import httpx
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(
+        base_url=base_url,
+        api_key="x",
+        max_retries=0,
+        http_client=httpx.AsyncClient(limits=httpx.Limits(max_connections=concurrency * 2)),
+    )
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> str:
+        async with sem:
+            r = await client.chat.completions.create(
+                model="bench-model",
+                messages=[{"role": "user", "content": f"grade answer {i}"}],
+                temperature=0,
+            )
+            return r.choices[0].message.content or ""
+
+    await one(-1)
+    t0 = time.perf_counter()
+    out = await asyncio.gather(*(one(i) for i in range(calls)))
+    wall = time.perf_counter() - t0
+    await client.close()
+    assert all(o == ANSWER for o in out)
+    return wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--delay", type=float, default=0.020)
+    ap.add_argument("--no-sdk", action="store_true", help="skip the openai SDK comparison")
+    args = ap.parse_args()
+
+    port = free_port()
+    ctx = mp.get_context("spawn")
+    ready = ctx.Event()
+    proc = ctx.Process(target=serve, args=(port, args.delay, ready), daemon=True)
+    proc.start()
+    try:
+        if not ready.wait(20):
+            sys.exit("the benchmark server did not start")
+        base_url = f"http://127.0.0.1:{port}/v1"
+        ideal = math.ceil(args.calls / args.concurrency) * args.delay
+        print(
+            f"{args.calls} judge calls, concurrency {args.concurrency}, server delay {args.delay * 1000:.0f} ms"
+        )
+        print(f"{'client':<28}{'wall s':>8}{'ideal s':>9}{'ratio':>7}{'calls/s':>9}")
+        rows = [
+            ("bare aiohttp (reference)", asyncio.run(run_bare(base_url, args.calls, args.concurrency))),
+            ("evalnb OpenAIJudge", asyncio.run(run_evalnb(base_url, args.calls, args.concurrency))),
+        ]
+        if not args.no_sdk:
+            try:
+                rows.append(
+                    ("openai SDK AsyncOpenAI", asyncio.run(run_sdk(base_url, args.calls, args.concurrency)))
+                )
+            except ImportError:
+                print("(openai not installed: pip install 'evalnb[judge]' to compare)")
+        for name, wall in rows:
+            print(f"{name:<28}{wall:>8.3f}{ideal:>9.3f}{wall / ideal:>7.2f}{args.calls / wall:>9.0f}")
+    finally:
+        proc.terminate()
+        proc.join(5)
+
+
+if __name__ == "__main__":
+    main()
