@@ -122,7 +122,8 @@ class JudgedMetricCheck(_CheckBase):
     """dataset spec: Relevance, Coherence, Groundedness or Similarity, 1..5, passes at ``score >= threshold``."""
 
     type: Literal["Relevance", "Coherence", "Groundedness", "Similarity"]
-    threshold: int = Field(default=3, ge=1, le=5)
+    # The published schema types the threshold as a number in 1..5, so 3.5 is allowed.
+    threshold: float = Field(default=3.0, ge=1, le=5)
 
     @property
     def judged(self) -> bool:
@@ -315,7 +316,7 @@ class Suite(_Model):
     Example:
         >>> suite = evalnb.load("data/suites/foodmart-sales.eval.yaml")
         >>> suite.format, len(suite.cases)
-        ('cube-yaml', 8)
+        ('cube-yaml', 12)
         >>> suite.to_frame().columns[:3].tolist()
         ['case_id', 'case_name', 'category']
     """
