@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import html
 import math
+import sys
+import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +133,19 @@ def _t_two_sided_p(t: float, df: int) -> float:
     return min(1.0, max(0.0, 1.0 - a))
 
 
+def _t_ppf(q: float, df: int) -> float:
+    """Quantile of Student's t (bisection on the exact two-sided tail; q > 0.5)."""
+    target = 2 * (1 - q)
+    lo, hi = 0.0, 1e3
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if _t_two_sided_p(mid, df) > target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
 def _holm(p: np.ndarray) -> np.ndarray:
     """Holm step-down adjusted p-values (family-wise error control, no independence assumption)."""
     import numpy as np
@@ -171,47 +186,35 @@ def _label_of(x: Any, default: str) -> str:
 
 
 def _per_run(scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per case x check x run: value mean over turns (``y`` counts a failed no-value score as 0)."""
+    """One row per check x case x run: means over turns (``y`` counts a failed no-value score as 0)."""
     import numpy as np
+    import pandas as pd
 
     s = scores
-    value = s["value"].astype("float64")
+    value = s["value"].to_numpy(dtype="float64", na_value=np.nan)
     passed = s["passed"].astype("boolean")
+    pass_f = passed.to_numpy(dtype="float64", na_value=np.nan)
     # a failed score without a value (agent error, judge failure) is the worst outcome, not a missing one
-    y = value.where(value.notna(), np.where(passed.fillna(True).to_numpy(dtype=bool), np.nan, 0.0))
-    frame = s[["case_id", "check_id", "run"]].copy()
-    frame["case_id"] = frame["case_id"].astype(str)
-    frame["check_id"] = frame["check_id"].astype(str)
-    frame["run"] = frame["run"].astype("float64").fillna(0).astype(int)
-    frame["y"] = y.to_numpy(dtype="float64")
-    frame["value"] = value.to_numpy(dtype="float64")
-    frame["passed"] = passed.astype("float64").to_numpy(dtype="float64", na_value=np.nan)
-    frame["case_name"] = s["case_name"].astype(str) if "case_name" in s else frame["case_id"]
-    frame["category"] = s["category"].astype(object) if "category" in s else None
-    return frame.groupby(["check_id", "case_id", "run"], sort=True, as_index=False).agg(
-        y=("y", "mean"),
-        value=("value", "mean"),
-        passed=("passed", "mean"),
-        case_name=("case_name", "first"),
-        category=("category", "first"),
+    y = np.where(np.isnan(value), np.where(pass_f == 0.0, 0.0, np.nan), value)
+    frame = pd.DataFrame(
+        {
+            "check_id": s["check_id"].astype(str).to_numpy(),
+            "case_id": s["case_id"].astype(str).to_numpy(),
+            "run": s["run"].to_numpy(dtype="float64", na_value=0.0).astype(int),
+            "y": y,
+            "value": value,
+            "passed": pass_f,
+        }
     )
-
-
-def _per_case(per_run: pd.DataFrame) -> pd.DataFrame:
-    """One row per check x case: run count, mean and sum of squared deviations of y, mean value, pass rate."""
-    g = per_run.groupby(["check_id", "case_id"], sort=True)
-    out = g.agg(
-        n=("y", "count"),
-        runs=("run", "nunique"),
-        y=("y", "mean"),
-        value=("value", "mean"),
-        passed=("passed", "mean"),
-        case_name=("case_name", "first"),
-        category=("category", "first"),
-    )
-    dev = per_run["y"] - g["y"].transform("mean")
-    out["ss"] = (dev**2).groupby([per_run["check_id"], per_run["case_id"]]).sum()
-    return out.reset_index()
+    out = frame.groupby(["check_id", "case_id", "run"], sort=True).mean().reset_index()
+    names = pd.DataFrame(
+        {
+            "case_id": frame["case_id"],
+            "case_name": s["case_name"].astype(str).to_numpy() if "case_name" in s else frame["case_id"],
+            "category": s["category"].astype(object).to_numpy() if "category" in s else None,
+        }
+    ).drop_duplicates("case_id")
+    return out.merge(names, on="case_id", how="left")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -344,26 +347,72 @@ def _bootstrap_diff(
 
 
 def _interval(
-    case_a: pd.Series, case_b: pd.Series, *, n_boot: int, rng: np.random.Generator, confidence: float
+    a: np.ndarray, b: np.ndarray, *, n_boot: int, rng: np.random.Generator, confidence: float
 ) -> tuple[float, float, float, float, float]:
-    """(mean a, mean b, diff, low, high) for per-case means indexed by case_id (NaN cases dropped)."""
+    """(mean a, mean b, diff, low, high) from per-case means aligned by case (NaN: case absent on that side)."""
     import numpy as np
 
-    a = case_a.dropna()
-    b = case_b.dropna()
-    common = a.index.intersection(b.index)
-    pa, pb = a.loc[common].to_numpy(float), b.loc[common].to_numpy(float)
-    oa = a.drop(common).to_numpy(float)
-    ob = b.drop(common).to_numpy(float)
-    mean_a = float(a.mean()) if len(a) else math.nan
-    mean_b = float(b.mean()) if len(b) else math.nan
+    ha, hb = ~np.isnan(a), ~np.isnan(b)
+    both = ha & hb
+    pa, pb = a[both], b[both]
+    oa, ob = a[ha & ~hb], b[hb & ~ha]
+    mean_a = float(a[ha].mean()) if ha.any() else math.nan
+    mean_b = float(b[hb].mean()) if hb.any() else math.nan
     diff = mean_b - mean_a
     reps = _bootstrap_diff(pa, pb, oa, ob, n_boot=n_boot, rng=rng)
     if np.isnan(reps).all():
         return mean_a, mean_b, diff, math.nan, math.nan
     alpha = 1 - confidence
     low, high = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
-    return mean_a, mean_b, diff, float(low), float(high)
+    # The percentile bootstrap is too narrow with few cases (plug-in variance, normal tails): widen it around
+    # the estimate by sqrt(n/(n-1)) * t[n-1]/z, the usual small-sample correction ("expanded" bootstrap).
+    n = max(len(pa) + min(len(oa), len(ob)), 2)
+    f = math.sqrt(n / (n - 1)) * _t_ppf(1 - alpha / 2, n - 1) / _norm_ppf(1 - alpha / 2)
+    return mean_a, mean_b, diff, float(diff - f * (diff - low)), float(diff + f * (high - diff))
+
+
+def _group_mean(key: np.ndarray, x: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per dense key: (mean of non-NaN x, count of non-NaN x)."""
+    import numpy as np
+
+    ok = ~np.isnan(x)
+    cnt = np.bincount(key[ok], minlength=size).astype(float)
+    tot = np.bincount(key[ok], weights=x[ok], minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return tot / cnt, cnt
+
+
+def _case_stats(
+    s: pd.DataFrame, check: np.ndarray, case: np.ndarray, n_case: int, n_check: int
+) -> dict[str, Any]:
+    """Dense per check x case statistics: runs, n, mean and squared deviations of y, value mean, pass rate.
+
+    ``y`` is a run's mean over the conversation's turns, counting a failed score without a value as 0.
+    """
+    import numpy as np
+
+    value = s["value"].to_numpy(dtype="float64", na_value=np.nan)
+    pass_f = s["passed"].astype("boolean").to_numpy(dtype="float64", na_value=np.nan)
+    # a failed score without a value (agent error, judge failure) is the worst outcome, not a missing one
+    y = np.where(np.isnan(value), np.where(pass_f == 0.0, 0.0, np.nan), value)
+    run = s["run"].to_numpy(dtype="float64", na_value=0.0).astype(np.int64)
+    cell = check.astype(np.int64) * n_case + case
+    size = n_check * n_case
+    # one row per check x case x run
+    run_key = cell * (int(run.max(initial=0)) + 1) + run
+    uniq, inv = np.unique(run_key, return_inverse=True)
+    r_y, _ = _group_mean(inv, y, len(uniq))
+    r_v, _ = _group_mean(inv, value, len(uniq))
+    r_p, _ = _group_mean(inv, pass_f, len(uniq))
+    r_cell = uniq // (int(run.max(initial=0)) + 1)
+    runs = np.bincount(r_cell, minlength=size).astype(float)
+    ymean, n = _group_mean(r_cell, r_y, size)
+    dev = r_y - ymean[r_cell]
+    ok = ~np.isnan(dev)
+    ss = np.bincount(r_cell[ok], weights=dev[ok] ** 2, minlength=size)
+    vmean, _ = _group_mean(r_cell, r_v, size)
+    pmean, _ = _group_mean(r_cell, r_p, size)
+    return {"runs": runs, "n": n, "y": ymean, "ss": ss, "value": vmean, "passed": pmean}
 
 
 def compare(
@@ -402,30 +451,44 @@ def compare(
     la, lb = labels or (_label_of(a, "a"), _label_of(b, "b"))
     if la == lb:
         la, lb = f"{la} (a)", f"{lb} (b)"
-    runs_a, runs_b = _per_run(_scores_of(a)), _per_run(_scores_of(b))
-    ca, cb = _per_case(runs_a), _per_case(runs_b)
-    key = ["check_id", "case_id"]
-    merged = ca.merge(cb, on=key, how="outer", suffixes=("_a", "_b"), sort=True)
-
-    # The check's pooled within-case (run-to-run) variance, from both sides.
-    ss = merged["ss_a"].fillna(0) + merged["ss_b"].fillna(0)
-    dfs = (merged["n_a"].fillna(0) - 1).clip(lower=0) + (merged["n_b"].fillna(0) - 1).clip(lower=0)
-    pooled = (
-        pd.DataFrame({"check_id": merged["check_id"], "ss": ss, "df": dfs})
-        .groupby("check_id")[["ss", "df"]]
-        .sum()
+    sa, sb = _scores_of(a), _scores_of(b)
+    both_frames = pd.concat(
+        [sa[["check_id", "case_id"]].astype(str), sb[["check_id", "case_id"]].astype(str)], ignore_index=True
     )
-    pooled_var = (pooled["ss"] / pooled["df"].where(pooled["df"] > 0)).rename("pooled_var")
-    merged = merged.join(pooled_var, on="check_id")
-    merged = merged.join(pooled["df"].rename("pooled_df"), on="check_id")
+    check_codes, checks_u = pd.factorize(both_frames["check_id"], sort=True)
+    case_codes, cases_u = pd.factorize(both_frames["case_id"], sort=True)
+    n_check, n_case = len(checks_u), len(cases_u)
+    na_rows = len(sa)
+    A = _case_stats(sa, check_codes[:na_rows], case_codes[:na_rows], n_case, n_check)
+    B = _case_stats(sb, check_codes[na_rows:], case_codes[na_rows:], n_case, n_check)
+    # names and categories: first occurrence, the candidate's first
+    names = (
+        pd.concat(
+            [
+                sb.assign(_c=case_codes[na_rows:])[["_c", "case_name", "category"]],
+                sa.assign(_c=case_codes[:na_rows])[["_c", "case_name", "category"]],
+            ],
+            ignore_index=True,
+        )
+        .drop_duplicates("_c")
+        .set_index("_c")
+    )
+    names = names.reindex(range(n_case))
 
-    delta = merged["y_b"] - merged["y_a"]
-    n_a, n_b = merged["n_a"].to_numpy(float), merged["n_b"].to_numpy(float)
-    both = merged["n_a"].notna().to_numpy() & merged["n_b"].notna().to_numpy()
-    p_values = np.full(len(merged), np.nan)
-    for i in np.flatnonzero(both & delta.notna().to_numpy()):
-        d = float(delta.iloc[i])
-        pv = float(merged["pooled_var"].iloc[i]) if pd.notna(merged["pooled_var"].iloc[i]) else math.nan
+    has_a, has_b = A["runs"] > 0, B["runs"] > 0
+    cell_check = np.repeat(np.arange(n_check), n_case)
+    # The check's pooled within-case (run-to-run) variance, from both sides.
+    ss = A["ss"] + B["ss"]
+    dfs = np.clip(A["n"] - 1, 0, None) + np.clip(B["n"] - 1, 0, None)
+    pooled_ss = np.bincount(cell_check, weights=ss, minlength=n_check)
+    pooled_df = np.bincount(cell_check, weights=dfs, minlength=n_check)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pooled_var = np.where(pooled_df > 0, pooled_ss / pooled_df, np.nan)[cell_check]
+    delta = B["y"] - A["y"]
+    both = has_a & has_b
+    p_values = np.full(len(delta), np.nan)
+    for i in np.flatnonzero(both & ~np.isnan(delta)):
+        d, pv, own_df = float(delta[i]), float(pooled_var[i]), int(dfs[i])
         if abs(d) <= _EPS:
             p_values[i] = 1.0
             continue
@@ -433,66 +496,60 @@ def compare(
             # nothing measured run-to-run variation (one run per case, or a check that never varies)
             p_values[i] = 0.0
             continue
-        own_df = int(dfs.iloc[i])
-        own_var = float(ss.iloc[i]) / own_df if own_df > 0 else 0.0
+        own_var = float(ss[i]) / own_df if own_df > 0 else 0.0
         var = (PRIOR_DF * pv + own_df * own_var) / (PRIOR_DF + own_df)
-        se = math.sqrt(var * (1 / n_a[i] + 1 / n_b[i]))
+        se = math.sqrt(var * (1 / A["n"][i] + 1 / B["n"][i]))
         p_values[i] = _t_two_sided_p(d / se, PRIOR_DF + own_df) if se > 0 else 0.0
     tested = ~np.isnan(p_values)
-    adjusted = np.full(len(merged), np.nan)
+    adjusted = np.full(len(delta), np.nan)
     adjusted[tested] = _holm(p_values[tested])
-
-    change = np.where(
-        merged["n_a"].isna(),
-        "new",
-        np.where(
-            merged["n_b"].isna(),
-            "gone",
-            np.where(
-                tested & (adjusted < alpha) & (delta.to_numpy(float) < 0),
-                "regressed",
-                np.where(tested & (adjusted < alpha) & (delta.to_numpy(float) > 0), "improved", "same"),
-            ),
-        ),
+    signif = tested & (adjusted < alpha)
+    change = np.select(
+        [~has_a, ~has_b, signif & (delta < 0), signif & (delta > 0)],
+        ["new", "gone", "regressed", "improved"],
+        default="same",
     )
+    keep = np.flatnonzero(has_a | has_b)
+    case_of = keep % n_case
     cases = pd.DataFrame(
         {
-            "case_id": merged["case_id"].astype("string"),
-            "case_name": merged["case_name_b"].fillna(merged["case_name_a"]).astype("string"),
-            "category": merged["category_b"].fillna(merged["category_a"]).astype("string"),
-            "check_id": merged["check_id"].astype("string"),
-            "a": merged["y_a"].astype("float64"),
-            "b": merged["y_b"].astype("float64"),
-            "delta": delta.astype("float64"),
-            "pass_rate_a": merged["passed_a"].astype("float64"),
-            "pass_rate_b": merged["passed_b"].astype("float64"),
-            "runs_a": merged["runs_a"].astype("Int64"),
-            "runs_b": merged["runs_b"].astype("Int64"),
-            "p_value": pd.Series(adjusted, dtype="float64"),
-            "change": pd.Series(change, dtype="string"),
+            "case_id": pd.array(np.asarray(cases_u)[case_of], dtype="string"),
+            "case_name": pd.array(names["case_name"].to_numpy(dtype=object)[case_of], dtype="string"),
+            "category": pd.array(names["category"].to_numpy(dtype=object)[case_of], dtype="string"),
+            "check_id": pd.array(np.asarray(checks_u)[cell_check[keep]], dtype="string"),
+            "a": A["y"][keep],
+            "b": B["y"][keep],
+            "delta": delta[keep],
+            "pass_rate_a": A["passed"][keep],
+            "pass_rate_b": B["passed"][keep],
+            "runs_a": pd.array(np.where(has_a, A["runs"], np.nan)[keep], dtype="Int64"),
+            "runs_b": pd.array(np.where(has_b, B["runs"], np.nan)[keep], dtype="Int64"),
+            "p_value": adjusted[keep],
+            "change": pd.array(change[keep], dtype="string"),
         }
     )
+    # cases in suite order where known, else by id
+    cases = cases.sort_values(["check_id", "case_id"], kind="stable").reset_index(drop=True)
 
     rng = np.random.default_rng(seed)
     rows = []
-    for check_id in sorted(set(ca["check_id"]) | set(cb["check_id"])):
-        sa = ca[ca["check_id"] == check_id].set_index("case_id")
-        sb = cb[cb["check_id"] == check_id].set_index("case_id")
-        mean_a, mean_b, diff, lo, hi = _interval(
-            sa["value"], sb["value"], n_boot=n_boot, rng=rng, confidence=confidence
-        )
-        pr_a, pr_b, pdiff, plo, phi = _interval(
-            sa["passed"], sb["passed"], n_boot=n_boot, rng=rng, confidence=confidence
-        )
+    for k, check_id in enumerate(checks_u):
+        cells = slice(k * n_case, (k + 1) * n_case)
+        va = np.where(has_a[cells], A["value"][cells], np.nan)
+        vb = np.where(has_b[cells], B["value"][cells], np.nan)
+        pa = np.where(has_a[cells], A["passed"][cells], np.nan)
+        pb = np.where(has_b[cells], B["passed"][cells], np.nan)
+        mean_a, mean_b, diff, lo, hi = _interval(va, vb, n_boot=n_boot, rng=rng, confidence=confidence)
+        pr_a, pr_b, pdiff, plo, phi = _interval(pa, pb, n_boot=n_boot, rng=rng, confidence=confidence)
         # a check without numeric values is judged on its pass rate
         lo_v, hi_v = (lo, hi) if not math.isnan(diff) else (plo, phi)
         verdict = "worse" if hi_v < 0 else "better" if lo_v > 0 else "no detectable difference"
-        sub = cases[cases["check_id"] == check_id]
+        ch = change[cells][(has_a | has_b)[cells]]
         rows.append(
             {
                 "check_id": check_id,
-                "cases": len(sub),
-                "paired": len(sa.index.intersection(sb.index)),
+                "cases": len(ch),
+                "paired": int(both[cells].sum()),
                 "mean_a": mean_a,
                 "mean_b": mean_b,
                 "diff": diff,
@@ -504,8 +561,8 @@ def compare(
                 "pass_ci_low": plo,
                 "pass_ci_high": phi,
                 "verdict": verdict,
-                "regressed": int((sub["change"] == "regressed").sum()),
-                "improved": int((sub["change"] == "improved").sum()),
+                "regressed": int((ch == "regressed").sum()),
+                "improved": int((ch == "improved").sum()),
             }
         )
     dtypes = {
@@ -528,7 +585,7 @@ def compare(
     }
     checks = pd.DataFrame(rows, columns=list(dtypes)).astype(dtypes)
     notes = []
-    if both.any() and (pooled["df"] == 0).any():
+    if both.any() and (pooled_df == 0).any():
         notes.append(
             "Note: one run per case for some checks; without run-to-run variation any change counts as a change."
         )
@@ -673,3 +730,14 @@ def power(source: Any, *, alpha: float = 0.05, power: float = 0.8) -> PowerAnaly
     table["cases"] = table["cases"].astype("Int64")
     result.table = table
     return result
+
+
+class _CallableModule(types.ModuleType):
+    """``evalnb.compare`` is both this module and the function: importing the module (as ``evalnb.store``
+    does) rebinds the package attribute to the module, so the module itself forwards calls to :func:`compare`."""
+
+    def __call__(self, a: Any, b: Any, **options: Any) -> Comparison:
+        return compare(a, b, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule
