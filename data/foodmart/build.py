@@ -53,7 +53,9 @@ STORES = [
 # family -> department -> category -> item words used for synthetic product names
 PRODUCTS: dict[str, dict[str, dict[str, list[str]]]] = {
     "Drink": {
-        "Alcoholic Beverages": {"Beer and Wine": ["Imported Beer", "Light Beer", "Chardonnay", "Merlot Wine"]},
+        "Alcoholic Beverages": {
+            "Beer and Wine": ["Imported Beer", "Light Beer", "Chardonnay", "Merlot Wine"]
+        },
         "Beverages": {
             "Carbonated Beverages": ["Cola", "Diet Soda", "Lemon-Lime Soda"],
             "Drinks": ["Apple Drink", "Cranberry Juice", "Mango Drink"],
@@ -121,7 +123,13 @@ FIRST = ["Mary", "James", "Linda", "Robert", "Patricia", "John", "Jennifer", "Mi
 LAST = ["Smith", "Johnson", "Garcia", "Miller", "Davis", "Lopez", "Wilson", "Anderson", "Taylor", "Moore",
         "Jackson", "Martin", "Lee", "Thompson", "White", "Harris", "Clark", "Lewis", "Young", "Walker"]  # fmt: skip
 INCOMES = ["$10K - $30K", "$30K - $50K", "$50K - $70K", "$70K - $90K", "$90K - $110K", "$110K - $130K"]
-EDUCATION = ["Partial High School", "High School Degree", "Partial College", "Bachelors Degree", "Graduate Degree"]
+EDUCATION = [
+    "Partial High School",
+    "High School Degree",
+    "Partial College",
+    "Bachelors Degree",
+    "Graduate Degree",
+]
 CARDS = ["Bronze", "Normal", "Silver", "Golden"]
 MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
                "October", "November", "December"]  # fmt: skip
@@ -194,7 +202,7 @@ def _products(rng: random.Random) -> tuple[list[tuple[object, ...]], list[tuple[
 
 
 def _days() -> list[tuple[object, ...]]:
-    out = []
+    out: list[tuple[object, ...]] = []
     day = dt.date(1997, 1, 1)
     while day.year == 1997:
         doy = day.timetuple().tm_yday
@@ -217,7 +225,7 @@ def _days() -> list[tuple[object, ...]]:
 
 
 def _customers(rng: random.Random) -> list[tuple[object, ...]]:
-    out = []
+    out: list[tuple[object, ...]] = []
     cities = {s: [st[1] for st in STORES if st[2] == s] for s in STATE_UNITS}
     for state, n in (("CA", 1400), ("OR", 1300), ("WA", 2300)):
         for _ in range(n):
@@ -261,7 +269,7 @@ def _facts(
     family_of_class = {c[0]: c[3] for c in classes}
     by_family = {f: [p for p in products if family_of_class[p[1]] == f] for f in families}
     stores_of = {s: [st for st in STORES if st[2] == s] for s in states}
-    custs_of = {s: [c[0] for c in customers if c[8] == s] for s in states}
+    custs_of = {s: [int(c[0]) for c in customers if c[8] == s] for s in states}  # type: ignore[call-overload]
     days_of = {m: [d for d in days if d[4] == m] for m in range(1, 13)}
     weekday_w = {"Saturday": 1.3, "Sunday": 1.2, "Friday": 1.1}
 
@@ -275,7 +283,7 @@ def _facts(
             months = [3 * q + 1, 3 * q + 2, 3 * q + 3]
             m_units = [units_fm[ci][m - 1] for m in months]
             m_cents = split(cents_fq[ci][q], m_units)
-            for m, units, cents in zip(months, m_units, m_cents):
+            for m, units, cents in zip(months, m_units, m_cents, strict=True):
                 if units == 0:
                     continue
                 k = max(1, round(units / 3.07))
@@ -286,14 +294,14 @@ def _facts(
                         i = rng.randrange(k)
                     qty[i] += 1
                 chosen = rng.choices(prods, weights=pweights, k=k)
-                provisional = [q_ * int(p[4]) for q_, p in zip(qty, chosen)]  # type: ignore[call-overload]
+                provisional = [q_ * int(p[4]) for q_, p in zip(qty, chosen, strict=True)]  # type: ignore[call-overload]
                 amounts = split(cents, provisional)
                 mdays = days_of[m]
                 dweights = [weekday_w.get(str(d[2]), 1.0) for d in mdays]
                 dchosen = rng.choices(mdays, weights=dweights, k=k)
                 schosen = rng.choices(stores, weights=sweights, k=k)
                 custs = custs_of[states[s]]
-                for qn, p, amount, d, st in zip(qty, chosen, amounts, dchosen, schosen):
+                for qn, p, amount, d, st in zip(qty, chosen, amounts, dchosen, schosen, strict=True):
                     cost = round(amount * float(p[5]))  # type: ignore[arg-type]
                     facts.append((int(p[0]), int(d[0]), rng.choice(custs), st[0], qn, amount, cost))  # type: ignore[call-overload]
     facts.sort(key=lambda r: (r[1], r[3], r[0], r[2]))
