@@ -476,6 +476,8 @@ class ChatClient:
                             wait = parse_retry_after(resp.headers.get("Retry-After"))
                             last = f"HTTP 429 rate limited: {snippet}"
                         elif status >= 500 or status == 408:
+                            # A 503 may say when to come back; otherwise exponential backoff.
+                            wait = parse_retry_after(resp.headers.get("Retry-After"))
                             last = f"HTTP {status}: {snippet}"
                         else:
                             raise ChatError(

@@ -205,3 +205,13 @@ def test_rescore_sees_the_conversation() -> None:
     assert again.scores.loc[again.scores["check"] == "Relevance", "value"].eq(4.0).all()
     assert "$250 on dinner" in seen["What should I do about the overage?"]
     assert "allowance is $200, so it is over" in seen["What should I do about the overage?"]
+
+
+async def test_rescore_inside_a_running_loop() -> None:
+    # As in Jupyter: rescore() is called while an event loop is running.
+    suite = evalnb.load(FULL_EXAMPLE, format="dataset-json")
+    first = await evalnb.run_async(suite, agent)
+    again = rescore(first, judge="heuristic")
+    judged = again.scores["check"].isin(["Relevance", "Coherence"])
+    assert (again.scores.loc[judged, "judge"] == "heuristic (not an LLM)").all()
+    assert again.scores.loc[judged, "value"].notna().all()
