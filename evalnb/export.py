@@ -301,6 +301,20 @@ def _score_entry(row: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+def _evaluator_options(spec: Any) -> dict[str, Any]:
+    options = dict(spec.options())
+    if spec.type == "custom":
+        settings = dict(options.get("settings") or {})
+        threshold = settings.pop("threshold", None)
+        return {
+            **({"threshold": threshold} if threshold is not None else {}),
+            **({"options": settings} if settings else {}),
+        }
+    if spec.type in ("RetrievalQuery", "RetrievalResult"):
+        return dict(options.get("settings") or {})
+    return options
+
+
 def _status(results: list[str]) -> str:
     # dataset schema: pass / fail / partial / error
     if not results or "error" in results:
@@ -345,6 +359,9 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
             out["response"] = row["response"]
         if turn.context is not None:
             out["context"] = turn.context
+        # the evaluators that ran, with their options, so that reading the document back rebuilds the suite
+        out["evaluators"] = {spec.name: _evaluator_options(spec) for spec in turn.checks}
+        out["evaluators_mode"] = "replace"
         entries: dict[str, Any] = {}
         for s in by_turn.get((case.id, run, t), []):
             if s["status"] in ("not_checked", "skipped"):
@@ -450,6 +467,11 @@ def read_results(path: str | Path) -> Result:
     runs, scores = [], []
     for case, item in zip(suite.cases, data["items"], strict=False):
         ext = (item.get("extensions") or {}).get("evalnb") or {}
+        # the published schema has no place for our case id and category: they travel in extensions
+        if ext.get("case_id"):
+            case.id = str(ext["case_id"])
+        if ext.get("category"):
+            case.category = str(ext["category"])
         sets = [(0, item.get("turns") or [item])]
         for extra in ext.get("runs") or []:
             sets.append((int(extra.get("run", len(sets))), extra.get("turns") or [extra]))

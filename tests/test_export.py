@@ -1,0 +1,170 @@
+"""Exports: the HTML scorecard in headless Chromium, Excel with pandas, CSV, the dataset-schema document."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import evalnb
+from evalnb import export
+from evalnb.suite import Case, ExactMatchCheck, JudgedMetricCheck, PartialMatchCheck, RegexCheck, Suite, Turn
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+EVIL = '<script>window.pwned = true</script><img src=x onerror="window.pwned=true">'
+
+
+def make_suite() -> Suite:
+    return Suite(
+        name="export-suite",
+        format="tasks-toml",
+        cases=[
+            Case(
+                id=f"c{i}",
+                name=f"case {i}",
+                category="alpha" if i % 2 else "beta",
+                runs=2,
+                turns=[
+                    Turn(
+                        prompt=f"q{i}",
+                        expected="yes",
+                        checks=[RegexCheck(on="result", pattern="^yes$"), ExactMatchCheck()],
+                    )
+                ],
+            )
+            for i in range(5)
+        ],
+    )
+
+
+def agent(prompt: str) -> str:
+    return EVIL if prompt == "q2" else "yes"
+
+
+@pytest.fixture(scope="module")
+def result() -> evalnb.Result:
+    return evalnb.run(make_suite(), agent, progress=False)
+
+
+def test_excel_has_the_sheets(result: evalnb.Result, tmp_path: Path) -> None:
+    path = result.to_excel(tmp_path / "out" / "card.xlsx")
+    sheets = pd.read_excel(path, sheet_name=None)
+    assert list(sheets) == ["summary", "categories", "cases", "scores"]
+    assert len(sheets["scores"]) == len(result.scores)
+    assert sheets["cases"]["case_id"].tolist() == [f"c{i}" for i in range(5)]
+    assert sheets["cases"].set_index("case_id").loc["c2", "response"] == EVIL
+    assert set(sheets["summary"]["check_id"]) == {"regex", "ExactMatch"}
+
+
+def test_csv_folder(result: evalnb.Result, tmp_path: Path) -> None:
+    folder = result.to_csv(tmp_path / "csv")
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["cases.csv", "categories.csv", "mismatches.csv", "runs.csv", "scores.csv", "summary.csv"]
+    assert len(pd.read_csv(folder / "scores.csv")) == len(result.scores)
+
+
+def test_write_by_extension(result: evalnb.Result, tmp_path: Path) -> None:
+    assert export.write(result, tmp_path / "r.json").exists()
+    assert json.loads((tmp_path / "r.json").read_text())["schema_version"] == 1
+    assert export.write(result, tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+    assert (export.write(result, tmp_path / "folder.csv") / "runs.csv").exists()
+    with pytest.raises(evalnb.ConfigError):
+        export.write(result, tmp_path / "r.pdf")
+
+
+def test_html_scorecard_in_headless_chromium(result: evalnb.Result, tmp_path: Path) -> None:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    path = result.to_html(tmp_path / "card.html")
+    text = path.read_text()
+    assert text.count("plotly.js v") <= 2  # the library is inlined once
+    assert EVIL not in text  # never raw
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )  # fmt: skip
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(path.as_uri())
+            page.wait_for_selector(".plotly .main-svg", timeout=15000)
+            assert page.title() == "Scorecard: export-suite"
+            assert page.locator("#counts").inner_text().startswith("4 passed, 1 failed")
+            assert page.locator(".js-plotly-plot").count() == 2
+            # the injected script shows as text and never ran
+            assert page.evaluate("window.pwned === undefined")
+            cell = page.locator("#cases tbody tr", has_text="c2").locator("td").nth(8)
+            assert cell.inner_text() == EVIL
+            assert page.locator("#cases script").count() == 0 and page.locator("#cases img").count() == 0
+
+            def column(i: int) -> list[str]:
+                return page.locator(f"#cases tbody tr td:nth-child({i})").all_inner_texts()
+
+            assert column(1) == ["c0", "c1", "c2", "c3", "c4"]
+            status_header = page.locator("#cases th", has_text="status")
+            status_header.click()
+            assert column(4) == sorted(column(4))
+            assert column(4)[0] == "failed"
+            status_header.click()
+            assert column(4)[0] == "passed" and column(4)[-1] == "failed"
+            page.locator("#cases th", has_text="case_id").click()
+            assert column(1) == ["c0", "c1", "c2", "c3", "c4"]
+            assert not errors, errors
+        finally:
+            browser.close()
+
+
+def test_dataset_document_round_trip(tmp_path: Path) -> None:
+    suite = Suite(
+        name="kb",
+        format="dataset-json",
+        cases=[
+            Case(id="i1", name="i1", category="knowledge",
+                 turns=[Turn(prompt="What is Graph?", expected="A unified API",
+                             checks=[ExactMatchCheck(), PartialMatchCheck(threshold=0.5), JudgedMetricCheck(type="Relevance")])]),
+            Case(id="t1", name="Expense flow", turns=[
+                Turn(prompt="I spent $250", expected="limit is $200", checks=[PartialMatchCheck()]),
+                Turn(prompt="What now?", expected="ask approval", checks=[ExactMatchCheck()]),
+            ]),
+        ],
+    )  # fmt: skip
+    answers = {"What is Graph?": "A unified API", "I spent $250": "the limit is $200", "What now?": "no idea"}
+    result = evalnb.run(suite, lambda p: answers[p], progress=False)
+    path = tmp_path / "v1-results.json"
+    export.write(result, path)
+    doc = json.loads(path.read_text())
+    assert doc["schemaVersion"] == "1.6.0"
+    item, thread = doc["items"]
+    assert item["response"] == "A unified API"
+    assert item["scores"]["exactMatch"] == {
+        "match": True,
+        "result": "pass",
+        "reason": item["scores"]["exactMatch"]["reason"],
+    }
+    assert (
+        item["scores"]["partialMatch"]["threshold"] == 0.5
+        and item["scores"]["partialMatch"]["result"] == "pass"
+    )
+    # no judge: Relevance fails as not evaluated (api contract), with its threshold
+    assert item["scores"]["relevance"]["result"] == "fail" and item["scores"]["relevance"]["threshold"] == 3
+    assert item["status"] == "partial"
+    assert thread["summary"] == {
+        "turns_total": 2, "turns_passed": 1, "turns_failed": 1, "turns_partial": 0, "turns_errored": 0,
+        "overall_status": "partial",
+    }  # fmt: skip
+    assert thread["turns"][1]["status"] == "fail"
+
+    back = evalnb.read_results(path)
+    assert back.suite.name == "kb"
+    assert back.runs["response"].tolist() == result.runs["response"].tolist()
+    cols = ["case_id", "run", "turn", "check_id", "value", "passed"]
+    pd.testing.assert_frame_equal(back.scores[cols], result.scores[cols])
+    assert back.cases["status"].tolist() == result.cases["status"].tolist()
