@@ -484,6 +484,26 @@ def schema_command(
     typer.echo(json.dumps(json_schema(format), indent=2))
 
 
+@app.command("demo")
+def demo_command(
+    out: Path = typer.Option(Path(".evals"), "--out", help="Folder for the scorecard and working files."),
+    store: str = typer.Option(
+        None, "--store", help="Store path or SQLAlchemy URL (default: OUT/evalnb.db, i.e. .evals/evalnb.db)."
+    ),
+) -> None:
+    """Run the three example suites against offline demo agents, two versions, and compare them.
+
+    No API key, server or network. Exits 0 when the demo ran (the previous version's failures are expected).
+    """
+    from evalnb.demo.main import run_demo
+    from evalnb.errors import EvalnbError
+
+    try:
+        run_demo(out=out, store=store)
+    except EvalnbError as exc:
+        raise _fail(str(exc)) from exc
+
+
 def main() -> None:
     """Entry point of the ``evalnb`` script and of ``python -m evalnb``."""
     import sys

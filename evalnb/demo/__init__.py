@@ -7,6 +7,10 @@ Nothing here needs an API key or a server::
 
 ``FoodMartAgent(flaw="cost-for-sales")`` is the same agent with a realistic bug (it reads Store Cost when
 asked for Store Sales); it plays "the previous model version" in comparisons.
+
+The other demo agents: :mod:`evalnb.demo.kb` (an offline knowledge-base assistant for the JSON dataset) and
+:mod:`evalnb.demo.task_agent` (a command-line task agent for the TOML suite). :mod:`evalnb.demo.main` is the
+``evalnb demo`` job that runs all three suites in two versions and compares them.
 """
 
 from __future__ import annotations

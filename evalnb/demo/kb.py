@@ -13,7 +13,7 @@ and cites nothing, so answers are long (PartialMatch drops) and Citations fails.
 Example:
     >>> from evalnb.demo.kb import KBAssistant
     >>> print(KBAssistant().answer("How often are laptops replaced?").text)
-    Laptops are replaced every three years. [6]
+    Laptops are replaced every three years [6].
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def parse_handbook(text: str) -> list[Section]:
         ['0', '1', '2']
     """
     sections: list[Section] = []
-    number, title, lines = "0", "Introduction", []
+    number, title, lines = "0", "Introduction", list[str]()
     for line in text.splitlines():
         m = re.match(r"^##\s+(\d+)\.?\s*(.*)$", line)
         if m:
@@ -266,7 +266,7 @@ class KBAssistant:
 
         Example:
             >>> KBAssistant().answer("What is the daily meal allowance?").text
-            'The daily meal allowance when travelling for work is $40. [5]'
+            'The daily meal allowance when travelling for work is $40 [5].'
         """
         ranked = self._ranked(question, history or [])
         best_score, section, sentence = ranked[0] if ranked else (0.0, None, "")
@@ -284,7 +284,10 @@ class KBAssistant:
         if self.flaw == "no-citations":
             text = " ".join(section.body.split())
         else:
-            text = " ".join(picked) + f" [{section.number}]"
+            # The citation goes inside the last sentence ("... $40 [5].") so it reads as part of the claim.
+            body = " ".join(picked)
+            end = body[-1] if body[-1] in ".!?" else ""
+            text = f"{body[: len(body) - len(end)]} [{section.number}]{end}"
         retrieval = {
             "queries": [question],
             "results": [{"section": section.number, "title": section.title, "score": best_score}],

@@ -1,0 +1,318 @@
+"""The demo job (``evalnb demo``): the three example suites, two versions of offline agents, one comparison.
+
+Everything runs offline, with no API key and no server:
+
+* ``data/suites/foodmart-sales.eval.yaml`` (cube YAML) against :class:`~evalnb.demo.FoodMartAgent` over the
+  FoodMart sample database;
+* ``data/suites/tasks.toml`` (TOML tasks) against the command-line task agent
+  (``python -m evalnb.demo.task_agent``, through :class:`evalnb.agents.Command`);
+* ``data/suites/knowledge-base.json`` (JSON dataset) against the knowledge-base assistant
+  (:class:`~evalnb.demo.kb.KBAssistant`).
+
+Judged checks (the TOML ``llm_judge`` task, Relevance, Coherence, Groundedness) are scored by the offline
+:class:`evalnb.judges.Heuristic`, which is word statistics and says so (``heuristic (not an LLM)``).
+
+The flawed agents run first and are saved as version ``previous``; the current agents are saved as
+``current``; the comparison ``previous -> current`` is printed and ``<out>/scorecard.html`` is written.
+
+Example:
+    >>> from evalnb.demo.main import run_demo
+    >>> outcome = run_demo(out=".evals")
+    >>> outcome.comparisons["foodmart-sales-evals"].checks[["check_id", "verdict"]]
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalnb.compare import Comparison
+    from evalnb.results import Result
+    from evalnb.store import Store
+
+__all__ = ["VERSIONS", "DemoOutcome", "data_dir", "run_demo"]
+
+VERSIONS = ("previous", "current")
+
+# What each flawed agent gets wrong: printed beside the previous version's failures, which are expected.
+FLAWS = {
+    "cube-yaml": "FoodMartAgent(flaw='cost-for-sales') reads the Store Cost column when asked for Store Sales",
+    "tasks-toml": (
+        "the task agent's --flaw build writes summary.txt instead of output/summary.txt, answers the word "
+        "count in a sentence, and lists the capitals alphabetically on one line"
+    ),
+    "dataset-json": (
+        "KBAssistant(flaw='no-citations') pastes the whole handbook section and cites nothing "
+        "(Citations fails, PartialMatch drops)"
+    ),
+}
+
+
+def data_dir() -> Path:
+    """The project's ``data`` folder (example suites, FoodMart sample, handbook), found beside the package.
+
+    Raises:
+        ConfigError: when evalnb runs from an installation without the project's ``data`` folder.
+    """
+    from evalnb.errors import ConfigError
+
+    folder = Path(__file__).resolve().parents[2] / "data"
+    if not (folder / "suites").is_dir():
+        raise ConfigError(
+            "the demo's example suites ship with the evalnb source tree (data/suites); run from a checkout"
+        )
+    return folder
+
+
+@dataclass
+class DemoOutcome:
+    """What :func:`run_demo` produced.
+
+    Attributes:
+        results: ``{version: {suite name: Result}}``.
+        comparisons: ``{suite name: Comparison}`` of ``previous -> current``.
+        run_ids: ``{version: {suite name: run id}}`` in the store.
+        store: the store both versions were saved to.
+        scorecard: the path of the HTML scorecard.
+        elapsed_s: wall time of the whole demo.
+    """
+
+    results: dict[str, dict[str, Result]] = field(default_factory=dict)
+    comparisons: dict[str, Comparison] = field(default_factory=dict)
+    run_ids: dict[str, dict[str, str]] = field(default_factory=dict)
+    store: Store | None = None
+    scorecard: Path | None = None
+    elapsed_s: float = 0.0
+
+
+def _agents(version: str, data: Path) -> dict[str, Any]:
+    """The agent for each suite file of ``version`` (the flawed ones for ``previous``)."""
+    from evalnb.demo import FoodMartAgent, foodmart_db
+    from evalnb.demo.kb import KBAssistant
+    from evalnb.demo.task_agent import command
+
+    flawed = version == "previous"
+    return {
+        "foodmart-sales.eval.yaml": FoodMartAgent(foodmart_db(), flaw="cost-for-sales" if flawed else None),
+        "tasks.toml": command(flaw=flawed),
+        "knowledge-base.json": KBAssistant(
+            data / "kb" / "handbook.md", flaw="no-citations" if flawed else None
+        ),
+    }
+
+
+def run_demo(
+    *,
+    out: str | Path = ".evals",
+    store: str | Path | Store | None = None,
+    echo: Callable[[str], Any] = print,
+    progress: bool = False,
+) -> DemoOutcome:
+    """Run the demo: both versions of the three suites, saved, compared, and a scorecard written.
+
+    Args:
+        out: the folder the demo writes into (scorecard, working directories, and the default store).
+        store: the store to save into (a path, URL or ``evalnb.Store``); default ``<out>/evalnb.db``.
+        echo: where the printed report goes (``print`` by default; ``lambda s: None`` for silence).
+        progress: show progress bars.
+
+    Returns:
+        A :class:`DemoOutcome` with the results, comparisons, run ids, store and scorecard path.
+
+    Example:
+        >>> outcome = run_demo(out="/tmp/evalnb-demo", echo=lambda s: None)
+        >>> outcome.results["current"]["foodmart-sales-evals"].passed
+        True
+    """
+    import evalnb
+    from evalnb.judges import Heuristic
+    from evalnb.store import as_store
+
+    started = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    data = data_dir()
+    the_store = as_store(store if store is not None else out / "evalnb.db")
+    judge = Heuristic()
+    from evalnb.demo import foodmart_db
+
+    db = foodmart_db()
+    outcome = DemoOutcome(store=the_store)
+
+    echo(
+        "evalnb demo: the three example suites in data/suites/ against offline demo agents "
+        "(no API key, no server, no network)."
+    )
+    echo(
+        f"Judged checks (llm_judge, Relevance, Coherence, Groundedness) are scored by the judge "
+        f"'{judge.label}': word statistics, offline. It is not an LLM; see notebooks/04-llm-judges.ipynb."
+    )
+    for version in VERSIONS:
+        agents = _agents(version, data)
+        outcome.results[version] = {}
+        outcome.run_ids[version] = {}
+        title = (
+            "the flawed agents; their failures are expected" if version == "previous" else "today's agents"
+        )
+        echo("")
+        echo("=" * 100)
+        echo(f'Version "{version}" ({title})')
+        echo("=" * 100)
+        for filename, agent in agents.items():
+            suite = evalnb.load(data / "suites" / filename)
+            # One working directory per version under <out>: the task agent writes files there, and nothing
+            # lands in temporary folders that outlive the demo.
+            workdir = out / "demo-work" / version / suite.name
+            shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir(parents=True)
+            result = evalnb.run(
+                suite,
+                agent,
+                judge=judge,
+                data=db if suite.format == "cube-yaml" else None,
+                workdir=workdir,
+                progress=progress,
+            )
+            run_id = the_store.save(result, version=version)
+            outcome.results[version][suite.name] = result
+            outcome.run_ids[version][suite.name] = run_id
+            echo("")
+            echo(f"--- {suite.name} ({suite.format}) with {agent!r}")
+            if version == "previous":
+                echo(f"    flaw: {FLAWS[suite.format]}")
+            echo(result.report().rstrip())
+
+    echo("")
+    echo("=" * 100)
+    echo(
+        "Comparison previous -> current (per check: mean and pass rate with a bootstrap interval over cases)"
+    )
+    echo("=" * 100)
+    for name, current in outcome.results["current"].items():
+        previous = outcome.results["previous"][name]
+        cmp = evalnb.compare(previous, current, labels=("previous", "current"))
+        outcome.comparisons[name] = cmp
+        echo("")
+        echo(f"--- {name}")
+        echo(cmp.report().rstrip())
+
+    notes = _heuristic_notes(outcome.results["current"])
+    if notes:
+        echo("")
+        echo("Note on the current version's remaining failures:")
+        for line in notes:
+            echo(f"  {line}")
+
+    outcome.scorecard = write_scorecard(outcome, out / "scorecard.html")
+    outcome.elapsed_s = time.perf_counter() - started
+    echo("")
+    echo(
+        f"Saved versions {', '.join(VERSIONS)} of {len(outcome.results['current'])} suites to {the_store.url}"
+    )
+    echo(f"Scorecard: {outcome.scorecard}")
+    echo(
+        f"Done in {outcome.elapsed_s:.1f} s. Next: open the notebooks in notebooks/ (jupyter lab notebooks/)."
+    )
+    return outcome
+
+
+def _heuristic_notes(results: dict[str, Result]) -> list[str]:
+    """Explain failures of the current version that come only from the heuristic judge."""
+    lines = []
+    for name, result in results.items():
+        sc = result.scores
+        bad = sc[(sc["passed"] == False) & sc["judge"].notna()]  # noqa: E712 - boolean NA-aware
+        for row in bad.drop_duplicates(["case_id", "check_id"]).itertuples(index=False):
+            lines.append(f"{name} / {row.case_id} / {row.check_id}: {row.reason} [judge: {row.judge}]")
+    if lines:
+        lines.append(
+            "These come from the offline heuristic judge, which reads words, not meaning (a correct "
+            "one-line-per-capital answer mentions few of the rubric's words; an on-topic answer that does not "
+            "repeat the question's words scores low on Relevance). Notebook 04 measures it against reference "
+            "labels; use a model judge for decisions (evalnb run ... --judge openai:MODEL)."
+        )
+    return lines
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem;max-width:1200px;color:#1f2328}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left}
+th{background:#f6f8fa}.passed{color:#1a7f37}.failed{color:#cf222e}.regressed{color:#cf222e}.improved{color:#1a7f37}
+.note{color:#57606a}
+"""
+
+
+def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
+    """One self-contained HTML page: per suite, the counts of both versions, the comparison and the plots.
+
+    plotly's JavaScript is inlined once, so the page works offline. Every string from agents or suites is
+    escaped. A full per-suite scorecard (sortable case table) is ``result.to_html(path)``.
+
+    Example:
+        >>> write_scorecard(outcome, ".evals/scorecard.html")
+    """
+    import plotly.offline
+
+    from evalnb import plots
+
+    esc = html.escape
+    parts = [
+        "<h1>evalnb demo scorecard</h1>",
+        '<p class="note">Versions <b>previous</b> (flawed demo agents) and <b>current</b>; judged checks scored '
+        "by the offline heuristic judge (not an LLM).</p>",
+        "<table><tr><th>suite</th><th>format</th><th>version</th><th>passed</th><th>failed</th>"
+        "<th>degraded</th><th>skipped</th><th>run id</th></tr>",
+    ]
+    for version, by_suite in outcome.results.items():
+        for name, result in by_suite.items():
+            c = result.counts()
+            parts.append(
+                f"<tr><td>{esc(name)}</td><td>{esc(result.suite.format)}</td><td>{esc(version)}</td>"
+                f'<td class="passed">{c["passed"]}</td><td class="failed">{c["failed"]}</td>'
+                f"<td>{c['degraded']}</td><td>{c['skipped']}</td>"
+                f"<td>{esc(outcome.run_ids.get(version, {}).get(name, ''))}</td></tr>"
+            )
+    parts.append("</table>")
+    for name, cmp in outcome.comparisons.items():
+        current = outcome.results["current"][name]
+        parts.append(f"<h2>{esc(name)}</h2><h3>Comparison previous &rarr; current</h3>")
+        cols = [
+            "check_id",
+            "mean_a",
+            "mean_b",
+            "diff",
+            "ci_low",
+            "ci_high",
+            "pass_rate_a",
+            "pass_rate_b",
+            "verdict",
+        ]
+        parts.append(
+            cmp.checks[cols]
+            .rename(columns={"mean_a": "mean previous", "mean_b": "mean current"})
+            .to_html(index=False, escape=True, float_format=lambda v: f"{v:.3f}", na_rep="")
+        )
+        changed = cmp.cases[cmp.cases["change"].isin(["regressed", "improved"])]
+        if len(changed):
+            parts.append(
+                changed[["case_id", "check_id", "a", "b", "change"]]
+                .rename(columns={"a": "previous", "b": "current"})
+                .to_html(index=False, escape=True, float_format=lambda v: f"{v:.3f}", na_rep="")
+            )
+        for fig in (plots.compare(cmp), plots.scorecard(current)):
+            parts.append(fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}))
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>evalnb demo scorecard</title>'
+        f'<style>{_CSS}</style><script type="text/javascript">{plotly.offline.get_plotlyjs()}</script>'
+        f"</head><body>{''.join(parts)}</body></html>\n"
+    )
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(page, encoding="utf-8")
+    return target
