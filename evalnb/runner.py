@@ -234,6 +234,16 @@ async def run_async(
             if (case.id, r) not in state.done:
                 state.skip_run(case, r, "skipped: the run was interrupted")
 
+    # Case runs finish in any order; rows follow suite order, then run, then turn.
+    run_rows: list[dict[str, Any]] = []
+    score_rows: list[dict[str, Any]] = []
+    mismatch_rows: list[dict[str, Any]] = []
+    for case, r in plan:
+        slot = state.slots.get((case.id, r))
+        if slot is not None:
+            run_rows += slot[0]
+            score_rows += slot[1]
+            mismatch_rows += slot[2]
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     meta = {
         "agent": names.get("default") if len(names) == 1 else names,
@@ -251,13 +261,12 @@ async def run_async(
             "workdir": str(workdir) if workdir is not None else None,
         },
         "checks": _checks_config(the_suite),
-        "suite_hash": the_suite.content_hash(),
     }
     result = Result(
         suite=the_suite,
-        runs=make_frame(_sorted(state.run_rows), RUNS_COLUMNS),
-        scores=make_frame(_sorted(state.score_rows), SCORES_COLUMNS),
-        mismatches=make_frame(_sorted(state.mismatch_rows), MISMATCH_COLUMNS),
+        runs=make_frame(run_rows, RUNS_COLUMNS),
+        scores=make_frame(score_rows, SCORES_COLUMNS),
+        mismatches=make_frame(mismatch_rows, MISMATCH_COLUMNS),
         meta=meta,
         responses=state.responses,
     )
@@ -377,8 +386,9 @@ def _checks_config(suite: Suite) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for case in suite.cases:
         for turn in case.turns:
-            for spec, cid in zip(turn.checks, turn.check_ids(), strict=False):
-                out.setdefault(cid, {"check": spec.name, "options": spec.options()})
+            for spec, cid in zip(turn.checks, turn.check_ids(), strict=True):
+                if cid not in out:
+                    out[cid] = {"check": spec.name, "options": spec.options()}
     return out
 
 
@@ -395,11 +405,6 @@ def _save(store: Any, result: Result, version: str | None) -> Any:
 
         store = Store(store)
     return store.save(result, version=version)
-
-
-def _sorted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    # Case runs finish in any order; frames are ordered by suite order, run, turn (stable within a turn).
-    return sorted(rows, key=lambda r: (r["_order"], r["run"], r["turn"]))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -464,44 +469,65 @@ class _State:
         self.remaining = remaining
         self.pool: ThreadPoolExecutor | None = None
         self.bar: Any = None
-        self.run_rows: list[dict[str, Any]] = []
-        self.score_rows: list[dict[str, Any]] = []
-        self.mismatch_rows: list[dict[str, Any]] = []
+        self.slots: dict[tuple[str, int], tuple[list[dict[str, Any]], ...]] = {}
         self.responses: dict[tuple[str, int, int], Response] = {}
         self.done: set[tuple[str, int]] = set()
         self.order = {c.id: i for i, c in enumerate(suite.cases)}
         self.meta_cache: dict[str, dict[str, Any]] = {}
         self._parent: Path | None = None
+        self._free: list[Path] = []
+        self._plans: dict[int, TurnPlan] = {}
+        self._keep: list[Any] = []  # keeps the ids cached below unique while the run lasts
+        self._bases: dict[str, dict[str, Any]] = {}
+        self._options: dict[int, str] = {}
+        self._made = 0
         self._by_case: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
 
     # -- working directories -------------------------------------------------------------------------
 
-    def make_workdir(self, case: Case, run: int) -> Path:
+    def make_workdir(self) -> Path:
         if self.fixed_workdir is not None:
             self.fixed_workdir.mkdir(parents=True, exist_ok=True)
             return self.fixed_workdir
+        if self._free:
+            return self._free.pop()
         if self._parent is None:
             self._parent = Path(tempfile.mkdtemp(prefix="evalnb-"))
-        # One parent per run() and a plain mkdir per case run: mkdtemp per run costs more than the agent
-        # call overhead budget at thousands of runs.
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in case.id)[:60] or "case"
-        path = self._parent / f"{safe}-{self.order.get(case.id, 0)}-r{run}"
+        self._made += 1
+        path = self._parent / f"run-{self._made}"
         path.mkdir()
         return path
 
-    def release_workdir(self, path: Path, passed: bool) -> str | None:
-        """Delete a passing run's directory; keep a failed one and return its path for ``runs.workdir``."""
+    def release_workdir(self, path: Path, case: Case, run: int, passed: bool) -> str | None:
+        """Free a passing run's directory; keep a failed one and return its path for ``runs.workdir``.
+
+        An empty directory left by a passing run is handed to the next run instead of being deleted: it is
+        as fresh as a new one, and directory creation and removal cost more than the whole per-call
+        overhead budget on some filesystems at thousands of runs.
+        """
         if self.fixed_workdir is not None:
             return str(path)
-        if not passed:
-            return str(path)
+        if passed:
+            with os.scandir(path) as entries:
+                empty = next(entries, None) is None
+            if empty:
+                self._free.append(path)
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+            return None
+        # Kept for inspection, under a name that says which case run it was.
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in case.id)[:80] or "case"
+        target = path.with_name(f"{safe}-run{run + 1}")
         try:
-            path.rmdir()  # the common case: the agent wrote nothing
+            path.rename(target)
         except OSError:
-            shutil.rmtree(path, ignore_errors=True)
-        return None
+            return str(path)
+        return str(target)
 
     def cleanup(self) -> None:
+        for path in self._free:
+            shutil.rmtree(path, ignore_errors=True)
+        self._free.clear()
         if self._parent is not None:
             with contextlib.suppress(OSError):
                 self._parent.rmdir()  # only when every run passed (nothing kept)
@@ -519,10 +545,11 @@ class _State:
         route = case.agent if (case.agent and not self.single) else "default"
         agent = self.routes[route]
         agent_name = self.names.get(route, route)
-        workdir = self.make_workdir(case, run)
+        workdir = self.make_workdir()
         conversation: list[dict[str, str]] = []
         run_rows: list[dict[str, Any]] = []
         score_rows: list[dict[str, Any]] = []
+        mismatch_rows: list[dict[str, Any]] = []
         failed_turn = False
         all_passed = True
         for t, turn in enumerate(case.turns):
@@ -535,9 +562,8 @@ class _State:
                 continue
             # The conversation so far (earlier file history, prompts and actual answers), then this turn's
             # own file history (cube `history`), then the prompt itself.
-            history = (
-                conversation + [m.model_dump() for m in turn.history] if turn.history else list(conversation)
-            )
+            plan = self.plan(turn)
+            history = conversation + plan.history if plan.history else list(conversation)
             request = Request(
                 prompt=turn.prompt,
                 history=history,
@@ -573,19 +599,18 @@ class _State:
                 data=self.data,
                 conversation=history,
             )
-            scores = await score_turn(turn, ctx)
+            scores = await score_turn(turn, ctx, plan=plan)
             status = "passed"
-            for (spec, cid), score in zip(
-                zip(turn.checks, turn.check_ids(), strict=False), scores, strict=False
-            ):
-                row = self._score_row(case, run, t, spec, cid, score)
+            base = self.case_base(case)
+            for i, score in enumerate(scores):
+                row = self._score_row(base, run, t, plan, i, score)
                 score_rows.append(row)
                 if row["status"] == "degraded":
                     status = "degraded"
                 elif row["status"] == "failed" and status == "passed":
                     status = "failed"
-                if score.details and isinstance(spec, RowsCheck):
-                    self._mismatches(case, run, t, score.details)
+                if score.details and isinstance(plan.specs[i], RowsCheck):
+                    mismatch_rows += self._mismatches(case, run, t, score.details)
             if status != "passed":
                 all_passed = False
             run_rows.append(self._run_row(case, run, t, turn, response, status, None, latency, agent_name))
@@ -594,16 +619,20 @@ class _State:
                 {"role": "user", "content": turn.prompt},
                 {"role": "assistant", "content": response.text or ""},
             ]
-        kept = self.release_workdir(workdir, all_passed)
+        kept = self.release_workdir(workdir, case, run, all_passed)
         for row in run_rows:
             row["workdir"] = kept
-        await self.finish(case, run, run_rows, score_rows)
+        await self.finish(case, run, run_rows, score_rows, mismatch_rows)
 
     async def finish(
-        self, case: Case, run: int, run_rows: list[dict[str, Any]], score_rows: list[dict[str, Any]]
+        self,
+        case: Case,
+        run: int,
+        run_rows: list[dict[str, Any]],
+        score_rows: list[dict[str, Any]],
+        mismatch_rows: list[dict[str, Any]],
     ) -> None:
-        self.run_rows += run_rows
-        self.score_rows += score_rows
+        self.slots[(case.id, run)] = (run_rows, score_rows, mismatch_rows)
         self.done.add((case.id, run))
         if self.bar is not None:
             self.bar.update(1)
@@ -623,9 +652,12 @@ class _State:
         name = (
             self.names.get(case.agent or "default", "default") if not self.single else self.names["default"]
         )
+        run_rows: list[dict[str, Any]] = []
+        score_rows: list[dict[str, Any]] = []
         for t, turn in enumerate(case.turns):
-            self.run_rows.append(self._run_row(case, run, t, turn, None, "skipped", None, None, name))
-            self.score_rows += self._flat_scores(case, run, t, turn, "skipped", reason)
+            run_rows.append(self._run_row(case, run, t, turn, None, "skipped", None, None, name))
+            score_rows += self._flat_scores(case, run, t, turn, "skipped", reason)
+        self.slots[(case.id, run)] = (run_rows, score_rows, [])
 
     async def call(self, agent: Agent, request: Request) -> tuple[Response | None, str | None, float | None]:
         """One agent call with timeout and retries; returns (response, error, latency_ms)."""
@@ -682,7 +714,6 @@ class _State:
         usage = (response.usage or {}) if response is not None else {}
         r = response
         return {
-            "_order": self.order.get(case.id, 0),
             "suite": self.suite.name,
             "case_id": case.id,
             "case_name": case.name,
@@ -708,27 +739,52 @@ class _State:
             "completion_tokens": _tokens(usage, "completion_tokens", "output_tokens"),
         }
 
-    def _score_row(self, case: Case, run: int, t: int, spec: Any, cid: str, score: Score) -> dict[str, Any]:
+    def plan(self, turn: Turn) -> TurnPlan:
+        plan = self._plans.get(id(turn))
+        if plan is None:
+            # Built once per turn for this run; the suite is not expected to change while it runs.
+            plan = self._plans[id(turn)] = TurnPlan(turn, self.options_json)
+            self._keep.append(turn)
+        return plan
+
+    def options_json(self, spec: Any) -> str:
+        # Suites often share one spec object between cases: its options are serialised once per run.
+        hit = self._options.get(id(spec))
+        if hit is None:
+            hit = self._options[id(spec)] = _options_json(spec)
+            self._keep.append(spec)
+        return hit
+
+    def case_base(self, case: Case) -> dict[str, Any]:
+        base = self._bases.get(case.id)
+        if base is None:
+            base = self._bases[case.id] = {
+                "suite": self.suite.name,
+                "case_id": case.id,
+                "case_name": case.name,
+                "category": case.category,
+            }
+        return base
+
+    def _score_row(
+        self, base: dict[str, Any], run: int, t: int, plan: TurnPlan, i: int, score: Score
+    ) -> dict[str, Any]:
         status = ("passed" if score.passed else "failed") if score.status == "ok" else score.status
-        usage = score.usage or {}
+        usage = score.usage
         return {
-            "_order": self.order.get(case.id, 0),
-            "suite": self.suite.name,
-            "case_id": case.id,
-            "case_name": case.name,
-            "category": case.category,
+            **base,
             "run": run,
             "turn": t,
-            "check": spec.name,
-            "check_id": cid,
+            "check": plan.names[i],
+            "check_id": plan.ids[i],
             "value": score.value,
             "passed": score.passed,
             "status": status,
             "reason": score.reason,
             "judge": score.judge,
-            "options": _options_json(spec),
-            "prompt_tokens": _tokens(usage, "prompt_tokens", "input_tokens"),
-            "completion_tokens": _tokens(usage, "completion_tokens", "output_tokens"),
+            "options": plan.options[i],
+            "prompt_tokens": _tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
+            "completion_tokens": _tokens(usage, "completion_tokens", "output_tokens") if usage else None,
             "cost": score.cost,
         }
 
@@ -740,19 +796,23 @@ class _State:
         score = Score(
             value=None, passed=passed, reason=reason, status="degraded" if status == "degraded" else "ok"
         )
+        plan = self.plan(turn)
+        base = self.case_base(case)
         rows = []
-        for spec, cid in zip(turn.checks, turn.check_ids(), strict=False):
-            row = self._score_row(case, run, t, spec, cid, score)
+        for i in range(len(plan.specs)):
+            row = self._score_row(base, run, t, plan, i, score)
             row["status"] = status
             rows.append(row)
         return rows
 
-    def _mismatches(self, case: Case, run: int, t: int, details: list[dict[str, Any]]) -> None:
+    def _mismatches(
+        self, case: Case, run: int, t: int, details: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        rows = []
         for d in details:
             tol = d.get("tolerance")
-            self.mismatch_rows.append(
+            rows.append(
                 {
-                    "_order": self.order.get(case.id, 0),
                     "suite": self.suite.name,
                     "case_id": case.id,
                     "run": run,
@@ -765,25 +825,15 @@ class _State:
                     "reason": d.get("reason"),
                 }
             )
+        return rows
 
 
 def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
 
 
-_OPTIONS_CACHE: dict[int, tuple[Any, str]] = {}
-
-
 def _options_json(spec: Any) -> str:
-    # Specs are immutable during a run; caching their JSON keeps per-row cost low at thousands of rows.
-    hit = _OPTIONS_CACHE.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    text = json.dumps(spec.options(), sort_keys=True, default=str)
-    if len(_OPTIONS_CACHE) > 10000:
-        _OPTIONS_CACHE.clear()
-    _OPTIONS_CACHE[id(spec)] = (spec, text)
-    return text
+    return json.dumps(spec.options(), sort_keys=True, default=str)
 
 
 def _tokens(usage: Mapping[str, Any], *names: str) -> int | None:
@@ -811,23 +861,45 @@ def _backoff(attempt: int, hint: Any) -> float:
 # --------------------------------------------------------------------------------------------------
 
 
-async def score_turn(turn: Turn, ctx: CheckContext) -> list[Score]:
+class TurnPlan:
+    """What scoring a turn needs, computed once per turn and run call (ids, names, option JSON)."""
+
+    __slots__ = ("has_intent", "history", "ids", "names", "options", "specs")
+
+    def __init__(self, turn: Turn, options_json: Callable[[Any], str] | None = None) -> None:
+        self.specs = list(turn.checks)
+        self.ids = turn.check_ids()
+        self.names = [spec.name for spec in self.specs]
+        dump = options_json or _options_json
+        self.options = [dump(spec) for spec in self.specs]
+        self.has_intent = any(isinstance(spec, IntentCheck) for spec in self.specs)
+        self.history = [m.model_dump() for m in turn.history]
+
+
+async def score_turn(turn: Turn, ctx: CheckContext, *, plan: TurnPlan | None = None) -> list[Score]:
     """Score every check of ``turn`` on ``ctx.response``, in the turn's check order.
 
     A check that raises becomes a degraded Score with the exception; a cube ``intent`` mismatch makes the
     turn's other checks ``not_checked`` (cube spec: the case fails on intent, its other checks are moot).
+
+    Example:
+        >>> scores = await score_turn(turn, ctx)
+        >>> [s.passed for s in scores]
+        [True, False]
     """
-    checks = turn.checks
-    scores: list[Score | None] = [None] * len(checks)
+    specs = plan.specs if plan is not None else list(turn.checks)
+    has_intent = plan.has_intent if plan is not None else any(isinstance(x, IntentCheck) for x in specs)
+    scores: list[Score | None] = [None] * len(specs)
     intent_failed = False
-    for i, spec in enumerate(checks):
-        if isinstance(spec, IntentCheck):
-            s = await _score_one(spec, ctx)
-            scores[i] = s
-            if s.passed is False:
-                intent_failed = True
+    if has_intent:
+        for i, spec in enumerate(specs):
+            if isinstance(spec, IntentCheck):
+                s = await _score_one(spec, ctx)
+                scores[i] = s
+                if s.passed is False:
+                    intent_failed = True
     pending: list[tuple[int, Any]] = []
-    for i, spec in enumerate(checks):
+    for i, spec in enumerate(specs):
         if scores[i] is not None:
             continue
         if intent_failed:
@@ -841,14 +913,16 @@ async def score_turn(turn: Turn, ctx: CheckContext) -> list[Score]:
         except Exception as exc:
             scores[i] = _raised(spec, exc)
             continue
-        if inspect.isawaitable(out):
+        if isinstance(out, Score):
+            scores[i] = out
+        elif inspect.isawaitable(out):
             pending.append((i, _guard(spec, out)))
         else:
-            scores[i] = out if isinstance(out, Score) else registry.coerce_score(out)
+            scores[i] = registry.coerce_score(out)
     if pending:
         # Awaitable checks (judges, user async checks) of one turn run concurrently.
         done = await asyncio.gather(*(p[1] for p in pending))
-        for (i, _), s in zip(pending, done, strict=False):
+        for (i, _), s in zip(pending, done, strict=True):
             scores[i] = s
     return [s if s is not None else Score.degraded("check produced no score") for s in scores]
 

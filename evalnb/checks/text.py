@@ -6,6 +6,7 @@ All are deterministic and need no LLM. Each returns a :class:`~evalnb.checks.reg
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import threading
@@ -147,16 +148,15 @@ def exact_match_check(spec: ExactMatchCheck, ctx: CheckContext) -> Score:
     return Score.of(False, f"response does not contain the expected text {_preview(expected)!r} ({how})")
 
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.IGNORECASE | re.UNICODE)
-_ASCII_PUNCT = set(string.punctuation)
+_ARTICLES = frozenset(("a", "an", "the"))
+_ASCII_PUNCT = str.maketrans("", "", string.punctuation)
 
 
 def _strip_punct(text: str) -> str:
+    text = text.translate(_ASCII_PUNCT)
     if text.isascii():
-        return "".join(ch for ch in text if ch not in _ASCII_PUNCT)
-    return "".join(
-        ch for ch in text if ch not in _ASCII_PUNCT and not unicodedata.category(ch).startswith("P")
-    )
+        return text
+    return "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
 
 
 def normalize_tokens(text: str | None, *, case_sensitive: bool = False) -> list[str]:
@@ -170,9 +170,15 @@ def normalize_tokens(text: str | None, *, case_sensitive: bool = False) -> list[
     text = text or ""
     if not case_sensitive:
         text = text.lower()
-    text = _strip_punct(text)
-    text = _ARTICLES.sub(" ", text)
-    return text.split()
+    # Punctuation goes before splitting (so "end." and "end" are one token); articles are whole tokens.
+    return [t for t in _strip_punct(text).split() if t.lower() not in _ARTICLES]
+
+
+@functools.lru_cache(maxsize=4096)
+def _expected_counts(expected: str, case_sensitive: bool) -> tuple[Counter[str], int]:
+    # The expected side is the same for every run of a case: normalise it once.
+    tokens = normalize_tokens(expected, case_sensitive=case_sensitive)
+    return Counter(tokens), len(tokens)
 
 
 def partial_match_f1(response: str | None, expected: str, *, case_sensitive: bool = False) -> float:
@@ -183,14 +189,14 @@ def partial_match_f1(response: str | None, expected: str, *, case_sensitive: boo
         0.75
     """
     got = normalize_tokens(response, case_sensitive=case_sensitive)
-    want = normalize_tokens(expected, case_sensitive=case_sensitive)
-    if not got or not want:
-        return 1.0 if got == want else 0.0
-    same = sum((Counter(got) & Counter(want)).values())
+    want, n_want = _expected_counts(expected, case_sensitive)
+    if not got or not n_want:
+        return 1.0 if not got and not n_want else 0.0
+    same = sum(min(n, want[t]) for t, n in Counter(got).items() if t in want)
     if same == 0:
         return 0.0
     precision = same / len(got)
-    recall = same / len(want)
+    recall = same / n_want
     return 2 * precision * recall / (precision + recall)
 
 
