@@ -20,11 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import evalnb  # noqa: E402
-from evalnb.agents.base import Request, Response  # noqa: E402
-from evalnb.checks.registry import CheckContext  # noqa: E402
-from evalnb.runner import score_turn  # noqa: E402
-from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn  # noqa: E402
+import evalnb
+from evalnb.agents.base import Request, Response
+from evalnb.checks.registry import CheckContext
+from evalnb.runner import score_turn
+from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
 
 SLEEP = 0.020
 CONCURRENCY = 64
