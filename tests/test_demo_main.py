@@ -1,0 +1,124 @@
+"""The demo job (``evalnb demo``) end to end in a subprocess, and its two offline agents."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import evalnb
+from evalnb.demo.kb import KBAssistant
+from evalnb.demo.task_agent import main as task_main
+from evalnb.demo.task_agent import solve
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env() -> dict[str, str]:
+    # The subprocess must import this checkout's evalnb whether or not it is installed in the environment.
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def test_demo_runs_in_an_empty_folder_and_writes_store_and_scorecard(tmp_path: Path) -> None:
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalnb", "demo"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert elapsed < 60, f"the demo took {elapsed:.1f} s"
+    # The reports of both versions of the three suites, in the cube spec's text format.
+    for version in ("previous", "current"):
+        assert f'Version "{version}"' in out
+    for suite in ("foodmart-sales-evals", "my-validation-suite", "knowledge-base"):
+        assert out.count(f"Suite: {suite}") == 2
+    assert "12/12 passed" in out  # the current FoodMart agent passes the cube suite
+    assert "rows[0].storeSales: expected 263793.22, got 105658.6" in out  # the flawed one reads Store Cost
+    assert "FAIL: summarize-text" in out and "PASS: summarize-text (" in out
+    # The comparison, and the judge named for what it is.
+    assert out.count("Comparison previous -> current") >= 3
+    assert "rows: mean 0.688 -> 1.000" in out
+    assert "heuristic (not an LLM)" in out
+    # The store holds both versions of every suite; the scorecard is a page with the plots.
+    db = tmp_path / ".evals" / "evalnb.db"
+    assert db.is_file()
+    runs = evalnb.Store(db).runs()
+    assert sorted(runs["version"].tolist()) == ["current"] * 3 + ["previous"] * 3
+    assert set(runs["suite"]) == {"foodmart-sales-evals", "my-validation-suite", "knowledge-base"}
+    page = (tmp_path / ".evals" / "scorecard.html").read_text(encoding="utf-8")
+    assert "evalnb demo scorecard" in page and "plotly" in page.lower()
+    assert page.count('class="plotly-graph-div"') == 6  # compare + scorecard figure per suite
+    # Nothing is written outside the output folder.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".evals"]
+
+
+def test_demo_options_out_and_store(tmp_path: Path) -> None:
+    from evalnb.demo.main import run_demo
+
+    lines: list[str] = []
+    outcome = run_demo(out=tmp_path / "o", store=tmp_path / "team.db", echo=lines.append)
+    assert outcome.scorecard == tmp_path / "o" / "scorecard.html" and outcome.scorecard.is_file()
+    assert (tmp_path / "team.db").is_file() and not (tmp_path / "o" / "evalnb.db").exists()
+    assert outcome.results["current"]["foodmart-sales-evals"].passed
+    assert not outcome.results["previous"]["foodmart-sales-evals"].passed
+    cmp = outcome.comparisons["knowledge-base"]
+    assert cmp.checks.set_index("check_id").loc["Citations", "verdict"] == "better"
+    assert not cmp.has_regressions
+    # Judged checks name their judge honestly.
+    judges = set(outcome.results["current"]["knowledge-base"].scores["judge"].dropna())
+    assert judges == {"heuristic (not an LLM)"}
+    assert any("heuristic" in line for line in lines)
+
+
+def test_kb_assistant_answers_with_bracket_citations() -> None:
+    kb = KBAssistant()
+    r = kb.answer("What is the daily meal allowance when travelling for work?")
+    assert r.text == "The daily meal allowance when travelling for work is $40 [5]."
+    assert r.context and "$40" in r.context
+    assert kb.answer("How long do I have to submit an expense claim?").text.startswith("Expense claims")
+    follow = kb.answer(
+        "What should I do about the extra $15?",
+        [{"role": "user", "content": "I spent $55 on dinner on a business trip. Is that okay?"}],
+    )
+    assert "approve the overage" in (follow.text or "")
+    assert "could not find" in (kb.answer("Who won the 1966 World Cup?").text or "")
+    flawed = KBAssistant(flaw="no-citations").answer("What is the daily meal allowance?")
+    assert "[" not in (flawed.text or "") and "Expense claims" in (flawed.text or "")
+
+
+def test_kb_assistant_passes_most_of_the_dataset() -> None:
+    result = evalnb.run(
+        ROOT / "data/suites/knowledge-base.json", KBAssistant(), judge="heuristic", progress=False
+    )
+    assert result.counts()["passed"] >= 8
+
+
+def test_task_agent_tasks_and_flaws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert solve("How many words are in the sentence 'the quick brown fox'?", workdir=tmp_path) == "4"
+    assert solve("List the capitals of France, Italy and Spain, one per line.", workdir=tmp_path) == (
+        "Paris\nRome\nMadrid"
+    )
+    text = "Cats sleep a lot. Cats eat fish. Dogs bark at night. Cats purr when happy. Birds sing."
+    out = solve(f"Summarize this text in three sentences: {text}", workdir=tmp_path)
+    assert out.startswith("Summary (written to output/summary.txt):")
+    assert (tmp_path / "output" / "summary.txt").read_text().count(".") == 3
+    assert (
+        solve("How many words are in the sentence 'a b c'?", workdir=tmp_path, flaw=True)
+        == "There are 3 words."
+    )
+    solve("Summarize this text in three sentences: [...]", workdir=tmp_path / "f", flaw=True)
+    assert (tmp_path / "f" / "summary.txt").is_file() and not (tmp_path / "f" / "output").exists()
+    assert task_main(["Write", "a", "poem"]) == 1
+    assert "task agent:" in capsys.readouterr().err
