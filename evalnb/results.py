@@ -550,33 +550,30 @@ class Result:
         return "\n".join(lines) + "\n"
 
     def _failure_lines(self) -> dict[str, list[str]]:
-        """Indented lines under a FAIL/DEGRADED case: mismatch paths for rows, else ``check: reason``."""
+        """Indented lines under a FAIL/DEGRADED case: mismatch paths for rows, else ``check: reason``.
+
+        The same line from several runs is written once, prefixed with the runs it happened in.
+        """
         multi_run = {c.id for c in self.suite.cases if c.runs > 1} | set(
             self.cases.loc[self.cases["runs"] > 1, "case_id"].tolist()
         )
         multi_turn = {c.id for c in self.suite.cases if len(c.turns) > 1}
+        # case -> (turn label, message) -> runs, in first-seen order
+        grouped: dict[str, dict[tuple[str, str], list[int]]] = {}
 
-        def where(cid: str, run: Any, turn: Any) -> str:
-            bits = []
-            if cid in multi_run and run is not None:
-                bits.append(f"run {run + 1}")
-            if cid in multi_turn and turn is not None:
-                bits.append(f"turn {turn + 1}")
-            return f"[{', '.join(bits)}] " if bits else ""
+        def add(cid: str, run: Any, turn: Any, message: str) -> None:
+            label = f"turn {turn + 1}" if cid in multi_turn and turn is not None else ""
+            runs = grouped.setdefault(cid, {}).setdefault((label, message), [])
+            if run is not None and run not in runs:
+                runs.append(run)
 
-        out: dict[str, list[str]] = {}
         for r in _records(self.runs[self.runs["status"] == "degraded"]):
             if r["error"]:
-                out.setdefault(r["case_id"], []).append(
-                    f"{where(r['case_id'], r['run'], r['turn'])}error: {r['error']}"
-                )
-        mm = self.mismatches
+                add(r["case_id"], r["run"], r["turn"], f"error: {r['error']}")
         with_mm: set[tuple[Any, Any, Any]] = set()
-        for m in _records(mm):
+        for m in _records(self.mismatches):
             with_mm.add((m["case_id"], m["run"], m["turn"]))
-            out.setdefault(m["case_id"], []).append(
-                where(m["case_id"], m["run"], m["turn"]) + _mismatch_line(m)
-            )
+            add(m["case_id"], m["run"], m["turn"], _mismatch_line(m))
         sc = self.scores
         bad = sc[(sc["status"] == "degraded") | (sc["passed"] == False)]  # noqa: E712 - boolean NA-aware
         for s in _records(bad):
@@ -584,9 +581,19 @@ class Result:
                 continue
             if s["status"] == "degraded" and (s["reason"] or "").startswith("not checked: the agent failed"):
                 continue  # the run's error line already says why
-            out.setdefault(s["case_id"], []).append(
-                f"{where(s['case_id'], s['run'], s['turn'])}{s['check_id']}: {s['reason'] or s['status']}"
-            )
+            add(s["case_id"], s["run"], s["turn"], f"{s['check_id']}: {s['reason'] or s['status']}")
+
+        out: dict[str, list[str]] = {}
+        for cid, lines in grouped.items():
+            for (label, message), runs in lines.items():
+                bits = []
+                if cid in multi_run and runs:
+                    nums = ", ".join(str(r + 1) for r in sorted(runs))
+                    bits.append(f"run{'s' if len(runs) > 1 else ''} {nums}")
+                if label:
+                    bits.append(label)
+                prefix = f"[{', '.join(bits)}] " if bits else ""
+                out.setdefault(cid, []).append(prefix + message)
         return out
 
     def to_dict(self) -> dict[str, Any]:

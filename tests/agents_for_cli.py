@@ -18,7 +18,7 @@ def oracle(request: Any) -> dict[str, Any]:
         out = request.workdir / "output"
         out.mkdir(exist_ok=True)
         (out / "summary.txt").write_text(answer)
-    return {"text": answer, "stdout": f"summary: {answer}", "exit_code": 0, "intent": "QUERY"}
+    return {"text": answer, "stdout": f"summary: {answer}", "exit_code": 0}
 
 
 def wrong(prompt: str) -> str:

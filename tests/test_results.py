@@ -1,0 +1,220 @@
+"""Result: frame shapes and dtypes, case status, summary views, report, JSON, HTML, rebuild from frames."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import evalnb
+from evalnb.errors import FailuresError
+from evalnb.results import CASES_COLUMNS, MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result, read_results
+from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
+
+
+def make_suite() -> Suite:
+    checks = [ExactMatchCheck(), PartialMatchCheck(), RegexCheck(on="result", pattern="[A-Z]")]
+    return Suite(
+        name="kb",
+        description="Knowledge <b>base</b>",
+        format="dataset-json",
+        cases=[
+            Case(
+                id="paris",
+                name="paris",
+                category="knowledge",
+                runs=2,
+                turns=[Turn(prompt="capital?", expected="Paris", checks=checks)],
+            ),
+            Case(
+                id="four",
+                name="four",
+                category="math",
+                turns=[Turn(prompt="2+2?", expected="4", checks=checks)],
+            ),
+            Case(
+                id="boom",
+                name="boom",
+                category="math",
+                turns=[Turn(prompt="explode", expected="x", checks=checks)],
+            ),
+        ],
+    )
+
+
+def agent(prompt: str) -> dict[str, Any]:
+    if prompt == "explode":
+        raise RuntimeError("<script>alert(1)</script>")
+    answer = {"capital?": "Paris", "2+2?": "five"}[prompt]
+    return {"text": answer, "model": "m-1", "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+
+
+@pytest.fixture(scope="module")
+def result() -> Result:
+    return evalnb.run(make_suite(), agent, progress=False)
+
+
+def test_frames_have_the_documented_columns_and_dtypes(result: Result) -> None:
+    for frame, schema in (
+        (result.runs, RUNS_COLUMNS),
+        (result.scores, SCORES_COLUMNS),
+        (result.cases, CASES_COLUMNS),
+        (result.mismatches, MISMATCH_COLUMNS),
+    ):
+        assert list(frame.columns) == list(schema)
+        assert {c: str(frame[c].dtype) for c in frame.columns} == {
+            c: ("string" if d == "string" else d) for c, d in schema.items()
+        }
+    assert len(result.runs) == 4 and len(result.scores) == 12
+    assert result.runs["prompt_tokens"].dropna().tolist() == [3, 3, 3]
+    assert result.scores["passed"].dtype == "boolean"
+
+
+def test_case_status_and_pass_rate(result: Result) -> None:
+    cases = result.cases.set_index("case_id")
+    assert cases["status"].to_dict() == {"paris": "passed", "four": "failed", "boom": "degraded"}
+    assert cases.loc["paris", "runs"] == 2 and cases.loc["paris", "pass_rate"] == 1.0
+    assert result.counts() == {"passed": 1, "failed": 1, "degraded": 1, "skipped": 0}
+    assert not result.passed and result.exit_code == 1
+
+
+def test_summary_and_by_category(result: Result) -> None:
+    summary = result.summary().set_index("check_id")
+    assert list(summary.index) == ["ExactMatch", "PartialMatch", "regex"]
+    assert summary.loc["ExactMatch", "n"] == 4  # 2 + 1 + 1 (the degraded run counts as not passed)
+    assert summary.loc["ExactMatch", "pass_rate"] == pytest.approx(0.5)
+    assert summary.loc["ExactMatch", "degraded"] == 1
+    assert "cost" not in summary.columns  # no judge, no cost columns
+    wide = result.by_category()
+    assert wide.loc["knowledge", "ExactMatch"] == 1.0 and wide.loc["math", "ExactMatch"] == 0.0
+    assert result.by_category("mean").loc["knowledge", "PartialMatch"] == 1.0
+
+
+def test_raise_for_failures(result: Result) -> None:
+    with pytest.raises(FailuresError, match="1 failed, 1 degraded") as info:
+        result.raise_for_failures()
+    assert info.value.code == "CHECKS_FAILED"
+    ok = evalnb.run(make_suite().model_copy(update={"cases": make_suite().cases[:1]}), agent, progress=False)
+    assert ok.raise_for_failures() is ok
+
+
+def test_report_format(result: Result) -> None:
+    text = result.report()
+    lines = text.splitlines()
+    assert lines[0] == "Suite: kb"
+    assert lines[1] == "Description: Knowledge <b>base</b>"
+    assert lines[2].startswith("1/3 passed, 1 failed, 1 degraded, 0 skipped (elapsed ")
+    assert lines[2].endswith("ms)")
+    assert lines[3] == ""
+    assert lines[4].startswith("PASS: paris (") and "2/2 runs passed" in lines[4] and "model=m-1" in lines[4]
+    assert lines[5].startswith("FAIL: four (")
+    assert "  ExactMatch: response does not contain the expected text '4' (case-insensitive)" in lines
+    assert any(line.startswith("DEGRADED: boom") for line in lines)
+    assert "  error: RuntimeError: <script>alert(1)</script>" in lines
+
+
+def test_report_mismatch_lines_follow_the_cube_spec() -> None:
+    suite = Suite(
+        name="foodmart-sales-evals",
+        format="cube-yaml",
+        cases=[Case(id="top-3-product-families", name="top-3-product-families", turns=[Turn(prompt="q")])],
+    )
+    runs = pd.DataFrame(
+        [
+            {
+                "case_id": "top-3-product-families",
+                "case_name": "top-3-product-families",
+                "run": 0,
+                "turn": 0,
+                "status": "failed",
+                "latency_ms": 1024.0,
+                "intent": "QUERY",
+                "model": "claude-sonnet-4-6",
+            }
+        ]
+    )
+    scores = pd.DataFrame(
+        [
+            {
+                "case_id": "top-3-product-families",
+                "run": 0,
+                "turn": 0,
+                "check": "rows",
+                "check_id": "rows",
+                "value": 0.0,
+                "passed": False,
+                "status": "failed",
+                "reason": "3 mismatches",
+            }
+        ]
+    )
+    mismatches = pd.DataFrame(
+        [
+            {
+                "case_id": "top-3-product-families",
+                "run": 0,
+                "turn": 0,
+                "row": i,
+                "key": "productFamily",
+                "expected": json.dumps(e),
+                "actual": json.dumps(a),
+            }
+            for i, (e, a) in enumerate(
+                [("Food", "Drink"), ("Non-Consumable", "Food"), ("Drink", "Non-Consumable")]
+            )
+        ]
+    )
+    r = Result.from_frames(
+        suite=suite, runs=runs, scores=scores, mismatches=mismatches, meta={"elapsed_ms": 12483}
+    )
+    assert r.report() == (
+        "Suite: foodmart-sales-evals\n"
+        "0/1 passed, 1 failed, 0 degraded, 0 skipped (elapsed 12483ms)\n"
+        "\n"
+        "FAIL: top-3-product-families (1024ms, intent=QUERY, model=claude-sonnet-4-6)\n"
+        '  rows[0].productFamily: expected "Food", got "Drink"\n'
+        '  rows[1].productFamily: expected "Non-Consumable", got "Food"\n'
+        '  rows[2].productFamily: expected "Drink", got "Non-Consumable"\n'
+    )
+
+
+def test_to_json_is_pretty_versioned_and_reads_back(result: Result, tmp_path: Path) -> None:
+    text = result.to_json()
+    data = json.loads(text)
+    assert text.startswith("{\n  ")
+    assert data["schema_version"] == 1
+    assert data["counts"] == {"passed": 1, "failed": 1, "degraded": 1, "skipped": 0}
+    assert len(data["scores"]) == 12 and data["scores"][0]["passed"] in (True, False)
+    path = tmp_path / "r.json"
+    result.to_json(path)
+    again = read_results(path)
+    pd.testing.assert_frame_equal(again.cases, result.cases)
+    pd.testing.assert_frame_equal(again.scores, result.scores)
+    assert again.report() == result.report()
+
+
+def test_from_frames_conforms_and_rebuilds_responses(result: Result) -> None:
+    partial = result.runs.drop(columns=["context"]).astype(object)
+    again = Result.from_frames(suite=result.suite, runs=partial, scores=result.scores, meta=result.meta)
+    assert list(again.runs.columns) == list(RUNS_COLUMNS)
+    assert str(again.runs["run"].dtype) == "Int64"
+    pd.testing.assert_frame_equal(again.cases, result.cases)
+    resp = again.response_for("paris", 1, 0)
+    assert (
+        resp.text == "Paris"
+        and resp.model == "m-1"
+        and resp.usage == {"prompt_tokens": 3, "completion_tokens": 1}
+    )
+    assert result.response_for("paris", 0, 0) is result.responses[("paris", 0, 0)]
+    with pytest.raises(KeyError):
+        again.response_for("nope", 0, 0)
+
+
+def test_html_scorecard_escapes_everything(result: Result) -> None:
+    html = result._repr_html_()
+    assert "<script>" not in html
+    assert "ExactMatch" in html and "kb" in html and "boom" in html
+    assert repr(result) == "Result(suite='kb', cases=3, passed=1, failed=1, degraded=1, skipped=0)"
