@@ -285,7 +285,16 @@ def _emit(results: list, *, fmt: str, output: Path | None) -> None:
     typer.echo(text)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        if output.suffix.lower() == ".json":
+        suffix = output.suffix.lower()
+        if len(results) == 1 and (
+            suffix in (".html", ".htm", ".xlsx", ".csv")
+            or (suffix == ".json" and results[0].suite.format == "dataset-json")
+        ):
+            # --output by extension; a JSON dataset gets the published schema's output document
+            from evalnb import export
+
+            export.write(results[0], output)
+        elif output.suffix.lower() == ".json":
             data = results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results]
             output.write_text(
                 json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
@@ -342,6 +351,20 @@ def run_command(
     no_cache: bool = typer.Option(
         False, "--no-cache", help="Do not read or write the judge cache (.evals/cache/)."
     ),
+    version: str | None = typer.Option(
+        None,
+        "--version",
+        help="Save the run in the store under this version label (each case as it finishes).",
+    ),
+    store_url: str | None = typer.Option(
+        None, "--store", help="Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.db)."
+    ),
+    baseline: str | None = typer.Option(
+        None, "--baseline", help="Compare with this stored version (or run id); exit 1 only on regressions."
+    ),
+    resume: str | None = typer.Option(
+        None, "--resume", help="Continue the interrupted stored run RUN_ID; finished cases are not repeated."
+    ),
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
     import evalnb
@@ -365,7 +388,7 @@ def run_command(
         suites: list = []
         if prompts:
             suites.append(_inline_suite(list(prompts), list(expected or [])))
-        for path in paths or ([] if prompts else [_discover_or_offer()]):
+        for path in paths or ([] if prompts or resume else [_discover_or_offer()]):
             if _is_legacy_json(path):
                 backup = evalnb.upgrade(path)
                 typer.echo(
@@ -385,6 +408,15 @@ def run_command(
             cfg = load_config()  # the [judge] of evalnb.toml, when --judge is not given
             if cfg is not None and cfg.judge_config is not None:
                 kwargs["judge"] = cfg.judge(cache=False if no_cache else None)
+        store = None
+        if version is not None or baseline is not None or resume is not None or store_url is not None:
+            store = evalnb.Store(store_url)
+        if store is not None and (version is not None or resume is not None):
+            kwargs.update(store=store, version=version)
+        if resume is not None:
+            kwargs["resume"] = resume
+            suites = suites[:1] or [None]
+        base = store.load(baseline) if store is not None and baseline is not None else None
         results = [evalnb.run(s, the_agent, **kwargs) for s in suites]
         if replay is not None and replay_strict and getattr(the_agent, "misses", None):
             # A cassette that does not match the suite is a setup problem, not an agent failure.
@@ -396,6 +428,11 @@ def run_command(
     except (EvalnbError, OSError) as exc:
         raise _fail(str(exc)) from exc
     _emit(results, fmt=fmt, output=output)
+    if base is not None:
+        # --baseline: the gate is regressions against the baseline, not failures that were already there
+        comparison = evalnb.compare(base, results[0])
+        typer.echo(comparison.report(), err=fmt == "json")
+        raise typer.Exit(0 if no_fail_on_regression or not comparison.has_regressions else 1)
     if no_fail_on_regression:
         raise typer.Exit(0)
     raise typer.Exit(max((r.exit_code for r in results), default=0))
@@ -482,6 +519,104 @@ def schema_command(
     if format not in FORMATS:
         raise _fail(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     typer.echo(json.dumps(json_schema(format), indent=2))
+
+
+# --------------------------------------------------------------------------------------------------
+# evalnb report / compare / trend (the run store)
+# --------------------------------------------------------------------------------------------------
+
+_STORE_HELP = "Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.db)."
+
+
+@app.command("report")
+def report_command(
+    run: str = typer.Argument(..., help="A stored run id or version label."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, json, html or xlsx."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="File for html/xlsx (json: also stdout)."
+    ),
+    store_url: str | None = typer.Option(None, "--store", help=_STORE_HELP),
+) -> None:
+    """Report a stored run: the text report, JSON, or an HTML/Excel scorecard."""
+    import evalnb
+    from evalnb.errors import EvalnbError
+
+    if fmt not in ("text", "json", "html", "xlsx"):
+        raise _fail(f"--format must be text, json, html or xlsx, not {fmt!r}")
+    try:
+        result = evalnb.Store(store_url).load(run)
+    except EvalnbError as exc:
+        raise _fail(str(exc)) from exc
+    if fmt == "text":
+        typer.echo(result.report().rstrip("\n"))
+    elif fmt == "json":
+        text = result.to_json(output)
+        typer.echo(text)
+    else:
+        from evalnb import export
+
+        target = output or Path(f"{run}.{fmt}")
+        export.write(result, target)
+        typer.echo(f"Wrote {target}")
+    raise typer.Exit(result.exit_code)
+
+
+@app.command("compare")
+def compare_command(
+    a: str = typer.Argument(..., help="Baseline: a stored version label or run id."),
+    b: str = typer.Argument(..., help="Candidate: a stored version label or run id."),
+    confidence: float = typer.Option(0.95, "--confidence", help="Confidence of intervals and verdicts."),
+    html_out: Path | None = typer.Option(None, "--html", help="Also write the comparison plot to this file."),
+    store_url: str | None = typer.Option(None, "--store", help=_STORE_HELP),
+    suite: str | None = typer.Option(None, "--suite", help="The suite, when versions are shared by suites."),
+) -> None:
+    """Compare two stored versions; exit 1 when a case regressed, else 0."""
+    import evalnb
+    from evalnb.errors import EvalnbError
+
+    try:
+        comparison = evalnb.Store(store_url).compare(a, b, suite=suite, confidence=confidence)
+    except EvalnbError as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(comparison.report())
+    if html_out is not None:
+        from evalnb import plots
+
+        plots.compare(comparison).write_html(html_out, include_plotlyjs=True)
+        typer.echo(f"Wrote {html_out}")
+    raise typer.Exit(1 if comparison.has_regressions else 0)
+
+
+@app.command("trend")
+def trend_command(
+    suite: str = typer.Argument(..., help="The suite name."),
+    html_out: Path | None = typer.Option(None, "--html", help="Also write the trend plot to this file."),
+    store_url: str | None = typer.Option(None, "--store", help=_STORE_HELP),
+) -> None:
+    """Per version and check: mean, pass rate and interval, latency and cost, in run order."""
+    import evalnb
+
+    frame = evalnb.Store(store_url).trend(suite)
+    if frame.empty:
+        raise _fail(f"no complete stored runs of suite {suite!r}")
+    cols = [
+        "order",
+        "version",
+        "check_id",
+        "n",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "pass_rate",
+        "latency_ms",
+        "cost",
+    ]
+    typer.echo(frame[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if html_out is not None:
+        from evalnb import plots
+
+        plots.trend(frame, suite).write_html(html_out, include_plotlyjs=True)
+        typer.echo(f"Wrote {html_out}")
 
 
 @app.command("demo")

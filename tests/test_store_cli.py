@@ -1,0 +1,95 @@
+"""The command line around the store: run --version/--baseline/--output/--resume, report, compare, trend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from evalnb.cli import app
+
+AGENT = """
+def good(prompt):
+    return "yes"
+
+def bad(prompt):
+    return "no" if prompt == "p2" else "yes"
+"""
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent.py").write_text(AGENT)
+    doc = {
+        "schemaVersion": "1.1.0",
+        "metadata": {"name": "cli-suite"},
+        "default_evaluators": {"ExactMatch": {}},
+        "items": [{"prompt": f"p{i}", "expected_response": "yes", "testId": f"T-{i}"} for i in range(4)],
+    }
+    (tmp_path / "suite.json").write_text(json.dumps(doc))
+    return tmp_path
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(app, list(args))
+    return res.exit_code, res.output
+
+
+def test_versions_baseline_reports_and_trend(project: Path) -> None:
+    db = str(project / "h.db")
+    code, out = invoke("run", "suite.json", "--agent", "agent.py:good", "--version", "v1", "--store", db)
+    assert code == 0, out
+    # a regression against the baseline exits 1
+    code, out = invoke("run", "suite.json", "--agent", "agent.py:bad", "--version", "v2", "--store", db,
+                       "--baseline", "v1", "--output", "out/v2.html")  # fmt: skip
+    assert code == 1, out
+    assert "1 regressed" in out and "T-2 [ExactMatch]" in out
+    assert "&lt;" not in out and (project / "out" / "v2.html").read_text().startswith("<!DOCTYPE html>")
+    # failures that are already in the baseline are not regressions: exit 0
+    code, out = invoke("run", "suite.json", "--agent", "agent.py:bad", "--version", "v3", "--store", db,
+                       "--baseline", "v2")  # fmt: skip
+    assert code == 0, out
+
+    code, out = invoke("compare", "v1", "v2", "--store", db)
+    assert code == 1 and "regressed" in out
+    code, out = invoke("compare", "v2", "v3", "--store", db, "--html", "cmp.html")
+    assert code == 0 and (project / "cmp.html").exists()
+
+    code, out = invoke("report", "v2", "--store", db)
+    assert code == 1 and "FAIL: T-2" in out
+    code, out = invoke("report", "v1", "--store", db, "--format", "xlsx", "--output", "v1.xlsx")
+    assert code == 0 and list(pd.read_excel(project / "v1.xlsx", sheet_name=None)) == [
+        "summary", "categories", "cases", "scores"
+    ]  # fmt: skip
+    code, out = invoke("report", "v1", "--store", db, "--format", "json")
+    assert code == 0 and json.loads(out)["schema_version"] == 1
+    code, out = invoke("report", "nope", "--store", db)
+    assert code == 2 and "nope" in out
+
+    code, out = invoke("trend", "cli-suite", "--store", db, "--html", "trend.html")
+    assert code == 0, out
+    lines = [ln.split() for ln in out.splitlines()[1:4]]
+    assert [ln[1] for ln in lines] == ["v1", "v2", "v3"]
+    assert (project / "trend.html").exists()
+
+
+def test_output_by_extension_and_default_store(project: Path) -> None:
+    code, out = invoke(
+        "run", "suite.json", "--agent", "agent.py:good", "--version", "d1", "--output", "r.json"
+    )
+    assert code == 0, out
+    assert (project / ".evals" / "evalnb.db").exists()
+    doc = json.loads((project / "r.json").read_text())
+    assert doc["schemaVersion"] == "1.6.0" and doc["items"][0]["scores"]["exactMatch"]["result"] == "pass"
+    code, out = invoke("run", "suite.json", "--agent", "agent.py:good", "--output", "r.xlsx")
+    assert code == 0 and (project / "r.xlsx").exists()
+    code, out = invoke("run", "suite.json", "--agent", "agent.py:good", "--output", "csvdir.csv")
+    assert code == 0 and (project / "csvdir" / "scores.csv").exists()
+    # a complete run cannot be resumed: the run could not start
+    run_id = json.loads(invoke("report", "d1", "--format", "json")[1])["meta"]["run_id"]
+    code, out = invoke("run", "--agent", "agent.py:good", "--resume", run_id)
+    assert code == 2 and "nothing to resume" in out
