@@ -1,0 +1,142 @@
+"""Store benchmark: save many versions of a large result, then time trend() and load().
+
+    python benchmarks/store.py                 # 100 versions of 2,000 cases x 3 runs x 5 checks
+    python benchmarks/store.py --versions 10 --cases 200   # a quick run
+
+Aim: trend() over all versions under 0.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result, make_frame
+from evalnb.store import Store
+from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
+
+CHECKS = [
+    RegexCheck(on="result", pattern="a"),
+    RegexCheck(on="result", pattern="b"),
+    ExactMatchCheck(),
+    PartialMatchCheck(),
+    RegexCheck(on="stdout", pattern="c"),
+]
+
+
+def build(cases: int, runs: int, seed: int) -> Result:
+    """A synthetic result with the documented frame shapes (no agent calls: this measures the store)."""
+    rng = np.random.default_rng(seed)
+    suite = Suite(
+        name="bench-suite",
+        format="tasks-toml",
+        cases=[
+            Case(
+                id=f"case-{i:05d}",
+                name=f"case {i}",
+                category=f"cat{i % 7}",
+                runs=runs,
+                turns=[Turn(prompt=f"prompt {i}", expected="a b", checks=list(CHECKS))],
+            )
+            for i in range(cases)
+        ],
+    )
+    ids = Turn(prompt="x", checks=list(CHECKS)).check_ids()
+    run_rows, score_rows = [], []
+    p = rng.uniform(0.5, 1.0, cases)
+    for c in range(cases):
+        for r in range(runs):
+            base = {
+                "suite": suite.name,
+                "case_id": f"case-{c:05d}",
+                "case_name": f"case {c}",
+                "category": f"cat{c % 7}",
+                "run": r,
+                "turn": 0,
+            }
+            run_rows.append(
+                {
+                    **base,
+                    "prompt": f"prompt {c}",
+                    "expected": "a b",
+                    "response": "a b c",
+                    "status": "passed",
+                    "latency_ms": float(rng.gamma(2.0, 200.0)),
+                    "model": "m",
+                    "agent": "bench",
+                    "prompt_tokens": 20,
+                    "completion_tokens": 40,
+                }
+            )
+            for spec, cid in zip(CHECKS, ids, strict=False):
+                ok = bool(rng.random() < p[c])
+                score_rows.append(
+                    {
+                        **base,
+                        "check": spec.name,
+                        "check_id": cid,
+                        "value": float(ok),
+                        "passed": ok,
+                        "status": "passed" if ok else "failed",
+                        "reason": "ok" if ok else "no match",
+                        "options": "{}",
+                    }
+                )
+    return Result(
+        suite=suite,
+        runs=make_frame(run_rows, RUNS_COLUMNS),
+        scores=make_frame(score_rows, SCORES_COLUMNS),
+        mismatches=make_frame([], MISMATCH_COLUMNS),
+        meta={"agent": "bench", "model": "m", "started_at": "2026-01-01T00:00:00+00:00"},
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--versions", type=int, default=100)
+    ap.add_argument("--cases", type=int, default=2000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--db", type=Path, default=None, help="SQLite file (default: a temporary one)")
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = args.db or Path(tmp) / "bench.db"
+        store = Store(db)
+        t0 = time.perf_counter()
+        results = [build(args.cases, args.runs, seed) for seed in range(3)]
+        print(f"built 3 results of {len(results[0].scores):,} scores in {time.perf_counter() - t0:.2f} s")
+        saves = []
+        for v in range(args.versions):
+            t = time.perf_counter()
+            store.save(results[v % 3], version=f"v{v:03d}")
+            saves.append(time.perf_counter() - t)
+        print(
+            f"save: {args.versions} versions, mean {np.mean(saves):.3f} s, median {np.median(saves):.3f} s, "
+            f"max {max(saves):.3f} s per version"
+        )
+        timings = []
+        for _ in range(3):
+            t = time.perf_counter()
+            trend = store.trend("bench-suite")
+            timings.append(time.perf_counter() - t)
+        print(f"trend: {len(trend)} rows over {args.versions} versions in {min(timings):.3f} s (best of 3)")
+        t = time.perf_counter()
+        loaded = store.load(f"v{args.versions - 1:03d}")
+        print(
+            f"load: {len(loaded.scores):,} scores + {len(loaded.runs):,} runs in {time.perf_counter() - t:.3f} s"
+        )
+        t = time.perf_counter()
+        store.compare("v000", "v001")
+        print(f"store.compare (two loads + comparison): {time.perf_counter() - t:.3f} s")
+        print(f"database size: {Path(db).stat().st_size / 1e6:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
