@@ -270,8 +270,6 @@ async def run_async(
         meta=meta,
         responses=state.responses,
     )
-    if store is not None:
-        result.meta["run_id"] = _save(store, result, version)
     return result
 
 
@@ -397,14 +395,6 @@ def _first_model(responses: Any) -> str | None:
         if resp.model:
             return str(resp.model)
     return None
-
-
-def _save(store: Any, result: Result, version: str | None) -> Any:
-    if isinstance(store, (str, os.PathLike)):
-        from evalnb.store import Store
-
-        store = Store(store)
-    return store.save(result, version=version)
 
 
 # --------------------------------------------------------------------------------------------------
