@@ -1,0 +1,504 @@
+"""Write the tutorial notebooks from the cells below (``python notebooks/build.py``).
+
+The notebooks are committed without outputs (tests/test_notebooks.py enforces it and executes each one on a
+real kernel). Edit the cells here, run this script, and commit both.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+
+SETUP = '''\
+import sys
+import tempfile
+from pathlib import Path
+
+# The project folder holds data/ (example suites, the FoodMart sample, the handbook); this works whether the
+# notebook runs from the repository root or from notebooks/.
+ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "data" / "suites").is_dir())
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # a plain checkout, without `pip install -e .`
+DATA = ROOT / "data"
+WORK = Path(tempfile.mkdtemp(prefix="evalnb-notebook-"))  # everything this notebook writes goes here
+
+import pandas as pd
+import plotly.io as pio
+
+import evalnb
+
+# Figures are kept in the notebook as plotly JSON, which JupyterLab renders (also after a reload).
+pio.renderers.default = "plotly_mimetype+notebook_connected"
+pd.set_option("display.max_colwidth", 90)
+print("evalnb", evalnb.__version__, "| data:", DATA.relative_to(ROOT), "| writing to a temporary folder")'''
+
+
+def md(text: str) -> nbformat.NotebookNode:
+    return new_markdown_cell(text.strip("\n"))
+
+
+def code(text: str) -> nbformat.NotebookNode:
+    return new_code_cell(text.strip("\n"))
+
+
+QUICKSTART = [
+    md("""
+# 01 · Quickstart: load a suite, run it, read the results
+
+evalnb turns an evaluation suite (a TOML task list, a YAML cube suite or a JSON dataset) into **pandas
+DataFrames**: one row per run, per score, per case. This notebook loads one suite of each format, runs them
+against the offline demo agents that ship with evalnb (no API key, no network), and reads the results the way
+you would in your own work: the failures, the per-category view, and a scorecard.
+"""),
+    code(SETUP),
+    md("""
+## Three formats, one model
+
+`evalnb.load` reads any of the three formats (from the extension, then the content) into the same `Suite`
+model. Nothing downstream cares which format a suite came from.
+"""),
+    code("""
+paths = sorted((DATA / "suites").iterdir())
+suites = {p.name: evalnb.load(p) for p in paths}
+pd.DataFrame(
+    [{"file": name, "suite": s.name, "format": s.format, "cases": len(s.cases)} for name, s in suites.items()]
+)"""),
+    code("""
+kb_suite = suites["knowledge-base.json"]
+kb_suite.to_frame()[["case_id", "category", "turns", "checks"]]"""),
+    md("""
+## Run the JSON dataset
+
+The agent is `KBAssistant`, a small offline assistant that answers from `data/kb/handbook.md` by retrieving
+the best-matching sentences and citing the section (`[5]`). The dataset's judged metrics (Relevance,
+Coherence, Groundedness) need a judge: here the offline **heuristic judge**, which scores from word
+statistics. It is *not* an LLM, and every score it gives says so in the `judge` column. Notebook 04 shows how
+far to trust it and how to use a real model instead.
+
+Any Python function is an agent too: `evalnb.run(suite, lambda prompt: "...")`.
+"""),
+    code("""
+from evalnb.demo.kb import KBAssistant
+
+result = evalnb.run(kb_suite, KBAssistant(DATA / "kb" / "handbook.md"), judge=evalnb.judges.Heuristic(), progress=False)
+result"""),
+    md("""
+## Three tidy frames
+
+* `result.runs`: one row per case x run x turn: what was asked, what came back, status, latency;
+* `result.scores`: one row per case x run x turn x check: value, passed, reason, and the judge;
+* `result.cases`: one row per case: status and pass rate over its runs.
+"""),
+    code("""result.runs[["case_id", "turn", "prompt", "response", "status", "latency_ms"]]"""),
+    code("""result.scores[["case_id", "turn", "check_id", "value", "passed", "reason", "judge"]].head(12)"""),
+    code("""result.cases"""),
+    md("""
+## Filter the failures
+
+`passed` is a real (nullable) boolean, so the usual pandas filters work. Each failure carries its reason.
+"""),
+    code("""
+failures = result.scores[result.scores["passed"] == False]  # noqa: E712 (nullable boolean)
+failures[["case_id", "turn", "check_id", "value", "reason", "judge"]]"""),
+    md("""
+## Per check and per category
+
+`summary()` gives one row per check; `by_category()` the pass rate of each check per category. A plot often
+says it faster.
+"""),
+    code("""result.summary()"""),
+    code("""result.by_category()"""),
+    code("""evalnb.plots.categories(result)"""),
+    md("""
+## The scorecard
+
+A case x check heatmap of pass rates (hover for the reason), and a self-contained HTML page to share.
+"""),
+    code("""evalnb.plots.scorecard(result)"""),
+    code("""
+page = result.to_html(WORK / "knowledge-base.html")
+print(page.name, f"{page.stat().st_size / 1e6:.1f} MB, opens offline in any browser")"""),
+    md("""
+## The other two formats
+
+The cube suite runs against `FoodMartAgent`, a rule-based analytics agent over the FoodMart sample database;
+`data=` is the database its `referenceQuery` cases are checked against. The TOML task suite runs a
+command-line program per task (`evalnb.agents.Command`); its `llm_judge` task is judged by the heuristic.
+`result.report()` is the text report (the same one the CLI prints).
+"""),
+    code("""
+from evalnb.demo import FoodMartAgent, foodmart_db
+
+db = foodmart_db()
+cube = evalnb.run(suites["foodmart-sales.eval.yaml"], FoodMartAgent(db), data=db, progress=False)
+print(cube.report())"""),
+    code("""
+from evalnb.demo.task_agent import command
+
+tasks = evalnb.run(suites["tasks.toml"], command(), judge="heuristic", workdir=WORK / "tasks", progress=False)
+print(tasks.report())
+tasks.scores[["case_id", "run", "check_id", "passed", "reason", "judge"]]"""),
+    md("""
+`capital-list` fails only on its `llm_judge` check: the answer (`Paris`, `Rome`, `Madrid`, one per line) is
+right, but the heuristic reads the rubric as a bag of keywords and finds few of them. That is the kind of
+judge error notebook 04 measures. Next: notebook 02 compares versions of an agent.
+"""),
+]
+
+
+COMPARE = [
+    md("""
+# 02 · Compare versions: the store, `compare`, trends, and a scorecard to share
+
+The everyday question: *is the new version better, worse or the same, and where?* Here three versions of the
+FoodMart analytics agent run the cube suite and are saved to a store; `evalnb.compare` gives verdicts with
+intervals instead of a bare difference, and the store gives the trend over versions.
+
+* `v1`: reads Store Cost when asked for Store Sales (a bug);
+* `v2`: the bug fixed;
+* `v3`: a new "optimisation" that silently drops member filters ("in CA").
+"""),
+    code(SETUP),
+    code("""
+from evalnb.demo import FoodMartAgent, foodmart_db
+
+db = foodmart_db()
+suite = evalnb.load(DATA / "suites" / "foodmart-sales.eval.yaml")
+store = evalnb.Store(WORK / "evalnb.db")  # a SQLite file; by default .evals/evalnb.db
+versions = {
+    "v1": FoodMartAgent(db, flaw="cost-for-sales"),
+    "v2": FoodMartAgent(db),
+    "v3": FoodMartAgent(db, flaw="ignore-filters"),
+}
+results = {}
+for version, agent in versions.items():
+    results[version] = evalnb.run(suite, agent, data=db, progress=False)
+    store.save(results[version], version=version)
+store.runs()[["run_id", "suite", "version", "model", "status"]]"""),
+    md("""
+## v1 -> v2: did the fix work?
+
+`compare(a, b)` matches cases and checks. Per check: the mean before and after, the difference with a
+bootstrap confidence interval over cases, and a verdict (`better`, `worse`, `no detectable difference`). Per
+case x check: `regressed`, `improved`, `same`, `new` or `gone`.
+"""),
+    code("""
+fix = evalnb.compare(results["v1"], results["v2"], labels=("v1", "v2"))
+fix.checks[["check_id", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "verdict", "regressed", "improved"]]"""),
+    code("""fix.cases[fix.cases["change"] != "same"][["case_id", "check_id", "a", "b", "change"]]"""),
+    code("""evalnb.plots.compare(fix)"""),
+    md("""
+## v2 -> v3: catch the regression
+
+The store compares saved versions by label. `has_regressions` is what a CI gate checks
+(`evalnb run --baseline v2` exits 1 on a regression).
+"""),
+    code("""
+drift = store.compare("v2", "v3", suite=suite.name)
+print(drift.report())
+print("regressions:", drift.has_regressions)"""),
+    code("""drift.regressions[["case_id", "check_id", "a", "b", "change"]]"""),
+    md("""
+## What exactly went wrong: the row mismatches
+
+A failed `rows` check keeps every mismatch (row, column, expected, actual), so the regression is explained,
+not just counted.
+"""),
+    code("""results["v3"].mismatches[["case_id", "row", "key", "expected", "actual", "reason"]].head(10)"""),
+    md("""
+## The trend over versions
+
+`store.trend(suite)` aggregates every saved version per check (mean and pass rate with intervals);
+`evalnb.plots.trend` draws one line per check.
+"""),
+    code("""
+trend = store.trend(suite.name)
+trend.pivot(index="version", columns="check_id", values="pass_rate")"""),
+    code("""evalnb.plots.trend(store, suite.name, value="pass_rate")"""),
+    md("""
+## Share it
+
+A stored version loads back as a full `Result`; export it as one self-contained HTML page, an Excel workbook
+or CSV files.
+"""),
+    code("""
+v3 = store.load("v3")
+exports = [v3.to_html(WORK / "v3.html"), v3.to_excel(WORK / "v3.xlsx"), v3.to_csv(WORK / "v3-csv")]
+[p.name for p in exports], v3.summary()[["check_id", "n", "pass_rate"]]"""),
+]
+
+
+ANALYTICS = [
+    md("""
+# 03 · Analytics agents: expected rows, `referenceQuery`, mismatches and tolerances
+
+Analytics agents answer with **rows**. The cube suite says what the rows must be, either written out
+(`expectedRows`) or as a query run against the data at evaluation time (`referenceQuery`), so the expectation
+cannot go stale when the data changes. This notebook uses the FoodMart sample (built on first use, about a
+second) and the rule-based `FoodMartAgent`.
+"""),
+    code(SETUP),
+    code("""
+from evalnb.demo import FoodMartAgent, foodmart_db
+
+db = foodmart_db()
+agent = FoodMartAgent(db)
+answer = agent.answer("show me store sales by state")
+print(answer.intent, "|", answer.text)
+pd.DataFrame(answer.rows)"""),
+    md("""
+## Two ways to say what is right
+
+`sales-by-state` writes its rows out; `unit-sales-by-product-family` gives a structured `referenceQuery`
+(measures and levels of the cube) and `unit-sales-by-quarter-sql` an SQL one. Both end up as a `rows` check.
+"""),
+    code("""
+suite = evalnb.load(DATA / "suites" / "foodmart-sales.eval.yaml")
+rows_checks = []
+for case in suite.cases:
+    for check in case.turns[-1].checks:
+        if check.type == "rows":
+            rows_checks.append(
+                {
+                    "case": case.id,
+                    "expected": "expectedRows" if check.expected is not None else "referenceQuery",
+                    "order_matters": check.order_matters,
+                    "tolerance": check.tolerance.model_dump(),
+                }
+            )
+pd.DataFrame(rows_checks)"""),
+    code("""
+ref = next(c for c in suite.cases if c.id == "unit-sales-by-product-family").turns[-1].checks
+[c.reference_query for c in ref if c.type == "rows"][0]"""),
+    md("""
+## Run it, then break it
+
+`data=` is the source the reference queries run against (a SQLite/DuckDB file, a SQLAlchemy URL or engine, or
+a dict of DataFrames).
+"""),
+    code("""
+good = evalnb.run(suite, agent, data=db, progress=False)
+bad = evalnb.run(suite, FoodMartAgent(db, flaw="cost-for-sales"), data=db, progress=False)
+pd.DataFrame({"current": good.cases.set_index("case_id")["status"], "flawed": bad.cases.set_index("case_id")["status"]})"""),
+    md("""
+## Reading the mismatches
+
+`result.mismatches` has one row per wrong cell: which row, which column, what was expected and what came
+back. Here the flawed agent's Store Sales are all about 40 % of the truth: it reads the cost column.
+"""),
+    code("""
+mm = bad.mismatches.copy()
+mm[["case_id", "row", "key", "expected", "actual", "reason"]]"""),
+    code("""
+import plotly.express as px
+
+nums = mm.assign(
+    expected=pd.to_numeric(mm["expected"], errors="coerce"), actual=pd.to_numeric(mm["actual"], errors="coerce")
+).dropna(subset=["expected", "actual"])
+nums["label"] = nums["case_id"] + " row " + nums["row"].astype(str)
+fig = px.bar(
+    nums.melt(id_vars=["label"], value_vars=["expected", "actual"], var_name="side", value_name="Store Sales"),
+    x="label", y="Store Sales", color="side", barmode="group",
+    title="Flawed agent: expected vs actual Store Sales per mismatched cell",
+)
+fig.update_layout(xaxis_title="case and row")"""),
+    md("""
+## Choosing a tolerance
+
+Published figures are often rounded. A tolerance says how close is close enough: `absolute` (units) or
+`relative` (a fraction). Below, one case expects California's Store Sales rounded to the dollar
+(159,168 against 159,167.84 in the data) under four tolerances.
+"""),
+    code("""
+def tolerance_case(tolerance: str) -> str:
+    return f'''
+name: tolerance-demo
+cube: {{connectionName: foodmart_sample, catalog: FoodMart, schema: FoodMart, cubeName: Sales}}
+cases:
+  - name: ca-sales-rounded
+    question: show me store sales in CA by state
+    expectedRows:
+      - {{state: "CA", storeSales: 159168}}
+    {tolerance}
+'''
+
+choices = {
+    "none (exact)": "",
+    "absolute: 0.01": "tolerance: {absolute: 0.01}",
+    "absolute: 1": "tolerance: {absolute: 1}",
+    "relative: 0.001": "tolerance: {relative: 0.001}",
+}
+rows = []
+for label, tol in choices.items():
+    r = evalnb.run(evalnb.load(tolerance_case(tol), format="cube-yaml"), agent, progress=False)
+    s = r.scores[r.scores["check"] == "rows"].iloc[0]
+    rows.append({"tolerance": label, "passed": bool(s["passed"]), "reason": s["reason"]})
+pd.DataFrame(rows)"""),
+    md("""
+A relative tolerance of 0.1 % absorbs rounding to the dollar at this scale, while a unit error like the
+cost-for-sales bug (60 % off) still fails. Pick the tightest tolerance that your published figures satisfy.
+"""),
+]
+
+
+JUDGES = [
+    md("""
+# 04 · Judges: the offline heuristic, re-scoring, and agreement with people
+
+Some checks cannot be decided by a rule: is the answer *relevant*, *coherent*, *grounded*? They need a judge.
+evalnb's judges are:
+
+* `evalnb.judges.Heuristic`: offline word statistics. **Not an LLM**: its scores are labelled
+  `heuristic (not an LLM)`. Good for demos, tests and smoke runs; not for decisions;
+* `evalnb.judges.OpenAIJudge`: any OpenAI-compatible endpoint (OpenAI, Azure, Ollama, vLLM, llama.cpp);
+* `evalnb.judges.CallableJudge`, or any function `f(prompt) -> str`: your own.
+
+Before trusting a judge, measure it against people. This notebook does that with 18 reference labels shipped in
+`data/labels/` (written by the evalnb maintainers by reading each answer against the rubric; see the README
+there), for the two versions of the demo knowledge-base assistant.
+"""),
+    code(SETUP),
+    code("""
+from evalnb.demo.kb import KBAssistant
+
+suite = evalnb.load(DATA / "suites" / "knowledge-base.json")
+handbook = DATA / "kb" / "handbook.md"
+heuristic = evalnb.judges.Heuristic()
+results = {
+    "current": evalnb.run(suite, KBAssistant(handbook), judge=heuristic, progress=False),
+    "previous": evalnb.run(suite, KBAssistant(handbook, flaw="no-citations"), judge=heuristic, progress=False),
+}
+judged = results["current"].scores[results["current"].scores["judge"].notna()]
+judged[["case_id", "turn", "check", "value", "passed", "reason", "judge"]]"""),
+    md("""
+## The reference labels
+
+Each label keeps the exact answer it was written for; if the assistant changes, the labels no longer apply,
+so check first.
+"""),
+    code("""
+labels = pd.read_csv(DATA / "labels" / "knowledge-base.csv", dtype={"case_id": "string", "check": "string"})
+for version, result in results.items():
+    for row in labels[labels["version"] == version].itertuples():
+        said = result.response_for(row.case_id, 0, row.turn).text
+        assert said == row.answer, f"label for {version}/{row.case_id} is stale: re-label the new answer"
+labels[["version", "case_id", "check", "value", "note"]]"""),
+    md("""
+## Agreement: heuristic vs people
+
+`evalnb.judges.agreement(a, b)` pairs the scores on case, turn and check and reports, per check, the share of
+identical scores, Cohen's quadratic-weighted kappa (1 perfect, 0 chance level) and the Spearman rank
+correlation. To pool the two versions, make the case key unique per version.
+"""),
+    code("""
+def pooled(scores_by_version):
+    frames = [s.assign(case_id=v + "/" + s["case_id"]) for v, s in scores_by_version.items()]
+    return pd.concat(frames, ignore_index=True)
+
+people = pooled({v: labels[labels["version"] == v] for v in results})
+heuristic_scores = pooled({v: r.scores for v, r in results.items()})
+evalnb.judges.agreement(heuristic_scores, people)"""),
+    code("""
+import plotly.express as px
+
+side = heuristic_scores.merge(people, on=["case_id", "turn", "check"], suffixes=("_heuristic", "_people"))
+fig = px.scatter(
+    side, x="value_people", y="value_heuristic", color="check", hover_data=["case_id", "note"],
+    title="Heuristic judge vs reference labels (1-5)", range_x=[0.5, 5.5], range_y=[0.5, 5.5],
+)
+fig.add_shape(type="line", x0=1, y0=1, x1=5, y1=5, line={"dash": "dot", "color": "grey"})
+fig.update_traces(marker={"size": 12, "opacity": 0.7})"""),
+    md("""
+Where they disagree is instructive. The heuristic's Relevance is the share of the question's words found in
+the answer, so a right answer in other words ("The daily meal allowance ... is $40" to "I spent $55 on
+dinner, is that okay?") scores 1, and an answer that repeats the question scores high. Its Coherence rewards
+surface structure. These blind spots are listed in `help(evalnb.judges.Heuristic)`.
+"""),
+    code("""side.assign(gap=side["value_heuristic"] - side["value_people"]).sort_values("gap")[["case_id", "check", "value_people", "value_heuristic", "note"]]"""),
+    md("""
+## Re-scoring with another judge
+
+`evalnb.rescore(result, judge=...)` scores the judged checks again on the answers already in the result; the
+agent is not called. Here the second judge is a plain Python function, a deliberately naive rule that
+prefers short answers. It is clearly not a language model (its scores say `callable:concise_judge`); the point
+is the workflow: any candidate judge is measured the same way.
+"""),
+    code("""
+import json
+import re
+
+def concise_judge(prompt: str) -> str:
+    \"\"\"Score 1-5 by length of the response block of the judge prompt: shorter is better.\"\"\"
+    m = re.search(r"<<<DATA response id=(\\w+)>>>\\n(.*?)\\n<<<END DATA response id=\\1>>>", prompt, re.S)
+    words = len((m.group(2) if m else "").split())
+    score = 5 if words <= 25 else 4 if words <= 40 else 3 if words <= 60 else 2
+    return json.dumps({"score": score, "reason": f"{words} words"})
+
+concise = {v: evalnb.rescore(r, judge=concise_judge) for v, r in results.items()}
+concise["current"].scores[concise["current"].scores["judge"].notna()][["case_id", "check", "value", "reason", "judge"]].head()"""),
+    code("""
+table = pd.concat(
+    {
+        "heuristic": evalnb.judges.agreement(heuristic_scores, people).set_index("check"),
+        "concise_judge": evalnb.judges.agreement(pooled({v: r.scores for v, r in concise.items()}), people).set_index("check"),
+    },
+    names=["judge"],
+).reset_index()
+table"""),
+    code("""
+px.bar(table, x="check", y="exact", color="judge", barmode="group",
+       title="Share of scores identical to the reference labels, per judge", range_y=[0, 1])"""),
+    md("""
+Neither offline judge is good enough to gate a release on Relevance; they are cheap smoke tests. For decisions,
+use a model judge and measure it the same way.
+
+## A real model as the judge
+
+Point `OpenAIJudge` at any OpenAI-compatible endpoint: a local Ollama (`http://127.0.0.1:11434/v1`), vLLM or
+llama.cpp server, or OpenAI itself. The next cell runs only when `EVALNB_JUDGE_BASE_URL` is set (and
+`EVALNB_JUDGE_MODEL`, plus `OPENAI_API_KEY` if the server needs one); otherwise it says so and does nothing.
+Answers are cached in `.evals/cache/`, so re-running costs nothing.
+"""),
+    code("""
+import os
+
+base_url = os.environ.get("EVALNB_JUDGE_BASE_URL")
+if base_url:
+    model_judge = evalnb.judges.OpenAIJudge(os.environ.get("EVALNB_JUDGE_MODEL", "llama3.1"), base_url=base_url)
+    by_model = {v: evalnb.rescore(r, judge=model_judge) for v, r in results.items()}
+    display(evalnb.judges.agreement(pooled({v: r.scores for v, r in by_model.items()}), people))
+else:
+    print("EVALNB_JUDGE_BASE_URL is not set: no model judge in this run (nothing was sent anywhere).")"""),
+]
+
+NOTEBOOKS = {
+    "01-quickstart.ipynb": QUICKSTART,
+    "02-compare-versions.ipynb": COMPARE,
+    "03-analytics-agent.ipynb": ANALYTICS,
+    "04-llm-judges.ipynb": JUDGES,
+}
+
+
+def build(folder: Path = HERE) -> list[Path]:
+    """Write every notebook (without outputs) into ``folder``; returns the paths."""
+    out = []
+    for name, cells in NOTEBOOKS.items():
+        nb = new_notebook(cells=cells)
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nb.metadata["language_info"] = {"name": "python"}
+        for i, cell in enumerate(nb.cells):
+            cell["id"] = f"{name[:2]}-{i:02d}"  # stable ids: rebuilding changes nothing
+        path = folder / name
+        nbformat.validate(nb)
+        path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+        out.append(path)
+    return out
+
+
+if __name__ == "__main__":
+    for p in build():
+        print("wrote", p.relative_to(HERE.parent))
