@@ -696,7 +696,10 @@ def _fmt_value(value: Any) -> str:
 
 
 def _mismatch_line(m: Mapping[str, Any]) -> str:
-    # cube spec: `rows[0].productFamily: expected "Food", got "Drink"`.
+    # cube spec: `rows[0].productFamily: expected "Food", got "Drink"`. The rows check writes the full line
+    # (with the tolerance it applied) as the reason; rebuild it only for mismatches saved without one.
+    if m.get("reason"):
+        return str(m["reason"])
     if m.get("row") is not None and m.get("key") is not None and (m.get("expected") or m.get("actual")):
         return f"rows[{m['row']}].{m['key']}: expected {_fmt_value(m.get('expected'))}, got {_fmt_value(m.get('actual'))}"
     return str(m.get("reason") or "row mismatch")

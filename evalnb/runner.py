@@ -376,7 +376,7 @@ def _open_data(suite: Suite, data: Any) -> Any:
 def _judge_name(judge: Any) -> str | None:
     if judge is None:
         return None
-    return str(getattr(judge, "name", None) or type(judge).__name__)
+    return str(getattr(judge, "label", None) or getattr(judge, "name", None) or type(judge).__name__)
 
 
 def _checks_config(suite: Suite) -> dict[str, dict[str, Any]]:
@@ -672,6 +672,8 @@ class _State:
                 latency = (time.perf_counter() - t0) * 1000.0
                 error = f"TimeoutError: the agent did not answer within {self.timeout:g}s"
                 transient, wait_hint = True, None
+            except ConfigError:
+                raise  # a configuration problem (e.g. a strict Replay miss) stops the run, it is not a row
             except AgentError as exc:
                 latency = (time.perf_counter() - t0) * 1000.0
                 error = f"{type(exc).__name__}: {exc}"
@@ -759,7 +761,12 @@ class _State:
     def _score_row(
         self, base: dict[str, Any], run: int, t: int, plan: TurnPlan, i: int, score: Score
     ) -> dict[str, Any]:
-        status = ("passed" if score.passed else "failed") if score.status == "ok" else score.status
+        # api contract: a score row's status is passed, failed, degraded or skipped; a check that was not
+        # checked (after a cube intent mismatch) is skipped, with the reason saying why.
+        if score.status == "ok":
+            status = "passed" if score.passed else "failed"
+        else:
+            status = "skipped" if score.status == "not_checked" else score.status
         usage = score.usage
         return {
             **base,

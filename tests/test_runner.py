@@ -384,7 +384,7 @@ def test_intent_mismatch_makes_other_checks_not_checked() -> None:
     result = evalnb.run(s, lambda p: {"text": "x", "intent": "INSIGHT"}, progress=False)
     rows = result.scores.set_index("check_id")
     assert rows.loc["intent", "status"] == "failed"
-    assert rows.loc["regex", "status"] == "not_checked"
+    assert rows.loc["regex", "status"] == "skipped"
     assert rows.loc["regex", "passed"] is pd_na()
     assert result.cases.loc[0, "status"] == "failed"
 

@@ -21,7 +21,7 @@ from evalnb.judges.agreement import agreement
 from evalnb.judges.base import CallableJudge, Judge, JudgeCache, JudgeReply
 from evalnb.judges.heuristic import Heuristic
 from evalnb.judges.openai import OpenAIJudge
-from evalnb.judges.rescore import rescore, rescore_async
+from evalnb.judges.rescoring import rescore, rescore_async
 from evalnb.judges.resolve import as_judge
 from evalnb.judges.scoring import evaluate
 

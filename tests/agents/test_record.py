@@ -162,6 +162,16 @@ def test_replay_with_a_missing_entry_is_degraded_naming_the_key(tmp_path: Path) 
     assert result.cases.set_index("case_id").loc["single", "status"] == "degraded"
 
 
+def test_strict_replay_miss_stops_the_run(tmp_path: Path) -> None:
+    cassette = tmp_path / "chat.jsonl"
+    evalnb.run(chat_suite(), Record(lambda p: f"echo {p}", cassette), progress=False)
+    lines = cassette.read_text(encoding="utf-8").splitlines()
+    kept = [line for line in lines if json.loads(line)["key"]["case"] != "single"]
+    cassette.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="no recorded answer"):
+        evalnb.run(chat_suite(), Replay(cassette, strict=True), progress=False)
+
+
 async def test_changed_prompt_is_a_miss_with_a_hint(tmp_path: Path) -> None:
     cassette = tmp_path / "c.jsonl"
     rec = Record(lambda p: "hi", cassette)
