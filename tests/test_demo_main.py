@@ -45,7 +45,8 @@ def test_demo_runs_in_an_empty_folder_and_writes_store_and_scorecard(tmp_path: P
     for suite in ("foodmart-sales-evals", "my-validation-suite", "knowledge-base"):
         assert out.count(f"Suite: {suite}") == 2
     assert "12/12 passed" in out  # the current FoodMart agent passes the cube suite
-    assert "rows[0].storeSales: expected 263793.22, got 105658.6" in out  # the flawed one reads Store Cost
+    # the flawed one reads Store Cost; cube spec line format, with the tolerance applied
+    assert "rows[0].storeSales: expected 263793.22 ± (abs 0, rel 0.001), got 105658.6" in out
     assert "FAIL: summarize-text" in out and "PASS: summarize-text (" in out
     # The comparison, and the judge named for what it is.
     assert out.count("Comparison previous -> current") >= 3
