@@ -390,6 +390,9 @@ class Suite(_Model):
     def __repr__(self) -> str:
         return f"Suite(name={self.name!r}, format={self.format!r}, cases={len(self.cases)})"
 
+    # pydantic's __str__ prints every field; a suite with many cases would flood a notebook cell.
+    __str__ = __repr__
+
 
 def _esc(text: str) -> str:
     import html
