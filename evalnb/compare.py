@@ -368,7 +368,12 @@ def _interval(
     # the estimate by sqrt(n/(n-1)) * t[n-1]/z, the usual small-sample correction ("expanded" bootstrap).
     n = max(len(pa) + min(len(oa), len(ob)), 2)
     f = math.sqrt(n / (n - 1)) * _t_ppf(1 - alpha / 2, n - 1) / _norm_ppf(1 - alpha / 2)
-    return mean_a, mean_b, diff, float(diff - f * (diff - low)), float(diff + f * (high - diff))
+    low, high = diff - f * (diff - low), diff + f * (high - diff)
+    # The widening must not claim differences the data cannot have: a difference of two means lies within
+    # the spread of the values (a pass rate difference within [-1, 1]).
+    values = np.concatenate([a[ha], b[hb]])
+    spread = float(values.max() - values.min())
+    return mean_a, mean_b, diff, float(max(low, -spread)), float(min(high, spread))
 
 
 def _group_mean(key: np.ndarray, x: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

@@ -166,3 +166,13 @@ def test_power_planning() -> None:
     assert n2 == pytest.approx(4 * n1, rel=0.05)
     assert int(pw.runs_needed(row["mdd"]).iloc[0]) == 4
     assert "Power" in pw._repr_html_()
+
+
+def test_small_sample_intervals_stay_within_what_the_data_can_have() -> None:
+    """The small-sample widening never gives a pass-rate difference outside [-1, 1]."""
+    rng = np.random.default_rng(7)
+    a = scores(np.array([0.0, 1.0, 0.0]), 1, rng)
+    b = scores(np.array([1.0, 1.0, 1.0]), 1, rng)
+    row = compare(a, b, seed=0).checks.iloc[0]
+    assert -1.0 <= row["pass_ci_low"] <= row["pass_rate_diff"] <= row["pass_ci_high"] <= 1.0
+    assert -1.0 <= row["ci_low"] <= row["ci_high"] <= 1.0
