@@ -50,6 +50,8 @@ class SuiteError(EvalnbError):
         location: where in the document, e.g. ``"cases[2].tolerance.absolute"`` (``""`` for the whole file).
         path: the file, when the suite came from one.
         suggestion: the nearest valid key for a typo, if any.
+        errors: every error found in the document, in document order, this one first (a list of one when
+            the document has a single problem). ``.code`` and ``.location`` are those of the first.
 
     Example:
         >>> try:
@@ -72,13 +74,17 @@ class SuiteError(EvalnbError):
         self.location = location
         self.path = path
         self.suggestion = suggestion
+        self.errors: list[SuiteError] = [self]
 
     def __str__(self) -> str:
         where = ":".join(p for p in (self.path or "", self.location) if p)
         return f"{where}: {self.code} {self.message}" if where else f"{self.code} {self.message}"
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_suite_error, (self.code, self.message, self.location, self.path, self.suggestion))
+        # `errors` holds this very error: it travels as state, set after the object exists, so pickle's memo
+        # resolves the self-reference instead of recursing.
+        args = (self.code, self.message, self.location, self.path, self.suggestion)
+        return (_rebuild_suite_error, args, {"errors": self.errors})
 
 
 def _rebuild_suite_error(

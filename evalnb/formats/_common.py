@@ -9,6 +9,11 @@ contract's, the same in every format:
 * ``MISSING_FIELD``: a required key is absent;
 * ``UNKNOWN_FIELD``: a key the format does not define, with the nearest valid key as a suggestion; when the
   unknown key is a near miss of a missing required key, the unknown key is what gets reported.
+
+A loader reports every error it can find in one pass, not just the first: :class:`Problems` collects them
+(all of pydantic's, plus the format's own checks) and raises one :class:`SuiteError`, the first in document
+order, whose ``.errors`` lists them all. Parser failures (``MALFORMED_*``) stay single: past a syntax error
+there is no document to check.
 """
 
 from __future__ import annotations
@@ -32,10 +37,12 @@ __all__ = [
     "Edge",
     "Loc",
     "NonBlank",
+    "Problems",
     "custom_error",
     "fail",
     "format_loc",
     "from_validation_error",
+    "from_validation_errors",
     "nearest",
     "type_name",
     "validate",
@@ -185,37 +192,65 @@ _INVALID = {
 }
 
 
-def from_validation_error(
+def from_validation_errors(
     exc: ValidationError, *, root: type[BaseModel], data: Any, prefix: Loc = ()
-) -> SuiteError:
-    """The one :class:`SuiteError` that best describes a pydantic ``ValidationError`` of edge model ``root``.
+) -> list[tuple[Loc, SuiteError]]:
+    """Every error of a pydantic ``ValidationError`` of edge model ``root``, each with its path.
 
     Args:
         exc: the error pydantic raised validating ``data`` against ``root``.
         root: the edge model (used to name valid keys for suggestions).
         data: the validated input (used to find near-miss keys and offending values).
         prefix: where ``data`` sits in the whole document (``("items", 3)``).
+
+    Returns:
+        ``(path, error)`` pairs in pydantic's order; :class:`Problems` puts them in document order.
     """
-    errors = exc.errors(include_url=False)
-    resolved = [(_clean(root, tuple(e["loc"])), e) for e in errors]
+    resolved = [(_clean(root, tuple(e["loc"])), e) for e in exc.errors(include_url=False)]
 
     # api contract: an unknown key that is a near miss of a missing required key is reported as the
-    # unknown key with its suggestion, not as the missing one.
-    for (loc, parent_model), e in resolved:
-        if e["type"] == "missing" and loc:
-            parent, missing = loc[:-1], loc[-1]
-            for (other, _), o in resolved:
-                if (
-                    o["type"] == "extra_forbidden"
-                    and other[:-1] == parent
-                    and nearest(other[-1], [str(missing)]) is not None
-                ):
-                    return _unknown(prefix + other, parent_model, suggestion=str(missing))
-    loc, parent_model = resolved[0][0]
-    return _one(resolved[0][1], loc, parent_model, data=data, prefix=prefix)
+    # unknown key with its suggestion, and the missing key is not reported as well.
+    stands_for: dict[Loc, str] = {}
+    dropped: set[int] = set()
+    for n, ((loc, _), e) in enumerate(resolved):
+        if e["type"] != "missing" or not loc:
+            continue
+        parent, missing = loc[:-1], str(loc[-1])
+        for (other, _), o in resolved:
+            if (
+                o["type"] == "extra_forbidden"
+                and other[:-1] == parent
+                and other not in stands_for
+                and nearest(other[-1], [missing]) is not None
+            ):
+                stands_for[other] = missing
+                dropped.add(n)
+                break
+    out: list[tuple[Loc, SuiteError]] = []
+    for n, ((loc, parent_model), e) in enumerate(resolved):
+        if n in dropped:
+            continue
+        if e["type"] == "extra_forbidden" and loc in stands_for:
+            full = prefix + loc
+            out.append((full, _unknown(full, parent_model, suggestion=stands_for[loc])))
+        else:
+            out.append(_one(e, loc, parent_model, data=data, prefix=prefix))
+    return out
 
 
-def _one(e: Any, loc: Loc, parent_model: type[BaseModel] | None, *, data: Any, prefix: Loc) -> SuiteError:
+def from_validation_error(
+    exc: ValidationError, *, root: type[BaseModel], data: Any, prefix: Loc = ()
+) -> SuiteError:
+    """The first error, in document order, of a pydantic ``ValidationError``; ``.errors`` holds them all."""
+    problems = Problems(data, base=prefix)
+    problems.extend(from_validation_errors(exc, root=root, data=data, prefix=prefix))
+    return problems.error()  # type: ignore[return-value]
+
+
+def _one(
+    e: Any, loc: Loc, parent_model: type[BaseModel] | None, *, data: Any, prefix: Loc
+) -> tuple[Loc, SuiteError]:
+    """One pydantic error -> ``(path it reports, SuiteError)``."""
     kind: str = e["type"]
     full = prefix + loc
     where = format_loc(full)
@@ -224,64 +259,65 @@ def _one(e: Any, loc: Loc, parent_model: type[BaseModel] | None, *, data: Any, p
     value = e.get("input")
     if kind == "missing":
         inside = format_loc(full[:-1])
-        return SuiteError(
+        return full, SuiteError(
             "MISSING_FIELD",
             f"missing required key '{key}'" + (f" in {inside}" if inside else ""),
             location=where,
         )
     if kind in ("extra_forbidden", "invalid_key"):
-        return _unknown(full, parent_model)
+        return full, _unknown(full, parent_model)
     if kind in ("union_tag_not_found", "union_tag_invalid"):
         # A discriminated union (an assertion's `type`): point at the tag itself.
         tag = "type"
+        at_tag = (*full, tag)
         found = _at(data, loc)
         if isinstance(found, Mapping):
             if kind == "union_tag_not_found":
                 near = [k for k in found if isinstance(k, str) and nearest(k, [tag])]
                 if near:
-                    return _unknown((*full, near[0]), None, suggestion=tag)
-                return SuiteError(
+                    return (*full, near[0]), _unknown((*full, near[0]), None, suggestion=tag)
+                return at_tag, SuiteError(
                     "MISSING_FIELD",
                     f"missing required key '{tag}' in {where or 'the document'}",
-                    location=format_loc((*full, tag)),
+                    location=format_loc(at_tag),
                 )
             choices = [
                 c.strip().strip("'") for c in str(e.get("ctx", {}).get("expected_tags", "")).split(",")
             ]
             tag_value = found.get(tag)
             if not isinstance(tag_value, str):
-                return SuiteError(
+                return at_tag, SuiteError(
                     "TYPE_MISMATCH",
                     f"'{tag}' must be a string, got {type_name(tag_value)}",
-                    location=format_loc((*full, tag)),
+                    location=format_loc(at_tag),
                 )
             hint = nearest(tag_value, choices)
-            return SuiteError(
+            return at_tag, SuiteError(
                 "INVALID_VALUE",
                 f"unknown {tag} {tag_value!r} at {where}; expected one of {', '.join(choices)}"
                 + (f"; did you mean {hint!r}?" if hint else ""),
-                location=format_loc((*full, tag)),
+                location=format_loc(at_tag),
                 suggestion=hint,
             )
-        return SuiteError(
+        return full, SuiteError(
             "TYPE_MISMATCH", f"{subject} must be a mapping, got {type_name(found)}", location=where
         )
     if kind in _EXPECTED:
-        return SuiteError(
+        return full, SuiteError(
             "TYPE_MISMATCH", f"{subject} must be {_EXPECTED[kind]}, got {type_name(value)}", location=where
         )
     upper = kind.upper()
     if upper in CODES:  # raised by our own validators via custom_error()
         msg = str(e.get("msg", ""))
-        return SuiteError(upper, f"{subject} {msg}", location=where)
+        return full, SuiteError(upper, f"{subject} {msg}", location=where)
     if kind in _INVALID:
         msg = str(e.get("msg", "is not allowed"))
         msg = msg.replace("Input should be", "must be").replace("Value error, ", "")
-        return SuiteError(
+        return full, SuiteError(
             "INVALID_VALUE", f"{subject} {_lower_first(msg)}, got {_short(value)}", location=where
         )
     # Any other pydantic complaint is about the value's type (e.g. a date where a string belongs).
-    return SuiteError("TYPE_MISMATCH", f"{subject}: {e.get('msg', 'wrong type')}", location=where)
+    return full, SuiteError("TYPE_MISMATCH", f"{subject}: {e.get('msg', 'wrong type')}", location=where)
 
 
 def _lower_first(text: str) -> str:
@@ -409,14 +445,105 @@ def _step(tp: Any, part: str | int) -> tuple[Any, bool]:
     return None, False
 
 
+class Problems:
+    """Every error found in one document, kept with its path so they can be reported in document order.
+
+    A loader validates each part it can, adds its own checks' findings, then calls :meth:`raise_if_any`.
+
+    Example:
+        >>> problems = Problems(data)
+        >>> doc = problems.validate(TasksDoc, data)  # None when invalid; every error is recorded
+        >>> problems.add("INVALID_VALUE", "duplicate task id 't'", ("tasks", 1, "id"))
+        >>> problems.raise_if_any()  # the first error in document order; .errors holds them all
+
+    Args:
+        data: the whole parsed document (positions are looked up in it).
+        base: where ``data`` sits when it is only part of a document.
+    """
+
+    def __init__(self, data: Any, *, base: Loc = ()) -> None:
+        self.data = data
+        self.base = base
+        self._found: list[tuple[Loc, SuiteError]] = []
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    def add(self, code: str, message: str, loc: Loc = (), *, suggestion: str | None = None) -> None:
+        """Record one error at path ``loc`` (a tuple such as ``("cases", 2, "name")``)."""
+        self._found.append((loc, SuiteError(code, message, location=format_loc(loc), suggestion=suggestion)))
+
+    def extend(self, found: Iterable[tuple[Loc, SuiteError]]) -> None:
+        """Record ``(path, error)`` pairs, e.g. from :func:`from_validation_errors`."""
+        self._found.extend(found)
+
+    def validate(self, model: type[Edge], data: Any, *, prefix: Loc = ()) -> Any:
+        """Validate ``data`` (found at ``prefix``) against ``model``; the model, or None after recording why."""
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            self.extend(from_validation_errors(exc, root=model, data=data, prefix=prefix))
+        except RecursionError:
+            self.add("INVALID_VALUE", "the document is nested too deeply", prefix)
+        return None
+
+    def errors(self) -> list[SuiteError]:
+        """The recorded errors in document order, one per location (the first recorded there wins)."""
+        seen: set[str] = set()
+        unique: list[tuple[Loc, SuiteError]] = []
+        for loc, err in self._found:
+            if err.location not in seen:
+                seen.add(err.location)
+                unique.append((loc, err))
+        # Stable sort: errors at one position keep the order they were found in.
+        unique.sort(key=lambda pair: _position(self.data, pair[0][len(self.base) :]))
+        return [err for _, err in unique]
+
+    def error(self) -> SuiteError | None:
+        """The first error in document order, carrying all of them in ``.errors``; None when there are none."""
+        errors = self.errors()
+        if not errors:
+            return None
+        first = errors[0]
+        first.errors = errors
+        return first
+
+    def raise_if_any(self) -> None:
+        """Raise :meth:`error` when anything was recorded."""
+        err = self.error()
+        if err is not None:
+            raise err
+
+
+def _position(data: Any, loc: Loc) -> tuple[int, ...]:
+    """Where ``loc`` sits in the parsed document, as a sortable tuple (mappings keep their key order).
+
+    A key the document lacks (a missing required key) sorts after its siblings that are present.
+    """
+    out: list[int] = []
+    for part in loc:
+        index = 0
+        if isinstance(data, Mapping):
+            keys = list(data)
+            try:
+                index = keys.index(part)
+                data = data[part]
+            except ValueError:
+                index, data = len(keys), None
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            index, data = part, data[part]
+        else:
+            index, data = (part if isinstance(part, int) else 0), None
+        out.append(index)
+    return tuple(out)
+
+
 def validate(model: type[Edge], data: Any, *, prefix: Loc = ()) -> Any:
-    """Validate ``data`` against edge ``model``; every failure becomes one :class:`SuiteError`."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise from_validation_error(exc, root=model, data=data, prefix=prefix) from None
-    except RecursionError:
-        fail("INVALID_VALUE", "the document is nested too deeply", prefix)
+    """Validate ``data`` against edge ``model``; failures raise one :class:`SuiteError` with all in ``.errors``."""
+    problems = Problems(data, base=prefix)
+    doc = problems.validate(model, data, prefix=prefix)
+    problems.raise_if_any()
+    return doc
 
 
 def check_finite(value: float) -> bool:

@@ -3,6 +3,8 @@
 Parsed with ``yaml.safe_load`` semantics only, plus two guards the spec's intent calls for: a duplicate key in
 any mapping is an error (not "last one wins"), and a key the spec does not define is ``UNKNOWN_FIELD`` with
 a suggestion, because a misspelt expectation (``expectedRow``) would otherwise make a case always pass.
+A third guard is for safety: aliases that expand to a huge document (a "billion laughs" file of a few
+hundred bytes) are ``MALFORMED_YAML`` before anything walks the expanded data.
 
 Example:
     >>> suite = load_text(open("data/suites/foodmart-sales.eval.yaml").read())
@@ -18,7 +20,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import AfterValidator, Field
 
-from evalnb.formats._common import Edge, NonBlank, custom_error, fail, nearest, type_name, validate
+from evalnb.formats._common import Edge, NonBlank, Problems, custom_error, fail, nearest, type_name
 from evalnb.suite import (
     INTENTS,
     Case,
@@ -150,6 +152,16 @@ class _DuplicateKeyError(yaml.MarkedYAMLError):
     pass
 
 
+class _AliasBombError(yaml.YAMLError):
+    pass
+
+
+# How many nodes aliases may add to a document once expanded. Real suites reuse a few anchored blocks
+# (`<<: *defaults`); a billion-laughs file adds billions. Validation, hashing and saving all walk the
+# expanded data, so the limit is checked on the node graph, where shared nodes are counted once.
+MAX_ALIAS_NODES = 100_000
+
+
 class _StrictLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that rejects a key given twice in one mapping."""
 
@@ -171,6 +183,43 @@ class _StrictLoader(yaml.SafeLoader):
                     seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_expansion(node)
+        return super().construct_document(node)
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Raise when aliases make the document expand past :data:`MAX_ALIAS_NODES` extra nodes, or loop."""
+    # node id -> nodes under it once aliases are expanded; each node is measured once, so this is linear in
+    # the document's size even when the expanded count is astronomical (Python integers do not overflow).
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]  # an alias: the same node object again, already measured
+        if key in active:
+            raise _AliasBombError("an alias refers to a node that contains it (the data would be infinite)")
+        active.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            for child in node.value:
+                total += size(child)
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                total += size(k) + size(v)
+        active.discard(key)
+        sizes[key] = total
+        return total
+
+    expanded = size(root)
+    if expanded - len(sizes) > MAX_ALIAS_NODES:
+        raise _AliasBombError(
+            f"aliases expand the document by more than {MAX_ALIAS_NODES:,} nodes; "
+            "refusing it (a 'billion laughs' document?)"
+        )
+
 
 def parse(text: str) -> Any:
     """Parse YAML text; a parser failure is ``MALFORMED_YAML`` with line and column when known."""
@@ -183,6 +232,8 @@ def parse(text: str) -> Any:
         fail("MALFORMED_YAML", str(problem), where)
     except RecursionError:
         fail("MALFORMED_YAML", "the document is nested too deeply")
+    except _AliasBombError as exc:
+        fail("MALFORMED_YAML", str(exc))
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
         fail("MALFORMED_YAML", f"invalid YAML: {exc}")
 
@@ -192,7 +243,46 @@ def parse(text: str) -> Any:
 # ------------------------------------------------------------------------------------------------------
 
 
-def _checks(case: CaseDoc, i: int) -> list[CheckSpec]:
+def _case_rules(data: dict[str, Any], problems: Problems) -> None:
+    """The spec's rules across keys, checked on the parsed document so they join the other errors."""
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        return
+    seen: dict[str, int] = {}
+    for i, case in enumerate(cases):
+        name = case.get("name")
+        if isinstance(name, str) and name.strip():
+            if name in seen:
+                # cube spec: names are unique within the suite (mismatch paths and reports use them).
+                problems.add(
+                    "INVALID_VALUE",
+                    f"duplicate case name {name!r} (first used by cases[{seen[name]}])",
+                    ("cases", i, "name"),
+                )
+            else:
+                seen[name] = i
+        loc = ("cases", i, "referenceQuery")
+        if case.get("expectedRows") is not None and case.get("referenceQuery") is not None:
+            # cube spec: at most one of expectedRows and referenceQuery (which one would be the truth?).
+            problems.add(
+                "INVALID_VALUE", f"cases[{i}] gives both 'expectedRows' and 'referenceQuery'; keep one", loc
+            )
+            continue
+        rq = case.get("referenceQuery")
+        if not isinstance(rq, dict):
+            continue  # absent, or a type mismatch that validation reports
+        structured = any(rq.get(k) for k in ("measures", "rows", "filters"))
+        if rq.get("sql") is not None and structured:
+            problems.add(
+                "INVALID_VALUE", "referenceQuery gives both 'sql' and a structured query; keep one", loc
+            )
+        elif rq.get("sql") is None and not rq.get("measures"):
+            problems.add(
+                "MISSING_FIELD", "referenceQuery needs 'sql' or at least one of 'measures'", (*loc, "sql")
+            )
+
+
+def _checks(case: CaseDoc) -> list[CheckSpec]:
     checks: list[CheckSpec] = []
     # Only the expectations the case states become checks (cube spec: each is optional).
     if case.expectedIntent is not None:
@@ -201,13 +291,6 @@ def _checks(case: CaseDoc, i: int) -> list[CheckSpec]:
         checks.append(RefusalCheck(contains=case.expectedRefusalContains))
     if case.expectedInsightContains:
         checks.append(InsightCheck(contains=list(case.expectedInsightContains)))
-    if case.expectedRows is not None and case.referenceQuery is not None:
-        # cube spec: at most one of expectedRows and referenceQuery (which one would be the truth?).
-        fail(
-            "INVALID_VALUE",
-            f"cases[{i}] gives both 'expectedRows' and 'referenceQuery'; keep one",
-            ("cases", i, "referenceQuery"),
-        )
     tolerance = Tolerance(**case.tolerance.model_dump()) if case.tolerance else Tolerance()
     if case.expectedRows is not None:
         checks.append(
@@ -215,11 +298,6 @@ def _checks(case: CaseDoc, i: int) -> list[CheckSpec]:
         )
     elif case.referenceQuery is not None:
         rq = case.referenceQuery
-        loc = ("cases", i, "referenceQuery")
-        if rq.sql is not None and (rq.measures or rq.rows or rq.filters):
-            fail("INVALID_VALUE", "referenceQuery gives both 'sql' and a structured query; keep one", loc)
-        if rq.sql is None and not rq.measures:
-            fail("MISSING_FIELD", "referenceQuery needs 'sql' or at least one of 'measures'", (*loc, "sql"))
         ref = ReferenceQuery(
             sql=rq.sql,
             measures=[m.model_dump() for m in rq.measures],
@@ -231,22 +309,16 @@ def _checks(case: CaseDoc, i: int) -> list[CheckSpec]:
 
 
 def build(doc: CubeSuiteDoc) -> Suite:
-    """Translate a validated document into the one model; each case is one turn, run once."""
+    """Translate a validated document (its cross-key rules already checked) into the one model.
+
+    Each case is one turn, run once.
+    """
     cases: list[Case] = []
-    seen: dict[str, int] = {}
-    for i, c in enumerate(doc.cases):
-        if c.name in seen:
-            # cube spec: names are unique within the suite (mismatch paths and reports use them).
-            fail(
-                "INVALID_VALUE",
-                f"duplicate case name {c.name!r} (first used by cases[{seen[c.name]}])",
-                ("cases", i, "name"),
-            )
-        seen[c.name] = i
+    for c in doc.cases:
         turn = Turn(
             prompt=c.question,
             history=[Message(role=m.role, content=m.content) for m in c.history],
-            checks=_checks(c, i),
+            checks=_checks(c),
         )
         cases.append(Case(id=c.name, name=c.name, runs=1, turns=[turn]))
     return Suite(
@@ -263,7 +335,8 @@ def load_text(text: str) -> Suite:
 
     Raises:
         SuiteError: the cube spec's codes (``MALFORMED_YAML``, ``MISSING_FIELD``, ``BLANK_FIELD``,
-            ``TYPE_MISMATCH``, ``INVALID_TOLERANCE``) and ``UNKNOWN_FIELD`` / ``INVALID_VALUE``.
+            ``TYPE_MISMATCH``, ``INVALID_TOLERANCE``) and ``UNKNOWN_FIELD`` / ``INVALID_VALUE``; the first
+            error in document order, with every error of the file in ``.errors``.
     """
     data = parse(text)
     # cube spec: a top level or a case that is not a mapping is MALFORMED_YAML (not a type mismatch).
@@ -275,5 +348,9 @@ def load_text(text: str) -> Suite:
         for i, case in enumerate(cases):
             if not isinstance(case, dict):
                 fail("MALFORMED_YAML", f"cases[{i}] must be a mapping, got {type_name(case)}", ("cases", i))
-    doc: CubeSuiteDoc = validate(CubeSuiteDoc, data)
+    problems = Problems(data)
+    doc: CubeSuiteDoc | None = problems.validate(CubeSuiteDoc, data)
+    _case_rules(data, problems)
+    problems.raise_if_any()
+    assert doc is not None  # no problems means validation succeeded
     return build(doc)

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
-from evalnb.formats._common import Edge, NonBlank, custom_error, fail, validate
+from evalnb.formats._common import Edge, NonBlank, Problems, custom_error, fail
 from evalnb.suite import (
     Case,
     CheckSpec,
@@ -128,19 +128,31 @@ def _check(a: Any) -> CheckSpec:
     return LLMJudgeCheck(rubric=a.rubric)
 
 
-def build(doc: TasksDoc) -> Suite:
-    """Translate a validated document into the one model."""
-    cases: list[Case] = []
+def _duplicate_ids(data: Any, problems: Problems) -> None:
+    # Ids are the row key in reports: two tasks with one id would merge their results. Checked on the
+    # parsed document so a duplicate is reported alongside the other errors of the file.
+    tasks = data.get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, list):
+        return
     seen: dict[str, int] = {}
-    for i, task in enumerate(doc.tasks):
-        if task.id in seen:
-            # Ids are the row key in reports: two tasks with one id would merge their results.
-            fail(
+    for i, task in enumerate(tasks):
+        task_id = task.get("id") if isinstance(task, dict) else None
+        if not isinstance(task_id, str) or not task_id.strip():
+            continue  # a missing or blank id is reported by validation
+        if task_id in seen:
+            problems.add(
                 "INVALID_VALUE",
-                f"duplicate task id {task.id!r} (first used by tasks[{seen[task.id]}])",
+                f"duplicate task id {task_id!r} (first used by tasks[{seen[task_id]}])",
                 ("tasks", i, "id"),
             )
-        seen[task.id] = i
+        else:
+            seen[task_id] = i
+
+
+def build(doc: TasksDoc) -> Suite:
+    """Translate a validated document (ids already checked unique) into the one model."""
+    cases: list[Case] = []
+    for task in doc.tasks:
         turn = Turn(prompt=task.prompt, checks=[_check(a) for a in task.assertions])
         cases.append(Case(id=task.id, name=task.id, runs=task.runs, agent=task.agent, turns=[turn]))
     return Suite(name=doc.name, format="tasks-toml", cases=cases)
@@ -151,8 +163,13 @@ def load_text(text: str) -> Suite:
 
     Raises:
         SuiteError: ``MALFORMED_TOML``, ``UNKNOWN_FIELD``, ``MISSING_FIELD``, ``TYPE_MISMATCH``,
-            ``INVALID_VALUE`` or ``BLANK_FIELD`` with the location of the offending key.
+            ``INVALID_VALUE`` or ``BLANK_FIELD`` with the location of the offending key; the first error in
+            document order, with every error of the file in ``.errors``.
     """
     data = parse(text)
-    doc: TasksDoc = validate(TasksDoc, data)
+    problems = Problems(data)
+    doc: TasksDoc | None = problems.validate(TasksDoc, data)
+    _duplicate_ids(data, problems)
+    problems.raise_if_any()
+    assert doc is not None  # no problems means validation succeeded
     return build(doc)
