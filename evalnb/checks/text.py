@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import functools
 import re
-import string
 import threading
-import unicodedata
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from evalnb._text import f1, normalize_tokens
 from evalnb.checks.registry import CheckContext, Score, builtin
 from evalnb.suite import (
     CitationsCheck,
@@ -148,32 +147,6 @@ def exact_match_check(spec: ExactMatchCheck, ctx: CheckContext) -> Score:
     return Score.of(False, f"response does not contain the expected text {_preview(expected)!r} ({how})")
 
 
-_ARTICLES = frozenset(("a", "an", "the"))
-_ASCII_PUNCT = str.maketrans("", "", string.punctuation)
-
-
-def _strip_punct(text: str) -> str:
-    text = text.translate(_ASCII_PUNCT)
-    if text.isascii():
-        return text
-    return "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
-
-
-def normalize_tokens(text: str | None, *, case_sensitive: bool = False) -> list[str]:
-    """dataset spec normalisation: lower-case unless case-sensitive, punctuation and articles removed,
-    whitespace collapsed; returns the tokens.
-
-    Example:
-        >>> normalize_tokens("The unified API, endpoint!")
-        ['unified', 'api', 'endpoint']
-    """
-    text = text or ""
-    if not case_sensitive:
-        text = text.lower()
-    # Punctuation goes before splitting (so "end." and "end" are one token); articles are whole tokens.
-    return [t for t in _strip_punct(text).split() if t.lower() not in _ARTICLES]
-
-
 @functools.lru_cache(maxsize=4096)
 def _expected_counts(expected: str, case_sensitive: bool) -> tuple[Counter[str], int]:
     # The expected side is the same for every run of a case: normalise it once.
@@ -191,13 +164,10 @@ def partial_match_f1(response: str | None, expected: str, *, case_sensitive: boo
     got = normalize_tokens(response, case_sensitive=case_sensitive)
     want, n_want = _expected_counts(expected, case_sensitive)
     if not got or not n_want:
+        # Nothing expected and nothing said is a match; one side empty is none.
         return 1.0 if not got and not n_want else 0.0
     same = sum(min(n, want[t]) for t, n in Counter(got).items() if t in want)
-    if same == 0:
-        return 0.0
-    precision = same / len(got)
-    recall = same / n_want
-    return 2 * precision * recall / (precision + recall)
+    return f1(same, len(got), n_want)
 
 
 @builtin("PartialMatch")

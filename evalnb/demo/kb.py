@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from evalnb._text import STOP_WORDS, is_content, sentences, word_set, words
 from evalnb.agents.base import Request, Response
 
 __all__ = ["KBAssistant", "Section", "handbook_path"]
@@ -31,100 +32,11 @@ __all__ = ["KBAssistant", "Section", "handbook_path"]
 MODEL = "kb-retrieval-1"
 Flaw = Literal["no-citations"]
 
+# Words here are lower-case ASCII runs that keep a leading "$" ("$40" is not "40 days"), with an
+# apostrophe suffix ("employee's"); the handbook and the suite are in plain English.
 _WORD = re.compile(r"[a-z0-9$]+(?:'[a-z]+)?")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "what",
-        "which",
-        "who",
-        "when",
-        "where",
-        "why",
-        "how",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "should",
-        "would",
-        "may",
-        "might",
-        "must",
-        "i",
-        "you",
-        "my",
-        "your",
-        "me",
-        "we",
-        "our",
-        "they",
-        "them",
-        "their",
-        "he",
-        "she",
-        "his",
-        "her",
-        "if",
-        "so",
-        "than",
-        "too",
-        "very",
-        "just",
-        "also",
-        "about",
-        "into",
-        "not",
-        "no",
-        "yes",
-        "any",
-        "some",
-        "all",
-        "each",
-        "per",
-        "up",
-        "out",
-        "get",
-        "gets",
-        "got",
-        "have",
-        "has",
-        "had",
-        "will",
-        "shall",
-        "okay",
-        "ok",
-    ]
-)
+# Chat words that say nothing about which handbook section is meant ("okay, how many days do I get?").
+_STOP = STOP_WORDS | word_set("get gets got have has had ok okay per")
 # A small query expansion: words staff use for what the handbook calls something else.
 _SYNONYMS = {
     "dinner": ("meal",),
@@ -172,11 +84,12 @@ def _stem(word: str) -> str:
 
 
 def _terms(text: str, *, expand: bool = False) -> list[str]:
-    words = [w for w in _WORD.findall(text.lower().replace("’", "'")) if w not in _STOP]
-    words = [w.removesuffix("'s") for w in words]
+    found = [w for w in words(text.lower().replace("’", "'"), pattern=_WORD) if w not in _STOP]
+    found = [w.removesuffix("'s") for w in found]
     if expand:
-        words = words + [s for w in words for s in _SYNONYMS.get(w, ())]
-    return [_stem(w) for w in words if len(w) > 1 or w.isdigit()]
+        found = found + [s for w in found for s in _SYNONYMS.get(w, ())]
+    # Possessives are cut before the length test: "x's" is the one-letter word "x", dropped.
+    return [_stem(w) for w in found if is_content(w)]
 
 
 @dataclass
@@ -187,12 +100,6 @@ class Section:
     title: str
     body: str
     sentences: list[str] = field(default_factory=list)
-
-
-def _split_sentences(body: str) -> list[str]:
-    flat = " ".join(body.split())
-    # A sentence ends at . ! ? followed by a space and a capital letter (keeps "9:00" and "$40." intact).
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", flat) if s.strip()]
 
 
 def parse_handbook(text: str) -> list[Section]:
@@ -213,7 +120,8 @@ def parse_handbook(text: str) -> list[Section]:
             lines.append(line)
     sections.append(Section(number, title, "\n".join(lines).strip()))
     for s in sections:
-        s.sentences = _split_sentences(s.body)
+        # A sentence ends at . ! ? followed by a capital letter: keeps "9 a.m. to 5 p.m." in one piece.
+        s.sentences = sentences(s.body, capital=True)
     return [s for s in sections if s.body]
 
 

@@ -30,6 +30,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb._text import FUNCTION_WORDS, PLAIN_WORD, content_words, sentences
+
 if TYPE_CHECKING:
     from evalnb.agents.command import Command
 
@@ -58,40 +60,16 @@ CAPITALS = {
     "united states": "Washington, D.C.",
 }
 _PLACEHOLDER = re.compile(r"^\W*(\.\.\.|…)?\W*$")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "is",
-        "are",
-        "was",
-        "were",
-        "it",
-        "this",
-        "that",
-        "for",
-        "with",
-        "as",
-        "by",
-        "be",
-    ]
-)
+
+
+def _terms(text: str) -> list[str]:
+    # Every word but the commonest function words counts, one-letter ones too: a sentence's weight is the
+    # mean frequency of what it talks about.
+    return content_words(text.lower(), stop=FUNCTION_WORDS, pattern=PLAIN_WORD, min_length=1)
 
 
 class UnknownTask(Exception):
     """The agent does not know how to do what it was asked."""
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s.strip()]
 
 
 def summarize(text: str, *, n: int = 3) -> str:
@@ -101,18 +79,17 @@ def summarize(text: str, *, n: int = 3) -> str:
         >>> summarize("Cats sleep. Cats eat fish. Dogs bark. Cats purr.", n=2)
         'Cats eat fish. Cats sleep.'
     """
-    sentences = _sentences(text)
-    if len(sentences) <= n:
-        return " ".join(sentences)
-    words = [w for w in re.findall(r"\w+", text.lower()) if w not in _STOP]
-    freq = Counter(words)
+    found = sentences(text)
+    if len(found) <= n:
+        return " ".join(found)
+    freq = Counter(_terms(text))
 
     def weight(sentence: str) -> float:
-        tokens = [w for w in re.findall(r"\w+", sentence.lower()) if w not in _STOP]
+        tokens = _terms(sentence)
         return sum(freq[w] for w in tokens) / (len(tokens) or 1)
 
-    best = sorted(range(len(sentences)), key=lambda i: (-weight(sentences[i]), i))[:n]
-    return " ".join(sentences[i] for i in sorted(best))
+    best = sorted(range(len(found)), key=lambda i: (-weight(found[i]), i))[:n]
+    return " ".join(found[i] for i in sorted(best))
 
 
 def solve(prompt: str, *, workdir: Path, flaw: bool = False) -> str:

@@ -5,11 +5,10 @@ decisions. It is labelled ``heuristic (not an LLM)`` wherever a score names its 
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from evalnb._text import STOP_WORDS, content_words, sentences, token_f1, word_set, words
 from evalnb.errors import JudgeError
 from evalnb.judges.base import JudgeReply
 
@@ -17,224 +16,39 @@ __all__ = ["Heuristic"]
 
 LABEL = "heuristic (not an LLM)"
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_SENT = re.compile(r"(?<=[.!?])\s+|\n+")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "then",
-        "else",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "here",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "do",
-        "does",
-        "did",
-        "done",
-        "can",
-        "could",
-        "shall",
-        "should",
-        "will",
-        "would",
-        "may",
-        "might",
-        "must",
-        "i",
-        "you",
-        "he",
-        "she",
-        "we",
-        "they",
-        "me",
-        "him",
-        "her",
-        "us",
-        "them",
-        "my",
-        "your",
-        "his",
-        "our",
-        "their",
-        "not",
-        "no",
-        "yes",
-        "so",
-        "than",
-        "too",
-        "very",
-        "just",
-        "also",
-        "about",
-        "into",
-        "over",
-        "under",
-        "up",
-        "down",
-        "out",
-        "off",
-        "again",
-        "once",
-        "all",
-        "any",
-        "each",
-        "few",
-        "more",
-        "most",
-        "other",
-        "some",
-        "such",
-        "only",
-        "own",
-        "same",
-        "s",
-        "t",
-        "don",
-        "now",
-        "please",
-        "tell",
-        "give",
-        "explain",
-        "describe",
-        "me",
-        "i'm",
-        "it's",
-        "que",
-        "de",
-        "la",
-        "le",
-        "les",
-        "des",
-        "un",
-        "une",
-        "et",
-        "est",
-        "en",
-        "du",
-        "pour",
-        "pas",
-    ]
+# The judge's stop words: the shared English ones, more function words, the words of a request ("please
+# explain"), contraction pieces, and the commonest French function words (questions come in both).
+_STOP = STOP_WORDS | word_set(
+    """
+    again being done down else few here him more most now off once only other over own same such then under
+    us whom whose please tell give explain describe s t don i'm it's
+    que de la le les des un une et est en du pour pas
+    """
 )
 # Words a rubric uses to talk about the answer rather than about its subject.
-_RUBRIC_META = frozenset(
-    [
-        "answer",
-        "answers",
-        "response",
-        "responses",
-        "reply",
-        "output",
-        "text",
-        "mention",
-        "mentions",
-        "mentioned",
-        "include",
-        "includes",
-        "including",
-        "contain",
-        "contains",
-        "containing",
-        "state",
-        "states",
-        "say",
-        "says",
-        "must",
-        "should",
-        "needs",
-        "need",
-        "clearly",
-        "correct",
-        "correctly",
-        "accurate",
-        "accurately",
-        "user",
-        "question",
-        "model",
-        "assistant",
-        "agent",
-    ]
+_RUBRIC_META = word_set(
+    """
+    answer answers response responses reply output text mention mentions mentioned include includes
+    including contain contains containing state states say says must should needs need clearly correct
+    correctly accurate accurately user question model assistant agent
+    """
 )
-_CONNECTIVES = frozenset(
-    [
-        "because",
-        "therefore",
-        "so",
-        "however",
-        "then",
-        "first",
-        "second",
-        "finally",
-        "also",
-        "thus",
-        "since",
-        "although",
-        "while",
-        "but",
-        "and",
-        "which",
-        "this",
-        "that",
-    ]
+# Linking words whose absence makes a multi-sentence answer read as a list of fragments.
+_CONNECTIVES = word_set(
+    """
+    because therefore so however then first second finally also thus since although while but and which
+    this that
+    """
 )
-
-
-def _tokens(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text or "")]
 
 
 def _content(text: str) -> list[str]:
-    return [w for w in _tokens(text) if w not in _STOP and (len(w) > 1 or w.isdigit())]
+    return content_words(text, stop=_STOP)
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENT.split(text or "") if s.strip()]
-
-
-def _f1(a: Sequence[str], b: Sequence[str]) -> float:
-    if not a or not b:
-        return 0.0
-    common = sum((Counter(a) & Counter(b)).values())
-    if not common:
-        return 0.0
-    p, r = common / len(a), common / len(b)
-    return 2 * p * r / (p + r)
+    # Line breaks end sentences too: list items and headings are claims of their own.
+    return sentences(text, lines=True)
 
 
 def _lcs_ratio(a: Sequence[str], b: Sequence[str]) -> float:
@@ -252,6 +66,11 @@ def _lcs_ratio(a: Sequence[str], b: Sequence[str]) -> float:
 def _to_1_5(x: float) -> int:
     """Map a 0..1 share onto the 1..5 scale: equal-width bands of 0.2."""
     return 1 + min(4, max(0, int(x * 5 + 1e-9)))
+
+
+def _banded(share: float, reason: str) -> dict[str, Any]:
+    """The judge's answer for a 0..1 share: its 1..5 band and the reason."""
+    return {"score": _to_1_5(share), "reason": reason}
 
 
 class Heuristic:
@@ -322,12 +141,11 @@ class Heuristic:
     @staticmethod
     def _similarity(response: str, expected: str) -> dict[str, Any]:
         a, b = _content(response), _content(expected)
-        f1, lcs = _f1(a, b), _lcs_ratio(a, b)
+        f1, lcs = token_f1(a, b), _lcs_ratio(a, b)
         share = max(f1, lcs)
-        return {
-            "score": _to_1_5(share),
-            "reason": f"heuristic: token F1 {f1:.2f}, LCS ratio {lcs:.2f} against the expected response",
-        }
+        return _banded(
+            share, f"heuristic: token F1 {f1:.2f}, LCS ratio {lcs:.2f} against the expected response"
+        )
 
     @staticmethod
     def _relevance(response: str, question: str) -> dict[str, Any]:
@@ -340,10 +158,9 @@ class Heuristic:
         share = len(want & have) / len(want)
         missing = sorted(want - have)[:5]
         tail = f"; missing: {', '.join(missing)}" if missing else ""
-        return {
-            "score": _to_1_5(share),
-            "reason": f"heuristic: covers {len(want & have)}/{len(want)} content words of the question{tail}",
-        }
+        return _banded(
+            share, f"heuristic: covers {len(want & have)}/{len(want)} content words of the question{tail}"
+        )
 
     @staticmethod
     def _groundedness(response: str, context: str) -> dict[str, Any]:
@@ -353,38 +170,37 @@ class Heuristic:
             return {"score": 3, "reason": "heuristic: the response makes no claim, nothing to ground"}
         supported = sum(1 for c in claims if sum(w in ctx for w in c) / len(c) >= 0.6)
         share = supported / len(claims)
-        return {
-            "score": _to_1_5(share),
-            "reason": f"heuristic: {supported}/{len(claims)} sentences have their words in the context",
-        }
+        return _banded(
+            share, f"heuristic: {supported}/{len(claims)} sentences have their words in the context"
+        )
 
     @staticmethod
     def _coherence(response: str) -> dict[str, Any]:
-        words = _tokens(response)
-        if len(words) < 2:
+        tokens = words(response)
+        if len(tokens) < 2:
             return {"score": 1, "reason": "heuristic: empty or a single word"}
         sents = _sentences(response)
         score = 5
         notes = []
-        norm = [" ".join(_tokens(s)) for s in sents]
+        norm = [" ".join(words(s)) for s in sents]
         if len(set(norm)) < len(norm):
             score -= 2
             notes.append("repeated sentences")
-        lengths = [len(_tokens(s)) for s in sents]
+        lengths = [len(words(s)) for s in sents]
         if any(n > 60 for n in lengths):
             score -= 1
             notes.append("a very long sentence")
         if len(sents) > 1 and sum(n < 3 for n in lengths) > len(sents) / 2:
             score -= 1
             notes.append("mostly fragments")
-        if not response.rstrip().endswith((".", "!", "?", ":", ")", "`", '"', "'")) and len(words) > 8:
+        if not response.rstrip().endswith((".", "!", "?", ":", ")", "`", '"', "'")) and len(tokens) > 8:
             score -= 1
             notes.append("no final punctuation")
-        distinct = len(set(words)) / len(words)
-        if len(words) >= 12 and distinct < 0.4:
+        distinct = len(set(tokens)) / len(tokens)
+        if len(tokens) >= 12 and distinct < 0.4:
             score -= 1
             notes.append("many repeated words")
-        if len(sents) > 2 and not (set(words) & _CONNECTIVES):
+        if len(sents) > 2 and not (set(tokens) & _CONNECTIVES):
             score -= 1
             notes.append("no linking words")
         score = max(1, score)

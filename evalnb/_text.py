@@ -1,0 +1,212 @@
+"""Small text helpers shared by the text checks, the offline heuristic judge and the demo agents.
+
+Word tokenising, stop words, content words, sentence splitting and the normalisation and token F1 of the
+dataset spec's ``PartialMatch``. Standard library only: it is imported by checks that run on every turn.
+
+Callers pick the variant they need with keyword options (a word pattern, a stop-word set, whether line
+breaks end sentences), because their scores and answers are pinned by reference data: the demo's saved
+results, the reference labels and the notebooks. Changing a default here changes those numbers.
+
+Example:
+    >>> from evalnb._text import content_words, sentences, token_f1
+    >>> content_words("The meal allowance is $40 per day.")
+    ['meal', 'allowance', '40', 'per', 'day']
+    >>> sentences("It rains. We stay in.")
+    ['It rains.', 'We stay in.']
+    >>> round(token_f1(["meal", "allowance"], ["daily", "meal", "allowance"]), 3)
+    0.8
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections import Counter
+from collections.abc import Collection, Sequence
+
+__all__ = [
+    "ARTICLES",
+    "FUNCTION_WORDS",
+    "PLAIN_WORD",
+    "STOP_WORDS",
+    "WORD",
+    "content_words",
+    "f1",
+    "is_content",
+    "normalize_tokens",
+    "sentences",
+    "strip_punctuation",
+    "token_f1",
+    "word_set",
+    "words",
+]
+
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+"""A run of letters or digits in any script, with one inner apostrophe kept (``don't``, ``l’eau``)."""
+
+PLAIN_WORD = re.compile(r"\w+")
+"""A run of word characters (letters, digits, underscore), apostrophes split."""
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The white-space separated words of ``text`` as a set: keeps long word lists readable.
+
+    Example:
+        >>> sorted(word_set("to be or not to be"))
+        ['be', 'not', 'or', 'to']
+    """
+    return frozenset(text.split())
+
+
+ARTICLES = word_set("a an the")
+
+FUNCTION_WORDS = ARTICLES | word_set("and or of to in on at is are was were it this that for with as by be")
+"""The most frequent English function words: enough to weigh sentences by what they are about."""
+
+STOP_WORDS = FUNCTION_WORDS | word_set(
+    """
+    but from been its these those there what which who when where why how do does did can could should
+    would may might must i you my your me we our they them their he she his her if so than too very just
+    also about into not no yes any some all each up out will shall
+    """
+)
+"""English stop words: function words, pronouns, auxiliaries and question words (lower-case)."""
+
+
+def words(text: str | None, *, pattern: re.Pattern[str] = WORD) -> list[str]:
+    """The words of ``text`` as ``pattern`` finds them, each lower-cased.
+
+    Args:
+        text: the text (None reads as empty).
+        pattern: what a word is; :data:`WORD` by default, :data:`PLAIN_WORD` for ``\\w+`` runs.
+
+    Example:
+        >>> words("Don't panic: 42 towels!")
+        ["don't", 'panic', '42', 'towels']
+    """
+    # Lower-case after matching: lower-casing first can split a letter into a letter and a combining
+    # mark (``İ``), which would change where words end.
+    return [w.lower() for w in pattern.findall(text or "")]
+
+
+def is_content(word: str, *, min_length: int = 2) -> bool:
+    """Whether a non-stop word carries content: ``min_length`` characters or more, or a number.
+
+    Example:
+        >>> [w for w in ["x", "7", "ox"] if is_content(w)]
+        ['7', 'ox']
+    """
+    return len(word) >= min_length or word.isdigit()
+
+
+def content_words(
+    text: str | None,
+    *,
+    stop: Collection[str] = STOP_WORDS,
+    pattern: re.Pattern[str] = WORD,
+    min_length: int = 2,
+) -> list[str]:
+    """The lower-cased words of ``text`` that are not stop words and carry content (:func:`is_content`).
+
+    Args:
+        text: the text (None reads as empty).
+        stop: the words to drop (lower-case).
+        pattern: what a word is (see :func:`words`).
+        min_length: shorter words are dropped, numbers excepted; 1 keeps every non-stop word.
+
+    Example:
+        >>> content_words("What is the capital of France?")
+        ['capital', 'france']
+    """
+    return [w for w in words(text, pattern=pattern) if w not in stop and is_content(w, min_length=min_length)]
+
+
+_SENTENCE_BREAKS: dict[tuple[bool, bool], re.Pattern[str]] = {
+    (False, False): re.compile(r"(?<=[.!?])\s+"),
+    (False, True): re.compile(r"(?<=[.!?])\s+(?=[A-Z])"),
+    (True, False): re.compile(r"(?<=[.!?])\s+|\n+"),
+    (True, True): re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n+"),
+}
+
+
+def sentences(text: str | None, *, lines: bool = False, capital: bool = False) -> list[str]:
+    """Split ``text`` into sentences at ``.``, ``!`` or ``?`` followed by white space; empty ones dropped.
+
+    Args:
+        text: the text (None reads as empty).
+        lines: line breaks end sentences too (list items, headings); otherwise white space, line breaks
+            included, is collapsed to single spaces first.
+        capital: a sentence ends only where the next one starts with a capital letter A-Z, which keeps
+            ``9 a.m. to 5 p.m.`` in one piece.
+
+    Example:
+        >>> sentences("Meals cost $40. Trips need approval.\\nAsk HR", lines=True)
+        ['Meals cost $40.', 'Trips need approval.', 'Ask HR']
+    """
+    text = text or ""
+    if not lines:
+        text = " ".join(text.split())
+    return [s.strip() for s in _SENTENCE_BREAKS[lines, capital].split(text) if s.strip()]
+
+
+# --------------------------------------------------------------------------------------------------
+# PartialMatch normalisation and token F1 (dataset spec)
+# --------------------------------------------------------------------------------------------------
+
+_ASCII_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def strip_punctuation(text: str) -> str:
+    """Remove ASCII punctuation and every Unicode punctuation character (category ``P*``).
+
+    Example:
+        >>> strip_punctuation("¿Qué? «Oui», it's.")
+        'Qué Oui its'
+    """
+    text = text.translate(_ASCII_PUNCT)
+    if text.isascii():  # the common case needs no per-character look-up
+        return text
+    return "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
+
+
+def normalize_tokens(text: str | None, *, case_sensitive: bool = False) -> list[str]:
+    """dataset spec normalisation: lower-case unless case-sensitive, punctuation and articles removed,
+    whitespace collapsed; returns the tokens.
+
+    Example:
+        >>> normalize_tokens("The unified API, endpoint!")
+        ['unified', 'api', 'endpoint']
+    """
+    text = text or ""
+    if not case_sensitive:
+        text = text.lower()
+    # Punctuation goes before splitting (so "end." and "end" are one token); articles are whole tokens.
+    return [t for t in strip_punctuation(text).split() if t.lower() not in ARTICLES]
+
+
+def f1(common: int, n_got: int, n_want: int) -> float:
+    """The F1 of ``common`` shared tokens between ``n_got`` produced and ``n_want`` expected ones; 0.0
+    when nothing is shared.
+
+    Example:
+        >>> f1(2, 2, 3)
+        0.8
+    """
+    if not common:
+        return 0.0
+    precision, recall = common / n_got, common / n_want
+    return 2 * precision * recall / (precision + recall)
+
+
+def token_f1(got: Sequence[str], want: Sequence[str]) -> float:
+    """Token-level F1 of two token lists, counting repeated tokens as often as both have them; 0.0 when
+    either is empty.
+
+    Example:
+        >>> token_f1(["a", "b", "b"], ["b", "b", "c"])
+        0.6666666666666666
+    """
+    if not got or not want:
+        return 0.0
+    return f1(sum((Counter(got) & Counter(want)).values()), len(got), len(want))

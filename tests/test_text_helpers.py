@@ -1,0 +1,109 @@
+"""The shared text helpers: the variants the heuristic judge, the demo agents and PartialMatch rely on."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+from evalnb._text import (
+    ARTICLES,
+    FUNCTION_WORDS,
+    PLAIN_WORD,
+    STOP_WORDS,
+    content_words,
+    f1,
+    normalize_tokens,
+    sentences,
+    strip_punctuation,
+    token_f1,
+    word_set,
+    words,
+)
+
+
+def test_words_keep_inner_apostrophes_and_any_script() -> None:
+    assert words("Don't panic: 42 towels!") == ["don't", "panic", "42", "towels"]
+    assert words("L’eau coûte 3 €, 日本 snake_case") == ["l’eau", "coûte", "3", "日本", "snake", "case"]
+    assert words(None) == [] and words("") == []
+    # Lower-cased after matching: "İ" stays one word with its letters instead of splitting at the dot.
+    assert words("İstanbul") == ["i̇stanbul"]
+
+
+def test_plain_words_split_apostrophes_and_keep_underscores() -> None:
+    assert words("don't snake_case", pattern=PLAIN_WORD) == ["don", "t", "snake_case"]
+
+
+def test_content_words_drop_stop_words_and_single_letters_but_not_numbers() -> None:
+    assert content_words("What is the capital of France?") == ["capital", "france"]
+    assert content_words("x y 7 ok") == ["7", "ok"]
+    assert content_words("x y 7 ok", min_length=1) == ["x", "y", "7", "ok"]
+    assert content_words("the summary is a list", stop=FUNCTION_WORDS) == ["summary", "list"]
+
+
+def test_stop_word_sets_nest() -> None:
+    assert ARTICLES < FUNCTION_WORDS < STOP_WORDS
+    assert all(w == w.lower() and w.strip() == w for w in STOP_WORDS)
+    assert {"what", "how", "you", "not"} <= STOP_WORDS and "capital" not in STOP_WORDS
+    assert word_set(" a\nb  a ") == frozenset({"a", "b"})
+
+
+def test_sentences_variants() -> None:
+    text = "Open 9 a.m. to 5 p.m. daily.  Ask HR!\n- bring a badge\nWhy? Because."
+    assert sentences(text) == [
+        "Open 9 a.m.",
+        "to 5 p.m.",
+        "daily.",
+        "Ask HR!",
+        "- bring a badge Why?",
+        "Because.",
+    ]
+    # Only a capital letter starts a sentence: "a.m. to" and "! - bring" do not.
+    assert sentences(text, capital=True) == [
+        "Open 9 a.m. to 5 p.m. daily.",
+        "Ask HR! - bring a badge Why?",
+        "Because.",
+    ]
+    assert sentences(text, lines=True) == [
+        "Open 9 a.m.",
+        "to 5 p.m.",
+        "daily.",
+        "Ask HR!",
+        "- bring a badge",
+        "Why?",
+        "Because.",
+    ]
+    assert sentences("  \n ") == [] and sentences(None) == []
+
+
+def test_partial_match_normalisation() -> None:
+    assert normalize_tokens("The  cat, an   owl & a DOG!") == ["cat", "owl", "dog"]
+    assert normalize_tokens("The Cat", case_sensitive=True) == ["Cat"]  # articles go in any case
+    assert strip_punctuation("¿Qué? «Oui», it's.") == "Qué Oui its"
+
+
+def test_f1_counts_repeats_once_per_side() -> None:
+    assert token_f1(["a", "b", "b"], ["b", "b", "c"]) == f1(2, 3, 3) == 2 / 3
+    assert token_f1([], ["a"]) == 0.0 and token_f1(["a"], []) == 0.0
+    assert f1(0, 3, 4) == 0.0
+    assert token_f1(["meal", "allowance"], ["daily", "meal", "allowance"]) == 0.8
+
+
+def test_users_build_their_stop_words_on_the_shared_ones() -> None:
+    from evalnb.demo import kb, task_agent  # noqa: F401 - the modules must import with the helpers
+    from evalnb.judges import heuristic
+
+    assert STOP_WORDS < heuristic._STOP and STOP_WORDS < kb._STOP
+    assert {"please", "explain", "que"} <= heuristic._STOP and {"okay", "per"} <= kb._STOP
+
+
+def test_the_helpers_import_only_the_standard_library() -> None:
+    # Checks import them on every turn: beyond what `import evalnb` loads, only the stdlib may come in.
+    code = (
+        "import sys, evalnb; before = set(sys.modules); import evalnb._text; "
+        "print(sorted(m for m in set(sys.modules) - before if not m.startswith('evalnb')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    new = ast.literal_eval(out)
+    third_party = [m for m in new if m.split(".")[0] not in sys.stdlib_module_names]
+    assert third_party == [], third_party
