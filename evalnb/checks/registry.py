@@ -180,6 +180,8 @@ async def call_user(name: str, turn: Turn, response: Response, options: dict[str
 
 
 _loaded = False
+_BUILTIN_MODULES = ("text", "process", "cube", "rows", "judged")
+"""The modules under ``evalnb.checks`` whose import registers the built-in checks."""
 
 
 def _load_builtins() -> None:
@@ -187,12 +189,10 @@ def _load_builtins() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
     import importlib
 
-    for mod in ("text", "process", "cube", "rows", "judged"):
-        try:
-            importlib.import_module(f"evalnb.checks.{mod}")
-        except ModuleNotFoundError as exc:  # a module not written yet must not hide others
-            if exc.name != f"evalnb.checks.{mod}":
-                raise
+    # Every one exists: a failing import is a broken install and must surface, not leave checks unknown.
+    # Marked loaded only afterwards, so a later call raises the same error again instead of a KeyError.
+    for mod in _BUILTIN_MODULES:
+        importlib.import_module(f"evalnb.checks.{mod}")
+    _loaded = True
