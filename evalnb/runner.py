@@ -52,7 +52,8 @@ RETRY_BACKOFF = 0.5
 """Seconds before the first retry; doubles on each further retry, with +-50% jitter, capped at RETRY_MAX."""
 RETRY_MAX = 20.0
 
-CaseCallback = Callable[[str, list[dict[str, Any]], list[dict[str, Any]]], Any]
+CaseCallback = Callable[..., Any]
+"""``(case_id, runs_rows, score_rows)``, or with a fourth positional ``mismatch_rows`` when it accepts one."""
 
 if sys.version_info >= (3, 11):
     _timeout_cm = asyncio.timeout
@@ -81,6 +82,7 @@ def run(
     store: Any = None,
     version: str | None = None,
     resume: str | None = None,
+    preflight: bool = True,
 ) -> Result:
     """Run ``suite`` against ``agent`` and return a :class:`~evalnb.results.Result`.
 
@@ -103,9 +105,13 @@ def run(
         store: an ``evalnb.Store`` (or a path/URL for one) to save the result into.
         version: the version label to save under; each case is written as soon as all its runs finish.
         resume: the run id of an interrupted stored run to continue: only cases not stored yet run.
+        preflight: before any case runs (and before a store writes anything), check once per agent and for the
+            judge that they can be reached: an OpenAI-compatible or HTTP endpoint accepts a connection, a
+            command's program exists, a replay cassette is readable. ``False`` skips these checks.
 
     Raises:
-        ConfigError: when the run cannot start (unknown agent id, missing data source, bad option).
+        ConfigError: when the run cannot start (unknown agent id, missing data source, bad option, an agent
+            or judge that cannot be reached at start-up).
 
     Example:
         >>> result = evalnb.run(suite, lambda prompt: "Paris", runs=1, progress=False)
@@ -125,6 +131,7 @@ def run(
         store=store,
         version=version,
         resume=resume,
+        preflight=preflight,
     )
     try:
         asyncio.get_running_loop()
@@ -151,12 +158,14 @@ async def run_async(
     store: Any = None,
     version: str | None = None,
     resume: str | None = None,
+    preflight: bool = True,
     _on_case: CaseCallback | None = None,
 ) -> Result:
     """The async form of :func:`run` (same arguments).
 
-    ``_on_case(case_id, runs_rows, score_rows)`` (private) is called, and awaited if it returns an awaitable,
-    when every run of a case has finished; a store uses it to persist cases as they complete.
+    ``_on_case(case_id, runs_rows, score_rows[, mismatch_rows])`` (private) is called, and awaited if it
+    returns an awaitable, when every run of a case has finished; a store uses it to persist cases as they
+    complete (the mismatch rows are passed when the callback takes a fourth argument).
 
     Example:
         >>> result = await evalnb.run_async(suite, my_async_agent, concurrency=32)
@@ -165,10 +174,18 @@ async def run_async(
         # A stored run writes each finished case as it completes (and can resume); see evalnb.store.
         from evalnb.store import run_stored
 
+        if preflight:
+            # api contract: an unreachable agent or judge stops the run before the store writes a run row.
+            agents = (
+                [_build(v, f"agent {k!r}") for k, v in agent.items()]
+                if _is_mapping_of_agents(agent)
+                else [_build(agent, "agent")]
+            )
+            await _preflight(agents, _as_judge(judge, cache))
         return await run_stored(
             run_async, suite, agent, store=store, version=version, resume=resume, judge=judge, data=data,
             runs=runs, concurrency=concurrency, timeout=timeout, retries=retries, cache=cache,
-            progress=progress, workdir=workdir,
+            progress=progress, workdir=workdir, preflight=False,
         )  # fmt: skip
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat()
@@ -176,6 +193,8 @@ async def run_async(
     _check_options(runs=runs, concurrency=concurrency, timeout=timeout, retries=retries)
     routes, names = _route(the_suite, agent)
     the_judge = _as_judge(judge, cache)
+    if preflight:
+        await _preflight(list(routes.values()), the_judge)
     source = _open_data(the_suite, data)
 
     plan = [(case, r) for case in the_suite.cases for r in range(case.runs if runs is None else runs)]
@@ -349,6 +368,45 @@ def _as_judge(judge: Any, cache: Any) -> Any:
     return as_judge(judge, cache=cache)
 
 
+async def _preflight(agents: list[Any], judge: Any) -> None:
+    """Run the ``preflight()`` of each distinct agent and of the judge, concurrently, before any case runs.
+
+    api contract: an agent or judge that cannot be reached at start-up is a run that could not start (exit 2),
+    not a column of degraded rows. Agents and judges without ``preflight`` (plain callables, the heuristic
+    judge) have nothing to check. Every failure is reported, not only the first.
+    """
+    checks: list[tuple[str, Any]] = []
+    seen: set[int] = set()
+    for label, obj in [("agent", a) for a in agents] + ([("judge", judge)] if judge is not None else []):
+        check = getattr(obj, "preflight", None)
+        if id(obj) in seen or check is None or not callable(check):
+            continue
+        seen.add(id(obj))
+        checks.append((f"{label} {_agent_name(obj)}", check))
+    if not checks:
+        return
+    outcomes = await asyncio.gather(*(_await_check(check) for _, check in checks), return_exceptions=True)
+    problems: list[ConfigError] = []
+    for (label, _), out in zip(checks, outcomes, strict=True):
+        if isinstance(out, ConfigError):
+            problems.append(out)
+        elif isinstance(out, Exception):
+            problems.append(ConfigError(f"{label} failed its start-up check: {type(out).__name__}: {out}"))
+        elif isinstance(out, BaseException):
+            raise out  # cancellation, Ctrl-C
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        lines = "\n".join(f"- {p.message}" for p in problems)
+        raise ConfigError(f"the run cannot start:\n{lines}", code=problems[0].code)
+
+
+async def _await_check(check: Any) -> None:
+    out = check()
+    if inspect.isawaitable(out):
+        await out
+
+
 def _needs_data(suite: Suite) -> bool:
     return any(
         isinstance(spec, RowsCheck) and spec.reference_query is not None
@@ -471,7 +529,7 @@ class _State:
         self._bases: dict[str, dict[str, Any]] = {}
         self._options: dict[int, str] = {}
         self._made = 0
-        self._by_case: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        self._by_case: dict[str, tuple[list[dict[str, Any]], ...]] = {}
 
     # -- working directories -------------------------------------------------------------------------
 
@@ -627,13 +685,17 @@ class _State:
         if self.bar is not None:
             self.bar.update(1)
         if self.on_case is not None:
-            acc = self._by_case.setdefault(case.id, ([], []))
+            acc = self._by_case.setdefault(case.id, ([], [], []))
             acc[0].extend(run_rows)
             acc[1].extend(score_rows)
+            acc[2].extend(mismatch_rows)
             self.remaining[case.id] -= 1
             if self.remaining[case.id] == 0:
-                rr, ss = self._by_case.pop(case.id)
-                out = self.on_case(case.id, _public(rr), _public(ss))
+                rr, ss, mm = self._by_case.pop(case.id)
+                args = [case.id, _public(rr), _public(ss)]
+                if _positional_arity(self.on_case) >= 4:
+                    args.append(_public(mm))  # the store keeps a case's mismatch rows with the case
+                out = self.on_case(*args)
                 if inspect.isawaitable(out):
                     # Awaited in place: a store write finishes before this slot takes the next case run.
                     await out
@@ -823,6 +885,17 @@ class _State:
                 }
             )
         return rows
+
+
+def _positional_arity(fn: Callable[..., Any]) -> int:
+    """How many positional arguments ``fn`` takes (``*args`` counts as many)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return 3
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 1_000
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
 def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

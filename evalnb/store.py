@@ -15,7 +15,12 @@ URL works (``postgresql+psycopg://...`` for a team). Tables::
 The schema is versioned (``SCHEMA_VERSION``); opening an older database runs the missing migrations in one
 transaction. SQLite runs in WAL mode with a busy timeout, transactions take the write lock up front
 (``BEGIN IMMEDIATE``) and a write retries while the database is locked, so two processes saving at once both
-succeed.
+succeed. On PostgreSQL migrations hold an advisory lock, a suite definition is inserted with
+``ON CONFLICT DO NOTHING`` and a write retries on deadlocks and serialisation failures; the SQL is otherwise
+the same for both (no PRAGMAs outside the SQLite connect hook, text columns without a length limit).
+
+Rows are written with the driver's ``executemany`` on plain tuples built column by column from the frames
+(one transaction per save): SQLAlchemy's per-row parameter processing was most of the save time.
 
 ``evalnb.run(..., store=store, version=...)`` writes each case as soon as all its runs have finished, so a
 crash loses nothing that finished; ``evalnb.run(..., store=store, resume=run_id)`` (``evalnb run --resume``)
@@ -56,7 +61,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_PATH", "SCHEMA_VERSION", "RunWriter", "Store"]
 
 DEFAULT_PATH = Path(".evals") / "evalnb.db"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _T = TypeVar("_T")
 
 # result frame column -> stored in a typed column. Columns a frame has beyond these go to ``extra`` (JSON).
@@ -128,8 +133,16 @@ def _now() -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def _column(name: str) -> Any:
-    from sqlalchemy import Boolean, Column, Float, Integer, String, Text
+def _label(version: int) -> Any:
+    """The type of names and labels: ``VARCHAR(500)`` before schema 3, unbounded ``TEXT`` from schema 3 on
+    (SQLite ignores the length; PostgreSQL enforced it and refused long case names, agents or answers)."""
+    from sqlalchemy import String, Text
+
+    return String(500) if version < 3 else Text()
+
+
+def _column(name: str, version: int = SCHEMA_VERSION) -> Any:
+    from sqlalchemy import Boolean, Column, Float, Integer, Text
 
     if name in _INTS:
         return Column(name, Integer)
@@ -139,11 +152,11 @@ def _column(name: str) -> Any:
         return Column(name, Boolean)
     if name in _TEXTS:
         return Column(name, Text)
-    return Column(name, String(500))
+    return Column(name, _label(version))
 
 
 def _tables(version: int) -> tuple[MetaData, dict[str, Table]]:
-    """The table definitions as they are at schema ``version`` (1 or 2)."""
+    """The table definitions as they are at schema ``version`` (1, 2 or 3)."""
     from sqlalchemy import (
         Column,
         Float,
@@ -164,7 +177,7 @@ def _tables(version: int) -> tuple[MetaData, dict[str, Table]]:
         "suites",
         md,
         Column("id", Integer, primary_key=True, autoincrement=True),
-        Column("name", String(500), nullable=False),
+        Column("name", _label(version), nullable=False),
         Column("format", String(50)),
         Column("content_hash", String(64), nullable=False),
         Column("definition", Text),
@@ -187,11 +200,11 @@ def _tables(version: int) -> tuple[MetaData, dict[str, Table]]:
         Column("id", Integer, primary_key=True, autoincrement=True),
         Column("run_id", String(40), nullable=False, unique=True),
         Column("suite_id", Integer, ForeignKey("suites.id"), nullable=False),
-        Column("suite", String(500), nullable=False, index=True),
-        Column("version", String(500), index=True),
-        Column("agent", String(500)),
-        Column("model", String(500)),
-        Column("judge", String(500)),
+        Column("suite", _label(version), nullable=False, index=True),
+        Column("version", _label(version), index=True),
+        Column("agent", _label(version)),
+        Column("model", _label(version)),
+        Column("judge", _label(version)),
         Column("checks", Text),
         Column("options", Text),
         Column("meta", Text),
@@ -210,7 +223,7 @@ def _tables(version: int) -> tuple[MetaData, dict[str, Table]]:
         md,
         Column("run_pk", Integer, fk, nullable=False, index=True),
         Column("seq", Integer),
-        *[_column(c) for c in run_cols],
+        *[_column(c, version) for c in run_cols],
         Column("extra", Text),
     )
     t["scores"] = Table(
@@ -218,16 +231,17 @@ def _tables(version: int) -> tuple[MetaData, dict[str, Table]]:
         md,
         Column("run_pk", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
         Column("seq", Integer),
-        *[_column(c) for c in score_cols],
+        *[_column(c, version) for c in score_cols],
         Column("extra", Text),
     )
-    Index("ix_scores_run", t["scores"].c.run_pk)
+    if version < 3:
+        Index("ix_scores_run", t["scores"].c.run_pk)
     t["mismatches"] = Table(
         "mismatches",
         md,
         Column("run_pk", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
         Column("seq", Integer),
-        *[_column(c) for c in _MISMATCH_COLS],
+        *[_column(c, version) for c in _MISMATCH_COLS],
         Column("extra", Text),
     )
     if version >= 2:
@@ -236,7 +250,7 @@ def _tables(version: int) -> tuple[MetaData, dict[str, Table]]:
             "run_check_stats",
             md,
             Column("run_pk", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-            Column("check_id", String(500), primary_key=True),
+            Column("check_id", _label(version), primary_key=True),
             # value: per case i, n_i scored rows with sum s_i -> cluster-robust variance of the mean
             Column("cases", Integer),
             Column("n", Integer),
@@ -289,7 +303,29 @@ def _migration_2(conn: Connection) -> None:
         _refresh_stats(conn, int(pk))
 
 
-_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migration_1, 2: _migration_2}
+def _migration_3(conn: Connection) -> None:
+    """Schema 3: names and labels become unbounded text (``VARCHAR(500)`` -> ``TEXT``); the scores index on
+    ``run_pk`` alone goes (``ix_scores_run_check`` starts with ``run_pk``, and every index slows a save).
+
+    SQLite never enforced the length, so there is nothing to change there; PostgreSQL rewrites the columns.
+    """
+    from sqlalchemy import String, Text, inspect
+
+    conn.exec_driver_sql("DROP INDEX IF EXISTS ix_scores_run")
+    if conn.dialect.name == "sqlite":
+        return
+    quote = conn.dialect.identifier_preparer.quote_identifier
+    insp = inspect(conn)
+    for table in ("suites", "runs", "run_rows", "scores", "mismatches", "run_check_stats"):
+        for col in insp.get_columns(table):
+            kind = col["type"]
+            if isinstance(kind, String) and not isinstance(kind, Text) and kind.length == 500:
+                conn.exec_driver_sql(
+                    f"ALTER TABLE {quote(table)} ALTER COLUMN {quote(col['name'])} TYPE TEXT"
+                )
+
+
+_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migration_1, 2: _migration_2, 3: _migration_3}
 
 
 def _schema_version(conn: Connection) -> int:
@@ -306,6 +342,10 @@ def _migrate(engine: Engine, *, target: int = SCHEMA_VERSION) -> int:
     from sqlalchemy import text
 
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            # Two processes opening a new database at once: one creates the tables, the other waits and then
+            # sees them (SQLite gets the same from BEGIN IMMEDIATE). Released when the transaction ends.
+            conn.exec_driver_sql("SELECT pg_advisory_xact_lock(72310512)")
         current = _schema_version(conn)
         if current > SCHEMA_VERSION:
             raise StoreError(
@@ -381,39 +421,78 @@ def _py(values: Iterable[Any]) -> list[Any]:
     return out
 
 
-def _records(frame: pd.DataFrame, columns: list[str], *, run_pk: int, seq0: int = 0) -> list[dict[str, Any]]:
-    """Frame -> insert parameters: typed columns, plus any other column as JSON in ``extra``."""
+def _values(col: pd.Series) -> list[Any]:
+    """One frame column as plain python values (NA -> None), converted by numpy/pandas in one go."""
+    if col.dtype == object:
+        return _py(col.tolist())  # mixed objects: numpy scalars and NaN need a look each
+    values: list[Any] = col.to_numpy(dtype=object, na_value=None).tolist()
+    return values
+
+
+_Rows = tuple[list[str], list[tuple[Any, ...]]]
+
+
+def _frame_rows(frame: pd.DataFrame, columns: list[str], *, run_pk: int, seq0: int = 0) -> _Rows:
+    """Frame -> (column names, row tuples): typed columns, plus any other column as JSON in ``extra``.
+
+    Built column by column (a frame column converts to python values in one call), then zipped into tuples;
+    columns the frame lacks are left out so the database fills them with NULL.
+    """
     n = len(frame)
-    data: dict[str, list[Any]] = {"run_pk": [run_pk] * n, "seq": list(range(seq0, seq0 + n))}
+    names = ["run_pk", "seq"]
+    data: list[list[Any]] = [[run_pk] * n, list(range(seq0, seq0 + n))]
     for c in columns:
         if c in frame.columns:
-            col = frame[c]
-            data[c] = _py(col.astype(object).tolist()) if col.dtype != "float64" else _py(col.tolist())
-        else:
-            data[c] = [None] * n
+            names.append(c)
+            data.append(_values(frame[c]))
     extra_cols = [c for c in frame.columns if c not in columns and c != "suite"]
     if extra_cols:
-        ex = {c: _py(frame[c].astype(object).tolist()) for c in extra_cols}
-        data["extra"] = [json.dumps({c: ex[c][i] for c in extra_cols}, default=str) for i in range(n)]
-    else:
-        data["extra"] = [None] * n
-    keys = list(data)
-    return [dict(zip(keys, vals, strict=False)) for vals in zip(*data.values(), strict=False)]
+        ex = [_values(frame[c]) for c in extra_cols]
+        names.append("extra")
+        data.append(
+            [
+                json.dumps(dict(zip(extra_cols, vals, strict=True)), default=str)
+                for vals in zip(*ex, strict=True)
+            ]
+        )
+    return names, list(zip(*data, strict=True))
 
 
-def _dict_records(
-    rows: list[dict[str, Any]], columns: list[str], *, run_pk: int, seq0: int
-) -> list[dict[str, Any]]:
-    """Runner row dicts -> insert parameters (the incremental path; keys beyond ``columns`` go to extra)."""
-    out: list[Any] = []
+def _dict_rows(rows: list[dict[str, Any]], columns: list[str], *, run_pk: int, seq0: int) -> _Rows:
+    """Runner row dicts -> (column names, row tuples) (the incremental path; other keys go to ``extra``)."""
+    out: list[tuple[Any, ...]] = []
     for i, r in enumerate(rows):
-        rec: dict[str, Any] = {"run_pk": run_pk, "seq": seq0 + i}
-        for c in columns:
-            rec[c] = _py([r.get(c)])[0]
         extra = {k: v for k, v in r.items() if k not in columns and k != "suite" and not k.startswith("_")}
-        rec["extra"] = json.dumps(extra, default=str) if extra else None
-        out.append(rec)
-    return out
+        out.append(
+            (
+                run_pk,
+                seq0 + i,
+                *_py([r.get(c) for c in columns]),
+                json.dumps(extra, default=str) if extra else None,
+            )
+        )
+    return ["run_pk", "seq", *columns, "extra"], out
+
+
+def _insert_many(conn: Connection, table: Table, rows: _Rows) -> None:
+    """``INSERT`` many row tuples with the driver's ``executemany`` (no per-row SQLAlchemy processing).
+
+    The values are already plain python (bool, int, float, str, None), which both sqlite3 and psycopg adapt
+    themselves; drivers with another parameter style go through Core's insert with dicts.
+    """
+    names, tuples = rows
+    if not tuples:
+        return
+    mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
+    if mark is None:
+        conn.execute(table.insert(), [dict(zip(names, r, strict=True)) for r in tuples])
+        return
+    quote = conn.dialect.identifier_preparer.quote_identifier  # quoted always: "check" is a keyword
+    sql = (
+        f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in names)}) "
+        f"VALUES ({', '.join([mark] * len(names))})"
+    )
+    conn.exec_driver_sql(sql, tuples)
 
 
 def _git_commit(where: Path) -> str | None:
@@ -523,7 +602,9 @@ class Store:
                 return fn()
             except OperationalError as exc:
                 msg = str(exc).lower()
-                if not ("locked" in msg or "busy" in msg) or time.monotonic() > deadline:
+                # SQLite: "database is locked" / "busy"; PostgreSQL: deadlocks and serialisation failures.
+                transient = any(w in msg for w in ("locked", "busy", "deadlock", "could not serialize"))
+                if not transient or time.monotonic() > deadline:
                     raise StoreError(f"the store could not write: {exc.orig}", code="STORE_BUSY") from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
@@ -535,18 +616,26 @@ class Store:
 
         t = self._t["suites"]
         h = suite.content_hash()
-        row = conn.execute(select(t.c.id).where(t.c.name == suite.name, t.c.content_hash == h)).fetchone()
+        where = select(t.c.id).where(t.c.name == suite.name, t.c.content_hash == h)
+        row = conn.execute(where).fetchone()
         if row:
             return int(row[0])
-        res = conn.execute(
-            t.insert().values(
-                name=suite.name,
-                format=suite.format,
-                content_hash=h,
-                definition=suite.model_dump_json(),
-                created_at=_now(),
-            )
-        )
+        values = {
+            "name": suite.name,
+            "format": suite.format,
+            "content_hash": h,
+            "definition": suite.model_dump_json(),
+            "created_at": _now(),
+        }
+        if conn.dialect.name in ("sqlite", "postgresql"):
+            # Another process may insert the same suite meanwhile (PostgreSQL does not serialise writers as
+            # SQLite's BEGIN IMMEDIATE does): insert unless present, then read the id whoever inserted it.
+            from sqlalchemy.dialects import postgresql, sqlite
+
+            dml = sqlite if conn.dialect.name == "sqlite" else postgresql
+            conn.execute(dml.insert(t).values(**values).on_conflict_do_nothing())
+            return int(conn.execute(where).scalar_one())
+        res = conn.execute(t.insert().values(**values))
         return int(res.inserted_primary_key[0])  # type: ignore[index]
 
     def _insert_run(
@@ -593,7 +682,7 @@ class Store:
             ("mismatches", result.mismatches, _MISMATCH_COLS),
         ):
             if len(frame):
-                conn.execute(t[name].insert(), _records(frame, cols, run_pk=run_pk))
+                _insert_many(conn, t[name], _frame_rows(frame, cols, run_pk=run_pk))
 
     @staticmethod
     def _dtypes(result: Result) -> dict[str, dict[str, str]]:
@@ -750,7 +839,10 @@ class Store:
         t = self._t[name]
         q = select(*[t.c[c] for c in cols], t.c.extra).where(t.c.run_pk == pk).order_by(t.c.seq)
         rows = conn.execute(q).fetchall()
-        frame = pd.DataFrame([tuple(x) for x in rows], columns=[*cols, "extra"])
+        names = [*cols, "extra"]
+        # Column-wise: one transpose, then each column converts once (row-wise construction was slower).
+        columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+        frame = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in zip(names, columns, strict=True)})
         extras = frame.pop("extra")
         if extras.notna().any():
             parsed = [json.loads(x) if isinstance(x, str) else {} for x in extras]
@@ -964,24 +1056,29 @@ class RunWriter:
         self.version = version
         self._seq = 0
 
-    def on_case(self, case_id: str, run_rows: list[dict[str, Any]], score_rows: list[dict[str, Any]]) -> None:
-        """Persist every run of one finished case in one transaction (the runner's per-case hook)."""
+    def on_case(
+        self,
+        case_id: str,
+        run_rows: list[dict[str, Any]],
+        score_rows: list[dict[str, Any]],
+        mismatch_rows: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Persist every run of one finished case, with its row mismatches, in one transaction (the runner's
+        per-case hook): a crash after this keeps the case whole."""
         t = self.store._t
+        mismatch_rows = mismatch_rows or []
         seq0 = self._seq
-        self._seq += len(run_rows) + len(score_rows)
+        self._seq += len(run_rows) + len(score_rows) + len(mismatch_rows)
 
         def tx() -> None:
             with self.store.engine.begin() as conn:
-                if run_rows:
-                    conn.execute(
-                        t["run_rows"].insert(),
-                        _dict_records(run_rows, _RUN_COLS, run_pk=self.run_pk, seq0=seq0),
-                    )
-                if score_rows:
-                    conn.execute(
-                        t["scores"].insert(),
-                        _dict_records(score_rows, _SCORE_COLS, run_pk=self.run_pk, seq0=seq0),
-                    )
+                for name, rows, cols in (
+                    ("run_rows", run_rows, _RUN_COLS),
+                    ("scores", score_rows, _SCORE_COLS),
+                    ("mismatches", mismatch_rows, _MISMATCH_COLS),
+                ):
+                    if rows:
+                        _insert_many(conn, t[name], _dict_rows(rows, cols, run_pk=self.run_pk, seq0=seq0))
 
         self.store._retry(tx)
 

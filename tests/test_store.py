@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SUITE_CODE = textwrap.dedent(
     """
-    from evalnb.suite import Case, ExactMatchCheck, RegexCheck, Suite, Turn
+    from evalnb.suite import Case, ExactMatchCheck, RegexCheck, RowsCheck, Suite, Turn
 
     def make_suite(n=12, runs=2):
         cases = [
@@ -35,11 +35,25 @@ SUITE_CODE = textwrap.dedent(
             for i in range(n)
         ]
         return Suite(name="store-suite", format="tasks-toml", cases=cases)
+
+    def rows_suite(n=40):
+        # A cube-style suite: each case expects one row; rows_agent gets the odd cases' value wrong.
+        cases = [
+            Case(id=f"c{i}", name=f"case {i}", runs=1,
+                 turns=[Turn(prompt=f"q{i}", checks=[RowsCheck(expected=[{"k": i, "v": 1}])])])
+            for i in range(n)
+        ]
+        return Suite(name="rows-crash", format="cube-yaml", cases=cases)
+
+    def rows_agent(prompt):
+        i = int(prompt[1:])
+        return {"text": "rows", "rows": [{"k": i, "v": 1 if i % 2 == 0 else 2}]}
     """
 )
 _ns: dict = {}
 exec(SUITE_CODE, _ns)
 make_suite = _ns["make_suite"]
+rows_agent = _ns["rows_agent"]
 
 
 def _env() -> dict[str, str]:
@@ -142,9 +156,9 @@ CRASH_SCRIPT = SUITE_CODE + textwrap.dedent(
     def agent(prompt):
         log.write(prompt + "\\n"); log.flush()
         time.sleep(0.03)
-        return "yes"
+        return rows_agent(prompt)
 
-    evalnb.run(make_suite(40, 1), agent, store=evalnb.Store(sys.argv[1]), version="v-crash",
+    evalnb.run(rows_suite(40), agent, store=evalnb.Store(sys.argv[1]), version="v-crash",
                concurrency=2, progress=False)
     """
 )
@@ -177,22 +191,31 @@ def test_crash_then_resume_keeps_finished_and_repeats_none(tmp_path: Path) -> No
     before = store.load(run_id)
     kept = set(before.runs["case_id"])
     assert len(kept) >= 6 and len(kept) < 40  # everything finished is there, nothing more
-    assert (before.runs["status"] == "passed").all()
+    status = before.runs.set_index("case_id")["status"]
+    assert all(status[c] == ("passed" if int(c[1:]) % 2 == 0 else "failed") for c in kept)
+    # the finished cases' row mismatches were written with them: one per odd case, on the value column
+    odd_kept = sorted((c for c in kept if int(c[1:]) % 2), key=lambda c: int(c[1:]))
+    assert len(odd_kept) >= 3
+    m = before.mismatches
+    assert sorted(m["case_id"], key=lambda c: int(c[1:])) == odd_kept
+    assert set(m["key"]) == {"v"}
+    assert (m["expected"].astype(float) == 1).all() and (m["actual"].astype(float) == 2).all()
 
     called: list[str] = []
 
-    def agent(prompt: str) -> str:
+    def agent(prompt: str) -> dict:
         called.append(prompt)
-        return "yes"
+        return rows_agent(prompt)
 
     result = evalnb.run(None, agent, store=store, resume=run_id, progress=False)
     assert not {f"q{c[1:]}" for c in kept} & set(called)  # none repeated
     assert len(called) == 40 - len(kept)
     assert result.runs["case_id"].tolist() == [f"c{i}" for i in range(40)]  # each case exactly once, in order
+    assert result.mismatches["case_id"].tolist() == [f"c{i}" for i in range(1, 40, 2)]  # kept and new, once
     assert result.meta["run_id"] == run_id
     assert store.runs()["status"].tolist() == ["complete"]
     _assert_same(result, store.load(run_id))
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the odd cases fail their rows check
 
 
 WRITER_SCRIPT = SUITE_CODE + textwrap.dedent(
@@ -269,8 +292,8 @@ def test_migration_from_schema_version_1(tmp_path: Path) -> None:
         assert "cost" not in cols
         assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("1",)
 
-    store = Store(db)  # opening migrates 1 -> 2 and backfills the per-check statistics
-    assert store.schema_version == 2
+    store = Store(db)  # opening migrates 1 -> 3 and backfills the per-check statistics
+    assert store.schema_version == SCHEMA_VERSION == 3
     with sqlite3.connect(db) as con:
         assert "cost" in {r[1] for r in con.execute("PRAGMA table_info(scores)")}
     loaded = store.load("v0")
