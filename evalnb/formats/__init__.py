@@ -44,7 +44,9 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
         The loaded :class:`~evalnb.suite.Suite`.
 
     Raises:
-        SuiteError: for any problem with the input, with ``.code``, ``.location`` and ``.path``.
+        SuiteError: for any problem with the input, with ``.code``, ``.location`` and ``.path``. A document
+            with several problems raises the first (in document order) with all of them in ``.errors``;
+            a syntax error (``MALFORMED_*``) is reported alone.
 
     Example:
         >>> suite = evalnb.load("data/suites/tasks.toml")
@@ -66,8 +68,10 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
             fmt = _sniff(text)
         return _load_text(text, fmt, path)
     except SuiteError as exc:
-        if path is not None and exc.path is None:
-            exc.path = str(path)
+        if path is not None:
+            for err in exc.errors:
+                if err.path is None:
+                    err.path = str(path)
         raise
     except RecursionError:
         raise SuiteError("INVALID_VALUE", "the document is nested too deeply", path=_str(path)) from None
@@ -234,7 +238,8 @@ def upgrade(path: str | os.PathLike[str]) -> Path | None:
         dataset_json.load_data(data, name=_stem(target))  # never upgrade what would not load
         new = dataset_json.to_versioned(data)
     except SuiteError as exc:
-        exc.path = str(target)
+        for err in exc.errors:
+            err.path = str(target)
         raise
     if new is None:
         return None

@@ -27,7 +27,16 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema
 
 from evalnb.checks import registry
-from evalnb.formats._common import Edge, Loc, NonBlank, custom_error, fail, nearest, type_name, validate
+from evalnb.formats._common import (
+    Edge,
+    Loc,
+    NonBlank,
+    Problems,
+    custom_error,
+    fail,
+    nearest,
+    type_name,
+)
 from evalnb.suite import (
     JUDGED_METRICS,
     Case,
@@ -345,19 +354,23 @@ def parse(text: str) -> Any:
 # ------------------------------------------------------------------------------------------------------
 
 
-def _evaluator(name: str, options: Any, loc: Loc) -> CheckSpec:
-    """One evaluator entry -> its check spec with final option values."""
+def _evaluator(name: str, options: Any, loc: Loc, problems: Problems) -> CheckSpec | None:
+    """One evaluator entry -> its check spec with final option values; None after recording what is wrong."""
     if not _EVALUATOR_NAME.match(name):
-        fail("INVALID_VALUE", f"evaluator name {name!r} must be an identifier (letters, digits, _)", loc)
+        problems.add(
+            "INVALID_VALUE", f"evaluator name {name!r} must be an identifier (letters, digits, _)", loc
+        )
+        return None
     if not isinstance(options, Mapping):
-        fail(
+        problems.add(
             "TYPE_MISMATCH",
             f"options of {name!r} must be an object ({{}} for defaults), got {type_name(options)}",
             loc,
         )
+        return None
     model = _OPTIONS.get(name)
     if model is not None:
-        o = validate(model, options, prefix=loc)
+        o = problems.validate(model, options, prefix=loc)
         if isinstance(o, LlmEvaluatorOptions):
             return JudgedMetricCheck(type=name, threshold=int(o.threshold))  # type: ignore[arg-type]
         if isinstance(o, CitationsOptions):
@@ -371,19 +384,21 @@ def _evaluator(name: str, options: Any, loc: Loc) -> CheckSpec:
         if isinstance(o, RetrievalResultOptions):
             if o.expected_items is None and o.min_expected_count is None:
                 # published schema: at least one of expected_items and min_expected_count.
-                fail(
+                problems.add(
                     "MISSING_FIELD",
                     "RetrievalResult needs 'expected_items' or 'min_expected_count'",
                     (*loc, "expected_items"),
                 )
+                return None
             return RetrievalResultCheck(settings=o.model_dump(exclude_none=True))
+        return None  # the options did not validate; validation recorded why
     # dataset spec: any other name is a check the user registered (evalnb.checks.register).
     fn = registry.get_user(name)
     if fn is None:
         known = registry.known()
         hint = nearest(name, [*BUILTIN_EVALUATORS, *known])
         listing = ", ".join([*BUILTIN_EVALUATORS, *known])
-        fail(
+        problems.add(
             "UNKNOWN_FIELD",
             f"unknown evaluator {name!r}"
             + (f"; did you mean {hint!r}?" if hint else "")
@@ -391,23 +406,19 @@ def _evaluator(name: str, options: Any, loc: Loc) -> CheckSpec:
             loc,
             suggestion=hint,
         )
+        return None
     allowed = _keyword_options(fn)
-    if allowed is not None:
-        for key in options:
-            if key not in allowed:
-                hint = nearest(key, allowed)
-                fail(
-                    "UNKNOWN_FIELD",
-                    f"check {name!r} takes no option {key!r}"
-                    + (
-                        f"; did you mean {hint!r}?"
-                        if hint
-                        else f" (it takes: {', '.join(allowed) or 'none'})"
-                    ),
-                    (*loc, key),
-                    suggestion=hint,
-                )
-    return CustomCheck(check=name, settings=dict(options))
+    unknown = [key for key in options if allowed is not None and key not in allowed]
+    for key in unknown:
+        hint = nearest(key, allowed or [])
+        problems.add(
+            "UNKNOWN_FIELD",
+            f"check {name!r} takes no option {key!r}"
+            + (f"; did you mean {hint!r}?" if hint else f" (it takes: {', '.join(allowed or []) or 'none'})"),
+            (*loc, key),
+            suggestion=hint,
+        )
+    return None if unknown else CustomCheck(check=name, settings=dict(options))
 
 
 def _keyword_options(fn: Any) -> list[str] | None:
@@ -426,12 +437,25 @@ def _keyword_options(fn: Any) -> list[str] | None:
 
 
 def _apply(
-    base: dict[str, CheckSpec], given: dict[str, Any] | None, mode: str | None, loc: Loc
+    base: dict[str, CheckSpec], raw: Mapping[str, Any], loc: Loc, problems: Problems
 ) -> dict[str, CheckSpec]:
-    """dataset spec: ``extend`` (default) merges over ``base``; ``replace`` keeps only the given ones."""
+    """dataset spec: ``extend`` (default) merges over ``base``; ``replace`` keeps only the given ones.
+
+    Reads ``evaluators`` and ``evaluators_mode`` from the parsed item or turn ``raw`` (validation reports
+    a wrong type of either; here they are skipped), so evaluator errors join the others of the file.
+    """
+    given, mode = raw.get("evaluators"), raw.get("evaluators_mode")
+    if not isinstance(given, Mapping):
+        given = None
+    if mode not in ("extend", "replace"):
+        mode = None
     if given is None and mode is None:
         return dict(base)
-    own = {name: _evaluator(name, opts, (*loc, "evaluators", name)) for name, opts in (given or {}).items()}
+    own: dict[str, CheckSpec] = {}
+    for name, opts in (given or {}).items():
+        spec = _evaluator(name, opts, (*loc, "evaluators", name), problems)
+        if spec is not None:
+            own[name] = spec
     if (mode or "extend") == "replace":
         return own
     merged = dict(base)
@@ -472,12 +496,14 @@ def _version(data: Mapping[str, Any]) -> tuple[int, int, int] | None:
     return version
 
 
-def _gate(version: tuple[int, int, int] | None, since: tuple[int, int, int], what: str, loc: Loc) -> None:
+def _gate(
+    version: tuple[int, int, int] | None, since: tuple[int, int, int], what: str, loc: Loc, problems: Problems
+) -> None:
     have = version or (1, 0, 0)
     if have < since:
         need = ".".join(map(str, since))
         said = ".".join(map(str, have)) if version else "none (a legacy document counts as 1.0.0)"
-        fail(
+        problems.add(
             "UNSUPPORTED_VERSION",
             f"{what} needs schemaVersion {need} or later; this document's schemaVersion is {said}",
             loc,
@@ -496,62 +522,85 @@ def _meta(doc: Edge, keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: dumped[k] for k in keys if k in dumped}
 
 
-def _item(raw: Any, i: int, version: tuple[int, int, int] | None, defaults: dict[str, CheckSpec]) -> Case:
+def _case_id(raw: Mapping[str, Any], i: int) -> str:
+    for key in ("testId", "name"):
+        value = raw.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return f"item-{i + 1:03d}"
+
+
+def _item(
+    raw: Any, i: int, version: tuple[int, int, int] | None, defaults: dict[str, CheckSpec], problems: Problems
+) -> Case | None:
+    """One item -> its case, or None after recording every problem found in it."""
     loc: Loc = ("items", i)
     if not isinstance(raw, Mapping):
-        fail("TYPE_MISMATCH", f"items[{i}] must be an object, got {type_name(raw)}", loc)
+        problems.add("TYPE_MISMATCH", f"items[{i}] must be an object, got {type_name(raw)}", loc)
+        return None
     has_prompt, has_turns = "prompt" in raw, "turns" in raw
     if has_prompt and has_turns:
-        fail(
+        problems.add(
             "INVALID_VALUE",
             f"items[{i}] gives both 'prompt' and 'turns'; an item is one or the other",
             (*loc, "turns"),
         )
+        return None
     if not has_prompt and not has_turns:
-        for key in raw:
-            hint = nearest(key, ["prompt", "turns"])
-            if hint:
-                fail(
-                    "UNKNOWN_FIELD",
-                    f"unknown key {key!r} in items[{i}]; did you mean {hint!r}?",
-                    (*loc, key),
-                    suggestion=hint,
-                )
-        fail(
-            "MISSING_FIELD",
-            f"items[{i}] needs 'prompt' (single turn) or 'turns' (a conversation)",
-            (*loc, "prompt"),
-        )
-    # Version gates first: an older schemaVersion explains the failure better than its consequences.
+        near = [(key, hint) for key in raw if (hint := nearest(key, ["prompt", "turns"]))]
+        if near:
+            key, hint = near[0]
+            problems.add(
+                "UNKNOWN_FIELD",
+                f"unknown key {key!r} in items[{i}]; did you mean {hint!r}?",
+                (*loc, key),
+                suggestion=hint,
+            )
+        else:
+            problems.add(
+                "MISSING_FIELD",
+                f"items[{i}] needs 'prompt' (single turn) or 'turns' (a conversation)",
+                (*loc, "prompt"),
+            )
+        return None
+    before = len(problems)
+    # Version gates are recorded first: at one location, an older schemaVersion explains the failure
+    # better than its consequences.
     for key in ("evaluators", "evaluators_mode"):
         if key in raw:
-            _gate(version, EVALUATORS_SINCE, f"'{key}'", (*loc, key))
+            _gate(version, EVALUATORS_SINCE, f"'{key}'", (*loc, key), problems)
     if has_turns:
-        _gate(version, TURNS_SINCE, "'turns' (multi-turn items)", (*loc, "turns"))
+        _gate(version, TURNS_SINCE, "'turns' (multi-turn items)", (*loc, "turns"), problems)
         if "expected_response" in raw:
-            fail(
+            problems.add(
                 "INVALID_VALUE",
                 f"items[{i}] has 'turns': give each turn its own 'expected_response'",
                 (*loc, "expected_response"),
             )
-        turns = raw.get("turns")
-        if isinstance(turns, list):
-            for t, turn in enumerate(turns):
-                if isinstance(turn, Mapping):
-                    for key in ("evaluators", "evaluators_mode"):
-                        if key in turn:
-                            _gate(version, EVALUATORS_SINCE, f"'{key}'", (*loc, "turns", t, key))
-        thread: ThreadItemDoc = validate(ThreadItemDoc, raw, prefix=loc)
-        base = _apply(defaults, thread.evaluators, thread.evaluators_mode, loc)
+        raw_turns = raw.get("turns")
+        for t, turn in enumerate(raw_turns if isinstance(raw_turns, list) else []):
+            if isinstance(turn, Mapping):
+                for key in ("evaluators", "evaluators_mode"):
+                    if key in turn:
+                        _gate(version, EVALUATORS_SINCE, f"'{key}'", (*loc, "turns", t, key), problems)
+        thread: ThreadItemDoc | None = problems.validate(ThreadItemDoc, raw, prefix=loc)
+        base = _apply(defaults, raw, loc, problems)
+        turn_checks = [
+            list(_apply(base, turn, (*loc, "turns", t), problems).values())
+            for t, turn in enumerate(raw_turns if isinstance(raw_turns, list) else [])
+            if isinstance(turn, Mapping)
+        ]
+        if thread is None or len(problems) > before:
+            return None
         model_turns = [
             Turn(
                 prompt=td.prompt,
                 expected=td.expected_response,
                 context=td.context,
-                checks=list(_apply(base, td.evaluators, td.evaluators_mode, (*loc, "turns", t)).values()),
+                checks=checks,
                 meta=_meta(td, _TURN_OUTPUT),
             )
-            for t, td in enumerate(thread.turns)
+            for td, checks in zip(thread.turns, turn_checks, strict=True)
         ]
         case_id = thread.testId or thread.name or f"item-{i + 1:03d}"
         return Case(
@@ -563,8 +612,10 @@ def _item(raw: Any, i: int, version: tuple[int, int, int] | None, defaults: dict
             turns=model_turns,
             meta=_meta(thread, ("description", "conversation_id", "summary", "extensions")),
         )
-    single: SingleItemDoc = validate(SingleItemDoc, raw, prefix=loc)
-    checks = _apply(defaults, single.evaluators, single.evaluators_mode, loc)
+    single: SingleItemDoc | None = problems.validate(SingleItemDoc, raw, prefix=loc)
+    checks = _apply(defaults, raw, loc, problems)
+    if single is None or len(problems) > before:
+        return None
     turn = Turn(
         prompt=single.prompt,
         expected=single.expected_response,
@@ -602,19 +653,24 @@ def to_versioned(data: Any) -> dict[str, Any] | None:
     if isinstance(data, list):
         return {"schemaVersion": LATEST_VERSION, "items": data}
     if "prompts" in data or "expected_responses" in data:
-        pairs: LegacyPairsDoc = validate(LegacyPairsDoc, data)
-        return {"schemaVersion": LATEST_VERSION, "items": _pair_items(pairs)}
+        return {"schemaVersion": LATEST_VERSION, "items": _pair_items(data)}
     return {"schemaVersion": LATEST_VERSION, **data}
 
 
-def _pair_items(pairs: LegacyPairsDoc) -> list[dict[str, Any]]:
-    expected = pairs.expected_responses
-    if expected is not None and len(expected) != len(pairs.prompts):
-        fail(
+def _pair_items(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The items of the older ``{"prompts", "expected_responses"}`` shape; raises with all its errors."""
+    problems = Problems(data)
+    pairs: LegacyPairsDoc | None = problems.validate(LegacyPairsDoc, data)
+    prompts, expected = data.get("prompts"), data.get("expected_responses")
+    if isinstance(prompts, list) and isinstance(expected, list) and len(expected) != len(prompts):
+        problems.add(
             "INVALID_VALUE",
-            f"'expected_responses' has {len(expected)} entries for {len(pairs.prompts)} prompts; they pair in order",
+            f"'expected_responses' has {len(expected)} entries for {len(prompts)} prompts; they pair in order",
             ("expected_responses",),
         )
+    problems.raise_if_any()
+    assert pairs is not None  # no problems means validation succeeded
+    expected = pairs.expected_responses
     items: list[dict[str, Any]] = []
     for k, prompt in enumerate(pairs.prompts):
         item: dict[str, Any] = {"prompt": prompt}
@@ -627,6 +683,10 @@ def _pair_items(pairs: LegacyPairsDoc) -> list[dict[str, Any]]:
 def load_data(data: Any, *, name: str | None = None) -> Suite:
     """Build a Suite from an already parsed document (any of the three shapes).
 
+    Every error found is reported at once: the :class:`~evalnb.errors.SuiteError` raised is the first in
+    document order and lists them all in ``.errors``. A ``schemaVersion`` evalnb cannot read stops the load
+    on its own, since the rest of the document then follows rules evalnb does not know.
+
     Args:
         data: the parsed JSON.
         name: the suite name when the document has no ``metadata.name`` (the file's stem).
@@ -635,51 +695,59 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
     if isinstance(data, list):
         root: dict[str, Any] = {"items": data}
     elif isinstance(data, Mapping):
-        if "items" not in data and "schemaVersion" not in data:
-            if "prompts" in data or "expected_responses" in data:
-                pairs: LegacyPairsDoc = validate(LegacyPairsDoc, data)
-                data = {"items": _pair_items(pairs)}
-            else:
-                for key in data:
-                    if nearest(key, ["items"]):
-                        fail(
-                            "UNKNOWN_FIELD",
-                            f"unknown key {key!r} in the top level; did you mean 'items'?",
-                            (key,),
-                            suggestion="items",
-                        )
-                fail("MISSING_FIELD", "missing required key 'items' (the list of test items)", ("items",))
-        root = dict(data)
+        if (
+            "items" not in data
+            and "schemaVersion" not in data
+            and ("prompts" in data or "expected_responses" in data)
+        ):
+            root = {"items": _pair_items(data)}
+        else:
+            root = dict(data)
     else:
         fail("TYPE_MISMATCH", f"the top level must be an object or an array of items, got {type_name(data)}")
     version = _version(root)
+    problems = Problems(root)
     if "default_evaluators" in root:
-        _gate(version, EVALUATORS_SINCE, "'default_evaluators'", ("default_evaluators",))
-    doc: _Root = validate(_Root, root)
-    if not doc.items:
+        _gate(version, EVALUATORS_SINCE, "'default_evaluators'", ("default_evaluators",), problems)
+    if "items" not in root and not any(nearest(key, ["items"]) for key in root):
+        # Validation's error in the dataset's words; recorded first, it is the one kept at this location.
+        # (A near-miss key such as `itms` is reported by validation as the unknown key instead.)
+        problems.add("MISSING_FIELD", "missing required key 'items' (the list of test items)", ("items",))
+    doc: _Root | None = problems.validate(_Root, root)
+    raw_items = root.get("items")
+    if isinstance(raw_items, list) and not raw_items:
         # dataset spec: at least one item; an empty legacy array is an error too.
-        fail(
+        problems.add(
             "MISSING_FIELD",
             "'items' must list at least one item",
             ("items",) if not isinstance(data, list) else (),
         )
-    if doc.default_evaluators is not None:
-        defaults = {n: _evaluator(n, o, ("default_evaluators", n)) for n, o in doc.default_evaluators.items()}
-    else:
-        defaults = {n: _evaluator(n, o, ("default_evaluators", n)) for n, o in SYSTEM_DEFAULTS.items()}
+    raw_defaults = root.get("default_evaluators")
+    defaults: dict[str, CheckSpec] = {}
+    for n, o in (raw_defaults if isinstance(raw_defaults, Mapping) else SYSTEM_DEFAULTS).items():
+        spec = _evaluator(n, o, ("default_evaluators", n), problems)
+        if spec is not None:
+            defaults[n] = spec
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    for i, raw in enumerate(doc.items):
-        case = _item(raw, i, version, defaults)
-        if case.id in seen:
-            key = "testId" if isinstance(raw, Mapping) and raw.get("testId") else "name"
-            fail(
+    for i, raw in enumerate(raw_items if isinstance(raw_items, list) else []):
+        case = _item(raw, i, version, defaults, problems)
+        if case is not None:
+            cases.append(case)
+        if not isinstance(raw, Mapping):
+            continue
+        case_id = _case_id(raw, i)
+        if case_id in seen:
+            key = "testId" if raw.get("testId") else "name"
+            problems.add(
                 "INVALID_VALUE",
-                f"duplicate case id {case.id!r} (first used by items[{seen[case.id]}]); give each item a unique testId",
+                f"duplicate case id {case_id!r} (first used by items[{seen[case_id]}]); give each item a unique testId",
                 ("items", i, key),
             )
-        seen[case.id] = i
-        cases.append(case)
+        else:
+            seen[case_id] = i
+    problems.raise_if_any()
+    assert doc is not None  # no problems means validation succeeded
     meta_name = (
         doc.metadata.name if doc.metadata and doc.metadata.name and doc.metadata.name.strip() else None
     )
@@ -733,35 +801,37 @@ def _point_at_map(node: Any) -> Any:
     return node
 
 
-# A starter document for `evalnb init` (dataset spec: "Answering Y creates ./evals/evals.json with sample
-# prompts"); it exercises the default evaluators, an override and a short conversation.
+# The starter document (dataset spec: "Answering Y creates ./evals/evals.json with sample prompts"), written by
+# `evalnb init` and by `evalnb run` when discovery finds nothing. `run` scores it right away, so its defaults
+# are the deterministic matchers: a first run needs no judge. It shows single items and a short conversation.
 STARTER: dict[str, Any] = {
     "schemaVersion": LATEST_VERSION,
-    "description": "Starter evaluations: replace these with prompts your agent should handle.",
-    "default_evaluators": {"Relevance": {}, "Coherence": {}},
+    "description": "Starter prompts: replace them with prompts your agent should handle.",
+    "default_evaluators": {"ExactMatch": {}, "PartialMatch": {}},
     "items": [
         {
-            "testId": "KB-001",
+            "testId": "SAMPLE-001",
             "category": "knowledge",
-            "prompt": "What are the key features of our enterprise plan?",
-            "expected_response": "The enterprise plan includes advanced security, unlimited storage, 24/7 support, and custom integrations.",
+            "prompt": "What is the capital of France?",
+            "expected_response": "Paris",
         },
         {
-            "testId": "INS-001",
-            "category": "instructions",
-            "prompt": "List three benefits of writing tests, as bullet points.",
-            "evaluators": {"PartialMatch": {"threshold": 0.3}},
-            "expected_response": "- fewer regressions\n- safer refactoring\n- living documentation",
+            "testId": "SAMPLE-002",
+            "category": "arithmetic",
+            "prompt": "What is 2 + 2?",
+            "expected_response": "4",
         },
         {
-            "testId": "CONV-001",
+            "testId": "SAMPLE-003",
             "category": "conversation",
-            "name": "Follow-up question",
+            "name": "Two questions in one conversation",
             "turns": [
-                {"prompt": "What is the capital of France?", "expected_response": "Paris"},
+                {"prompt": "What is 2 + 2?", "expected_response": "4"},
                 {
-                    "prompt": "And roughly how many people live there?",
-                    "expected_response": "About two million people live in Paris proper.",
+                    "prompt": "What is the capital of France?",
+                    "expected_response": "Paris",
+                    "evaluators": {"ExactMatch": {}},
+                    "evaluators_mode": "replace",
                 },
             ],
         },
