@@ -110,15 +110,17 @@ def _recording(agent: object, path: Path) -> object:
 
 
 def _is_legacy_json(path: Path) -> bool:
-    import json
+    """Whether ``path`` is a legacy JSON dataset, by the dataset loader's own test."""
+    from evalnb.errors import SuiteError
+    from evalnb.formats import dataset_json
 
     if path.suffix.lower() != ".json":
         return False
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False  # the loader reports a malformed file with its own code
-    return isinstance(doc, list) or (isinstance(doc, dict) and "schemaVersion" not in doc)
+        data = dataset_json.parse(path.read_bytes().decode("utf-8-sig"))
+    except (OSError, ValueError, SuiteError):
+        return False  # the loader reports an unreadable or malformed file with its own code
+    return dataset_json.is_legacy(data)
 
 
 def _inline_suite(prompts: list[str], expected: list[str]) -> object:
@@ -173,33 +175,12 @@ def _discover_or_offer() -> Path:
     answer = input(STARTER_ASK).strip().lower()
     if answer not in ("", "y", "yes"):
         raise typer.Exit(2)
-    path = Path("evals") / "evals.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(STARTER_DATASET, encoding="utf-8")
+    from evalnb.formats import write_starter
+
+    # Discovery found nothing, so the file does not exist; write_starter never overwrites one anyway.
+    path = write_starter(Path("evals") / "evals.json")
     typer.echo(f"Created {path}", err=True)
     return path
-
-
-STARTER_DATASET = """{
-  "schemaVersion": "1.6.0",
-  "description": "Starter prompts: replace them with your own",
-  "default_evaluators": { "PartialMatch": {}, "ExactMatch": {} },
-  "items": [
-    {
-      "testId": "SAMPLE-001",
-      "category": "knowledge",
-      "prompt": "What is the capital of France?",
-      "expected_response": "Paris"
-    },
-    {
-      "testId": "SAMPLE-002",
-      "category": "knowledge",
-      "prompt": "What is 2 + 2?",
-      "expected_response": "4"
-    }
-  ]
-}
-"""
 
 
 def _interactive(agent: object, *, timeout: float) -> int:
@@ -464,8 +445,9 @@ def validate_command(
             suite = evalnb.load(path)
         except evalnb.SuiteError as exc:
             bad += 1
-            where = f"{path}:{exc.location}" if exc.location else str(path)
-            typer.echo(f"{where}: {exc.code} {exc.message}")
+            for err in exc.errors:  # every error of the file, in document order
+                where = f"{path}:{err.location}" if err.location else str(path)
+                typer.echo(f"{where}: {err.code} {err.message}")
             continue
         typer.echo(f"{path}: OK ({suite.format}, {len(suite.cases)} cases)")
     raise typer.Exit(2 if bad or not files else 0)
