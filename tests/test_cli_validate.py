@@ -50,6 +50,36 @@ def test_validate_in_a_real_subprocess(tmp_path):
     ]
 
 
+def test_validate_prints_every_error_of_a_file(tmp_path):
+    cube = tmp_path / "two.yaml"
+    cube.write_text(
+        "name: s\n"
+        "cube: {connectionName: c, catalog: F, schema: F, cubeName: S}\n"
+        "cases:\n"
+        "  - name: a\n"
+        "    question: q\n"
+        "    expectedRow: [{country: USA}]\n"
+        "    tolerance: {absolute: -1}\n",
+        encoding="utf-8",
+    )
+    tasks = tmp_path / "two.toml"
+    tasks.write_text(
+        'name = "s"\n[[tasks]]\nid = "t"\nprompt = "p"\nruns = "3"\n'
+        '[[tasks.assertions]]\ntype = "exit_code"\nequal = 0\n',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["validate", str(cube), str(tasks)])
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"{cube}:cases[0].expectedRow: UNKNOWN_FIELD unknown key 'expectedRow' in cases[0]; "
+        "did you mean 'expectedRows'?",
+        f"{cube}:cases[0].tolerance.absolute: INVALID_TOLERANCE 'absolute' must not be negative, got -1.0",
+        f"{tasks}:tasks[0].runs: TYPE_MISMATCH 'runs' must be an integer, got string",
+        f"{tasks}:tasks[0].assertions[0].equal: UNKNOWN_FIELD unknown key 'equal' in tasks[0].assertions[0]; "
+        "did you mean 'equals'?",
+    ]
+
+
 def test_validate_all_valid_exits_0_and_accepts_folders():
     runner = CliRunner()
     result = runner.invoke(

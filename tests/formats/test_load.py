@@ -126,8 +126,19 @@ def test_write_starter_is_a_loadable_dataset_and_never_overwrites(tmp_path):
     path = write_starter(tmp_path / "evals" / "evals.json")
     suite = evalnb.load(path)
     assert suite.format == "dataset-json" and len(suite.cases) >= 3
+    assert any(len(c.turns) > 1 for c in suite.cases)  # shows a conversation too
+    # `evalnb run` scores the starter at once: only deterministic checks, so no judge is needed
+    assert {spec.type for c in suite.cases for t in c.turns for spec in t.checks} <= {
+        "ExactMatch",
+        "PartialMatch",
+    }
     with pytest.raises(FileExistsError):
         write_starter(path)
+
+
+def test_a_suite_prints_as_its_short_repr(fixtures):
+    suite = evalnb.load(fixtures / "tasks-valid.toml")
+    assert str(suite) == repr(suite) == f"Suite(name={suite.name!r}, format='tasks-toml', cases=2)"
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -40,6 +40,10 @@ def check(source: Any, fmt: str | None) -> None:
         # a stable code from the documented list: an unexpected crash would surface as INTERNAL_ERROR
         assert exc.code in CODES, (exc.code, exc.message)
         assert isinstance(exc.location, str)
+        # every error of the document, the raised one first, each with a stable code
+        assert exc.errors[0] is exc
+        assert all(isinstance(e, evalnb.SuiteError) and e.code in CODES for e in exc.errors)
+        assert len({e.location for e in exc.errors}) == len(exc.errors)
         return
     assert isinstance(suite, evalnb.Suite)
     suite.to_frame()  # a loaded suite is usable
