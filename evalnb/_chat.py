@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import math
@@ -48,12 +49,17 @@ __all__ = [
     "aclose",
     "limiter_for",
     "parse_retry_after",
+    "probe",
+    "require_reachable",
+    "safe_url",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
 # Per-host pool size: the limiter, not the pool, decides how many calls are in flight.
 POOL_SIZE = 512
+PREFLIGHT_TIMEOUT = 5.0
+"""Seconds a start-up reachability probe waits for a TCP connection before it calls the endpoint unreachable."""
 
 
 class ChatError(EvalnbError):
@@ -285,6 +291,90 @@ async def aclose() -> None:
 
 
 # --------------------------------------------------------------------------------------------------
+# Start-up probe
+# --------------------------------------------------------------------------------------------------
+
+
+def safe_url(url: str) -> str:
+    """``url`` fit for a message: no user name or password, no query string (either may carry a key).
+
+    Example:
+        >>> safe_url("https://user:pw@example.com/v1?code=abc")
+        'https://example.com/v1'
+    """
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+async def probe(url: str, *, timeout: float = PREFLIGHT_TIMEOUT, proxy: str | None = None) -> str | None:
+    """Whether a TCP connection to ``url``'s host and port (or to ``proxy``'s) opens within ``timeout``.
+
+    Only the connection is tried, no HTTP request: an endpoint that answers at all counts as reachable, and a
+    wrong key or model is reported later, per call, with the server's own message.
+
+    Returns:
+        ``None`` when the connection opened, else a short reason (``"connection refused"``, ...).
+
+    Example:
+        >>> await probe("http://127.0.0.1:9/v1", timeout=1.0)
+        'connection refused'
+    """
+    import socket
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(proxy or url)
+    host = parts.hostname
+    if not host or parts.scheme not in ("http", "https"):
+        return f"{safe_url(proxy or url)!r} is not an http(s) URL"
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return "the URL has an invalid port"
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    except (asyncio.TimeoutError, TimeoutError):
+        return f"no connection within {timeout:g} s"
+    except socket.gaierror:
+        return f"the host name {host!r} could not be resolved"
+    except ConnectionRefusedError:
+        return "connection refused"
+    except OSError as exc:
+        return (exc.strerror or type(exc).__name__).lower()
+    writer.close()
+    # Closing may race with the peer closing: the connection opened, which is all the probe asks.
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return None
+
+
+async def require_reachable(
+    url: str, *, what: str, hint: str, timeout: float = PREFLIGHT_TIMEOUT, proxy: str | None = None
+) -> None:
+    """Raise :class:`ConfigError` when :func:`probe` cannot connect to ``url``.
+
+    Args:
+        url: the endpoint (only its scheme, host and port are used; messages show it without credentials).
+        what: what the endpoint is, for the message (``"judge endpoint"``).
+        hint: what a person can do about it (``"start the server or pass --judge-base-url"``).
+        timeout: seconds to wait for the connection.
+        proxy: the proxy the calls go through, when there is one: it is the first hop, so it is probed.
+
+    Example:
+        >>> await require_reachable("http://127.0.0.1:9/v1", what="judge endpoint", hint="start the server")
+        Traceback (most recent call last):
+        evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
+    """
+    reason = await probe(url, timeout=timeout, proxy=proxy)
+    if reason is None:
+        return
+    via = f" through the proxy {safe_url(proxy)}" if proxy else ""
+    raise ConfigError(f"{what} {safe_url(url)} is not reachable{via}: {reason}; {hint}", code="UNREACHABLE")
+
+
+# --------------------------------------------------------------------------------------------------
 # The client
 # --------------------------------------------------------------------------------------------------
 
@@ -398,6 +488,14 @@ class ChatClient:
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
         return f"ChatClient(model={self.model!r}, endpoint={self.endpoint!r}, api_key=<{key}>)"
+
+    async def preflight(self, *, what: str, hint: str, timeout: float = PREFLIGHT_TIMEOUT) -> None:
+        """Raise :class:`ConfigError` when the endpoint (or its proxy) does not accept a connection.
+
+        Example:
+            >>> await client.preflight(what="judge endpoint", hint="start the server")
+        """
+        await require_reachable(self.endpoint, what=what, hint=hint, timeout=timeout, proxy=self._proxy)
 
     # -- calls ------------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -163,6 +164,47 @@ class Command:
         if request is not None and self.prompt_via == "env":
             env[self.env_var] = request.prompt
         return env
+
+    async def preflight(self) -> None:
+        """Check at start-up that the program exists and is executable (api contract: exit 2 if not).
+
+        A bare name is looked up on the ``PATH`` the program gets (:meth:`child_env`), as starting it would;
+        a relative path is looked up from the current directory (and from ``cwd`` when it is given).
+
+        Raises:
+            ConfigError: naming the program and what to do about it.
+
+        Example:
+            >>> await Command(["no-such-agent"]).preflight()
+            Traceback (most recent call last):
+            evalnb.errors.ConfigError: agent command 'no-such-agent' was not found on the PATH ...
+        """
+        exe = self.argv[0]
+        if any(p in exe for p in _PLACEHOLDERS):
+            return  # known only per call (e.g. "{workdir}/agent.sh")
+        seps = [os.sep] + ([os.altsep] if os.altsep else [])
+        if not any(sep in exe for sep in seps):
+            path = self.child_env().get("PATH", os.defpath)
+            if shutil.which(exe, path=path) is None:
+                raise ConfigError(
+                    f"agent command {exe!r} was not found on the PATH the program gets; install it, give its "
+                    "full path, or pass the variables it needs with pass_env"
+                )
+            return
+        given = Path(exe)
+        candidates = [given] if given.is_absolute() else [Path.cwd() / given]
+        if not given.is_absolute() and self.cwd is not None:
+            # The program starts in the run's directory joined with cwd; a relative path may be meant from it.
+            candidates.append(Path.cwd() / self.cwd / given)
+        found = [c for c in candidates if c.is_file()]
+        if not found:
+            where = "" if given.is_absolute() else " (a relative path is taken from the current directory)"
+            raise ConfigError(f"agent command {exe!r} does not exist{where}; check the path")
+        if not any(os.access(c, os.X_OK) for c in found):
+            raise ConfigError(
+                f"agent command {exe!r} is not executable; make it executable (chmod +x) or run it through "
+                "its interpreter, e.g. ['python', 'agent.py']"
+            )
 
     def command_line(self, request: Request, workdir: Path) -> list[str]:
         """``argv`` with the request's values in place of the placeholders."""

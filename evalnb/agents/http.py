@@ -260,6 +260,28 @@ class HTTP:
             parts.append(f"secret_headers={sorted(self._secret_headers)!r}")
         return f"HTTP({', '.join(parts)})"
 
+    async def preflight(self, *, timeout: float | None = None) -> None:
+        """Check at start-up that the URL's host and port accept a connection (api contract: exit 2 if not).
+
+        No request is sent: the service may not be idempotent, and any HTTP answer would count as reachable.
+
+        Raises:
+            ConfigError: naming the URL (without its query string) and what to do about it.
+
+        Example:
+            >>> await HTTP("http://127.0.0.1:9/ai/ask").preflight()
+            Traceback (most recent call last):
+            evalnb.errors.ConfigError: agent endpoint http://127.0.0.1:9/ai/ask is not reachable: connection refused; ...
+        """
+        from evalnb._chat import PREFLIGHT_TIMEOUT, require_reachable
+
+        await require_reachable(
+            self.url,
+            what="agent endpoint",
+            hint="start the service, or check the agent's URL",
+            timeout=PREFLIGHT_TIMEOUT if timeout is None else timeout,
+        )
+
     def build_body(self, request: Request) -> Any:
         """The JSON body sent for this request."""
         return _fill(self.body, _values(request))

@@ -109,6 +109,30 @@ class OpenAIChat:
             parts.append(f"secret_headers={sorted(self._secret_headers)!r}")
         return f"OpenAIChat({', '.join(parts)})"
 
+    async def preflight(self, *, timeout: float | None = None) -> None:
+        """Check at start-up that the endpoint accepts a connection (api contract: an unreachable agent is exit 2).
+
+        Only a TCP connection is opened, so this costs no tokens; a wrong key or model is reported per call.
+
+        Raises:
+            ConfigError: naming the endpoint (never a key) and what to do about it.
+
+        Example:
+            >>> await OpenAIChat("m", base_url="http://127.0.0.1:9/v1").preflight()
+            Traceback (most recent call last):
+            evalnb.errors.ConfigError: agent endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
+        """
+        from evalnb._chat import PREFLIGHT_TIMEOUT
+
+        hint = (
+            "start the server, or point the agent elsewhere (base_url=... or OPENAI_BASE_URL)"
+            if not self.client.azure
+            else "check the Azure endpoint (azure_endpoint=... or AZURE_OPENAI_ENDPOINT) and the network"
+        )
+        await self.client.preflight(
+            what="agent endpoint", hint=hint, timeout=PREFLIGHT_TIMEOUT if timeout is None else timeout
+        )
+
     def messages(self, request: Request) -> list[dict[str, Any]]:
         """The messages sent for this request: system, the history, then the prompt as a user message."""
         out: list[dict[str, Any]] = []

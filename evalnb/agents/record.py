@@ -242,6 +242,12 @@ class Record:
     def __repr__(self) -> str:
         return f"Record({self.agent!r}, {str(self.path)!r})"
 
+    async def preflight(self) -> None:
+        """The wrapped agent's start-up check, if it has one (the runner calls it before any case runs)."""
+        check = getattr(self.agent, "preflight", None)
+        if check is not None:
+            await check()
+
     async def respond(self, request: Request) -> Response:
         """Call the wrapped agent; write the answer when it is one (errors pass through unrecorded)."""
         started = time.time()
@@ -326,6 +332,17 @@ class Replay:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    async def preflight(self) -> None:
+        """Check at start-up that the cassette is still there and readable (it was read when built).
+
+        Raises:
+            ConfigError: when the file is gone or cannot be read.
+        """
+        if not self.path.is_file():
+            raise ConfigError(f"replay cassette not found: {self.path}")
+        if not os.access(self.path, os.R_OK):
+            raise ConfigError(f"replay cassette {self.path} cannot be read (permission denied)")
 
     async def respond(self, request: Request) -> Response:
         """The recorded answer for this request."""

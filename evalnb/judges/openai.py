@@ -106,6 +106,30 @@ class OpenAIJudge:
         options = {**self.client.options(), "system": self.system}
         return JudgeCache.key(endpoint=self.client.endpoint, model=self.model, prompt=prompt, options=options)
 
+    async def preflight(self, *, timeout: float | None = None) -> None:
+        """Check at start-up that the endpoint accepts a connection (api contract: an unreachable judge is exit 2).
+
+        Only a TCP connection is opened, so this costs no tokens; a wrong key or model is reported per call.
+
+        Raises:
+            ConfigError: naming the endpoint (never a key) and what to do about it.
+
+        Example:
+            >>> await OpenAIJudge("m", base_url="http://127.0.0.1:9/v1").preflight()
+            Traceback (most recent call last):
+            evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
+        """
+        from evalnb._chat import PREFLIGHT_TIMEOUT
+
+        hint = (
+            "start the server, or point the judge elsewhere (base_url=... or --judge-base-url)"
+            if not self.client.azure
+            else "check the Azure endpoint (AZURE_OPENAI_ENDPOINT) and the network"
+        )
+        await self.client.preflight(
+            what="judge endpoint", hint=hint, timeout=PREFLIGHT_TIMEOUT if timeout is None else timeout
+        )
+
     async def complete(self, prompt: str) -> JudgeReply:
         """Ask the model; raises ``evalnb._chat.ChatError`` when the endpoint fails after retries."""
         messages = [{"role": "user", "content": str(prompt)}]
