@@ -2,6 +2,7 @@
 
     python benchmarks/store.py                 # 100 versions of 2,000 cases x 3 runs x 5 checks
     python benchmarks/store.py --versions 10 --cases 200   # a quick run
+    python benchmarks/store.py --db postgresql+psycopg://user@host/db   # an empty PostgreSQL database
 
 Aim: trend() over all versions under 0.5 s.
 """
@@ -103,11 +104,13 @@ def main() -> None:
     ap.add_argument("--versions", type=int, default=100)
     ap.add_argument("--cases", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--db", type=Path, default=None, help="SQLite file (default: a temporary one)")
+    ap.add_argument(
+        "--db", default=None, help="SQLite file or SQLAlchemy URL (default: a temporary SQLite file)"
+    )
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        db = args.db or Path(tmp) / "bench.db"
+        db = args.db or str(Path(tmp) / "bench.db")
         store = Store(db)
         t0 = time.perf_counter()
         results = [build(args.cases, args.runs, seed) for seed in range(3)]
@@ -135,7 +138,9 @@ def main() -> None:
         t = time.perf_counter()
         store.compare("v000", "v001")
         print(f"store.compare (two loads + comparison): {time.perf_counter() - t:.3f} s")
-        print(f"database size: {Path(db).stat().st_size / 1e6:.0f} MB")
+        if store.is_sqlite:
+            print(f"database size: {Path(str(store.url.database)).stat().st_size / 1e6:.0f} MB")
+        store.engine.dispose()
 
 
 if __name__ == "__main__":

@@ -488,6 +488,13 @@ def _insert_many(conn: Connection, table: Table, rows: _Rows) -> None:
         conn.execute(table.insert(), [dict(zip(names, r, strict=True)) for r in tuples])
         return
     quote = conn.dialect.identifier_preparer.quote_identifier  # quoted always: "check" is a keyword
+    if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
+        # COPY streams the rows in one command (executemany sends one INSERT per row); same transaction.
+        copy_sql = f"COPY {quote(table.name)} ({', '.join(quote(c) for c in names)}) FROM STDIN"
+        with conn.connection.driver_connection.cursor() as cur, cur.copy(copy_sql) as copy:  # type: ignore[union-attr]
+            for row in tuples:
+                copy.write_row(row)
+        return
     sql = (
         f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in names)}) "
         f"VALUES ({', '.join([mark] * len(names))})"
@@ -839,10 +846,7 @@ class Store:
         t = self._t[name]
         q = select(*[t.c[c] for c in cols], t.c.extra).where(t.c.run_pk == pk).order_by(t.c.seq)
         rows = conn.execute(q).fetchall()
-        names = [*cols, "extra"]
-        # Column-wise: one transpose, then each column converts once (row-wise construction was slower).
-        columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
-        frame = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in zip(names, columns, strict=True)})
+        frame = pd.DataFrame([tuple(x) for x in rows], columns=[*cols, "extra"])
         extras = frame.pop("extra")
         if extras.notna().any():
             parsed = [json.loads(x) if isinstance(x, str) else {} for x in extras]
