@@ -224,11 +224,9 @@ def test_async_calls_overlap_up_to_concurrency() -> None:
         return "ok"
 
     s = suite_of(*[task(f"c{i}", runs=1) for i in range(12)])
-    t0 = time.perf_counter()
     result = evalnb.run(s, agent, concurrency=4, progress=False)
-    assert meter.max == 4
+    assert meter.max == 4  # overlapped up to the limit, never beyond (wall time is not asserted: load varies)
     assert result.passed
-    assert time.perf_counter() - t0 < 0.05 * 12 * 0.6  # overlapped, not serial
 
 
 def test_sync_agents_get_threads_beyond_the_default_pool() -> None:
