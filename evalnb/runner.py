@@ -181,7 +181,8 @@ async def run_async(
                 if _is_mapping_of_agents(agent)
                 else [_build(agent, "agent")]
             )
-            await _preflight(agents, _as_judge(judge, cache))
+            needs_judge = _needs_judge(_as_suite(suite))
+            await _preflight(agents, _as_judge(judge, cache) if needs_judge else None)
         return await run_stored(
             run_async, suite, agent, store=store, version=version, resume=resume, judge=judge, data=data,
             runs=runs, concurrency=concurrency, timeout=timeout, retries=retries, cache=cache,
@@ -194,7 +195,8 @@ async def run_async(
     routes, names = _route(the_suite, agent)
     the_judge = _as_judge(judge, cache)
     if preflight:
-        await _preflight(list(routes.values()), the_judge)
+        # A judge the suite never calls need not be reachable.
+        await _preflight(list(routes.values()), the_judge if _needs_judge(the_suite) else None)
     source = _open_data(the_suite, data)
 
     plan = [(case, r) for case in the_suite.cases for r in range(case.runs if runs is None else runs)]
@@ -405,6 +407,10 @@ async def _await_check(check: Any) -> None:
     out = check()
     if inspect.isawaitable(out):
         await out
+
+
+def _needs_judge(suite: Suite) -> bool:
+    return any(spec.judged for case in suite.cases for turn in case.turns for spec in turn.checks)
 
 
 def _needs_data(suite: Suite) -> bool:

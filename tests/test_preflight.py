@@ -109,6 +109,12 @@ def test_unreachable_judge_stops_the_run_before_the_agent_is_called(
     assert "--judge-base-url" in message
 
 
+def test_a_judge_the_suite_never_calls_need_not_be_reachable(closed_port: int) -> None:
+    plain = evalnb.load('name = "s"\n[[tasks]]\nid = "t"\nprompt = "p"\nruns = 1\n', format="tasks-toml")
+    judge = OpenAIJudge("m", base_url=f"http://127.0.0.1:{closed_port}/v1", cache=False)
+    assert evalnb.run(plain, lambda p: "ok", judge=judge, progress=False).passed
+
+
 def test_unreachable_agent_endpoint_is_a_config_error(suite: evalnb.Suite, closed_port: int) -> None:
     agent = OpenAIChat("m", base_url=f"http://127.0.0.1:{closed_port}/v1", retries=0)
     with pytest.raises(
