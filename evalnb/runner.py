@@ -181,7 +181,8 @@ async def run_async(
                 if _is_mapping_of_agents(agent)
                 else [_build(agent, "agent")]
             )
-            needs_judge = _needs_judge(_as_suite(suite))
+            # On resume the suite comes from the store: check the judge then, as it may be needed.
+            needs_judge = suite is None or _needs_judge(_as_suite(suite))
             await _preflight(agents, _as_judge(judge, cache) if needs_judge else None)
         return await run_stored(
             run_async, suite, agent, store=store, version=version, resume=resume, judge=judge, data=data,
