@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
@@ -38,9 +39,17 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.agents.base import Agent, CallableAgent, Request, Response, as_agent, to_response
 from evalnb.checks import registry
-from evalnb.checks.registry import CheckContext, Score
+from evalnb.checks.registry import BuiltinFn, CheckContext, Score
 from evalnb.errors import AgentError, ConfigError
-from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result, make_frame, mismatch_value
+from evalnb.results import (
+    MISMATCH_COLUMNS,
+    RUNS_COLUMNS,
+    SCORES_COLUMNS,
+    Result,
+    frame_from_tuples,
+    make_frame,
+    mismatch_value,
+)
 from evalnb.suite import Case, CustomCheck, IntentCheck, RowsCheck, Suite, Turn
 
 if TYPE_CHECKING:
@@ -215,6 +224,8 @@ async def run_async(
     )
     for case, _ in plan:
         state.remaining[case.id] = state.remaining.get(case.id, 0) + 1
+    if timeout is not None and _timeout_cm is not None:
+        state.deadlines = _Deadlines(asyncio.get_running_loop(), float(timeout))
     if any(_sync_callable(a) for a in routes.values()):
         # asyncio.to_thread's default pool has min(32, cpus + 4) threads: too few for `concurrency` sync agents.
         state.pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="evalnb-agent")
@@ -249,6 +260,8 @@ async def run_async(
             bar.close()
         if state.pool is not None:
             state.pool.shutdown(wait=False, cancel_futures=True)
+        if state.deadlines is not None:
+            state.deadlines.close()
         state.cleanup()
 
     if interrupted:
@@ -258,7 +271,7 @@ async def run_async(
 
     # Case runs finish in any order; rows follow suite order, then run, then turn.
     run_rows: list[dict[str, Any]] = []
-    score_rows: list[dict[str, Any]] = []
+    score_rows: list[tuple[Any, ...]] = []
     mismatch_rows: list[dict[str, Any]] = []
     for case, r in plan:
         slot = state.slots.get((case.id, r))
@@ -282,12 +295,12 @@ async def run_async(
             "retries": retries,
             "workdir": str(workdir) if workdir is not None else None,
         },
-        "checks": _checks_config(the_suite),
+        "checks": _checks_config(the_suite, state.plan),
     }
     result = Result(
         suite=the_suite,
         runs=make_frame(run_rows, RUNS_COLUMNS),
-        scores=make_frame(score_rows, SCORES_COLUMNS),
+        scores=frame_from_tuples(score_rows, SCORES_COLUMNS),
         mismatches=make_frame(mismatch_rows, MISMATCH_COLUMNS),
         meta=meta,
         responses=state.responses,
@@ -444,12 +457,14 @@ def _judge_name(judge: Any) -> str | None:
     return str(getattr(judge, "label", None) or getattr(judge, "name", None) or type(judge).__name__)
 
 
-def _checks_config(suite: Suite) -> dict[str, dict[str, Any]]:
+def _checks_config(suite: Suite, plan: Callable[[Turn], TurnPlan]) -> dict[str, dict[str, Any]]:
     """Every distinct check (by check_id) and its options, so a saved run says what was checked."""
     out: dict[str, dict[str, Any]] = {}
     for case in suite.cases:
         for turn in case.turns:
-            for spec, cid in zip(turn.checks, turn.check_ids(), strict=True):
+            # The turn plans hold the check ids already (most were built while the cases ran).
+            p = plan(turn)
+            for spec, cid in zip(p.specs, p.ids, strict=True):
                 if cid not in out:
                     out[cid] = {"check": spec.name, "options": spec.options()}
     return out
@@ -494,6 +509,91 @@ class _PooledCallable:
 # --------------------------------------------------------------------------------------------------
 
 
+class _Deadline:
+    __slots__ = ("cancelling", "state", "task", "when")
+
+    def __init__(self, task: Any, when: float) -> None:
+        # Any: Task.cancelling()/uncancel() are Python 3.11+ (the deadlines are only used there), and mypy
+        # checks the package as 3.10.
+        self.task = task
+        self.when = when
+        self.cancelling = task.cancelling()
+        self.state = _ACTIVE
+
+
+_ACTIVE, _EXPIRING, _DONE = 0, 1, 2
+
+
+class _Deadlines:
+    """The agent-call timeouts of one run, on one timer handle instead of one per call.
+
+    Every call gets the same timeout and calls start in time order, so deadlines arrive in order: a queue
+    whose head is the next to expire. One timer is armed for the oldest call still in flight; when it fires,
+    the calls past their deadline are cancelled (as ``asyncio.timeout`` does: the cancellation becomes a
+    TimeoutError when it is ours) and the timer is re-armed for the next call in flight. A call cancelled at
+    its deadline is cancelled at the same moment a per-call timer would have fired.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+        self.loop = loop
+        self.timeout = timeout
+        self.queue: deque[_Deadline] = deque()
+        self.handle: asyncio.TimerHandle | None = None
+        # The loop runs a timer up to one clock tick early; so may a deadline expire, like asyncio.timeout's.
+        self.slack = time.get_clock_info("monotonic").resolution
+
+    async def run(self, awaitable: Any) -> Any:
+        task = asyncio.current_task()
+        assert task is not None  # the runner's workers are tasks
+        entry = _Deadline(task, self.loop.time() + self.timeout)
+        self.queue.append(entry)
+        if self.handle is None:
+            self.handle = self.loop.call_at(entry.when, self._fire)
+        try:
+            out = await awaitable
+        except asyncio.CancelledError as exc:
+            if self._leave(entry):
+                raise TimeoutError from exc
+            raise
+        except BaseException:
+            self._leave(entry)
+            raise
+        self._leave(entry)
+        return out
+
+    def _leave(self, entry: _Deadline) -> bool:
+        """Mark the call finished; True when its deadline cancelled it and nobody else asked to cancel."""
+        expired = entry.state == _EXPIRING
+        entry.state = _DONE
+        queue = self.queue
+        while queue and queue[0].state == _DONE:
+            queue.popleft()
+        # asyncio.timeout's rule: a cancellation is a timeout only when no other cancel request is pending.
+        return expired and entry.task.uncancel() <= entry.cancelling
+
+    def _fire(self) -> None:
+        self.handle = None
+        now = self.loop.time() + self.slack
+        queue = self.queue
+        while queue:
+            entry = queue[0]
+            if entry.state != _ACTIVE:
+                queue.popleft()
+            elif entry.when <= now:
+                queue.popleft()
+                entry.state = _EXPIRING
+                entry.task.cancel()
+            else:
+                self.handle = self.loop.call_at(entry.when, self._fire)
+                return
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+        self.queue.clear()
+
+
 class _State:
     """Shared state of one run: routes, options, collected rows."""
 
@@ -524,7 +624,11 @@ class _State:
         self.remaining = remaining
         self.pool: ThreadPoolExecutor | None = None
         self.bar: Any = None
-        self.slots: dict[tuple[str, int], tuple[list[dict[str, Any]], ...]] = {}
+        self.deadlines: _Deadlines | None = None
+        # (run rows, score rows as tuples in SCORES_COLUMNS order, mismatch rows) per (case id, run)
+        self.slots: dict[
+            tuple[str, int], tuple[list[dict[str, Any]], list[tuple[Any, ...]], list[dict[str, Any]]]
+        ] = {}
         self.responses: dict[tuple[str, int, int], Response] = {}
         self.done: set[tuple[str, int]] = set()
         self.order = {c.id: i for i, c in enumerate(suite.cases)}
@@ -536,7 +640,12 @@ class _State:
         self._bases: dict[str, dict[str, Any]] = {}
         self._options: dict[int, str] = {}
         self._made = 0
-        self._by_case: dict[str, tuple[list[dict[str, Any]], ...]] = {}
+        self._by_case: dict[
+            str, tuple[list[dict[str, Any]], list[tuple[Any, ...]], list[dict[str, Any]]]
+        ] = {}
+        self._ids: dict[tuple[str, ...], list[str]] = {}
+        self._prompt_only: dict[int, bool] = {}
+        self._workdir_free: dict[int, bool] = {}  # by id(case): the suite keeps its cases alive
 
     # -- working directories -------------------------------------------------------------------------
 
@@ -579,6 +688,45 @@ class _State:
             return str(path)
         return str(target)
 
+    def needs_workdir(self, agent: Any, case: Case) -> bool:
+        """Whether a case run must get its directory before it starts.
+
+        A directory nobody can see need not exist while the run lasts: the agent only gets the prompt (a plain
+        callable that does not take the Request), and every check of the case is a built-in that never looks
+        at the working directory. Such a run gets its directory only when it fails and the directory is kept
+        (:meth:`keep_unused_workdir`), so ``runs.workdir`` still names a directory that exists.
+        """
+        if self.fixed_workdir is not None:
+            return True
+        prompt_only = self._prompt_only.get(id(agent))
+        if prompt_only is None:
+            inner = agent.inner if isinstance(agent, _PooledCallable) else agent
+            prompt_only = self._prompt_only[id(agent)] = (
+                isinstance(inner, CallableAgent) and not inner.wants_request
+            )
+        if not prompt_only:
+            return True
+        free = self._workdir_free.get(id(case))
+        if free is None:
+            free = self._workdir_free[id(case)] = all(self.plan(turn).workdir_free for turn in case.turns)
+        return not free
+
+    def keep_unused_workdir(self, case: Case, run: int) -> str:
+        """The kept directory of a failed run that never needed one: empty, as the run left it untouched."""
+        if self._parent is None:
+            self._parent = Path(tempfile.mkdtemp(prefix="evalnb-"))
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in case.id)[:80] or "case"
+        target = self._parent / f"{safe}-run{run + 1}"
+        try:
+            target.mkdir()
+        except OSError:
+            # The name is taken (two case ids with the same safe form): a fresh run directory, as when
+            # renaming a used one fails.
+            self._made += 1
+            target = self._parent / f"run-{self._made}"
+            target.mkdir()
+        return str(target)
+
     def cleanup(self) -> None:
         for path in self._free:
             shutil.rmtree(path, ignore_errors=True)
@@ -600,13 +748,14 @@ class _State:
         route = case.agent if (case.agent and not self.single) else "default"
         agent = self.routes[route]
         agent_name = self.names.get(route, route)
-        workdir = self.make_workdir()
+        workdir = self.make_workdir() if self.needs_workdir(agent, case) else None
         conversation: list[dict[str, str]] = []
         run_rows: list[dict[str, Any]] = []
-        score_rows: list[dict[str, Any]] = []
+        score_rows: list[tuple[Any, ...]] = []
         mismatch_rows: list[dict[str, Any]] = []
         failed_turn = False
         all_passed = True
+        n_turns = len(case.turns)
         for t, turn in enumerate(case.turns):
             if failed_turn:
                 # A conversation cannot go on after a turn without an answer: later turns are skipped.
@@ -658,23 +807,27 @@ class _State:
             status = "passed"
             base = self.case_base(case)
             for i, score in enumerate(scores):
-                row = self._score_row(base, run, t, plan, i, score)
-                score_rows.append(row)
-                if row["status"] == "degraded":
+                row_status = _row_status(score)
+                score_rows.append(self._score_row(base, run, t, plan, i, score, row_status))
+                if row_status == "degraded":
                     status = "degraded"
-                elif row["status"] == "failed" and status == "passed":
+                elif row_status == "failed" and status == "passed":
                     status = "failed"
-                if score.details and isinstance(plan.specs[i], RowsCheck):
+                if score.details and plan.rows[i]:
                     mismatch_rows += self._mismatches(case, run, t, score.details)
             if status != "passed":
                 all_passed = False
             run_rows.append(self._run_row(case, run, t, turn, response, status, None, latency, agent_name))
-            conversation = [
-                *history,
-                {"role": "user", "content": turn.prompt},
-                {"role": "assistant", "content": response.text or ""},
-            ]
-        kept = self.release_workdir(workdir, case, run, all_passed)
+            if t + 1 < n_turns:  # only a later turn reads the conversation
+                conversation = [
+                    *history,
+                    {"role": "user", "content": turn.prompt},
+                    {"role": "assistant", "content": response.text or ""},
+                ]
+        if workdir is not None:
+            kept = self.release_workdir(workdir, case, run, all_passed)
+        else:
+            kept = None if all_passed else self.keep_unused_workdir(case, run)
         for row in run_rows:
             row["workdir"] = kept
         await self.finish(case, run, run_rows, score_rows, mismatch_rows)
@@ -684,7 +837,7 @@ class _State:
         case: Case,
         run: int,
         run_rows: list[dict[str, Any]],
-        score_rows: list[dict[str, Any]],
+        score_rows: list[tuple[Any, ...]],
         mismatch_rows: list[dict[str, Any]],
     ) -> None:
         self.slots[(case.id, run)] = (run_rows, score_rows, mismatch_rows)
@@ -699,7 +852,7 @@ class _State:
             self.remaining[case.id] -= 1
             if self.remaining[case.id] == 0:
                 rr, ss, mm = self._by_case.pop(case.id)
-                args = [case.id, _public(rr), _public(ss)]
+                args = [case.id, _public(rr), [dict(zip(SCORES_COLUMNS, row, strict=True)) for row in ss]]
                 if _positional_arity(self.on_case) >= 4:
                     args.append(_public(mm))  # the store keeps a case's mismatch rows with the case
                 out = self.on_case(*args)
@@ -712,7 +865,7 @@ class _State:
             self.names.get(case.agent or "default", "default") if not self.single else self.names["default"]
         )
         run_rows: list[dict[str, Any]] = []
-        score_rows: list[dict[str, Any]] = []
+        score_rows: list[tuple[Any, ...]] = []
         for t, turn in enumerate(case.turns):
             run_rows.append(self._run_row(case, run, t, turn, None, "skipped", None, None, name))
             score_rows += self._flat_scores(case, run, t, turn, "skipped", reason)
@@ -726,6 +879,8 @@ class _State:
             try:
                 if self.timeout is None:
                     response = await agent.respond(request)
+                elif self.deadlines is not None:
+                    response = await self.deadlines.run(agent.respond(request))
                 elif _timeout_cm is not None:
                     async with _timeout_cm(self.timeout):
                         response = await agent.respond(request)
@@ -804,7 +959,7 @@ class _State:
         plan = self._plans.get(id(turn))
         if plan is None:
             # Built once per turn for this run; the suite is not expected to change while it runs.
-            plan = self._plans[id(turn)] = TurnPlan(turn, self.options_json)
+            plan = self._plans[id(turn)] = TurnPlan(turn, self.options_json, self._ids)
             self._keep.append(turn)
         return plan
 
@@ -828,35 +983,34 @@ class _State:
         return base
 
     def _score_row(
-        self, base: dict[str, Any], run: int, t: int, plan: TurnPlan, i: int, score: Score
-    ) -> dict[str, Any]:
-        # api contract: a score row's status is passed, failed, degraded or skipped; a check that was not
-        # checked (after a cube intent mismatch) is skipped, with the reason saying why.
-        if score.status == "ok":
-            status = "passed" if score.passed else "failed"
-        else:
-            status = "skipped" if score.status == "not_checked" else score.status
+        self, base: dict[str, Any], run: int, t: int, plan: TurnPlan, i: int, score: Score, status: str
+    ) -> tuple[Any, ...]:
+        # A tuple in SCORES_COLUMNS order: tens of thousands of these are built per large run, and the frame
+        # is built from them by one transpose (results.frame_from_tuples).
         usage = score.usage
-        return {
-            **base,
-            "run": run,
-            "turn": t,
-            "check": plan.names[i],
-            "check_id": plan.ids[i],
-            "value": score.value,
-            "passed": score.passed,
-            "status": status,
-            "reason": score.reason,
-            "judge": score.judge,
-            "options": plan.options[i],
-            "prompt_tokens": _tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
-            "completion_tokens": _tokens(usage, "completion_tokens", "output_tokens") if usage else None,
-            "cost": score.cost,
-        }
+        return (
+            base["suite"],
+            base["case_id"],
+            base["case_name"],
+            base["category"],
+            run,
+            t,
+            plan.names[i],
+            plan.ids[i],
+            score.value,
+            score.passed,
+            status,
+            score.reason,
+            score.judge,
+            plan.options[i],
+            _tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
+            _tokens(usage, "completion_tokens", "output_tokens") if usage else None,
+            score.cost,
+        )
 
     def _flat_scores(
         self, case: Case, run: int, t: int, turn: Turn, status: str, reason: str
-    ) -> list[dict[str, Any]]:
+    ) -> list[tuple[Any, ...]]:
         # Checks of a turn without an answer: recorded (so every run has the same checks) but never a pass.
         passed = False if status == "degraded" else None
         score = Score(
@@ -864,12 +1018,7 @@ class _State:
         )
         plan = self.plan(turn)
         base = self.case_base(case)
-        rows = []
-        for i in range(len(plan.specs)):
-            row = self._score_row(base, run, t, plan, i, score)
-            row["status"] = status
-            rows.append(row)
-        return rows
+        return [self._score_row(base, run, t, plan, i, score, status) for i in range(len(plan.specs))]
 
     def _mismatches(
         self, case: Case, run: int, t: int, details: list[dict[str, Any]]
@@ -892,6 +1041,14 @@ class _State:
                 }
             )
         return rows
+
+
+def _row_status(score: Score) -> str:
+    # api contract: a score row's status is passed, failed, degraded or skipped; a check that was not
+    # checked (after a cube intent mismatch) is skipped, with the reason saying why.
+    if score.status == "ok":
+        return "passed" if score.passed else "failed"
+    return "skipped" if score.status == "not_checked" else score.status
 
 
 def _positional_arity(fn: Callable[..., Any]) -> int:
@@ -939,18 +1096,74 @@ def _backoff(attempt: int, hint: Any) -> float:
 
 
 class TurnPlan:
-    """What scoring a turn needs, computed once per turn and run call (ids, names, option JSON)."""
+    """What scoring a turn needs, computed once per turn and run call (ids, names, option JSON, the
+    scoring function of each built-in check, whether any check may look at the working directory)."""
 
-    __slots__ = ("has_intent", "history", "ids", "names", "options", "specs")
+    __slots__ = (
+        "direct",
+        "has_intent",
+        "history",
+        "ids",
+        "names",
+        "options",
+        "rows",
+        "specs",
+        "workdir_free",
+    )
 
-    def __init__(self, turn: Turn, options_json: Callable[[Any], str] | None = None) -> None:
+    def __init__(
+        self,
+        turn: Turn,
+        options_json: Callable[[Any], str] | None = None,
+        ids_cache: dict[tuple[str, ...], list[str]] | None = None,
+    ) -> None:
         self.specs = list(turn.checks)
-        self.ids = turn.check_ids()
         self.names = [spec.name for spec in self.specs]
+        key = tuple(self.names)
+        # Check ids depend only on the sequence of check names (api contract: `regex`, `regex#2`), and
+        # turns of a suite mostly share one: computed once per distinct sequence.
+        ids = ids_cache.get(key) if ids_cache is not None else None
+        if ids is None:
+            ids = turn.check_ids()
+            if ids_cache is not None:
+                ids_cache[key] = ids
+        self.ids = ids
         dump = options_json or _options_json
         self.options = [dump(spec) for spec in self.specs]
         self.has_intent = any(isinstance(spec, IntentCheck) for spec in self.specs)
+        self.rows = [isinstance(spec, RowsCheck) for spec in self.specs]
         self.history = [m.model_dump() for m in turn.history]
+        # Each synchronous-path check's scoring function, looked up once; None where score_turn takes
+        # another path (custom checks) or the type is unknown (score_turn then reports the lookup error).
+        self.direct: list[BuiltinFn | None] = []
+        for spec in self.specs:
+            fn = None
+            if not isinstance(spec, CustomCheck):
+                with contextlib.suppress(KeyError):
+                    fn = registry.get(spec.type)
+            self.direct.append(fn)
+        safe = _workdir_free_checks()
+        self.workdir_free = all(fn is not None and fn in safe for fn in self.direct)
+
+
+@functools.lru_cache(maxsize=1)
+def _workdir_free_checks() -> frozenset[Any]:
+    """The built-in checks that never look at the working directory (nor at the Request that names it).
+
+    By function, not by type name: a check registered over a built-in name may well use the directory.
+    """
+    from evalnb.checks import text
+
+    return frozenset(
+        {
+            text.regex_check,
+            text.exact_match_check,
+            text.partial_match_check,
+            text.citations_check,
+            text.retrieval_query_check,
+            text.retrieval_result_check,
+        }
+    )
 
 
 async def score_turn(turn: Turn, ctx: CheckContext, *, plan: TurnPlan | None = None) -> list[Score]:
@@ -966,6 +1179,7 @@ async def score_turn(turn: Turn, ctx: CheckContext, *, plan: TurnPlan | None = N
     """
     specs = plan.specs if plan is not None else list(turn.checks)
     has_intent = plan.has_intent if plan is not None else any(isinstance(x, IntentCheck) for x in specs)
+    direct = plan.direct if plan is not None else None
     scores: list[Score | None] = [None] * len(specs)
     intent_failed = False
     if has_intent:
@@ -986,7 +1200,8 @@ async def score_turn(turn: Turn, ctx: CheckContext, *, plan: TurnPlan | None = N
             pending.append((i, _score_one(spec, ctx)))
             continue
         try:
-            out = registry.get(spec.type)(spec, ctx)
+            fn = direct[i] if direct is not None else None
+            out = (fn if fn is not None else registry.get(spec.type))(spec, ctx)
         except Exception as exc:
             scores[i] = _raised(spec, exc)
             continue

@@ -260,6 +260,22 @@ def test_timeout_makes_the_run_degraded() -> None:
     assert result.exit_code == 1
 
 
+def test_timeouts_of_concurrent_calls_expire_each_at_its_own_deadline() -> None:
+    # One timer serves every call's deadline: slow calls time out while fast ones around them pass.
+    async def agent(prompt: str) -> str:
+        await asyncio.sleep(5 if prompt == "slow" else 0.01)
+        return "ok"
+
+    s = suite_of(*[task(f"c{i}", "slow" if i % 2 else "fast", runs=2) for i in range(8)])
+    t0 = time.perf_counter()
+    result = evalnb.run(s, agent, concurrency=5, timeout=0.2, retries=0, progress=False)
+    assert time.perf_counter() - t0 < 3
+    status = result.runs.groupby("case_id")["status"].unique().map(tuple).to_dict()
+    assert status == {f"c{i}": ("degraded",) if i % 2 else ("passed",) for i in range(8)}
+    errors = result.runs[result.runs["status"] == "degraded"]["error"]
+    assert errors.str.contains("TimeoutError: the agent did not answer within 0.2s").all()
+
+
 def test_timeouts_are_retried() -> None:
     calls = []
 
@@ -425,6 +441,36 @@ def test_each_run_gets_a_fresh_workdir_kept_only_when_failed() -> None:
     assert kept["nothing"] is not pd_na() and Path(kept["nothing"]).is_dir()
     assert result.runs[result.runs["case_id"] == "writes"]["workdir"].isna().all()
     assert not any(d.exists() for d in dirs if d != Path(kept["nothing"]))
+
+
+def test_a_failed_run_of_a_prompt_only_agent_keeps_an_existing_workdir() -> None:
+    # The agent never sees the Request and the regex check never looks at the directory, so the runner may
+    # skip making one; a failed run must still report a directory that exists, as it always has.
+    s = suite_of(task("good", "ok", runs=2), task("bad run/1", "no", runs=1))
+    result = evalnb.run(s, lambda prompt: prompt, progress=False)
+    kept = result.runs.set_index("case_id")["workdir"]
+    assert result.runs[result.runs["case_id"] == "good"]["workdir"].isna().all()
+    path = Path(kept["bad run/1"])
+    assert path.is_dir() and list(path.iterdir()) == [] and path.name == "bad_run_1-run1"
+
+
+def test_a_check_that_may_use_the_workdir_still_gets_one_with_a_prompt_only_agent() -> None:
+    seen: list[Path | None] = []
+
+    def uses_workdir(spec: Any, ctx: Any) -> Any:
+        seen.append(ctx.workdir)
+        assert ctx.workdir is not None and ctx.workdir.is_dir()
+        return registry.Score.of(True)
+
+    # Registered over `regex`, whose built-in never reads the directory: decided by function, not by name.
+    s = suite_of(task("a", runs=2))
+    original = registry.get("regex")
+    registry.builtin("regex")(uses_workdir)
+    try:
+        result = evalnb.run(s, lambda prompt: "ok", progress=False)
+    finally:
+        registry.builtin("regex")(original)
+    assert len(seen) == 2 and result.passed
 
 
 def test_workdir_argument_is_used_by_every_run(tmp_path: Path) -> None:

@@ -166,7 +166,15 @@ def partial_match_f1(response: str | None, expected: str, *, case_sensitive: boo
     if not got or not n_want:
         # Nothing expected and nothing said is a match; one side empty is none.
         return 1.0 if not got and not n_want else 0.0
-    same = sum(min(n, want[t]) for t, n in Counter(got).items() if t in want)
+    # sum(min(got count, expected count)) over tokens, by using up a copy of the expected counts: no
+    # Counter of the response per call (this runs on every turn).
+    left = dict(want)
+    same = 0
+    for t in got:
+        n = left.get(t)
+        if n:
+            left[t] = n - 1
+            same += 1
     return f1(same, len(got), n_want)
 
 
