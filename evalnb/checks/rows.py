@@ -14,8 +14,9 @@ Rules, each from the cube spec:
 * a different number of rows is a mismatch, and the first rows are still compared pair by pair;
 * ``orderMatters: false`` sorts both sides by the same normalised keys and values before comparing.
 
-The comparison works column by column on whole arrays (pandas and NumPy); only the mismatches that are
-reported are formatted one by one, so a million-row answer is compared in well under a second.
+The comparison works column by column on whole arrays (pandas and NumPy); text columns with few distinct
+values are parsed and trimmed once per distinct value; only the mismatches that are reported are formatted
+one by one, so a million-row answer is compared in well under a second.
 """
 
 from __future__ import annotations
@@ -156,6 +157,72 @@ def _strings(s: pd.Series) -> pd.Series:
     if not (pdt.is_string_dtype(s.dtype) and s.dtype != object):
         s = s.map(lambda v: None if v is None or v != v else str(v), na_action="ignore")
     return s.astype("string").str.strip()
+
+
+_DISTINCT_SAMPLE = 10_000
+"""Cells in the strided sample that decides whether a long text column has few enough distinct values."""
+_DISTINCT_MAX_SHARE = 0.5
+"""Above this share of distinct values a text column is parsed and trimmed cell by cell."""
+
+
+@dataclass
+class _Distinct:
+    """A text column factorised: its distinct raw values and, per row, the index of its value (-1: null)."""
+
+    values: pd.Series  # same dtype as the column, so parsing takes the same branch as on the whole column
+    codes: np.ndarray
+
+    def spread(self, per_value: np.ndarray, null: Any) -> np.ndarray:
+        """Per-value results broadcast back to the rows; the appended ``null`` is what code -1 picks."""
+        import numpy as np
+
+        return np.append(per_value, null)[self.codes]
+
+
+def _distinct(s: pd.Series) -> _Distinct | None:
+    """``s`` factorised when it holds only text and nulls with few distinct values, else ``None``.
+
+    Analytics keys repeat a few labels over many rows: parsing and trimming each label once, then
+    broadcasting through the codes, replaces work on every cell by one factorisation. Parsing and trimming
+    are per-cell functions, so the results are the same either way.
+    """
+    import pandas as pd
+    from pandas.api import types as pdt
+
+    if s.dtype == object:
+        # Only all-text object columns: factorize merges values equal across types (1, 1.0 and True),
+        # which parse and print differently.
+        if pdt.infer_dtype(s, skipna=True) != "string":
+            return None
+    elif not pdt.is_string_dtype(s.dtype):
+        return None
+    n = len(s)
+    if n > 2 * _DISTINCT_SAMPLE:
+        # A sample decides before the full factorisation, so a column of ids costs no more than before.
+        sample = s.iloc[:: n // _DISTINCT_SAMPLE]
+        if sample.nunique() > _DISTINCT_MAX_SHARE * len(sample):
+            return None
+    codes, uniques = pd.factorize(s)  # nulls (None, NaN, pd.NA) -> -1
+    if n <= 2 * _DISTINCT_SAMPLE and len(uniques) > _DISTINCT_MAX_SHARE * n:
+        return None
+    return _Distinct(pd.Series(uniques), codes)
+
+
+def _parse(s: pd.Series, d: _Distinct | None, *, strict_types: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_parse_series` on the distinct values when the column is factorised."""
+    import numpy as np
+
+    if d is None:
+        return _parse_series(s, strict_types=strict_types)
+    values, ok = _parse_series(d.values, strict_types=strict_types)
+    return d.spread(values, np.nan), d.spread(ok, True)  # nulls parse as NaN
+
+
+def _texts(s: pd.Series, d: _Distinct | None) -> tuple[pd.Series, np.ndarray | None]:
+    """Trimmed text of every cell, or of every distinct value with the codes that spread it to the rows."""
+    if d is None:
+        return _strings(s), None
+    return _strings(d.values), d.codes
 
 
 # --------------------------------------------------------------------------------------------------
@@ -315,17 +382,20 @@ def compare_rows(
 
     n = min(n_e, n_a)
     e_take, a_take = e_order[:n], a_order[:n]
+    # Row i against row i: slices give views of the prepared arrays where a take would copy each one.
+    e_sel: slice | np.ndarray = slice(0, n) if order_matters else e_take
+    a_sel: slice | np.ndarray = slice(0, n) if order_matters else a_take
     cells = int(sum(int(c.e_pres.sum()) for c in cols))
     matched = 0
     mism_rows: list[np.ndarray] = []
     mism_cols: list[np.ndarray] = []
     for ci, c in enumerate(cols):
-        e_pres = c.e_pres[e_take]
+        e_pres = c.e_pres[e_sel]
         ok = np.zeros(n, dtype=bool)
         if c.a_name is not None and n:
-            e_num = c.e_num[e_take]
+            e_num = c.e_num[e_sel]
             if c.a_vals is not None and c.a_ok is not None and e_num.any():
-                e_vals, a_vals = c.e_vals[e_take], c.a_vals[a_take]
+                e_vals, a_vals = c.e_vals[e_sel], c.a_vals[a_sel]
                 with np.errstate(invalid="ignore", divide="ignore"):
                     diff = np.abs(a_vals - e_vals)
                     within = (
@@ -335,11 +405,11 @@ def compare_rows(
                     )
                 # cube spec: NaN equals NaN only
                 within |= np.isnan(a_vals) & np.isnan(e_vals)
-                ok |= e_num & c.a_ok[a_take] & within
+                ok |= e_num & c.a_ok[a_sel] & within
             if c.e_code is not None and c.a_code is not None:
-                e_code, a_code = c.e_code[e_take], c.a_code[a_take]
+                e_code, a_code = c.e_code[e_sel], c.a_code[a_sel]
                 ok |= ~e_num & (e_code == a_code) & (e_code >= 0)
-            ok &= c.a_pres[a_take]
+            ok &= c.a_pres[a_sel]
         bad = e_pres & ~ok
         matched += int((e_pres & ok).sum())
         idx = np.flatnonzero(bad)
@@ -359,7 +429,7 @@ def compare_rows(
         count += len(rows_all)
         order = np.lexsort((cols_all, rows_all))[: max(0, max_details - len(details))]
         for r, ci in zip(rows_all[order].tolist(), cols_all[order].tolist(), strict=True):
-            details.append(_detail(r, int(e_take[r]), int(a_take[r]), cols[ci], exp, act, tol))
+            details.append(_detail(r, int(e_take[r]), int(a_take[r]), cols[ci], tol))
     return RowsDiff(n_e, n_a, cells, matched, count, details)
 
 
@@ -373,6 +443,8 @@ class _Column:
     a_pres: np.ndarray
     e_vals: np.ndarray
     e_num: np.ndarray
+    e_series: pd.Series  # the raw cells, kept for the mismatch lines
+    a_series: pd.Series | None
     a_vals: np.ndarray | None = None
     a_ok: np.ndarray | None = None
     e_code: np.ndarray | None = None  # text cells as integer codes shared by both sides (-1: null)
@@ -403,7 +475,9 @@ def _prepare(key: str, exp: _Side, act: _Side, a_name: str | None, *, sort: bool
     import pandas as pd
 
     n_e, n_a = len(exp.frame), len(act.frame)
-    e_vals, e_num = _parse_series(exp.frame[key], strict_types=True)
+    e_series = exp.frame[key]
+    e_dist = _distinct(e_series) if n_e else None
+    e_vals, e_num = _parse(e_series, e_dist, strict_types=True)
     e_pres = exp.present[key].to_numpy(dtype=bool) if exp.present is not None else np.ones(n_e, dtype=bool)
     if a_name is None:
         a_pres = np.zeros(n_a, dtype=bool)
@@ -411,17 +485,32 @@ def _prepare(key: str, exp: _Side, act: _Side, a_name: str | None, *, sort: bool
         a_pres = act.present[a_name].to_numpy(dtype=bool)
     else:
         a_pres = np.ones(n_a, dtype=bool)
-    col = _Column(key, a_name, e_pres, a_pres, e_vals, e_num)
     a_series = act.frame[a_name] if a_name is not None else None
+    col = _Column(key, a_name, e_pres, a_pres, e_vals, e_num, e_series, a_series)
+    a_dist = _distinct(a_series) if a_series is not None and n_e and n_a else None
     if a_series is not None and e_num.any():
-        col.a_vals, col.a_ok = _parse_series(a_series, strict_types=False)
+        col.a_vals, col.a_ok = _parse(a_series, a_dist, strict_types=False)
     if not e_num.all():
-        e_str = _strings(exp.frame[key])
-        a_str = _strings(a_series) if a_series is not None else pd.Series([None] * n_a, dtype="string")
-        # One factorisation of both sides turns text equality (and, sorted, text order) into integers.
+        e_str, e_inv = _texts(e_series, e_dist)
+        a_str: pd.Series
+        a_inv: np.ndarray | None
+        if a_series is not None:
+            a_str, a_inv = _texts(a_series, a_dist)
+        else:
+            a_str, a_inv = pd.Series([], dtype="string"), np.full(n_a, -1)
+        # One factorisation of both sides turns text equality (and, sorted, text order) into integers. On
+        # distinct values it gives the same codes: the same set of texts, first seen in the same order.
         codes, _ = pd.factorize(pd.concat([e_str, a_str], ignore_index=True), sort=sort)
-        col.e_code, col.a_code = codes[:n_e], codes[n_e:]
+        col.e_code = _spread_codes(codes[: len(e_str)], e_inv)
+        col.a_code = _spread_codes(codes[len(e_str) :], a_inv)
     return col
+
+
+def _spread_codes(codes: np.ndarray, inverse: np.ndarray | None) -> np.ndarray:
+    """Joint text codes per row; ``inverse`` maps rows to distinct values (-1, a null, stays -1)."""
+    import numpy as np
+
+    return codes if inverse is None else np.append(codes, -1)[inverse]
 
 
 def _lexsort(keys: list[np.ndarray], n: int) -> np.ndarray:
@@ -443,7 +532,7 @@ def _lexsort(keys: list[np.ndarray], n: int) -> np.ndarray:
         else:
             if size > 1:
                 # Labels usually identify the rows already: then numbers cannot change the order.
-                order = np.argsort(combined, kind="stable")
+                order = _stable_argsort(combined, size)
                 ordered = combined[order]
                 if not (ordered[1:] == ordered[:-1]).any():
                     return order
@@ -454,10 +543,22 @@ def _lexsort(keys: list[np.ndarray], n: int) -> np.ndarray:
             size = len(uniq_c)
         combined = combined * card + ranks.reshape(-1)
         size *= card
+    return _stable_argsort(combined, size)
+
+
+def _stable_argsort(combined: np.ndarray, size: int) -> np.ndarray:
+    """``np.argsort(combined, kind="stable")`` for keys in ``[0, size)``, usually by a faster sort."""
+    import numpy as np
+
+    n = len(combined)
+    if size * n < 2**62:
+        # The row number as a last key makes every key distinct, and with no ties the default sort (several
+        # times faster than the stable one on int64) can only give the stable order.
+        return np.argsort(combined * n + np.arange(n, dtype=np.int64))
     return np.argsort(combined, kind="stable")
 
 
-def _detail(r: int, e_row: int, a_row: int, c: _Column, exp: _Side, act: _Side, tol: str) -> dict[str, Any]:
+def _detail(r: int, e_row: int, a_row: int, c: _Column, tol: str) -> dict[str, Any]:
     import pandas as pd
 
     # The detail keeps typed cells (a float for a number, a str for text) and the full line as ``reason``.
@@ -467,13 +568,14 @@ def _detail(r: int, e_row: int, a_row: int, c: _Column, exp: _Side, act: _Side, 
         e_cell = float(c.e_vals[e_row])
         e_text = f"{_fmt_num(e_cell)} ± ({tol})"
     else:
-        e_cell = str(exp.frame[c.key].iloc[e_row]).strip()
+        e_cell = str(c.e_series.iloc[e_row]).strip()
         e_text = _quoted(e_cell)
     path = f"rows[{r}].{c.key}"
     out = {"row": r, "key": c.key, "expected": e_cell, "tolerance": tol if numeric else None}
     if c.a_name is None or not c.a_pres[a_row]:
         return {**out, "actual": None, "reason": f"{path}: expected {e_text}, got nothing (no such key)"}
-    raw = act.frame[c.a_name].iloc[a_row]
+    assert c.a_series is not None
+    raw = c.a_series.iloc[a_row]
     if numeric:
         assert c.a_ok is not None and c.a_vals is not None
         if not c.a_ok[a_row]:

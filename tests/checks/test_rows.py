@@ -212,6 +212,84 @@ def test_large_frames_are_compared_and_details_capped() -> None:
     assert "... and 1495 more mismatch(es)" in d.reason()
 
 
+# -- text columns worked on their distinct values -----------------------------------------------------
+
+LABELS = ["East", " East", "west", "West ", "", "  ", None, float("nan")]
+NUMBERS = ["$1,200", "(5)", "12%", " 42 ", "1e3", "-$5", "£1,000.5", "abc", "12 units", None]
+
+
+def mixed_sides(n: int, seed: int) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """An expected frame and an answer of ``n`` rows mixing every kind of cell the parser reads."""
+    rng = np.random.default_rng(seed)
+    pick = rng.integers
+    expected = pd.DataFrame(
+        {
+            "region": pd.Series([LABELS[i] for i in pick(0, len(LABELS), n)], dtype="str"),
+            "segment": pd.Series([LABELS[i] for i in pick(0, len(LABELS), n)], dtype="string"),
+            "code": [NUMBERS[i] for i in pick(0, len(NUMBERS), n)],  # object, all text or null
+            "flag": [[True, False, "True", 1, None][i] for i in pick(0, 5, n)],  # object, mixed types
+            "id": [f" id{i} " if i % 7 else None for i in range(n)],  # high cardinality
+            "amount": np.where(pick(0, 10, n) == 0, np.nan, np.round(rng.uniform(-50, 50, n), 2)),
+        }
+    )
+    actual: list[dict[str, Any]] = []
+    for i, row in enumerate(expected.to_dict("records")):
+        answer = {"REGION": row["region"], "Segment": row["segment"], "CODE": row["code"]}
+        answer |= {"flag": row["flag"], "Id": row["id"], "amount": row["amount"]}
+        if i % 5 == 0:  # some cells change: to another label, a number, a bool, a null
+            answer["REGION"] = LABELS[(i // 5) % len(LABELS)]
+            answer["CODE"] = [1200, "-5", True, None, "1,000", " 12% "][(i // 5) % 6]
+            answer["Id"] = f"id{i}"
+        if i % 11 == 0:
+            del answer["Segment"]  # a missing key
+        actual.append(answer)
+    return expected, actual
+
+
+@pytest.mark.parametrize("sample", [None, 100])  # cardinality counted exactly, or on a strided sample
+@pytest.mark.parametrize("order_matters", [True, False])
+def test_distinct_values_path_gives_identical_results(
+    sample: int | None, order_matters: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalnb.checks import rows
+
+    n = 1500
+    if sample is not None:
+        monkeypatch.setattr(rows, "_DISTINCT_SAMPLE", sample)
+    expected, actual = mixed_sides(n, seed=order_matters)
+    # The low-cardinality labels take the factorised path, the ids and the mixed object column do not.
+    assert rows._distinct(expected["region"]) is not None
+    assert rows._distinct(expected["code"]) is not None
+    assert rows._distinct(expected["id"]) is None
+    assert rows._distinct(expected["flag"]) is None
+
+    def outcome() -> tuple[Any, ...]:
+        out = []
+        for exp in (expected, expected.astype(object).to_dict("records")):
+            d = compare_rows(exp, actual, relative=0.01, order_matters=order_matters)
+            # repr: NaN cells compare equal as text
+            out.append((d.value, d.mismatches, d.matched, d.cells, d.lines, repr(d.details)))
+        return tuple(out)
+
+    default = outcome()
+    with monkeypatch.context() as m:
+        m.setattr(rows, "_DISTINCT_MAX_SHARE", 1.0)  # every text column factorised, ids too
+        everywhere = outcome()
+    with monkeypatch.context() as m:
+        m.setattr(rows, "_distinct", lambda s: None)  # every column cell by cell
+        nowhere = outcome()
+    assert default == everywhere == nowhere
+    assert 0 < default[0][1] < n * 6
+
+
+@pytest.mark.parametrize("size", [7, 2**50])  # packed with the row number, and too large for that
+def test_stable_argsort_matches_numpy(size: int) -> None:
+    from evalnb.checks.rows import _stable_argsort
+
+    keys = np.random.default_rng(size).integers(0, size, 50_000)  # many ties when size is small
+    np.testing.assert_array_equal(_stable_argsort(keys, size), np.argsort(keys, kind="stable"))
+
+
 def test_bad_rows_shape_is_a_failure_not_a_crash() -> None:
     s = run_check(RowsCheck(expected=[{"a": 1}]), "not rows")
     assert s.passed is False
