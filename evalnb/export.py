@@ -58,6 +58,8 @@ def _categories(result: Result) -> pd.DataFrame:
 
 def _case_table(result: Result) -> pd.DataFrame:
     """One row per case with its status, pass rate, latency and the reasons of what failed."""
+    import pandas as pd
+
     cases = result.cases.copy()
     sc = result.scores
     bad = sc[(sc["status"] == "degraded") | (sc["passed"].astype("boolean") == False)]  # noqa: E712
@@ -69,7 +71,9 @@ def _case_table(result: Result) -> pd.DataFrame:
     )
     first = result.runs.drop_duplicates("case_id").set_index("case_id")["response"]
     cases["response"] = cases["case_id"].map(first)
-    cases["reasons"] = cases["case_id"].map(reasons).fillna("")
+    # A dict lookup, not Series.map: with no failures the mapped column would be float NaN, not text.
+    found = reasons.to_dict()
+    cases["reasons"] = pd.array([found.get(c, "") for c in cases["case_id"]], dtype="string")
     return cases
 
 
