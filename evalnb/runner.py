@@ -1259,15 +1259,27 @@ def _run_in_new_loop(make: Callable[[], Any]) -> Result:
     loop = asyncio.new_event_loop()
     task = loop.create_task(make())
     handler_set = False
+    interrupted = False
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        interrupted = True
+        task.cancel()
+
     if threading.current_thread() is threading.main_thread():
         try:
-            loop.add_signal_handler(signal.SIGINT, task.cancel)
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
             handler_set = True
         except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - Windows
             pass
     try:
         result: Result = loop.run_until_complete(task)
         return result
+    except asyncio.CancelledError:
+        if interrupted:
+            # Ctrl-C before the cases started (preflight, opening the data): an interrupt, not a cancellation.
+            raise KeyboardInterrupt from None
+        raise
     finally:
         if handler_set:
             loop.remove_signal_handler(signal.SIGINT)
@@ -1279,8 +1291,11 @@ def _run_in_new_loop(make: Callable[[], Any]) -> Result:
 
 def _run_in_thread(make: Callable[[], Any]) -> Result:
     """Run on a new loop in a worker thread (inside Jupyter); Ctrl-C in the waiting thread cancels the run."""
+    import signal
+
     box: dict[str, Any] = {}
     ready = threading.Event()
+    finished = threading.Event()
 
     def target() -> None:
         loop = asyncio.new_event_loop()
@@ -1297,20 +1312,40 @@ def _run_in_thread(make: Callable[[], Any]) -> Result:
                 loop.run_until_complete(loop.shutdown_asyncgens())
             finally:
                 loop.close()
+                finished.set()
 
+    # The waiting thread is told the run is over by an Event, not by Thread.join: a KeyboardInterrupt that
+    # lands inside Thread.join(timeout) makes CPython (3.11) mark the still-running thread as stopped, so a
+    # later join() returned at once and the partial result was lost (KeyError: 'result').
+    # A running loop may own SIGINT (asyncio.run cancels its main task and raises nothing while this thread
+    # blocks): Ctrl-C must raise here, as it does in Jupyter, so the default handler is put back meanwhile.
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(ValueError, TypeError):
+            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    interrupted = False
     thread = threading.Thread(target=target, name="evalnb-run", daemon=True)
     thread.start()
     try:
-        while thread.is_alive():
-            thread.join(0.1)
-    except KeyboardInterrupt:
-        ready.wait()
-        if "task" in box:
-            box["loop"].call_soon_threadsafe(box["task"].cancel)
-        thread.join()
+        try:
+            while not finished.wait(0.1):
+                pass
+        except KeyboardInterrupt:
+            interrupted = True
+            ready.wait()
+            if "task" in box:
+                box["loop"].call_soon_threadsafe(box["task"].cancel)
+            finished.wait()  # a second Ctrl-C here gives up on the partial result
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    thread.join()
     if "error" in box:
+        if interrupted and isinstance(box["error"], asyncio.CancelledError):
+            raise KeyboardInterrupt from None
         raise box["error"]
-    return box["result"]
+    result: Result = box["result"]
+    return result
 
 
 def _interactive() -> bool:
