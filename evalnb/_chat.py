@@ -487,7 +487,7 @@ class ChatClient:
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
-        return f"ChatClient(model={self.model!r}, endpoint={self.endpoint!r}, api_key=<{key}>)"
+        return f"ChatClient(model={self.model!r}, endpoint={safe_url(self.endpoint)!r}, api_key=<{key}>)"
 
     async def preflight(self, *, what: str, hint: str, timeout: float = PREFLIGHT_TIMEOUT) -> None:
         """Raise :class:`ConfigError` when the endpoint (or its proxy) does not accept a connection.
@@ -602,7 +602,8 @@ class ChatClient:
         )
 
     def _where(self) -> str:
-        return f"{self.endpoint} (model {self.model})"
+        # Messages reach results and logs: never the user:password of a gateway URL.
+        return f"{safe_url(self.endpoint)} (model {self.model})"
 
     def _parse(self, raw: bytes, t0: float, attempts: int) -> ChatReply:
         try:

@@ -152,7 +152,9 @@ class JudgeConfig(_Strict):
     concurrency: int = Field(default=64, ge=1)
     cache: bool | str | None = None
     system: str | None = None
-    prices: dict[str, list[float]] | None = None
+    # [price per 1k prompt tokens, price per 1k completion tokens]: exactly two, checked here rather than
+    # failing every judged check of the run when the cost is computed.
+    prices: dict[str, tuple[float, float]] | None = None
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -286,6 +288,12 @@ def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[st
             f"{prefix}{where}.type: unknown agent type {tag!r}{hint}; use command, openai, http or python",
             code="INVALID_VALUE",
         )
+    if loc[:2] == ["judge", "prices"] and len(loc) >= 3:
+        model = ".".join(([table] if table else []) + loc[:3])
+        return ConfigError(
+            f"{prefix}{model}: give two numbers, [price per 1k prompt tokens, price per 1k completion tokens]",
+            code="INVALID_VALUE",
+        )
     if kind == "missing":
         return ConfigError(f"{prefix}missing key {where!r}", code="MISSING_FIELD")
     return ConfigError(f"{prefix}{where}: {err['msg']}", code="INVALID_VALUE")
@@ -410,12 +418,13 @@ class Config:
             opts["prices"] = {k: tuple(v) for k, v in opts["prices"].items()}
         if cache is not None:
             opts["cache"] = cache
+        where = f"{self.path}: " if self.path else ""
         try:
             return OpenAIJudge(**opts)
-        except ConfigError:
-            raise
+        except ConfigError as e:  # e.g. no model: name the file, as every other error of it does
+            raise ConfigError(f"{where}judge: {e.message}", code=e.code) from None
         except Exception as e:  # the client's own configuration errors
-            raise ConfigError(f"{self.path}: judge: {e}") from None
+            raise ConfigError(f"{where}judge: {e}") from None
 
 
 def _python_spec(spec: str, folder: Path) -> str:

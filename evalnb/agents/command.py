@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -36,6 +37,7 @@ PromptVia = Literal["stdin", "arg", "env"]
 _BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TEMP", "TMP")
 _WINDOWS_ENV = ("SYSTEMROOT", "SYSTEMDRIVE", "USERPROFILE", "COMSPEC", "PATHEXT", "WINDIR")
 _PLACEHOLDERS = ("{prompt}", "{case}", "{run}", "{turn}", "{workdir}", "{suite}")
+_PLACEHOLDER_RE = re.compile("|".join(re.escape(p) for p in _PLACEHOLDERS))
 _CHUNK = 64 * 1024
 # Seconds between SIGTERM and SIGKILL: long enough for a polite program to flush, short enough for CI.
 _KILL_GRACE = 1.0
@@ -216,14 +218,9 @@ class Command:
             "{suite}": request.suite,
             "{workdir}": str(workdir),
         }
-        out = []
-        for arg in self.argv:
-            # Plain replacement, not str.format: a literal JSON argument with braces must pass unchanged.
-            for key in _PLACEHOLDERS:
-                if key in arg:
-                    arg = arg.replace(key, values[key])
-            out.append(arg)
-        return out
+        # One pass over each element, not str.format (a literal JSON argument with braces must pass unchanged)
+        # and not one replace per placeholder (a prompt that says "{case}" must reach the program as written).
+        return [_PLACEHOLDER_RE.sub(lambda m: values[m.group(0)], arg) for arg in self.argv]
 
     async def respond(self, request: Request) -> Response:
         """Run the program once for this request."""
@@ -231,7 +228,20 @@ class Command:
         cwd = workdir if self.cwd is None else workdir / self.cwd
         cwd.mkdir(parents=True, exist_ok=True)
         argv = self.command_line(request, workdir)
-        stdin_data = request.prompt.encode(self.encoding) if self.prompt_via == "stdin" else b""
+        env = self.child_env(request)
+        if any("\0" in a for a in argv) or any("\0" in v for v in env.values()):
+            # The OS cannot pass a NUL inside an argument or a variable; say so instead of "embedded null byte".
+            raise AgentError(
+                f"could not start {self.argv[0]!r}: the prompt or a value contains a NUL character, which "
+                "cannot be passed in an argument or an environment variable; use prompt_via='stdin'"
+            )
+        try:
+            stdin_data = request.prompt.encode(self.encoding) if self.prompt_via == "stdin" else b""
+        except UnicodeEncodeError as e:
+            raise AgentError(
+                f"the prompt cannot be written to {self.name}'s stdin as {self.encoding}: {e.reason} "
+                f"({e.object[e.start : e.end]!r} at position {e.start})"
+            ) from None
 
         started = time.perf_counter()
         kwargs: dict[str, Any] = {}
@@ -246,7 +256,7 @@ class Command:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=str(cwd),
-                env=self.child_env(request),
+                env=env,
                 **kwargs,
             )
         except OSError as e:

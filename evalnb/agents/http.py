@@ -112,22 +112,27 @@ def get_path(data: Any, path: str) -> Any:
         >>> get_path({"a": {"b": [{"c": 1}]}}, "a.b[0].c")
         1
     """
+    return _lookup(data, path)[1]
+
+
+def _lookup(data: Any, path: str) -> tuple[bool, Any]:
+    """``(found, value)``: whether every step of the path exists (a present ``null`` is found), and the value."""
     value = data
     for part in re.split(r"\.|\[(-?\d+)\]", path):
         if part is None or part == "":
             continue
         if isinstance(value, Mapping):
             if part not in value:
-                return None
+                return False, None
             value = value[part]
         elif isinstance(value, list) and re.fullmatch(r"-?\d+", part):
             i = int(part)
             if not -len(value) <= i < len(value):
-                return None
+                return False, None
             value = value[i]
         else:
-            return None
-    return value
+            return False, None
+    return True, value
 
 
 def _fill(template: Any, values: Mapping[str, Any]) -> Any:
@@ -282,6 +287,9 @@ class HTTP:
             timeout=PREFLIGHT_TIMEOUT if timeout is None else timeout,
         )
 
+    def _secrets(self) -> list[Secret]:
+        return list(self._secret_headers.values())
+
     def build_body(self, request: Request) -> Any:
         """The JSON body sent for this request."""
         return _fill(self.body, _values(request))
@@ -295,7 +303,7 @@ class HTTP:
         kwargs: dict[str, Any] = {"headers": headers}
         if self.method not in ("GET", "HEAD"):
             kwargs["json"] = self.build_body(request)
-        secrets = list(self._secret_headers.values())
+        secrets = self._secrets()
         where = _without_query(self.url)
         started = time.perf_counter()
         try:
@@ -335,9 +343,10 @@ class HTTP:
             data: Any = json.loads(text) if text.strip() else None
         except ValueError:
             if self.response_map is not None:
+                snippet = scrub(text.strip()[:_SNIPPET], self._secrets())
                 raise AgentError(
                     f"{where} answered with a body that is not JSON ({content_type or 'no content type'}): "
-                    f"{text.strip()[:_SNIPPET]}"
+                    f"{snippet}"
                 ) from None
             return Response(text=text)
         if self.response_map is None:
@@ -346,12 +355,28 @@ class HTTP:
                 return Response(**{k: v for k, v in data.items() if k in known})
             return Response(text=data if isinstance(data, str) else _text(data))
         values: dict[str, Any] = {}
+        found_any = False
         for target, paths in self.response_map.items():
             for path in [paths] if isinstance(paths, str) else list(paths):
-                value = get_path(data, path)
+                found, value = _lookup(data, path)
+                found_any = found_any or found
                 if value is not None:
                     values[target] = value
                     break
+        if not found_any and self.response_map:
+            # Not one mapped path exists in the answer: the mapping does not fit this service (a typo, another
+            # API version). Saying so beats an empty Response whose checks all fail with "no result".
+            wanted = ", ".join(
+                f"{t}: {' | '.join([p] if isinstance(p, str) else list(p))}"
+                for t, p in self.response_map.items()
+            )
+            has = sorted(map(str, data))[:20] if isinstance(data, Mapping) else type(data).__name__
+            raise AgentError(
+                scrub(
+                    f"{where} answered JSON with none of the mapped paths ({wanted}); the answer has {has}",
+                    self._secrets(),
+                )
+            )
         for key in ("text", "intent", "insight", "refusal", "context", "model"):
             if key in values and not isinstance(values[key], str):
                 values[key] = _text(values[key])
@@ -365,5 +390,8 @@ class HTTP:
 
 
 def _without_query(url: str) -> str:
-    # A query string may carry a key (``?code=...``): reprs and messages show the URL without it.
-    return url.split("?", 1)[0]
+    # A query string may carry a key (``?code=...``), and ``user:password@`` a password: reprs and messages
+    # show the URL without either.
+    from evalnb._chat import safe_url
+
+    return safe_url(url.split("?", 1)[0])

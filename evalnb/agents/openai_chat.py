@@ -102,7 +102,10 @@ class OpenAIChat:
 
     def __repr__(self) -> str:
         key = "set" if self.client._api_key else "none"
-        parts = [repr(self.model), f"endpoint={self.client.endpoint!r}", f"api_key=<{key}>"]
+        from evalnb._chat import safe_url
+
+        # The repr goes into cassettes (Record writes the agent's repr): no password of the URL.
+        parts = [repr(self.model), f"endpoint={safe_url(self.client.endpoint)!r}", f"api_key=<{key}>"]
         if self.system is not None:
             parts.append(f"system={_short(self.system)!r}")
         if self._secret_headers:

@@ -69,6 +69,10 @@ def agreement(a: pd.DataFrame, b: pd.DataFrame, *, on: str | None = None) -> pd.
         (Cohen's quadratic-weighted kappa over the scale, 1..5 for the judged metrics) and ``spearman``
         (rank correlation). NaN where a statistic is undefined (no pairs, a constant side).
 
+    Raises:
+        ValueError: a frame lacks a needed column, or both frames have several rows for one key (each row
+            would be paired with each).
+
     Example:
         >>> humans = pd.DataFrame({"case_id": ["q1", "q2"], "turn": [0, 0],
         ...                        "check": ["Relevance"] * 2, "value": [5, 2]})
@@ -91,7 +95,24 @@ def agreement(a: pd.DataFrame, b: pd.DataFrame, *, on: str | None = None) -> pd.
         out["value"] = pd.to_numeric(out["value"], errors="coerce").astype("float64")
         return out.dropna(subset=["value"])
 
-    merged = prep(a).merge(prep(b), on=keys, suffixes=("_a", "_b"))
+    pa, pb = prep(a), prep(b)
+    # Many rows on one side may meet one row on the other (every run of a judge against one human label);
+    # many on both sides would pair every row with every other (two llm_judge checks of one turn matched on
+    # `check`, or two label sets), inventing pairs: refuse rather than report made-up numbers.
+    dup_a, dup_b = pa.duplicated(keys, keep=False), pb.duplicated(keys, keep=False)
+    both = pa.loc[dup_a, keys].merge(pb.loc[dup_b, keys].drop_duplicates(), on=keys).drop_duplicates()
+    if not both.empty:
+        first = ", ".join(f"{k}={v}" for k, v in both.iloc[0].items())
+        hint = (
+            "; match on check_id (give it in both frames)"
+            if check == "check"
+            else "; give one row per case, run, turn and check in one of them"
+        )
+        raise ValueError(
+            f"both frames have several rows for {first}: each would be paired with each, so agreement "
+            f"is undefined{hint}"
+        )
+    merged = pa.merge(pb, on=keys, suffixes=("_a", "_b"))
     rows = []
     for name, group in merged.groupby(check, sort=True):
         va, vb = group["value_a"], group["value_b"]

@@ -139,4 +139,8 @@ class OpenAIJudge:
         return JudgeReply(text=reply.text, usage=reply.usage, model=reply.model)
 
     def __repr__(self) -> str:
-        return f"OpenAIJudge({self.label!r}, endpoint={self.client.endpoint!r}, cache={self.cache!r})"
+        from evalnb._chat import safe_url
+
+        return (
+            f"OpenAIJudge({self.label!r}, endpoint={safe_url(self.client.endpoint)!r}, cache={self.cache!r})"
+        )

@@ -17,7 +17,20 @@ if TYPE_CHECKING:
 
 __all__ = ["rescore", "rescore_async"]
 
-_SCORED = ("passed", "failed")  # run rows that have a response (degraded and skipped turns have none)
+
+def _answered(row: Any) -> bool:
+    """Whether the agent answered this turn, so its response can be judged again.
+
+    Passed and failed turns did; a degraded turn did too when no agent error is recorded: a check degraded it
+    (a judge that failed, the very case re-scoring is for). Skipped turns and agent failures have no answer.
+    """
+    status = str(row.status)
+    if status in ("passed", "failed"):
+        return True
+    from evalnb.results import _na
+
+    error = getattr(row, "error", None)
+    return status == "degraded" and (_na(error) or str(error) == "")
 
 
 def rescore(
@@ -94,8 +107,10 @@ async def rescore_async(
             if t >= len(case.turns):
                 break
             turn = case.turns[t]
-            history = [m.model_dump() for m in turn.history] + conversation
-            if str(row.status) in _SCORED:
+            # As the runner builds it: the conversation so far, then this turn's own file history.
+            own = [m.model_dump() for m in turn.history]
+            history = conversation + own if own else list(conversation)
+            if _answered(row):
                 response = result.response_for(case_id, run, t)
                 request = Request(
                     prompt=turn.prompt, history=history, case=case_id, turn=t, run=run, suite=suite.name
@@ -119,7 +134,7 @@ async def rescore_async(
             else:
                 text = "" if row.response is None or str(row.response) == "<NA>" else str(row.response)
             conversation = [
-                *conversation,
+                *history,
                 {"role": "user", "content": turn.prompt},
                 {"role": "assistant", "content": text},
             ]

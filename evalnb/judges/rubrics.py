@@ -179,17 +179,29 @@ _FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
 _SCORE_KEYS = ("score", "rating", "grade", "value")
 _REASON_KEYS = ("reason", "reasoning", "explanation", "rationale", "justification")
 _VERDICT_KEYS = ("verdict", "result", "decision", "pass", "passed")
+# "Score (1-5): 4" names the scale before the score: the parenthesis is skipped, and a number that starts a
+# range ("1-5", "1 to 5") is the scale, never the score.
 _SCORE_RE = re.compile(
-    r"\b(?:score|rating|grade)\b\W{0,6}?(?:is\W{0,3})?([1-5](?:\.0+)?)(?!\.?\d)(?:\s*/\s*5\b)?\**", re.I
+    r"\b(?:score|rating|grade)\b(?:\s*\([^()\n]{0,30}\))?\W{0,6}?(?:is\W{0,3})?"
+    r"([1-5](?:\.0+)?)(?!\.?\d)(?!(?:-|–)\d|\s+to\s+\d)(?:\s*/\s*5\b)?\**",
+    re.I,
 )
 _LEADING_RE = re.compile(r"^\s*\**([1-5])\**\s*(?:/\s*5)?\s*(?:$|[\n.:\-–—,)])")
-_VERDICT_RE = re.compile(r"\b(?:verdict|result|decision)\b\W{0,6}?(PASS|FAIL)(?:ED)?\b", re.I)
+# A verdict followed by "or FAIL" / "/FAIL" is the answer template echoed back, not a verdict.
+_ECHO = r"(?!(?:ED)?\W{0,3}(?:or|/|\|)\W{0,3}(?:PASS|FAIL))"
+_VERDICT_RE = re.compile(r"\b(?:verdict|result|decision)\b\W{0,6}?(PASS|FAIL)" + _ECHO + r"(?:ED)?\b", re.I)
 _WORD_RE = re.compile(r"\b(PASS|FAIL)(?:ED)?\b")
+# "does NOT PASS", "doesn't pass": a negated verdict word is not that verdict.
+_NEGATED_RE = re.compile(r"(?:\b(?:not|never|cannot|no)|n't)\W{0,3}$", re.I)
+# Reasoning models (deepseek-r1, qwen3 ... as served by Ollama or vLLM) put their deliberation, scores they
+# considered and dropped included, in a think block before the answer: only the answer counts.
+_THINK_RE = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object in the text, fenced ones first, then any ``{...}`` that decodes (prose around it ok)."""
     found: list[dict[str, Any]] = []
+    nested: list[dict[str, Any]] = []
     chunks = [m.group(1) for m in _FENCED.finditer(text)] + [text]
     decoder = json.JSONDecoder()
     for chunk in chunks:
@@ -202,8 +214,23 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
                 continue
             if isinstance(obj, dict):
                 found.append(obj)
+                nested.extend(_inner_objects(obj))
             i = chunk.find("{", end)
-    return found
+    # {"evaluation": {"score": 4, ...}}: objects inside come after every top-level one.
+    return found + nested
+
+
+def _inner_objects(obj: Mapping[str, Any], depth: int = 2) -> list[dict[str, Any]]:
+    inner = [v for v in obj.values() if isinstance(v, dict)]
+    if depth > 1:
+        inner += [w for v in inner for w in _inner_objects(v, depth - 1)]
+    return inner
+
+
+def _answer_part(text: str) -> str:
+    """The text without reasoning blocks (``<think>...</think>``); the whole text if nothing else is left."""
+    stripped = _THINK_RE.sub("", text)
+    return stripped if stripped.strip() else text
 
 
 def _get(obj: Mapping[str, Any], keys: Sequence[str]) -> Any:
@@ -250,6 +277,7 @@ def parse_score(text: str) -> tuple[float, str] | None:
         >>> parse_score("I cannot decide") is None
         True
     """
+    text = _answer_part(text)
     for obj in _json_objects(text):
         v = _as_score(_get(obj, _SCORE_KEYS))
         if v is not None:
@@ -284,6 +312,7 @@ def parse_verdict(text: str) -> tuple[bool, str] | None:
         >>> parse_verdict("Verdict: PASS - meets the criterion")
         (True, 'meets the criterion')
     """
+    text = _answer_part(text)
     for obj in _json_objects(text):
         v = _as_verdict(_get(obj, _VERDICT_KEYS))
         if v is not None:
@@ -295,5 +324,7 @@ def parse_verdict(text: str) -> tuple[bool, str] | None:
     if len(words) == 1:
         m2 = _WORD_RE.search(text)
         assert m2 is not None
+        if _NEGATED_RE.search(text[: m2.start()]):
+            return None  # "does NOT PASS": asked again rather than read as the word it negates
         return words == {"PASS"}, _rest(text, m2)
     return None  # none, or both PASS and FAIL in prose: ambiguous, never guessed

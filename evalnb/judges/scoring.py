@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.registry import Score
-from evalnb.judges.base import JudgeReply, cost_of
+from evalnb.judges.base import JudgeCache, JudgeReply, cost_of
 from evalnb.judges.rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict
 
 if TYPE_CHECKING:
@@ -64,10 +64,21 @@ def _short(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def _cache_key(judge: Any, prompt: str) -> str:
+    key_of = getattr(judge, "cache_key", None)
+    if key_of is not None:
+        return str(key_of(prompt))
+    # A Judge written against the protocol has no cache_key of its own, yet run(cache=...) gives it a cache:
+    # key its answers by its label and model, as CallableJudge does.
+    label = judge_label(judge)
+    model = str(getattr(judge, "model", None) or label)
+    return JudgeCache.key(endpoint=f"judge:{label}", model=model, prompt=prompt, options={})
+
+
 async def _ask(judge: Any, prompt: JudgePrompt) -> JudgeReply:
     cache = getattr(judge, "cache", None)
     if cache is not None:
-        hit = cache.get(judge.cache_key(prompt))
+        hit = cache.get(_cache_key(judge, prompt))
         if hit is not None:
             return hit  # type: ignore[no-any-return,unused-ignore]
     reply = await judge.complete(prompt)
@@ -131,7 +142,7 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
         if parsed is not None:
             cache = getattr(judge, "cache", None)
             if cache is not None and not reply.cached:
-                cache.put(judge.cache_key(asked), reply)
+                cache.put(_cache_key(judge, asked), reply)
             value, passed, reason = parsed
             return Score(
                 value=value, passed=passed, reason=reason, judge=label, usage=usage or None, cost=cost
