@@ -355,12 +355,19 @@ class Source:
     """
 
     def __init__(
-        self, kind: str, handle: Any, *, cube: CubeModel | None = None, description: str = ""
+        self,
+        kind: str,
+        handle: Any,
+        *,
+        cube: CubeModel | None = None,
+        description: str = "",
+        owned: bool = True,
     ) -> None:
         self.kind = kind
         self.cube = cube
         self.description = description
         self._handle = handle
+        self._owned = owned  # False for a connection or engine the caller gave: theirs to close
         self._lock = threading.Lock()  # sqlite3 and DuckDB connections are not safe to share across threads
         self._cache: dict[str, pd.DataFrame | ReferenceQueryError] = {}
 
@@ -414,12 +421,15 @@ class Source:
             return str(data["sql"])
         if self.cube is None:
             raise ReferenceQueryError(
-                "a structured referenceQuery needs a cube model: put cube.yaml next to the database or pass cube=..."
+                "a structured referenceQuery needs a cube model: put cube.yaml next to the database file, "
+                "or pass data=evalnb.data.connect(data, cube='cube.yaml')"
             )
         return self.cube.sql(data)
 
     def close(self) -> None:
-        """Close the connection (or dispose of an engine this source created)."""
+        """Close the connection (or dispose of an engine) this source opened; a caller's own stays open."""
+        if not self._owned:
+            return
         with self._lock:
             try:
                 if self.kind == "sqlalchemy":
@@ -474,7 +484,8 @@ def connect(data: Any, *, cube: CubeModel | str | Path | Mapping[str, Any] | Non
 
     Args:
         data: a SQLite or DuckDB file path, a SQLAlchemy URL or Engine, a mapping of table name to
-            DataFrame, or an open ``sqlite3.Connection``.
+            DataFrame, an open ``sqlite3.Connection`` (left open by :meth:`Source.close`), or a ``Source``
+            already opened (returned as it is).
         cube: a cube model (object, YAML path or mapping); by default ``cube.yaml`` or ``<stem>.cube.yaml``
             next to a database file.
 
@@ -487,8 +498,14 @@ def connect(data: Any, *, cube: CubeModel | str | Path | Mapping[str, Any] | Non
         >>> src.query("SELECT SUM(units) AS u FROM sales")
     """
     model = _as_cube(cube)
+    if isinstance(data, Source):
+        # An opened source passes through: it is how a run gets DataFrames with a cube model
+        # (`data=connect(frames, cube="cube.yaml")`), as `run()` has no cube argument of its own.
+        if model is not None:
+            raise ConfigError("this data source is open already: give cube=... to connect() when opening it")
+        return data
     if isinstance(data, sqlite3.Connection):
-        return Source("sqlite", data, cube=model, description="sqlite3 connection")
+        return Source("sqlite", data, cube=model, description="sqlite3 connection", owned=False)
     if isinstance(data, Mapping):
         return _from_frames(data, model)
     if isinstance(data, str) and "://" in data:
@@ -507,7 +524,9 @@ def connect(data: Any, *, cube: CubeModel | str | Path | Mapping[str, Any] | Non
             raise ConfigError(f'{p.name} is a DuckDB file: pip install "evalnb[duckdb]"') from exc
         return Source("duckdb", duckdb.connect(str(p), read_only=True), cube=model, description=p.name)
     if hasattr(data, "dialect") and hasattr(data, "connect"):  # a SQLAlchemy Engine
-        return Source("sqlalchemy", data, cube=model, description=str(getattr(data, "url", "engine")))
+        return Source(
+            "sqlalchemy", data, cube=model, description=str(getattr(data, "url", "engine")), owned=False
+        )
     raise ConfigError(
         f"data of type {type(data).__name__} is not a data source: give a SQLite or DuckDB path, "
         "a SQLAlchemy URL or engine, or a mapping of table name to DataFrame"
@@ -612,9 +631,11 @@ def open_source(
     source = connect(data, cube=cube)
     structured = [cid for cid, spec in needing if spec.reference_query and not spec.reference_query.sql]
     if structured and source.cube is None:
-        source.close()
+        if source is not data:  # a Source the caller opened stays theirs
+            source.close()
         raise ConfigError(
             f"suite {suite.name} has structured referenceQuery in cases {', '.join(dict.fromkeys(structured))} "
-            "but no cube model maps its names to SQL: put cube.yaml next to the database or pass cube=..."
+            "but no cube model maps its names to SQL: put cube.yaml next to the database file, or pass "
+            "data=evalnb.data.connect(data, cube='cube.yaml')"
         )
     return source

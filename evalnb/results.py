@@ -572,9 +572,8 @@ class Result:
 
         The same line from several runs is written once, prefixed with the runs it happened in.
         """
-        multi_run = {c.id for c in self.suite.cases if c.runs > 1} | set(
-            self.cases.loc[self.cases["runs"] > 1, "case_id"].tolist()
-        )
+        # The runs that happened, not the suite's count: `runs=1` overrides a task's default of 3.
+        multi_run = set(self.cases.loc[self.cases["runs"] > 1, "case_id"].tolist())
         multi_turn = {c.id for c in self.suite.cases if len(c.turns) > 1}
         # case -> (turn label, message) -> runs, in first-seen order
         grouped: dict[str, dict[tuple[str, str], list[int]]] = {}
@@ -752,8 +751,19 @@ def read_results(path: str | Path) -> Result:
 
         loaded: Result = export.read_results(p)
         return loaded
-    data = json.loads(p.read_text(encoding="utf-8"))
-    if isinstance(data, dict) and "schema_version" not in data and isinstance(data.get("items"), list):
+    from evalnb.errors import StoreError
+
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
+    if not isinstance(data, dict):
+        raise StoreError(
+            f"{p}: a JSON {type(data).__name__}, not a result written by Result.to_json "
+            "(a dataset? load it with evalnb.load)",
+            code="UNKNOWN_RESULTS",
+        )
+    if "schema_version" not in data and isinstance(data.get("items"), list):
         # a dataset-schema output document (responses and scores per item): read by evalnb.export
         from evalnb import export as _export
 
@@ -761,12 +771,21 @@ def read_results(path: str | Path) -> Result:
         return document
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
-        from evalnb.errors import StoreError
-
         raise StoreError(
             f"{p}: results schema_version {version!r} is not supported (expected {SCHEMA_VERSION})"
         )
-    suite = Suite.model_validate(data["definition"])
+    if not isinstance(data.get("definition"), dict):
+        raise StoreError(
+            f"{p}: the result has no suite 'definition' to rebuild it from", code="UNKNOWN_RESULTS"
+        )
+    from pydantic import ValidationError
+
+    try:
+        suite = Suite.model_validate(data["definition"])
+    except ValidationError as exc:
+        raise StoreError(
+            f"{p}: the result's suite 'definition' is not valid: {exc}", code="UNKNOWN_RESULTS"
+        ) from exc
     return Result.from_frames(
         suite=suite,
         runs=pd.DataFrame(data.get("runs") or [], columns=list(RUNS_COLUMNS)),

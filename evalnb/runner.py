@@ -263,6 +263,8 @@ async def run_async(
         if state.deadlines is not None:
             state.deadlines.close()
         state.cleanup()
+        if source is not None and source is not data:
+            source.close()  # opened from a path, URL or DataFrames for this run; a caller's Source stays open
 
     if interrupted:
         for case, r in plan:
@@ -1047,6 +1049,8 @@ def _row_status(score: Score) -> str:
     # api contract: a score row's status is passed, failed, degraded or skipped; a check that was not
     # checked (after a cube intent mismatch) is skipped, with the reason saying why.
     if score.status == "ok":
+        if score.passed is None:
+            return "degraded"  # no verdict from a check that says it ran: it cannot pass, and must say so
         return "passed" if score.passed else "failed"
     return "skipped" if score.status == "not_checked" else score.status
 

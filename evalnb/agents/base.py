@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import numbers
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -111,13 +112,48 @@ def to_response(value: Any) -> Response:
     Raises:
         AgentError: for a value that is not a str, dict or Response (the run is then ``degraded``).
     """
-    if isinstance(value, Response):
-        return value
     if isinstance(value, str):
         return Response(text=value)
     if isinstance(value, Mapping):
-        return Response.from_dict(value)
+        return _checked(Response.from_dict(value))
+    if isinstance(value, Response):
+        return _checked(value)
     raise AgentError(f"the agent returned {type(value).__name__}; return a str, a dict or an evalnb.Response")
+
+
+_TEXT_FIELDS = ("text", "stdout", "intent", "insight", "refusal", "context", "model")
+
+
+def _checked(response: Response) -> Response:
+    """Reject field values of the wrong type, naming the field (the run is then ``degraded``).
+
+    Without this, ``{"exit_code": "0"}`` failed its check as ``exit code 0, expected 0`` and a number as
+    ``text`` made the text checks raise deep inside; an answer the checks cannot read is unusable (issue 3).
+    """
+    for name in _TEXT_FIELDS:
+        v = getattr(response, name)
+        if v is not None and not isinstance(v, str):
+            raise AgentError(_wrong(name, v, "a str"))
+    code = response.exit_code
+    if code is not None and not isinstance(code, int):
+        if isinstance(code, numbers.Integral) and not isinstance(code, bool):
+            response.exit_code = int(code)  # numpy integers are integers
+        else:
+            raise AgentError(_wrong("exit_code", code, "an int"))
+    elif isinstance(code, bool):
+        raise AgentError(_wrong("exit_code", code, "an int"))
+    lat = response.latency_ms
+    if lat is not None and (isinstance(lat, bool) or not isinstance(lat, numbers.Real)):
+        raise AgentError(_wrong("latency_ms", lat, "a number"))
+    if response.usage is not None and not isinstance(response.usage, Mapping):
+        raise AgentError(_wrong("usage", response.usage, "a dict"))
+    return response
+
+
+def _wrong(name: str, value: Any, want: str) -> str:
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return f"the agent returned {name}={shown} ({type(value).__name__}); {name} must be {want} or None"
 
 
 @runtime_checkable

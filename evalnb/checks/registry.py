@@ -159,16 +159,27 @@ def coerce_score(value: Any) -> Score:
     """Turn what a user check returned into a Score."""
     if isinstance(value, Score):
         return value
-    if isinstance(value, bool):
-        return Score.of(value, "passed" if value else "failed")
+    if _is_bool(value):
+        # numpy's bool_ (what `np.mean(x) > 0.5` or a pandas comparison gives) counts as a bool.
+        flag = bool(value)
+        return Score.of(flag, "passed" if flag else "failed")
     if isinstance(value, tuple) and len(value) == 3:
         v, p, r = value
-        return Score(
-            value=None if v is None else float(v), passed=None if p is None else bool(p), reason=str(r)
-        )
-    raise TypeError(
-        f"a check returned {type(value).__name__}; return a Score, (value, passed, reason) or bool"
-    )
+        if p is None:
+            # A check that gives no verdict did not check anything: it cannot pass (STYLE habit 5: the row
+            # says so), and a case must not read FAIL without a line saying why.
+            return Score.degraded(f"the check gave no verdict (passed is None): {r}")
+        return Score(value=None if v is None else float(v), passed=bool(p), reason=str(r))
+    kind = type(value)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    raise TypeError(f"a check returned {name}; return a Score, (value, passed, reason) or bool")
+
+
+def _is_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    kind = type(value)
+    return kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool")
 
 
 async def call_user(name: str, turn: Turn, response: Response, options: dict[str, Any]) -> Score:
