@@ -609,6 +609,8 @@ class ChatClient:
         try:
             data = json.loads(raw)
             message = data["choices"][0]["message"]
+            if not isinstance(message, dict):  # a proxy's own shape ({"message": "..."}): not a chat answer
+                raise TypeError("message is not an object")
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise ChatError(
                 f"chat completion at {self._where()} returned an unexpected body: {_scrub(_snippet(raw), self._api_key)}",
@@ -621,7 +623,7 @@ class ChatClient:
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         return ChatReply(
             text=content or "",
-            usage=dict(data.get("usage") or {}),
+            usage=dict(usage) if isinstance(usage := data.get("usage"), dict) else {},
             model=data.get("model") or self.model,
             latency_ms=(time.perf_counter() - t0) * 1000,
             attempts=attempts,

@@ -390,3 +390,17 @@ def test_a_judge_without_a_model_names_the_file(tmp_path: Path) -> None:
         loaded.judge()
     with pytest.raises(ConfigError, match=r"^judge: no model given"):
         Config.from_dict({"judge": {"type": "openai"}}).judge()
+
+
+async def test_a_chat_answer_of_another_shape_is_a_clear_error(server: OpenAIServer) -> None:
+    from evalnb._chat import ChatClient, ChatError
+
+    server.script(
+        _raw(json.dumps({"choices": [{"message": "hi"}]})),
+        _raw(json.dumps({"choices": [{"message": {"content": "ok"}}], "usage": ["odd"]})),
+    )
+    client = ChatClient("m", base_url=server.base_url, retries=0)
+    with pytest.raises(ChatError, match="unexpected body"):
+        await client.complete("q")
+    reply = await client.complete("q")
+    assert (reply.text, reply.usage) == ("ok", {})
