@@ -140,6 +140,9 @@ def _inline_suite(prompts: list[str], expected: list[str]) -> object:
         )
     cases = []
     for i, prompt in enumerate(prompts):
+        if not prompt.strip():
+            # dataset spec: a prompt is required and not blank, inline as in a file (BLANK_FIELD there).
+            raise _fail(f"--prompts: prompt {i + 1} is empty")
         want = expected[i] if expected else None
         # With an expected answer the deterministic matchers score it; without one, the dataset defaults
         # (Relevance and Coherence, judged) apply, as for a dataset item with no evaluators.
@@ -158,6 +161,16 @@ def _inline_suite(prompts: list[str], expected: list[str]) -> object:
     return Suite(name="inline", format="dataset-json", cases=cases)
 
 
+def _ask_yes(question: str) -> bool:
+    """A (Y/n) question on the terminal; Ctrl-D (end of input) is a no, never a traceback or click's abort."""
+    try:
+        answer = input(question).strip().lower()
+    except EOFError:
+        typer.echo("")
+        return False
+    return answer in ("", "y", "yes")
+
+
 def _discover_or_offer() -> Path:
     """Dataset discovery; on a terminal, offer the starter file (dataset spec), else exit 2 saying where."""
     import sys
@@ -172,9 +185,9 @@ def _discover_or_offer() -> Path:
             "no suite given and none found: looked for prompts.json, evals.json, tests.json "
             "in the current directory and in ./evals/"
         )
-    answer = input(STARTER_ASK).strip().lower()
-    if answer not in ("", "y", "yes"):
-        raise typer.Exit(2)
+    if not _ask_yes(STARTER_ASK):
+        # Declining (or Ctrl-D) leaves nothing to run: the run could not start (exit 2), and says why.
+        raise _fail("no suite to run; no starter file created (give a suite path, or run `evalnb init`)")
     from evalnb.formats import write_starter
 
     # Discovery found nothing, so the file does not exist; write_starter never overwrites one anyway.
@@ -234,24 +247,37 @@ def _interactive(agent: object, *, timeout: float) -> int:
         save = input(f"Save these {len(tried)} prompt(s) as a dataset? (y/N): ").strip().lower()
     except EOFError:
         save = ""
-    if save in ("y", "yes"):
-        default = Path("evals") / f"interactive-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    if save not in ("y", "yes"):
+        return 0
+    doc: dict[str, object] = {
+        "schemaVersion": "1.6.0",
+        "description": "Saved from evalnb run --interactive",
+        "items": tried,
+    }
+    if any("expected_response" in i for i in tried):
+        doc["default_evaluators"] = {"ExactMatch": {}, "PartialMatch": {}}
+    body = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    default = Path("evals") / f"interactive-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    while True:
         try:
             where = input(f"File [{default}]: ").strip()
         except EOFError:
-            where = ""
+            typer.echo("\nnothing saved")
+            return 0
         path = Path(where) if where else default
-        path.parent.mkdir(parents=True, exist_ok=True)
-        doc: dict[str, object] = {
-            "schemaVersion": "1.6.0",
-            "description": "Saved from evalnb run --interactive",
-            "items": tried,
-        }
-        if any("expected_response" in i for i in tried):
-            doc["default_evaluators"] = {"ExactMatch": {}, "PartialMatch": {}}
-        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Never overwrite: the name typed may be an existing dataset. Ask again rather than lose the session.
+            with open(path, "x", encoding="utf-8", newline="\n") as fh:
+                fh.write(body)
+        except FileExistsError:
+            typer.echo(f"{path} already exists; give another name (Ctrl-D: do not save)")
+            continue
+        except OSError as exc:
+            typer.echo(f"cannot write {path}: {exc.strerror or exc}; give another name (Ctrl-D: do not save)")
+            continue
         typer.echo(f"Saved {path}")
-    return 0
+        return 0
 
 
 def _emit(results: list, *, fmt: str, output: Path | None) -> None:
@@ -349,7 +375,7 @@ def run_command(
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
     import evalnb
-    from evalnb.errors import EvalnbError
+    from evalnb.errors import EvalnbError, SuiteError
 
     if fmt not in ("text", "json"):
         raise _fail(f"--format must be text or json, not {fmt!r}")
@@ -367,6 +393,8 @@ def run_command(
         if interactive:
             raise typer.Exit(_interactive(the_agent, timeout=timeout))
         suites: list = []
+        if expected and not prompts:
+            raise _fail("--expected pairs with --prompts in order; give --prompts too")
         if prompts:
             suites.append(_inline_suite(list(prompts), list(expected or [])))
         for path in paths or ([] if prompts or resume else [_discover_or_offer()]):
@@ -406,6 +434,11 @@ def run_command(
         raise
     except typer.BadParameter:
         raise
+    except SuiteError as exc:
+        # Every error of the file, as `evalnb validate` prints them, so one fix-and-rerun round is enough.
+        for err in exc.errors:  # this error first, then the rest in document order
+            typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from exc
     except (EvalnbError, OSError) as exc:
         raise _fail(str(exc)) from exc
     _emit(results, fmt=fmt, output=output)
@@ -434,12 +467,17 @@ def validate_command(
     import evalnb
 
     files: list[Path] = []
+    bad = 0
     for path in paths:
         if path.is_dir():
-            files += sorted(p for p in path.iterdir() if p.suffix.lower() in _SUITE_SUFFIXES and p.is_file())
+            found = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUITE_SUFFIXES and p.is_file())
+            if not found:
+                # An empty folder is not a valid suite: say so rather than exit 2 with no output.
+                bad += 1
+                typer.echo(f"{path}: no suite files (.toml, .yaml, .yml, .json) in this folder")
+            files += found
         else:
             files.append(path)
-    bad = 0
     for path in files:
         try:
             suite = evalnb.load(path)
@@ -466,11 +504,9 @@ def init_command(
     if path.exists():
         typer.echo(f"{path} already exists; left unchanged")
         raise typer.Exit(0)
-    if not yes and sys.stdin.isatty():
-        answer = input(STARTER_ASK).strip().lower()  # dataset spec: ask first on a terminal
-        if answer not in ("", "y", "yes"):
-            typer.echo("nothing written")
-            raise typer.Exit(0)
+    if not yes and sys.stdin.isatty() and not _ask_yes(STARTER_ASK):  # dataset spec: ask first on a terminal
+        typer.echo("nothing written")
+        raise typer.Exit(0)
     typer.echo(f"Created {write_starter(path)}")
 
 

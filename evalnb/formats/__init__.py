@@ -116,7 +116,9 @@ def _read(path: Path) -> tuple[Path, bytes]:
 
 def _decode(raw: bytes | str, fmt: str | None) -> str:
     if isinstance(raw, str):
-        return raw
+        # A text read with a plain `open(...).read()` keeps the byte-order mark that the path route drops
+        # (utf-8-sig below); the same file must load either way.
+        return raw.removeprefix("\ufeff")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -231,6 +233,15 @@ def upgrade(path: str | os.PathLike[str]) -> Path | None:
     from evalnb.formats import dataset_json
 
     target = Path(path)
+    kind = _BY_SUFFIX.get(target.suffix.lower())
+    if kind is not None and kind != "dataset-json":
+        # Only the JSON dataset has a legacy form; parsing a TOML or YAML suite as JSON would report a
+        # misleading MALFORMED_JSON.
+        raise SuiteError(
+            "INVALID_VALUE",
+            f"only JSON datasets have a legacy form to upgrade; {target.name} is a {kind} suite",
+            path=str(target),
+        )
     _, raw = _read(target)
     try:
         text = _decode(raw, "dataset-json")

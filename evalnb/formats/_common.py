@@ -252,6 +252,18 @@ def _one(
 ) -> tuple[Loc, SuiteError]:
     """One pydantic error -> ``(path it reports, SuiteError)``."""
     kind: str = e["type"]
+    if loc and loc[-1] == "[key]":
+        # pydantic checks a mapping's keys at `<mapping>.<key>.[key]`. Only YAML can give a key that is not
+        # a string (`1997:`, `on:`, `~:`); report it at the mapping, naming the key as the file wrote it.
+        full = prefix + loc[:-2]
+        where = format_loc(full) or "the top level"
+        key_value = e.get("input")
+        return full, SuiteError(
+            "TYPE_MISMATCH",
+            f"key {_short(key_value)} in {where} must be a string, got {type_name(key_value)}; "
+            "quote it in the file to keep it as text",
+            location=format_loc(full),
+        )
     full = prefix + loc
     where = format_loc(full)
     key = str(full[-1]) if full and isinstance(full[-1], str) else ""

@@ -67,9 +67,21 @@ def _at_least_one(cases: list[Any]) -> list[Any]:
 
 
 def _scalar_row(row: dict[str, Any]) -> dict[str, Any]:
+    from evalnb.checks.rows import normalise_key
+
+    seen: dict[str, str] = {}
     for key, value in row.items():
         if value is not None and not isinstance(value, (str, int, float, bool)):
             raise custom_error("TYPE_MISMATCH", f"value of {key!r} must be a scalar, got {type_name(value)}")
+        # cube spec: `Store Sales`, `storeSales`, `store_sales` are one key. Two of them in one row would
+        # both be compared with the same actual column, so the case could never pass when they differ.
+        same = seen.setdefault(normalise_key(key), key)
+        if same != key:
+            raise custom_error(
+                "INVALID_VALUE",
+                f"keys {same!r} and {key!r} name the same column (keys compare ignoring case, spaces, "
+                "'_' and '-'); keep one",
+            )
     return row
 
 
