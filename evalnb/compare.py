@@ -7,7 +7,8 @@ Two levels, each with its own question:
   together (a cluster bootstrap), because they are not independent samples. Cases present in both results are
   resampled as pairs (their difference is what varies); cases present on one side only are resampled on that
   side alone. The verdict is ``better`` or ``worse`` when the interval of the mean difference excludes zero at
-  the stated confidence, else ``no detectable difference``.
+  the stated confidence, else ``no detectable difference`` (``new`` or ``gone`` for a check measured on one
+  side only).
 * **Per case x check** (``Comparison.cases``): ``regressed``, ``improved``, ``same``, ``new`` or ``gone``. With
   several runs per case a change counts only when it exceeds what the case's own run-to-run variation
   explains: a moderated t statistic (the case's run-to-run variance shrunk toward the check's pooled
@@ -17,8 +18,9 @@ Two levels, each with its own question:
   variation can be measured (one run per case, or a check that never varies between runs), any change counts.
 
 A run's value for a check is its mean over the conversation's turns. A score without a value that failed (an
-agent error, a judge failure) counts as 0 in the per-case test, so a case that stops answering is a
-regression, not a missing value.
+agent error, a judge failure) counts as 0, in the per-case test and in the per-check mean, so a case that
+stops answering is a regression, not a missing value. A check that never has a value (it only passes or
+fails) is measured by its pass/fail outcome (1 or 0).
 
 Only numpy and pandas are used (no scipy).
 
@@ -183,6 +185,17 @@ def _label_of(x: Any, default: str) -> str:
             if meta.get(key):
                 return str(meta[key])
     return default
+
+
+def _suite_of(x: Any) -> str | None:
+    """The suite name of a Result, or of a scores frame holding one suite; None when unknown."""
+    import pandas as pd
+
+    if isinstance(x, pd.DataFrame):
+        names = x["suite"].dropna().unique() if "suite" in x else []
+        return str(names[0]) if len(names) == 1 else None
+    name = getattr(getattr(x, "suite", None), "name", None)
+    return None if name is None else str(name)
 
 
 def _per_run(scores: pd.DataFrame) -> pd.DataFrame:
@@ -388,11 +401,12 @@ def _group_mean(key: np.ndarray, x: np.ndarray, size: int) -> tuple[np.ndarray, 
 
 
 def _case_stats(
-    s: pd.DataFrame, check: np.ndarray, case: np.ndarray, n_case: int, n_check: int
+    s: pd.DataFrame, check: np.ndarray, case: np.ndarray, n_case: int, n_check: int, pass_only: np.ndarray
 ) -> dict[str, Any]:
     """Dense per check x case statistics: runs, n, mean and squared deviations of y, value mean, pass rate.
 
-    ``y`` is a run's mean over the conversation's turns, counting a failed score without a value as 0.
+    ``y`` is a run's mean over the conversation's turns, counting a failed score without a value as 0; for a
+    check that never has a value (``pass_only``), ``y`` is the pass/fail outcome itself.
     """
     import numpy as np
 
@@ -400,6 +414,9 @@ def _case_stats(
     pass_f = s["passed"].astype("boolean").to_numpy(dtype="float64", na_value=np.nan)
     # a failed score without a value (agent error, judge failure) is the worst outcome, not a missing one
     y = np.where(np.isnan(value), np.where(pass_f == 0.0, 0.0, np.nan), value)
+    # a check that only says pass or fail is measured by that: otherwise its passes would be missing values
+    # and a case going from always passing to always failing would not count as changed
+    y = np.where(pass_only[check], pass_f, y)
     run = s["run"].to_numpy(dtype="float64", na_value=0.0).astype(np.int64)
     cell = check.astype(np.int64) * n_case + case
     size = n_check * n_case
@@ -464,8 +481,12 @@ def compare(
     case_codes, cases_u = pd.factorize(both_frames["case_id"], sort=True)
     n_check, n_case = len(checks_u), len(cases_u)
     na_rows = len(sa)
-    A = _case_stats(sa, check_codes[:na_rows], case_codes[:na_rows], n_case, n_check)
-    B = _case_stats(sb, check_codes[na_rows:], case_codes[na_rows:], n_case, n_check)
+    has_value = np.zeros(n_check, dtype=bool)
+    for frame, codes in ((sa, check_codes[:na_rows]), (sb, check_codes[na_rows:])):
+        numeric = ~np.isnan(frame["value"].to_numpy(dtype="float64", na_value=np.nan))
+        has_value[codes[numeric]] = True
+    A = _case_stats(sa, check_codes[:na_rows], case_codes[:na_rows], n_case, n_check, ~has_value)
+    B = _case_stats(sb, check_codes[na_rows:], case_codes[na_rows:], n_case, n_check, ~has_value)
     # names and categories: first occurrence, the candidate's first
     names = (
         pd.concat(
@@ -540,8 +561,10 @@ def compare(
     rows = []
     for k, check_id in enumerate(checks_u):
         cells = slice(k * n_case, (k + 1) * n_case)
-        va = np.where(has_a[cells], A["value"][cells], np.nan)
-        vb = np.where(has_b[cells], B["value"][cells], np.nan)
+        # the per-check mean is over the same per-case values as ``cases.a``/``cases.b``: a failed score
+        # without a value counts as 0, so a candidate that errors on half the cases cannot look "better"
+        va = np.where(has_a[cells], A["y"][cells], np.nan)
+        vb = np.where(has_b[cells], B["y"][cells], np.nan)
         pa = np.where(has_a[cells], A["passed"][cells], np.nan)
         pb = np.where(has_b[cells], B["passed"][cells], np.nan)
         mean_a, mean_b, diff, lo, hi = _interval(va, vb, n_boot=n_boot, rng=rng, confidence=confidence)
@@ -549,6 +572,9 @@ def compare(
         # a check without numeric values is judged on its pass rate
         lo_v, hi_v = (lo, hi) if not math.isnan(diff) else (plo, phi)
         verdict = "worse" if hi_v < 0 else "better" if lo_v > 0 else "no detectable difference"
+        if not has_a[cells].any() or not has_b[cells].any():
+            # a check measured on one side only has nothing to compare: say so, as the cases do
+            verdict = "new" if not has_a[cells].any() else "gone"
         ch = change[cells][(has_a | has_b)[cells]]
         rows.append(
             {
@@ -590,6 +616,11 @@ def compare(
     }
     checks = pd.DataFrame(rows, columns=list(dtypes)).astype(dtypes)
     notes = []
+    suites = [_suite_of(x) for x in (a, b)]
+    if suites[0] and suites[1] and suites[0] != suites[1]:
+        notes.append(
+            f"Note: a is suite {suites[0]!r} and b is suite {suites[1]!r}; cases are paired by id alone."
+        )
     if both.any() and (pooled_df == 0).any():
         notes.append(
             "Note: one run per case for some checks; without run-to-run variation any change counts as a change."
