@@ -825,10 +825,31 @@ class Store:
                 if suite is not None:
                     q = q.where(r.c.suite == suite)
                 rows = conn.execute(q.order_by(r.c.id)).mappings().fetchall()
+                latest = {str(x["suite"]): str(x["run_id"]) for x in rows}
+                if len(latest) > 1:
+                    # a label shared by suites names no single run: picking the latest would silently load
+                    # (or compare against) another suite's run
+                    named = ", ".join(f"{name!r} (latest run {rid})" for name, rid in latest.items())
+                    raise StoreError(
+                        f"version {key!r} is saved for several suites: {named}; "
+                        "name the suite (suite=..., --suite of evalnb compare) or use a run id",
+                        code="AMBIGUOUS_VERSION",
+                    )
                 complete = [x for x in rows if x["status"] == "complete"]
                 row = (complete or rows)[-1] if rows else None
+            elif row is None:
+                # delete() takes run ids only: a version label may name several runs
+                labelled = conn.execute(
+                    select(r.c.run_id).where(r.c.version == key).order_by(r.c.id)
+                ).fetchall()
+                if labelled:
+                    ids = ", ".join(str(x[0]) for x in labelled)
+                    raise StoreError(
+                        f"{key!r} is a version label, not a run id; its runs: {ids}", code="RUN_NOT_FOUND"
+                    )
         if row is None:
-            raise StoreError(f"no saved run with run id or version {key!r} in {self!r}", code="RUN_NOT_FOUND")
+            what = "run id or version" if by_version else "run id"
+            raise StoreError(f"no saved run with {what} {key!r} in {self!r}", code="RUN_NOT_FOUND")
         return dict(row)
 
     def _frame(
