@@ -139,6 +139,7 @@ def to_csv(result: Result, folder: str | Path) -> Path:
 # HTML
 # --------------------------------------------------------------------------------------------------
 
+# Text sorts in natural order (case2 before case10), as ids with numbers are usually meant.
 _SORT_JS = """
 document.querySelectorAll('table.evalnb-sortable').forEach(function (table) {
   table.querySelectorAll('th').forEach(function (th, col) {
@@ -152,7 +153,7 @@ document.querySelectorAll('table.evalnb-sortable').forEach(function (table) {
         var x = a.cells[col].getAttribute('data-v') || a.cells[col].textContent;
         var y = b.cells[col].getAttribute('data-v') || b.cells[col].textContent;
         var nx = parseFloat(x), ny = parseFloat(y);
-        var c = (!isNaN(nx) && !isNaN(ny) && isFinite(x) && isFinite(y)) ? nx - ny : x.localeCompare(y);
+        var c = (!isNaN(nx) && !isNaN(ny) && isFinite(x) && isFinite(y)) ? nx - ny : x.localeCompare(y, undefined, {numeric: true});
         return asc ? c : -c;
       });
       rows.forEach(function (r) { body.appendChild(r); });
@@ -288,6 +289,10 @@ def _score_entry(row: dict[str, Any]) -> dict[str, Any]:
     check, value, passed = row["check"], row["value"], row["passed"]
     if row["status"] == "degraded" or passed is None:
         return {"result": "error", "error": row["reason"] or "the evaluator did not produce a result"}
+    if value is None and check in _SCORE_KEYS and check not in ("ExactMatch", "Citations"):
+        # dataset schema: a pass/fail entry of a built-in evaluator needs its number; one that failed without
+        # a score (a judged check with no judge) did not produce a result, which is an ErroredScore
+        return {"result": "error", "error": row["reason"] or "the evaluator did not produce a result"}
     options = json.loads(row["options"]) if row.get("options") else {}
     result = "pass" if passed else "fail"
     entry: dict[str, Any]
@@ -296,7 +301,8 @@ def _score_entry(row: dict[str, Any]) -> dict[str, Any]:
     elif check == "ExactMatch":
         entry = {"match": bool(passed), "result": result}
     else:
-        entry = {"score": value, "result": result}
+        # a custom pass/fail check without a number: no score key rather than a null score
+        entry = {"result": result} if value is None else {"score": value, "result": result}
         th = _threshold(options, check)
         if th is not None:
             entry["threshold"] = th
@@ -367,6 +373,8 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
         out["evaluators"] = {spec.name: _evaluator_options(spec) for spec in turn.checks}
         out["evaluators_mode"] = "replace"
         entries: dict[str, Any] = {}
+        outcomes: list[str] = []
+        not_scored: list[str] = []
         for s in by_turn.get((case.id, run, t), []):
             if s["status"] in ("not_checked", "skipped"):
                 continue
@@ -377,8 +385,17 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
                 else s["check_id"]
             )
             entries[key] = _score_entry(s)
+            degraded = s["status"] == "degraded" or s["passed"] is None
+            outcomes.append("error" if degraded else "pass" if s["passed"] else "fail")
+            if entries[key]["result"] == "error" and not degraded:
+                not_scored.append(key)
         out["scores"] = entries
-        status = _status([e["result"] for e in entries.values()])
+        if not_scored:
+            # these failed (api: a judged check without a judge fails) though the schema can only write them
+            # as errored entries: the list lets read_results give them back as failed, not degraded
+            out["extensions"] = {"evalnb": {"failed_without_score": not_scored}}
+        # the status follows our verdicts: a check that failed without a score is a failure, not an error
+        status = _status(outcomes)
         if row.get("status") == "degraded":
             status = "error"
             out["error"] = {"code": "agentRequestFailed", "message": row.get("error") or "the agent failed"}
@@ -413,7 +430,11 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
                 {"run": r, "turns": [turn_doc(case, t, r) for t in range(len(case.turns))]}
                 for r in range(1, n_runs.get(case.id, 0))
             ]
-        ext: dict[str, Any] = {"case_id": case.id, "category": case.category}
+        ext: dict[str, Any] = {
+            **(item.get("extensions") or {}).get("evalnb", {}),
+            "case_id": case.id,
+            "category": case.category,
+        }
         if extra_runs:
             ext["runs"] = extra_runs
         item["extensions"] = {"evalnb": ext}
@@ -501,6 +522,8 @@ def read_results(path: str | Path) -> Result:
                     }
                 )
                 ids = dict(zip([s.name for s in turn.checks], turn.check_ids(), strict=False))
+                t_ext = (tdoc.get("extensions") or {}).get("evalnb") or {}
+                failed_without_score = set(t_ext.get("failed_without_score") or [])
                 for key, entry in (tdoc.get("scores") or {}).items():
                     check = _FROM_KEYS.get(key.split("#")[0], key.split("#")[0])
                     res = entry.get("result")
@@ -518,12 +541,13 @@ def read_results(path: str | Path) -> Result:
                             "check": check,
                             "check_id": ids.get(check, key),
                             "value": value,
-                            "passed": None if res == "error" else res == "pass",
-                            "status": "degraded"
-                            if res == "error"
-                            else "passed"
+                            # an errored evaluator did not pass: False, as the runner writes it
+                            "passed": res == "pass",
+                            "status": "passed"
                             if res == "pass"
-                            else "failed",
+                            else "failed"
+                            if res != "error" or key in failed_without_score
+                            else "degraded",
                             "reason": entry.get("reason") or entry.get("error"),
                         }
                     )
