@@ -425,7 +425,12 @@ def run_command(
         if resume is not None:
             kwargs["resume"] = resume
             suites = suites[:1] or [None]
-        base = store.load(baseline) if store is not None and baseline is not None else None
+        # --baseline: each suite against its own baseline run (a version label may be shared by suites).
+        bases = (
+            [store.load(baseline, suite=s.name if s is not None else None) for s in suites]
+            if store is not None and baseline is not None
+            else []
+        )
         results = [evalnb.run(s, the_agent, **kwargs) for s in suites]
         if replay is not None and replay_strict and getattr(the_agent, "misses", None):
             # A cassette that does not match the suite is a setup problem, not an agent failure.
@@ -442,11 +447,14 @@ def run_command(
     except (EvalnbError, OSError) as exc:
         raise _fail(str(exc)) from exc
     _emit(results, fmt=fmt, output=output)
-    if base is not None:
+    if bases:
         # --baseline: the gate is regressions against the baseline, not failures that were already there
-        comparison = evalnb.compare(base, results[0])
-        typer.echo(comparison.report(), err=fmt == "json")
-        raise typer.Exit(0 if no_fail_on_regression or not comparison.has_regressions else 1)
+        regressed = False
+        for base, result in zip(bases, results, strict=True):
+            comparison = evalnb.compare(base, result)
+            typer.echo(comparison.report(), err=fmt == "json")
+            regressed = regressed or comparison.has_regressions
+        raise typer.Exit(0 if no_fail_on_regression or not regressed else 1)
     if no_fail_on_regression:
         raise typer.Exit(0)
     raise typer.Exit(max((r.exit_code for r in results), default=0))
@@ -554,6 +562,7 @@ def report_command(
         None, "--output", "-o", help="File for html/xlsx (json: also stdout)."
     ),
     store_url: str | None = typer.Option(None, "--store", help=_STORE_HELP),
+    suite: str | None = typer.Option(None, "--suite", help="The suite, when a version is shared by suites."),
 ) -> None:
     """Report a stored run: the text report, JSON, or an HTML/Excel scorecard."""
     import evalnb
@@ -562,7 +571,7 @@ def report_command(
     if fmt not in ("text", "json", "html", "xlsx"):
         raise _fail(f"--format must be text, json, html or xlsx, not {fmt!r}")
     try:
-        result = evalnb.Store(store_url).load(run)
+        result = evalnb.Store(store_url).load(run, suite=suite)
     except EvalnbError as exc:
         raise _fail(str(exc)) from exc
     if fmt == "text":

@@ -93,3 +93,26 @@ def test_output_by_extension_and_default_store(project: Path) -> None:
     run_id = json.loads(invoke("report", "d1", "--format", "json")[1])["meta"]["run_id"]
     code, out = invoke("run", "--agent", "agent.py:good", "--resume", run_id)
     assert code == 2 and "nothing to resume" in out
+
+
+def test_a_version_shared_by_two_suites_baselines_and_reports_each_suite(project: Path) -> None:
+    doc = json.loads((project / "suite.json").read_text())
+    doc["metadata"]["name"] = "other-suite"
+    (project / "other.json").write_text(json.dumps(doc))
+    db = str(project / "h.db")
+    code, out = invoke("run", "suite.json", "other.json", "--agent", "agent.py:good", "--version", "v1",
+                       "--store", db)  # fmt: skip
+    assert code == 0, out
+    # each suite is compared with its own baseline run, and a regression in either exits 1
+    code, out = invoke("run", "suite.json", "other.json", "--agent", "agent.py:bad", "--store", db,
+                       "--baseline", "v1")  # fmt: skip
+    assert code == 1, out
+    assert out.count("Cases: 1 regressed") == 2
+    code, out = invoke("run", "suite.json", "other.json", "--agent", "agent.py:good", "--store", db,
+                       "--baseline", "v1")  # fmt: skip
+    assert code == 0, out
+    # a label shared by suites needs --suite to say which run to report
+    code, out = invoke("report", "v1", "--store", db)
+    assert code == 2 and "other-suite" in out and "cli-suite" in out, out
+    code, out = invoke("report", "v1", "--store", db, "--suite", "other-suite")
+    assert code == 0 and "Suite: other-suite" in out, out
