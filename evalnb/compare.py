@@ -372,6 +372,10 @@ def _interval(
     mean_a = float(a[ha].mean()) if ha.any() else math.nan
     mean_b = float(b[hb].mean()) if hb.any() else math.nan
     diff = mean_b - mean_a
+    if min(int(ha.sum()), int(hb.sum())) < 2:
+        # One case says nothing about the cases a suite stands for: no interval, so no verdict either
+        # (the case itself still shows as improved or regressed in the per-case view).
+        return mean_a, mean_b, diff, math.nan, math.nan
     reps = _bootstrap_diff(pa, pb, oa, ob, n_boot=n_boot, rng=rng)
     if np.isnan(reps).all():
         return mean_a, mean_b, diff, math.nan, math.nan

@@ -176,3 +176,13 @@ def test_small_sample_intervals_stay_within_what_the_data_can_have() -> None:
     row = compare(a, b, seed=0).checks.iloc[0]
     assert -1.0 <= row["pass_ci_low"] <= row["pass_rate_diff"] <= row["pass_ci_high"] <= 1.0
     assert -1.0 <= row["ci_low"] <= row["ci_high"] <= 1.0
+
+
+def test_one_case_gives_no_interval_and_no_verdict() -> None:
+    rng = np.random.default_rng(3)
+    a, b = scores(np.array([0.0]), 1, rng), scores(np.array([1.0]), 1, rng)
+    cmp = compare(a, b, seed=0)
+    row = cmp.checks.iloc[0]
+    assert row["diff"] == 1.0 and math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
+    assert row["verdict"] == "no detectable difference"
+    assert cmp.cases["change"].tolist() == ["improved"]

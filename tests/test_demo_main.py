@@ -75,7 +75,11 @@ def test_demo_options_out_and_store(tmp_path: Path) -> None:
     assert outcome.results["current"]["foodmart-sales-evals"].passed
     assert not outcome.results["previous"]["foodmart-sales-evals"].passed
     cmp = outcome.comparisons["knowledge-base"]
-    assert cmp.checks.set_index("check_id").loc["Citations", "verdict"] == "better"
+    checks = cmp.checks.set_index("check_id")
+    assert checks.loc["PartialMatch", "verdict"] == "better"
+    # Citations is checked on one case only: it improved, but one case supports no verdict on the check.
+    assert checks.loc["Citations", "verdict"] == "no detectable difference"
+    assert cmp.cases.set_index(["case_id", "check_id"]).loc[("EXP-001", "Citations"), "change"] == "improved"
     assert not cmp.has_regressions
     # Judged checks name their judge honestly.
     judges = set(outcome.results["current"]["knowledge-base"].scores["judge"].dropna())
