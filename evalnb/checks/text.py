@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - regex is a dependency; the thread fall
 __all__ = [
     "REGEX_TIMEOUT",
     "citation_count",
+    "compile_pattern",
     "exact_match",
     "normalize_tokens",
     "partial_match_f1",
@@ -57,6 +58,27 @@ class RegexTimeout(Exception):
     """A regex search ran longer than its time bound."""
 
 
+def compile_pattern(pattern: str) -> Any:
+    """Compile ``pattern`` with the engine that runs the ``regex`` check (cached).
+
+    Loading a suite compiles its patterns with this too, so a pattern the run accepts (``\\p{L}``) is
+    never rejected at load, and one the run would reject never loads.
+
+    Raises:
+        ValueError: when the pattern is not a valid regular expression (the message says why).
+    """
+    compiled = _COMPILED.get(pattern)
+    if compiled is not None:
+        return compiled
+    engine: Any = _regex_engine if _regex_engine is not None else re
+    try:
+        compiled = engine.compile(pattern)
+    except (engine.error, RecursionError, OverflowError, ValueError, TypeError) as exc:
+        raise ValueError(str(exc)) from None
+    _COMPILED[pattern] = compiled
+    return compiled
+
+
 def regex_search(pattern: str, text: str, *, timeout: float | None = None) -> Any:
     """Search ``pattern`` in ``text`` (search semantics, not full match), bounded by ``timeout`` seconds.
 
@@ -69,17 +91,13 @@ def regex_search(pattern: str, text: str, *, timeout: float | None = None) -> An
     """
     if timeout is None:
         timeout = REGEX_TIMEOUT
-    compiled = _COMPILED.get(pattern)
+    compiled = compile_pattern(pattern)
     if _regex_engine is not None:
-        if compiled is None:
-            compiled = _COMPILED[pattern] = _regex_engine.compile(pattern)
         try:
             return compiled.search(text, timeout=timeout)
         except TimeoutError as exc:
             raise RegexTimeout(f"regex timed out after {timeout:g}s") from exc
-    if compiled is None:  # pragma: no cover - only without the regex package
-        compiled = _COMPILED[pattern] = re.compile(pattern)
-    return _search_in_thread(compiled, text, timeout)  # pragma: no cover
+    return _search_in_thread(compiled, text, timeout)  # pragma: no cover - only without the regex package
 
 
 def _search_in_thread(compiled: Any, text: str, timeout: float) -> Any:  # pragma: no cover - fallback
@@ -106,7 +124,11 @@ def regex_check(spec: RegexCheck, ctx: CheckContext) -> Score:
     # tasks spec: `on = "stdout"` is the streamed standard output, `on = "result"` the final result text.
     text = ctx.response.stdout if spec.on == "stdout" else ctx.response.text
     if text is None:
-        return Score.of(False, f"no {spec.on} to search: the agent returned none")
+        # An adapter that could not extract the result (a Command's json:/file: result) says why in meta.
+        why = ctx.response.meta.get("result_error") if spec.on == "result" else None
+        return Score.of(
+            False, f"no {spec.on} to search: the agent returned none" + (f" ({why})" if why else "")
+        )
     try:
         m = regex_search(spec.pattern, text)
     except RegexTimeout as exc:

@@ -40,10 +40,13 @@ MAX_RUNS = 2**32 - 1  # tasks spec: `runs` is an unsigned 32-bit integer
 
 
 def _compiles(pattern: str) -> str:
-    # tasks spec rule 1: a pattern that is not a valid regular expression fails the load.
+    # tasks spec rule 1: a pattern that is not a valid regular expression fails the load. It is compiled
+    # by the engine the run searches with, so load and run agree on what a valid pattern is.
+    from evalnb.checks.text import compile_pattern
+
     try:
-        re.compile(pattern)
-    except (re.error, RecursionError, OverflowError, ValueError) as exc:
+        compile_pattern(pattern)
+    except ValueError as exc:
         raise custom_error("INVALID_VALUE", f"is not a valid regular expression: {exc}") from None
     return pattern
 

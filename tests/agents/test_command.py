@@ -201,3 +201,16 @@ async def test_concurrent_calls(tmp_path: Path) -> None:
     agent = Command([*ECHO, "--arg", "{prompt}"], prompt_via="arg", result="last_line")
     results = await asyncio.gather(*(agent.respond(req(tmp_path, f"p{i}")) for i in range(8)))
     assert [r.text for r in results] == [f"echo: p{i}" for i in range(8)]
+
+
+def test_why_a_result_is_missing_reaches_the_regex_reason(tmp_path: Path) -> None:
+    import evalnb
+
+    suite = evalnb.load(
+        'name = "s"\n[[tasks]]\nid = "t"\nprompt = "p"\nruns = 1\n'
+        'assertions = [{type = "regex", on = "result", pattern = "x"}]\n',
+        format="tasks-toml",
+    )
+    result = evalnb.run(suite, Command([*ECHO, "--json"], result="json:missing"), progress=False)
+    reason = result.scores.iloc[0]["reason"]
+    assert reason.startswith("no result to search: the agent returned none (") and "missing" in reason

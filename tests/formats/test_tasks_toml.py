@@ -191,3 +191,13 @@ def test_fixture_loads(fixtures):
     assert [c.id for c in suite.cases] == ["echo", "judge-only"]
     assert [c.runs for c in suite.cases] == [2, 3]
     assert suite.cases[1].turns[0].prompt == "Two lines\nof prompt.\n"
+
+
+def test_a_pattern_the_run_accepts_loads_and_matches() -> None:
+    """The load compiles patterns with the engine the run searches with (`\\p{L}` is a Unicode letter)."""
+    import evalnb
+
+    text = 'name = "s"\n[[tasks]]\nid = "t"\nprompt = "p"\nruns = 1\nassertions = [{type = "regex", on = "result", pattern = \'^\\p{L}+$\'}]\n'
+    suite = evalnb.load(text, format="tasks-toml")
+    assert evalnb.run(suite, lambda p: "Málaga", progress=False).passed
+    assert not evalnb.run(suite, lambda p: "Málaga 2", progress=False).passed
