@@ -571,3 +571,34 @@ def test_bad_options_are_config_errors() -> None:
     for kw in ({"concurrency": 0}, {"timeout": -1}, {"retries": -1}, {"runs": -2}):
         with pytest.raises(ConfigError):
             evalnb.run(suite_of(task("a")), lambda p: "ok", progress=False, **kw)
+
+
+def test_request_annotations_with_none_get_the_request() -> None:
+    from typing import Optional
+
+    from evalnb.agents.base import CallableAgent
+
+    def a(x: evalnb.Request | None) -> str:  # a postponed (string) annotation in this module
+        return "r"
+
+    def b(x: Optional[evalnb.Request]) -> str:  # noqa: UP045 - the older spelling users still write
+        return "r"
+
+    def c(x) -> str:  # type: ignore[no-untyped-def]
+        return "r"
+
+    c.__annotations__ = {"x": Optional[evalnb.Request]}  # noqa: UP045 - an evaluated annotation
+
+    def d(x: str) -> str:
+        return "p"
+
+    assert [CallableAgent(f).wants_request for f in (a, b, c, d)] == [True, True, True, False]
+
+
+def test_an_object_with_a_sync_respond_gets_a_clear_message() -> None:
+    class Sync:
+        def respond(self, request: evalnb.Request) -> str:
+            return "x"
+
+    with pytest.raises(ConfigError, match="must be `async def respond"):
+        evalnb.run(suite_of(task("a", runs=1)), Sync(), progress=False)

@@ -182,9 +182,10 @@ def _wants_request(fn: Callable[..., Any]) -> bool:
     ann = first.annotation
     if ann is Request:
         return True
-    if isinstance(ann, str):  # postponed annotations
-        return ann.split(".")[-1] == "Request"
-    return False
+    if isinstance(ann, str):  # postponed annotations: "Request", "evalnb.Request", "Request | None"
+        parts = ann.replace("Optional[", "|").replace("]", "|").split("|")
+        return any(part.strip().split(".")[-1] == "Request" for part in parts)
+    return Request in getattr(ann, "__args__", ())  # Request | None, Optional[Request]
 
 
 def _is_async_callable(fn: Callable[..., Any]) -> bool:
@@ -233,6 +234,11 @@ def as_agent(obj: Any) -> Agent:
     """
     if hasattr(obj, "respond") and inspect.iscoroutinefunction(obj.respond):
         return obj
+    if hasattr(obj, "respond") and callable(obj.respond) and not callable(obj):
+        raise TypeError(
+            f"{type(obj).__name__}.respond must be `async def respond(self, request)`; "
+            "for a sync agent pass a plain function instead"
+        )
     if callable(obj):
         return CallableAgent(obj)
     raise TypeError(f"{type(obj).__name__} is not an agent: give a callable or an object from evalnb.agents")
