@@ -622,8 +622,12 @@ def trend_command(
 ) -> None:
     """Per version and check: mean, pass rate and interval, latency and cost, in run order."""
     import evalnb
+    from evalnb.errors import EvalnbError
 
-    frame = evalnb.Store(store_url).trend(suite)
+    try:
+        frame = evalnb.Store(store_url).trend(suite)
+    except EvalnbError as exc:
+        raise _fail(str(exc)) from exc
     if frame.empty:
         raise _fail(f"no complete stored runs of suite {suite!r}")
     cols = [

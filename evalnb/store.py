@@ -611,8 +611,16 @@ class Store:
                 msg = str(exc).lower()
                 # SQLite: "database is locked" / "busy"; PostgreSQL: deadlocks and serialisation failures.
                 transient = any(w in msg for w in ("locked", "busy", "deadlock", "could not serialize"))
-                if not transient or time.monotonic() > deadline:
-                    raise StoreError(f"the store could not write: {exc.orig}", code="STORE_BUSY") from exc
+                if transient and time.monotonic() > deadline:
+                    raise StoreError(
+                        f"the store stayed busy for {self.retry_seconds:g}s: {exc.orig}", code="STORE_BUSY"
+                    ) from exc
+                if not transient:
+                    # e.g. a server that refuses the connection, or a file that cannot be opened
+                    raise StoreError(
+                        f"the store {self.url.render_as_string(hide_password=True)} could not be used: {exc.orig}",
+                        code="STORE_UNAVAILABLE",
+                    ) from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
 

@@ -116,3 +116,15 @@ def test_a_version_shared_by_two_suites_baselines_and_reports_each_suite(project
     assert code == 2 and "other-suite" in out and "cli-suite" in out, out
     code, out = invoke("report", "v1", "--store", db, "--suite", "other-suite")
     assert code == 0 and "Suite: other-suite" in out, out
+
+
+def test_an_unreachable_store_is_a_clear_error_not_a_traceback(project: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql+psycopg://nobody@127.0.0.1:{port}/x"
+    for args in (("trend", "s"), ("report", "v1"), ("compare", "v1", "v2")):
+        code, out = invoke(*args, "--store", url)
+        assert code == 2 and "could not be used" in out and "Connection refused" in out, (args, out)
