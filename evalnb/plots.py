@@ -56,6 +56,8 @@ def trend(source: Any, suite: str | None = None, *, value: str = "mean") -> go.F
     Example:
         >>> evalnb.plots.trend(store, "foodmart-sales-evals", value="pass_rate")
     """
+    if value not in ("mean", "pass_rate"):
+        raise ValueError(f'plots.trend: value must be "mean" or "pass_rate", not {value!r}')
     go = _go()
     if hasattr(source, "trend"):
         if suite is None:

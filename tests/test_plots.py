@@ -83,3 +83,11 @@ def test_trend_from_store_and_compare(tmp_path: Path) -> None:
     assert list(reg.x) == ["c1", "c1"]
     assert "case 1" in reg.text[0]
     assert cfig.layout.title.text == "Comparison: v1 → v2"
+
+
+def test_trend_names_the_values_it_can_plot() -> None:
+    import pandas as pd
+    import pytest
+
+    with pytest.raises(ValueError, match='"mean" or "pass_rate"'):
+        evalnb.plots.trend(pd.DataFrame(), "s", value="median")
