@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import inspect
 import json
@@ -1242,7 +1243,13 @@ async def _score_one(spec: Any, ctx: CheckContext) -> Score:
                 return Score.degraded(
                     f"no check registered as {spec.check!r}; register it with evalnb.checks.register"
                 )
-            return await registry.call_user(spec.check, ctx.turn, ctx.response, dict(spec.settings))
+            score = await registry.call_user(spec.check, ctx.turn, ctx.response, dict(spec.settings))
+            if spec.threshold is not None and score.status == "ok" and score.value is not None:
+                # published dataset schema: a custom evaluator passes when its score >= threshold
+                passed = score.value >= spec.threshold
+                reason = f"{score.reason} (score {score.value:g}, threshold {spec.threshold:g})".lstrip()
+                score = dataclasses.replace(score, passed=passed, reason=reason)
+            return score
         out = registry.get(spec.type)(spec, ctx)
         if inspect.isawaitable(out):
             out = await out

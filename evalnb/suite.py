@@ -221,11 +221,16 @@ class RowsCheck(_CheckBase):
 
 
 class CustomCheck(_CheckBase):
-    """A check registered by the user (a dataset file's custom evaluator names one)."""
+    """A check registered by the user (a dataset file's custom evaluator names one).
+
+    ``settings`` are passed to the check as keyword options. ``threshold`` (published dataset schema, custom
+    evaluators): when set, the check passes when its value is ``>= threshold``, whatever it said itself.
+    """
 
     type: Literal["custom"] = "custom"
     check: str
     settings: dict[str, Any] = Field(default_factory=dict)
+    threshold: float | None = None
 
     @property
     def name(self) -> str:

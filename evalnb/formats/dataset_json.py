@@ -407,6 +407,19 @@ def _evaluator(name: str, options: Any, loc: Loc, problems: Problems) -> CheckSp
             suggestion=hint,
         )
         return None
+    # published schema (CustomEvaluatorOptions): `threshold` is applied to the check's value by the runner and
+    # `options` is forwarded to the check; other keys are evalnb's flat form of the same options.
+    threshold = options.get("threshold")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+        problems.add("TYPE_MISMATCH", "'threshold' must be a number", (*loc, "threshold"))
+        return None
+    nested = options.get("options", {})
+    if not isinstance(nested, Mapping):
+        problems.add("TYPE_MISMATCH", "'options' must be an object", (*loc, "options"))
+        return None
+    flat = {k: v for k, v in options.items() if k not in ("threshold", "options")}
+    options = {**flat, **nested}
+    loc_of = {k: (*loc, "options", k) if k in nested else (*loc, k) for k in options}
     allowed = _keyword_options(fn)
     unknown = [key for key in options if allowed is not None and key not in allowed]
     for key in unknown:
@@ -415,10 +428,14 @@ def _evaluator(name: str, options: Any, loc: Loc, problems: Problems) -> CheckSp
             "UNKNOWN_FIELD",
             f"check {name!r} takes no option {key!r}"
             + (f"; did you mean {hint!r}?" if hint else f" (it takes: {', '.join(allowed or []) or 'none'})"),
-            (*loc, key),
+            loc_of[key],
             suggestion=hint,
         )
-    return None if unknown else CustomCheck(check=name, settings=dict(options))
+    if unknown:
+        return None
+    return CustomCheck(
+        check=name, settings=dict(options), threshold=None if threshold is None else float(threshold)
+    )
 
 
 def _keyword_options(fn: Any) -> list[str] | None:

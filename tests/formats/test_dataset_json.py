@@ -448,3 +448,43 @@ def test_example_knowledge_base_suite():
     assert any(len(c.turns) > 1 for c in suite.cases)
     names = {ch.name for c in suite.cases for t in c.turns for ch in t.checks}
     assert {"ExactMatch", "PartialMatch", "Citations", "Relevance", "Coherence"} <= names
+
+
+def test_custom_evaluator_in_the_published_shape_threshold_and_options() -> None:
+    """published schema: a custom evaluator takes `threshold` (score >= threshold passes) and `options`."""
+    import json
+
+    import evalnb
+    from evalnb.checks import registry
+
+    def short(turn, response, *, max_words=50):  # type: ignore[no-untyped-def]
+        words = len((response.text or "").split())
+        return (max(0.0, 1 - words / max_words), True, f"{words} words")
+
+    registry.register("Short", short)
+    try:
+        doc = {
+            "schemaVersion": "1.7.0",
+            "items": [
+                {
+                    "prompt": "p",
+                    "evaluators": {"Short": {"threshold": 0.7, "options": {"max_words": 10}}},
+                    "evaluators_mode": "replace",
+                }
+            ],
+        }
+        suite = evalnb.load(json.dumps(doc), format="dataset-json")
+        spec = suite.cases[0].turns[0].checks[0]
+        assert (spec.check, spec.threshold, spec.settings) == ("Short", 0.7, {"max_words": 10})
+        four_words = evalnb.run(suite, lambda p: "one two three four", progress=False).scores.iloc[0]
+        assert four_words["value"] == 0.6 and not four_words["passed"]  # the threshold decides, not the check
+        assert "threshold 0.7" in four_words["reason"]
+        two_words = evalnb.run(suite, lambda p: "one two", progress=False).scores.iloc[0]
+        assert two_words["passed"]
+        doc["items"][0]["evaluators"]["Short"] = {"options": {"max_word": 10}}
+        with pytest.raises(evalnb.SuiteError) as err:
+            evalnb.load(json.dumps(doc), format="dataset-json")
+        assert err.value.code == "UNKNOWN_FIELD" and err.value.suggestion == "max_words"
+        assert err.value.location == "items[0].evaluators.Short.options.max_word"
+    finally:
+        registry.unregister("Short")
