@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 BEGIN, END = "<!-- cli:begin -->", "<!-- cli:end -->"
@@ -94,3 +96,18 @@ if __name__ == "__main__":
     text = README.read_text(encoding="utf-8")
     README.write_text(text.replace(_section(text), cli_reference()), encoding="utf-8")
     print("README.md: CLI reference regenerated")
+
+
+def test_the_quickstart_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's 10-line quickstart, executed from the repository root (its store redirected to tmp)."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Quickstart") :]
+    code = section.split("```python", 1)[1].split("```", 1)[0]
+    assert 'evalnb.Store().save(result, version="v1")' in code
+    code = code.replace("evalnb.Store()", f"evalnb.Store({str(tmp_path / 'q.db')!r})")
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README quickstart", "exec"), namespace)
+    result = namespace["result"]
+    assert result.suite.name == "knowledge-base" and len(result.cases) == 9  # type: ignore[attr-defined]
+    assert (tmp_path / "q.db").is_file()
