@@ -488,6 +488,10 @@ def _insert_many(conn: Connection, table: Table, rows: _Rows) -> None:
         conn.execute(table.insert(), [dict(zip(names, r, strict=True)) for r in tuples])
         return
     quote = conn.dialect.identifier_preparer.quote_identifier  # quoted always: "check" is a keyword
+    if conn.dialect.name == "postgresql":
+        # PostgreSQL text cannot hold NUL characters, which an agent's raw output may contain: they are
+        # stored as U+FFFD (the replacement character) rather than losing the whole run.
+        tuples = [_no_nul(row) for row in tuples]
     if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
         # COPY streams the rows in one command (executemany sends one INSERT per row); same transaction.
         copy_sql = f"COPY {quote(table.name)} ({', '.join(quote(c) for c in names)}) FROM STDIN"
@@ -500,6 +504,12 @@ def _insert_many(conn: Connection, table: Table, rows: _Rows) -> None:
         f"VALUES ({', '.join([mark] * len(names))})"
     )
     conn.exec_driver_sql(sql, tuples)
+
+
+def _no_nul(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    if not any(isinstance(v, str) and "\x00" in v for v in row):
+        return row
+    return tuple(v.replace("\x00", "\ufffd") if isinstance(v, str) else v for v in row)
 
 
 def _git_commit(where: Path) -> str | None:
