@@ -216,10 +216,69 @@ def run_demo(
         f"Saved versions {', '.join(VERSIONS)} of {len(outcome.results['current'])} suites to {the_store.url}"
     )
     echo(f"Scorecard: {outcome.scorecard}")
-    echo(
-        f"Done in {outcome.elapsed_s:.1f} s. Next: open the notebooks in notebooks/ (jupyter lab notebooks/)."
-    )
+    echo(f"Done in {outcome.elapsed_s:.1f} s.")
+    echo("")
+    for line in next_steps(the_store, data.parent / "notebooks"):
+        echo(line)
     return outcome
+
+
+def next_steps(store: Store, notebooks: Path, *, cwd: Path | None = None) -> list[str]:
+    """What to type next, written so that each command works as printed from ``cwd``.
+
+    The versions ``previous`` and ``current`` are shared by the three suites, so a command naming them needs
+    ``--suite`` (without it the store answers AMBIGUOUS_VERSION); ``--store`` is added when the demo did not
+    save to the CLI's default store; commands are spelt with their virtualenv's folder when that folder is
+    not on PATH (``python3 dev.py demo`` does not activate ``.venv``); and the notebooks need the
+    ``notebooks`` extra, which ``dev.py demo`` does not install.
+
+    Example:
+        >>> next_steps(evalnb.Store(".evals/evalnb.db"), Path("notebooks"))[1]
+        '  evalnb compare previous current --suite foodmart-sales-evals'
+    """
+    import importlib.util
+    import os
+    import shlex
+    import shutil
+    import sys
+
+    from evalnb.store import DEFAULT_PATH
+
+    here = (cwd or Path.cwd()).resolve()
+
+    def shown(path: Path) -> str:
+        path = path.resolve() if path.is_absolute() else (here / path).resolve()
+        return shlex.quote(path.relative_to(here).as_posix() if path.is_relative_to(here) else str(path))
+
+    bin_dir = Path(sys.executable).parent  # not resolved: a virtualenv's python is a symlink out of it
+
+    def tool(name: str) -> str:
+        found = shutil.which(name)
+        if found and os.path.normcase(os.path.abspath(os.path.dirname(found))) == os.path.normcase(
+            os.path.abspath(bin_dir)
+        ):
+            return name
+        return shown(Path(os.path.abspath(bin_dir)) / name)
+
+    option = ""
+    database = store.url.database if store.is_sqlite else None
+    if not (database and (here / Path(database)).resolve() == (here / DEFAULT_PATH).resolve()):
+        where = (
+            shown(Path(database)) if database else shlex.quote(store.url.render_as_string(hide_password=True))
+        )
+        option = f" --store {where}"
+    evalnb = tool("evalnb")
+    lines = [
+        "Next, from this folder:",
+        f"  {evalnb} compare previous current --suite foodmart-sales-evals{option}",
+        f"  {evalnb} trend knowledge-base{option}",
+        f"  {evalnb} report current --suite my-validation-suite{option}",
+    ]
+    if importlib.util.find_spec("jupyterlab") is None:
+        project = shlex.quote(shown(notebooks.parent).strip("'") + "[notebooks,excel]")
+        lines.append(f"  {tool('python')} -m pip install -e {project}   # once: JupyterLab for the notebooks")
+    lines.append(f"  {tool('jupyter')} lab {shown(notebooks)}   # the four tutorial notebooks")
+    return lines
 
 
 def _heuristic_notes(results: dict[str, Result]) -> list[str]:
