@@ -144,8 +144,11 @@ print(tasks.report())
 tasks.scores[["case_id", "run", "check_id", "passed", "reason", "judge"]]"""),
     md("""
 `capital-list` fails only on its `llm_judge` check: the answer (`Paris`, `Rome`, `Madrid`, one per line) is
-right, but the heuristic reads the rubric as a bag of keywords and finds few of them. That is the kind of
-judge error notebook 04 measures. Next: notebook 02 compares versions of an agent.
+right, but the heuristic reads the rubric as a bag of keywords and finds few of them. Its passes mean no more
+than its failures: `summarize-text` passes its `llm_judge` check although the answer is not a summary (the
+prompt's text is only a `[...]` placeholder, and the agent says there is nothing to summarise), because that
+answer happens to use the rubric's words. Those are the kind of judge errors notebook 04 measures. Next:
+notebook 02 compares versions of an agent.
 """),
 ]
 
@@ -189,6 +192,10 @@ case x check: `regressed`, `improved`, `same`, `new` or `gone`.
     code("""
 fix = evalnb.compare(results["v1"], results["v2"], labels=("v1", "v2"))
 fix.checks[["check_id", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "verdict", "regressed", "improved"]]"""),
+    md("""
+Per case, `a` and `b` are the check's value in each version; for `rows` it is the share of expected cells
+that matched (here 0.5: every Store Sales cell wrong, the other half of the cells right).
+"""),
     code("""fix.cases[fix.cases["change"] != "same"][["case_id", "check_id", "a", "b", "change"]]"""),
     code("""evalnb.plots.compare(fix)"""),
     md("""
@@ -201,6 +208,12 @@ The store compares saved versions by label. `has_regressions` is what a CI gate 
 drift = store.compare("v2", "v3", suite=suite.name)
 print(drift.report())
 print("regressions:", drift.has_regressions)"""),
+    md("""
+Read the two levels together. Per check, `rows` says *no detectable difference*: one case in eight got
+worse, and at 95 % confidence that is too little evidence that the check as a whole got worse (the interval
+includes 0). Per case, `sales-by-family-in-ca` is `regressed`, and that is what `has_regressions` and the CI
+gate look at: a single broken case is enough to stop a release.
+"""),
     code("""drift.regressions[["case_id", "check_id", "a", "b", "change"]]"""),
     md("""
 ## What exactly went wrong: the row mismatches
@@ -409,14 +422,17 @@ side = heuristic_scores.merge(people, on=["case_id", "turn", "check"], suffixes=
 fig = px.scatter(
     side, x="value_people", y="value_heuristic", color="check", hover_data=["case_id", "note"],
     title="Heuristic judge vs reference labels (1-5)", range_x=[0.5, 5.5], range_y=[0.5, 5.5],
+    labels={"value_people": "reference label (people)", "value_heuristic": "heuristic judge score"},
 )
 fig.add_shape(type="line", x0=1, y0=1, x1=5, y1=5, line={"dash": "dot", "color": "grey"})
 fig.update_traces(marker={"size": 12, "opacity": 0.7})"""),
     md("""
-Where they disagree is instructive. The heuristic's Relevance is the share of the question's words found in
-the answer, so a right answer in other words ("The daily meal allowance ... is $40" to "I spent $55 on
-dinner, is that okay?") scores 1, and an answer that repeats the question scores high. Its Coherence rewards
-surface structure. These blind spots are listed in `help(evalnb.judges.Heuristic)`.
+Where they disagree is instructive (points on the dotted line agree; several labels share a point, hover
+for them). The heuristic's Relevance is the share of the question's words found in the answer, so an
+on-topic answer in other words scores low: to "I spent $55 on dinner on a business trip. Is that okay?" the
+previous version's answer about the $40 allowance and the manager's approval, which people rated 4, gets 1.
+An answer that repeats the question scores high whatever it says. Its Coherence rewards surface structure.
+These blind spots are listed in `help(evalnb.judges.Heuristic)`.
 """),
     code("""side.assign(gap=side["value_heuristic"] - side["value_people"]).sort_values("gap")[["case_id", "check", "value_people", "value_heuristic", "note"]]"""),
     md("""
@@ -451,7 +467,8 @@ table = pd.concat(
 table"""),
     code("""
 px.bar(table, x="check", y="exact", color="judge", barmode="group",
-       title="Share of scores identical to the reference labels, per judge", range_y=[0, 1])"""),
+       title="Share of scores identical to the reference labels, per judge", range_y=[0, 1],
+       labels={"exact": "share identical to the labels"})"""),
     md("""
 Neither offline judge is good enough to gate a release on Relevance; they are cheap smoke tests. For decisions,
 use a model judge and measure it the same way.
@@ -461,7 +478,7 @@ use a model judge and measure it the same way.
 Point `OpenAIJudge` at any OpenAI-compatible endpoint: a local Ollama (`http://127.0.0.1:11434/v1`), vLLM or
 llama.cpp server, or OpenAI itself. The next cell runs only when `EVALNB_JUDGE_BASE_URL` is set (and
 `EVALNB_JUDGE_MODEL`, plus `OPENAI_API_KEY` if the server needs one); otherwise it says so and does nothing.
-Answers are cached in `.evals/cache/`, so re-running costs nothing.
+Answers are cached in `.evals/cache/` under the notebook's working folder, so re-running costs nothing.
 """),
     code("""
 import os
