@@ -120,3 +120,18 @@ def test_readme_installs_what_the_notebooks_use() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     installs = re.findall(r"pip install -e \"\.\[([^\]]+)\]\"", readme)
     assert installs and all("excel" in extras.split(",") for extras in installs if "notebooks" in extras)
+
+
+def test_demo_out_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    # It was a FileExistsError traceback with exit 1.
+    (tmp_path / "taken").write_text("x", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalnb", "demo", "--out", "taken"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: the demo cannot write into taken: File exists"

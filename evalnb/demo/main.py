@@ -131,12 +131,16 @@ def run_demo(
         True
     """
     import evalnb
+    from evalnb.errors import ConfigError
     from evalnb.judges import Heuristic
     from evalnb.store import as_store
 
     started = time.perf_counter()
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, or no permission: the CLI's exit 2 with a message
+        raise ConfigError(f"the demo cannot write into {out}: {exc.strerror or exc}") from exc
     data = data_dir()
     the_store = as_store(store if store is not None else out / "evalnb.db")
     judge = Heuristic()
