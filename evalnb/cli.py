@@ -564,7 +564,7 @@ def report_command(
     store_url: str | None = typer.Option(None, "--store", help=_STORE_HELP),
     suite: str | None = typer.Option(None, "--suite", help="The suite, when a version is shared by suites."),
 ) -> None:
-    """Report a stored run: the text report, JSON, or an HTML/Excel scorecard."""
+    """Report a stored run: the text report, JSON, or an HTML/Excel scorecard; exit 1 if the run had failures."""
     import evalnb
     from evalnb.errors import EvalnbError
 

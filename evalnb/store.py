@@ -850,7 +850,7 @@ class Store:
                     named = ", ".join(f"{name!r} (latest run {rid})" for name, rid in latest.items())
                     raise StoreError(
                         f"version {key!r} is saved for several suites: {named}; "
-                        "name the suite (suite=..., --suite of evalnb compare) or use a run id",
+                        "name the suite (suite=... in Python, --suite on the command line) or use a run id",
                         code="AMBIGUOUS_VERSION",
                     )
                 complete = [x for x in rows if x["status"] == "complete"]

@@ -156,8 +156,9 @@ class Heuristic:
         if not want:
             return {"score": 3, "reason": "heuristic: the question has no content words to look for"}
         share = len(want & have) / len(want)
-        missing = sorted(want - have)[:5]
-        tail = f"; missing: {', '.join(missing)}" if missing else ""
+        missing = sorted(want - have)
+        more = ", ..." if len(missing) > 5 else ""  # the list is cut at five words: say so
+        tail = f"; missing: {', '.join(missing[:5])}{more}" if missing else ""
         return _banded(
             share, f"heuristic: covers {len(want & have)}/{len(want)} content words of the question{tail}"
         )
