@@ -209,3 +209,13 @@ def test_flawed_variant_fails_exactly_its_cases(flaw: str, db: Path) -> None:
 def test_example_suite_needs_data(agent: FoodMartAgent) -> None:
     with pytest.raises(evalnb.ConfigError, match="needs a data source for referenceQuery"):
         evalnb.run(suite_path(), agent)
+
+
+def test_a_filter_on_a_member_the_cube_lacks_is_refused_not_dropped(agent: FoodMartAgent) -> None:
+    r = agent.answer("store sales by product family in Texas")
+    assert r.intent == "REFUSED" and r.refusal is not None
+    assert "'Texas' is not a member" in r.refusal and "cube" in r.refusal and "CA, OR, WA" in r.refusal
+    # known members, measures and levels after "in"/"for" still filter as before
+    assert agent.answer("store sales by product family in CA").intent == "QUERY"
+    assert agent.answer("store sales in San Francisco").intent == "QUERY"
+    assert agent.answer("top 3 product families for Unit Sales").intent == "QUERY"

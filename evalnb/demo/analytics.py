@@ -110,6 +110,7 @@ class FoodMartAgent:
         )
         self._lock = threading.Lock()
         self._members = self._load_members()
+        self._states = sorted({member for level, member, _p, cs in self._members if level == "State" and cs})
         self._measure_words = _vocabulary({m.name: m for m in self.cube.measures.values()})
         self._level_words = _vocabulary({lv.name: lv for lv in self.cube.levels.values()})
 
@@ -155,6 +156,14 @@ class FoodMartAgent:
             return self._refuse(question)
         else:
             query = parsed
+        unknown = self._unknown_member(question)
+        if unknown is not None:
+            # Answering without the filter would be the all-USA figure under a question about a subset.
+            reason = (
+                f"{unknown!r} is not a member of the FoodMart {self.cube.name} cube, so I cannot filter on it "
+                f"(its stores are in {', '.join(self._states)})."
+            )
+            return Response(text=reason, intent="REFUSED", refusal=reason, model=self.model)
         return self._query(query)
 
     # -- parsing ------------------------------------------------------------------------------------
@@ -211,6 +220,18 @@ class FoodMartAgent:
             q.ranked, q.limit = True, 1
             q.descending = "least" not in low and "lowest" not in low
         return q
+
+    def _unknown_member(self, question: str) -> str | None:
+        """A capitalised name after "in"/"for" ("in Texas") that is no member, measure or level, if any."""
+        for m in re.finditer(r"\b(?:in|for|from|at)\s+([A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*)?)", question):
+            phrase = m.group(1)
+            low = phrase.lower()
+            if any(re.search(pat, phrase if cs else low) for _lv, _mb, pat, cs in self._members):
+                continue
+            if any(low.startswith(word) for word, _ in (*self._measure_words, *self._level_words)):
+                continue
+            return phrase
+        return None
 
     def _merge(self, before: _Query, now: _Query) -> _Query:
         """A follow-up keeps what it does not change: new levels replace those of the same dimension."""
