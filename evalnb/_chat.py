@@ -489,13 +489,31 @@ class ChatClient:
         key = "set" if self._api_key else "none"
         return f"ChatClient(model={self.model!r}, endpoint={safe_url(self.endpoint)!r}, api_key=<{key}>)"
 
-    async def preflight(self, *, what: str, hint: str, timeout: float = PREFLIGHT_TIMEOUT) -> None:
+    async def preflight(self, *, role: str, elsewhere: str, timeout: float | None = None) -> None:
         """Raise :class:`ConfigError` when the endpoint (or its proxy) does not accept a connection.
 
+        Only a TCP connection is opened, so this costs no tokens; a wrong key or model is reported per call.
+
+        Args:
+            role: who uses the endpoint (``"judge"``, ``"agent"``), named in the message.
+            elsewhere: how to point it at another server (``"base_url=... or --judge-base-url"``).
+            timeout: seconds to wait for the connection (default :data:`PREFLIGHT_TIMEOUT`).
+
         Example:
-            >>> await client.preflight(what="judge endpoint", hint="start the server")
+            >>> await client.preflight(role="judge", elsewhere="base_url=...")
         """
-        await require_reachable(self.endpoint, what=what, hint=hint, timeout=timeout, proxy=self._proxy)
+        hint = (
+            "check the Azure endpoint (azure_endpoint=... or AZURE_OPENAI_ENDPOINT) and the network"
+            if self.azure
+            else f"start the server, or point the {role} elsewhere ({elsewhere})"
+        )
+        await require_reachable(
+            self.endpoint,
+            what=f"{role} endpoint",
+            hint=hint,
+            timeout=PREFLIGHT_TIMEOUT if timeout is None else timeout,
+            proxy=self._proxy,
+        )
 
     # -- calls ------------------------------------------------------------------------------------
 

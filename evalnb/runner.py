@@ -143,13 +143,32 @@ def run(
         resume=resume,
         preflight=preflight,
     )
+    return run_blocking(lambda: run_async(suite, agent, **kwargs))
+
+
+def run_blocking(make: Callable[[], Any]) -> Result:
+    """Run the coroutine ``make()`` returns to completion from sync code, Jupyter included.
+
+    Outside a loop it runs on a fresh loop; inside a running loop (Jupyter) a loop cannot be nested, so it runs
+    on its own loop in a separate thread. Either way Ctrl-C cancels it, and a run returns its partial Result.
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _run_in_new_loop(lambda: run_async(suite, agent, **kwargs))
-    # Jupyter (or any caller inside a running loop): a loop cannot be nested, so run on our own loop
-    # in a separate thread and wait for it.
-    return _run_in_thread(lambda: run_async(suite, agent, **kwargs))
+        return _run_in_new_loop(make)
+    return _run_in_thread(make)
+
+
+def turn_history(
+    conversation: list[dict[str, str]], file_history: list[dict[str, str]]
+) -> list[dict[str, str]]:
+    """A turn's ``Request.history``: the conversation so far, then the turn's own file history (cube)."""
+    return conversation + file_history if file_history else list(conversation)
+
+
+def after_turn(history: list[dict[str, str]], prompt: str, answer: str) -> list[dict[str, str]]:
+    """The conversation a later turn continues: this turn's history, its prompt and the actual answer."""
+    return [*history, {"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]
 
 
 async def run_async(
@@ -770,7 +789,7 @@ class _State:
             # The conversation so far (earlier file history, prompts and actual answers), then this turn's
             # own file history (cube `history`), then the prompt itself.
             plan = self.plan(turn)
-            history = conversation + plan.history if plan.history else list(conversation)
+            history = turn_history(conversation, plan.history)
             request = Request(
                 prompt=turn.prompt,
                 history=history,
@@ -822,11 +841,7 @@ class _State:
                 all_passed = False
             run_rows.append(self._run_row(case, run, t, turn, response, status, None, latency, agent_name))
             if t + 1 < n_turns:  # only a later turn reads the conversation
-                conversation = [
-                    *history,
-                    {"role": "user", "content": turn.prompt},
-                    {"role": "assistant", "content": response.text or ""},
-                ]
+                conversation = after_turn(history, turn.prompt, response.text or "")
         if workdir is not None:
             kept = self.release_workdir(workdir, case, run, all_passed)
         else:

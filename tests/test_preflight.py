@@ -66,18 +66,9 @@ def listening_port() -> Iterator[int]:
         yield s.getsockname()[1]
 
 
-@pytest.fixture
-def openai_server() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
-
-
 @pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Judge caches and stores live under the working directory: keep them out of the repository.
-    monkeypatch.chdir(tmp_path)
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "AZURE_OPENAI_ENDPOINT"):
-        monkeypatch.delenv(var, raising=False)
+def _in_tmp(offline_env: Path) -> None:
+    """Every test here runs offline in a temp folder (see tests/conftest.py)."""
 
 
 class Counting:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -26,17 +25,13 @@ ONE_ITEM = """{"schemaVersion": "1.6.0", "default_evaluators": {"Relevance": {}}
 
 
 @pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The default judge cache lives under the working directory: keep it out of the repository.
-    monkeypatch.chdir(tmp_path)
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "AZURE_OPENAI_ENDPOINT"):
-        monkeypatch.delenv(var, raising=False)
+def _in_tmp(offline_env: Path) -> None:
+    """Every test here runs offline in a temp folder (see tests/conftest.py)."""
 
 
 @pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as s:
-        yield s
+def server(openai_server: OpenAIServer) -> OpenAIServer:
+    return openai_server
 
 
 # --------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 import evalnb
+from evalnb.compare import Comparison
 from evalnb.errors import StoreError
 from evalnb.store import SCHEMA_VERSION, Store, _migrate
 from evalnb.suite import Case, RowsCheck, Suite, Turn
@@ -124,11 +125,13 @@ def test_round_trip_keeps_mismatches_and_extra_columns(tmp_path: Path) -> None:
     _assert_same(result, loaded)
 
 
-def test_run_with_store_writes_and_trend_aggregates(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'url.db'}")
+def trend_and_compare(store: Store) -> tuple[evalnb.Result, evalnb.Result, pd.DataFrame, Comparison]:
+    """Two stored versions of make_suite(); trend checked against summary(); (r1, r2, trend, comparison).
+
+    Shared with the PostgreSQL tests, so both dialects are held to the same figures.
+    """
     r1 = evalnb.run(make_suite(), _agent, store=store, version="v1", progress=False)
     r2 = evalnb.run(make_suite(), lambda p: "yes", store=store, version="v2", progress=False)
-    _assert_same(r1, store.load(r1.meta["run_id"]))
     trend = store.trend("store-suite")
     assert trend["version"].tolist() == ["v1", "v1", "v2", "v2"]
     assert trend["order"].tolist() == [1, 1, 2, 2]
@@ -141,8 +144,18 @@ def test_run_with_store_writes_and_trend_aggregates(tmp_path: Path) -> None:
         assert t1.loc[cid, "cases"] == 12
     assert (trend[trend["version"] == "v2"]["pass_rate"] == 1.0).all()
     assert trend["prompt_tokens"].iloc[0] == 3 * 24
+    assert str(trend["mean"].dtype) == "float64" and str(trend["n"].dtype) == "Int64"
     cmp = store.compare("v1", "v2")
-    assert set(cmp.cases["change"]) <= {"improved", "same"}
+    assert set(cmp.cases["change"]) == {"improved", "same"}
+    improved = cmp.cases[cmp.cases["change"] == "improved"]["case_id"]
+    assert set(improved) == {f"c{i}" for i in range(0, 12, 3)}  # the cases _agent answered "no"
+    return r1, r2, trend, cmp
+
+
+def test_run_with_store_writes_and_trend_aggregates(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'url.db'}")
+    r1, r2, _trend, _cmp = trend_and_compare(store)
+    _assert_same(r1, store.load(r1.meta["run_id"]))
     assert r2.meta["run_id"] in store.runs()["run_id"].tolist()
 
 

@@ -26,7 +26,15 @@ import pytest
 import evalnb
 from evalnb.store import SCHEMA_VERSION, Store, _migrate, _tables
 from evalnb.suite import Case, RowsCheck, Suite, Turn
-from tests.test_store import WRITER_SCRIPT, _agent, _assert_same, _env, make_suite, rows_agent
+from tests.test_store import (
+    WRITER_SCRIPT,
+    _agent,
+    _assert_same,
+    _env,
+    make_suite,
+    rows_agent,
+    trend_and_compare,
+)
 
 
 def _pg_bindir() -> Path:
@@ -162,25 +170,7 @@ def test_round_trip_on_postgres_with_long_text_and_mismatches(pg_url: str) -> No
 
 def test_trend_and_compare_on_postgres(pg_url: str) -> None:
     with _store(pg_url) as store:
-        r1 = evalnb.run(make_suite(), _agent, store=store, version="v1", progress=False)
-        evalnb.run(make_suite(), lambda p: "yes", store=store, version="v2", progress=False)
-        trend = store.trend("store-suite")
-        assert trend["version"].tolist() == ["v1", "v1", "v2", "v2"]
-        assert trend["order"].tolist() == [1, 1, 2, 2]
-        summ = r1.summary().set_index("check_id")
-        t1 = trend[trend["version"] == "v1"].set_index("check_id")
-        for cid in ("regex", "ExactMatch"):
-            assert t1.loc[cid, "mean"] == pytest.approx(summ.loc[cid, "mean"])
-            assert t1.loc[cid, "pass_rate"] == pytest.approx(summ.loc[cid, "pass_rate"])
-            assert t1.loc[cid, "ci_low"] < t1.loc[cid, "mean"] < t1.loc[cid, "ci_high"]
-            assert t1.loc[cid, "cases"] == 12
-        assert (trend[trend["version"] == "v2"]["pass_rate"] == 1.0).all()
-        assert trend["prompt_tokens"].iloc[0] == 3 * 24
-        assert str(trend["mean"].dtype) == "float64" and str(trend["n"].dtype) == "Int64"
-        cmp = store.compare("v1", "v2")
-        assert set(cmp.cases["change"]) == {"improved", "same"}
-        improved = cmp.cases[cmp.cases["change"] == "improved"]["case_id"]
-        assert set(improved) == {f"c{i}" for i in range(0, 12, 3)}  # the cases _agent answered "no"
+        trend_and_compare(store)
 
 
 def test_two_processes_saving_at_once_on_postgres(pg_url: str, tmp_path: Path) -> None:

@@ -115,8 +115,6 @@ class OpenAIChat:
     async def preflight(self, *, timeout: float | None = None) -> None:
         """Check at start-up that the endpoint accepts a connection (api contract: an unreachable agent is exit 2).
 
-        Only a TCP connection is opened, so this costs no tokens; a wrong key or model is reported per call.
-
         Raises:
             ConfigError: naming the endpoint (never a key) and what to do about it.
 
@@ -125,15 +123,8 @@ class OpenAIChat:
             Traceback (most recent call last):
             evalnb.errors.ConfigError: agent endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
         """
-        from evalnb._chat import PREFLIGHT_TIMEOUT
-
-        hint = (
-            "start the server, or point the agent elsewhere (base_url=... or OPENAI_BASE_URL)"
-            if not self.client.azure
-            else "check the Azure endpoint (azure_endpoint=... or AZURE_OPENAI_ENDPOINT) and the network"
-        )
         await self.client.preflight(
-            what="agent endpoint", hint=hint, timeout=PREFLIGHT_TIMEOUT if timeout is None else timeout
+            role="agent", elsewhere="base_url=... or OPENAI_BASE_URL", timeout=timeout
         )
 
     def messages(self, request: Request) -> list[dict[str, Any]]:

@@ -109,8 +109,6 @@ class OpenAIJudge:
     async def preflight(self, *, timeout: float | None = None) -> None:
         """Check at start-up that the endpoint accepts a connection (api contract: an unreachable judge is exit 2).
 
-        Only a TCP connection is opened, so this costs no tokens; a wrong key or model is reported per call.
-
         Raises:
             ConfigError: naming the endpoint (never a key) and what to do about it.
 
@@ -119,15 +117,8 @@ class OpenAIJudge:
             Traceback (most recent call last):
             evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
         """
-        from evalnb._chat import PREFLIGHT_TIMEOUT
-
-        hint = (
-            "start the server, or point the judge elsewhere (base_url=... or --judge-base-url)"
-            if not self.client.azure
-            else "check the Azure endpoint (AZURE_OPENAI_ENDPOINT) and the network"
-        )
         await self.client.preflight(
-            what="judge endpoint", hint=hint, timeout=PREFLIGHT_TIMEOUT if timeout is None else timeout
+            role="judge", elsewhere="base_url=... or --judge-base-url", timeout=timeout
         )
 
     async def complete(self, prompt: str) -> JudgeReply:

@@ -59,16 +59,11 @@ def rescore(
         >>> strict = evalnb.rescore(result, judge="openai:gpt-4o")
         >>> evalnb.judges.agreement(result.scores, strict.scores)
     """
-    from evalnb.runner import _run_in_new_loop, _run_in_thread
+    from evalnb.runner import run_blocking
 
-    def make() -> Any:
-        return rescore_async(result, judge=judge, checks=checks, cache=cache, concurrency=concurrency)
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _run_in_new_loop(make)
-    return _run_in_thread(make)  # inside Jupyter's running loop
+    return run_blocking(
+        lambda: rescore_async(result, judge=judge, checks=checks, cache=cache, concurrency=concurrency)
+    )
 
 
 async def rescore_async(
@@ -83,6 +78,7 @@ async def rescore_async(
     from evalnb.judges.resolve import as_judge
     from evalnb.judges.scoring import evaluate, judge_label
     from evalnb.results import SCORES_COLUMNS, Result, make_frame
+    from evalnb.runner import after_turn, turn_history
 
     the_judge = as_judge(judge, cache=cache)
     wanted = set(checks) if checks is not None else None
@@ -107,9 +103,8 @@ async def rescore_async(
             if t >= len(case.turns):
                 break
             turn = case.turns[t]
-            # As the runner builds it: the conversation so far, then this turn's own file history.
-            own = [m.model_dump() for m in turn.history]
-            history = conversation + own if own else list(conversation)
+            # The judge sees the conversation exactly as the run built it.
+            history = turn_history(conversation, [m.model_dump() for m in turn.history])
             if _answered(row):
                 response = result.response_for(case_id, run, t)
                 request = Request(
@@ -133,11 +128,7 @@ async def rescore_async(
                 text = response.text or ""
             else:
                 text = "" if row.response is None or str(row.response) == "<NA>" else str(row.response)
-            conversation = [
-                *history,
-                {"role": "user", "content": turn.prompt},
-                {"role": "assistant", "content": text},
-            ]
+            conversation = after_turn(history, turn.prompt, text)
 
     done = await asyncio.gather(*(j[1] for j in jobs))
     new = {key: score for (key, _), score in zip(jobs, done, strict=True)}

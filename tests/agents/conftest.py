@@ -1,6 +1,5 @@
-"""Fixtures of the agent tests: the local chat-completions server and the local "ask" service."""
+"""Fixtures of the agent tests: the local "ask" service (the chat server comes from tests/conftest.py)."""
 
 from tests.agents.ask_server import ask_server
-from tests.support.openai_server import openai_server
 
-__all__ = ["ask_server", "openai_server"]
+__all__ = ["ask_server"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,21 +11,11 @@ import pytest
 from evalnb.agents.base import Request, Response
 from evalnb.checks.registry import CheckContext
 from evalnb.suite import Case, Suite, Turn
-from tests.support.openai_server import OpenAIServer
-
-
-@pytest.fixture
-def openai_server() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
 
 
 @pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The default judge cache lives under the working directory: keep it out of the repository.
-    monkeypatch.chdir(tmp_path)
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "AZURE_OPENAI_ENDPOINT"):
-        monkeypatch.delenv(var, raising=False)
+def _in_tmp(offline_env: Path) -> None:
+    """Every judge test runs offline in a temp folder (see tests/conftest.py)."""
 
 
 def make_ctx(
