@@ -36,7 +36,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalnb.errors import ConfigError, EvalnbError
+from evalnb.errors import ChatError, ConfigError
 
 if TYPE_CHECKING:
     import aiohttp
@@ -60,26 +60,6 @@ DEFAULT_AZURE_API_VERSION = "2024-10-21"
 POOL_SIZE = 512
 PREFLIGHT_TIMEOUT = 5.0
 """Seconds a start-up reachability probe waits for a TCP connection before it calls the endpoint unreachable."""
-
-
-class ChatError(EvalnbError):
-    """A chat-completions call failed (after retries, for retryable failures).
-
-    Attributes:
-        status: the HTTP status, or ``None`` for a timeout or a connection failure.
-        transient: whether the failure was of a retryable kind (429, 5xx, timeout, connection).
-        attempts: how many attempts were made.
-    """
-
-    code = "CHAT_ERROR"
-
-    def __init__(
-        self, message: str, *, status: int | None = None, transient: bool = False, attempts: int = 1
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.transient = transient
-        self.attempts = attempts
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalnb.errors import ConfigError, EvalnbError
+from evalnb.errors import ConfigError, ReferenceQueryError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,12 +55,6 @@ __all__ = [
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 DUCKDB_MAGIC = b"DUCK"  # at offset 8 of a DuckDB database file
-
-
-class ReferenceQueryError(EvalnbError):
-    """A reference query could not be built or run (the rows check reports it as an authoring mismatch)."""
-
-    code = "REFERENCE_QUERY"
 
 
 def _norm(name: str) -> str:

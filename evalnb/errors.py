@@ -8,7 +8,9 @@ without parsing messages::
     ├── ConfigError              a run could not start: agent routing, missing data, a bad option
     ├── AgentError               an agent call failed; ``transient=True`` asks the runner to retry it
     │   └── TransientError       shorthand for a retryable agent failure (rate limit, 5xx, dropped socket)
+    ├── ChatError                a chat-completions call failed (after retries): status, transient, attempts
     ├── JudgeError               a judge could not produce a usable verdict
+    ├── ReferenceQueryError      a cube referenceQuery could not be built or run
     ├── StoreError               the run store could not read or write
     └── FailuresError            raised by ``Result.raise_for_failures()`` when a check failed
 
@@ -20,10 +22,12 @@ from __future__ import annotations
 
 __all__ = [
     "AgentError",
+    "ChatError",
     "ConfigError",
     "EvalnbError",
     "FailuresError",
     "JudgeError",
+    "ReferenceQueryError",
     "StoreError",
     "SuiteError",
     "TransientError",
@@ -130,6 +134,32 @@ class JudgeError(EvalnbError):
     def __init__(self, message: str, *, transient: bool = False, code: str | None = None) -> None:
         super().__init__(message, code=code)
         self.transient = transient
+
+
+class ChatError(EvalnbError):
+    """A chat-completions call failed (after retries, for retryable failures).
+
+    Attributes:
+        status: the HTTP status, or ``None`` for a timeout or a connection failure.
+        transient: whether the failure was of a retryable kind (429, 5xx, timeout, connection).
+        attempts: how many attempts were made.
+    """
+
+    code = "CHAT_ERROR"
+
+    def __init__(
+        self, message: str, *, status: int | None = None, transient: bool = False, attempts: int = 1
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.transient = transient
+        self.attempts = attempts
+
+
+class ReferenceQueryError(EvalnbError):
+    """A reference query could not be built or run (the rows check reports it as an authoring mismatch)."""
+
+    code = "REFERENCE_QUERY"
 
 
 class StoreError(EvalnbError):
