@@ -23,10 +23,10 @@ from evalnb.suite import Case, Suite, Turn
 if TYPE_CHECKING:
     from evalnb import agents, checks, judges, plots
     from evalnb.compare import compare
+    from evalnb.export import read_results
     from evalnb.formats import discover, load, upgrade
-    from evalnb.judges import rescore
-    from evalnb.results import Result, read_results
-    from evalnb.runner import run, run_async
+    from evalnb.results import Result
+    from evalnb.running import rescore, run, run_async
     from evalnb.store import Store
 
 __version__ = "0.1.0"
@@ -63,13 +63,13 @@ _LAZY: dict[str, str | None] = {
     "load": "evalnb.formats",
     "discover": "evalnb.formats",
     "upgrade": "evalnb.formats",
-    "run": "evalnb.runner",
-    "run_async": "evalnb.runner",
+    "run": "evalnb.running",
+    "run_async": "evalnb.running",
     "Result": "evalnb.results",
-    "read_results": "evalnb.results",
+    "read_results": "evalnb.export",
     "Store": "evalnb.store",
     "compare": "evalnb.compare",
-    "rescore": "evalnb.judges",
+    "rescore": "evalnb.running",
     "agents": None,
     "checks": None,
     "judges": None,

@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb.results.outputs import register_writer
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -347,10 +349,10 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
         >>> doc["items"][0]["status"]
         'pass'
     """
-    from evalnb.results import _records
+    from evalnb.results.frames import records
 
-    runs = _records(result.runs)
-    scores = _records(result.scores)
+    runs = records(result.runs)
+    scores = records(result.scores)
     by_turn: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
     for s in scores:
         by_turn.setdefault((s["case_id"], s["run"], s["turn"]), []).append(s)
@@ -471,18 +473,24 @@ def read_results(path: str | Path) -> Result:
     """
     from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
 
+    from evalnb.errors import StoreError
+    from evalnb.results.files import from_dict
+
     p = Path(path)
-    data = json.loads(p.read_text(encoding="utf-8"))
-    if isinstance(data, dict) and "schema_version" in data and "definition" in data:
-        from evalnb.results import read_results as read_ours
-
-        return read_ours(p)
-    if not isinstance(data, dict) or not isinstance(data.get("items"), list):
-        from evalnb.errors import StoreError
-
+    if p.suffix.lower() != ".json":
         raise StoreError(
-            f"{p}: neither an evalnb result nor a dataset document with items", code="UNKNOWN_RESULTS"
+            f"{p}: read_results reads JSON files: a result written by Result.to_json, or a dataset output "
+            "document (evalnb.export.to_document); CSV, HTML and Excel exports are for reading by people",
+            code="UNKNOWN_RESULTS",
         )
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError(f"{p}: cannot be read ({exc})", code="UNKNOWN_RESULTS") from exc
+    if not (isinstance(data, dict) and "schema_version" not in data and isinstance(data.get("items"), list)):
+        return from_dict(data, str(p))  # ours, or says why it is neither
     import pandas as pd
 
     from evalnb.formats import load
@@ -603,3 +611,9 @@ def write(result: Result, path: str | Path) -> Path:
     from evalnb.errors import ConfigError
 
     raise ConfigError(f"--output {p}: use .json, .csv, .html or .xlsx")
+
+
+# The writers Result.to_html / to_csv / to_excel find through evalnb.results.outputs.
+register_writer("html", suffixes=(".html", ".htm"))(to_html)
+register_writer("xlsx", suffixes=(".xlsx",))(to_excel)
+register_writer("csv", suffixes=(".csv",))(to_csv)
