@@ -471,9 +471,8 @@ def read_results(path: str | Path) -> Result:
     Example:
         >>> evalnb.read_results("evals/results/v1.5.0-results.json").summary()
     """
-    from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
-
     from evalnb.errors import StoreError
+    from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
     from evalnb.results.files import from_dict
 
     p = Path(path)

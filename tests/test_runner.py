@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 import evalnb
-from evalnb.running import calls as runner
 from evalnb.checks import registry
 from evalnb.errors import ConfigError, TransientError
+from evalnb.running import calls as runner
 from evalnb.suite import (
     Case,
     CustomCheck,

@@ -45,8 +45,7 @@ def __getattr__(name: str) -> object:
         import warnings
 
         warnings.warn(
-            f"evalnb.judges.{name} moved: use evalnb.{name.replace('_async', '')} "
-            f"(or evalnb.running.{name})",
+            f"evalnb.judges.{name} moved: use evalnb.{name.replace('_async', '')} (or evalnb.running.{name})",
             DeprecationWarning,
             stacklevel=2,
         )
