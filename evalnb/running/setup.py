@@ -174,6 +174,7 @@ def open_data(suite: Suite, data: Any) -> Any:
         from evalnb.data import reference_checks
 
         for _, spec in reference_checks(suite):
-            with contextlib.suppress(Exception):
-                source.reference(spec.reference_query)
+            if spec.reference_query is not None:
+                with contextlib.suppress(Exception):
+                    source.reference(spec.reference_query)
     return source
