@@ -115,6 +115,31 @@ def bench_scoring(n: int) -> float:
     return rate
 
 
+def bench_cube_latency(repeat: int) -> None:
+    """latency_ms of a constant 50 ms agent on the cube suite (rows checks and their SQL run meanwhile)."""
+    import statistics
+
+    root = Path(__file__).resolve().parents[1]
+    suite = evalnb.load(root / "data" / "suites" / "foodmart-sales.eval.yaml")
+    data = root / "data" / "foodmart" / "foodmart.db"
+
+    async def analyst(prompt: str) -> dict:
+        await asyncio.sleep(0.05)
+        return {"text": "Sales.", "intent": "QUERY", "rows": [{"state": "CA", "storeSales": 1.0}]}
+
+    evalnb.run(suite, analyst, data=data, concurrency=1, runs=1, progress=False)  # warm-up
+    for concurrency in (1, 8):
+        lat: list[float] = []
+        for _ in range(repeat):
+            result = evalnb.run(suite, analyst, data=data, concurrency=concurrency, runs=3, progress=False)
+            lat += result.runs["latency_ms"].dropna().tolist()
+        p50, p90 = statistics.median(lat), statistics.quantiles(lat, n=10)[-1]
+        print(
+            f"cube suite, 50 ms agent, concurrency {concurrency}: latency_ms p50 {p50:.1f}  p90 {p90:.1f}  "
+            f"max {max(lat):.1f}  (aim 50 +- 5)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of the size")
@@ -128,6 +153,7 @@ def main() -> None:
     bench_run("async", suite, async_agent, 1.15, args.repeat)
     bench_run("sync", suite, sync_agent, 1.5, args.repeat)
     bench_scoring(n_scores)
+    bench_cube_latency(args.repeat)
 
 
 if __name__ == "__main__":

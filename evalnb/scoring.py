@@ -236,7 +236,8 @@ async def score_turn(plan: TurnPlan, ctx: CheckContext, *, offload: Executor | N
             if inspect.isawaitable(out):
                 pending.append((i, _awaited(spec, out, offload)))
                 continue
-            scores[i] = threshold_applied(spec, coerce_score(out))
+            score = out if type(out) is Score else coerce_score(out)
+            scores[i] = threshold_applied(spec, score) if isinstance(spec, CustomCheck) else score
         except Exception as exc:
             scores[i] = from_exception(spec, exc)
     if pending:

@@ -82,6 +82,35 @@ def test_case_status_and_pass_rate(result: Result) -> None:
     assert not result.passed and result.exit_code == 1
 
 
+def test_views_follow_the_frames_when_they_are_filtered_or_reassigned(result: Result) -> None:
+    result = Result(suite=result.suite, runs=result.runs, scores=result.scores, meta=result.meta)
+    assert not result.passed
+    result.scores = result.scores.assign(passed=True, status="passed")
+    result.runs = result.runs.assign(status="passed")
+    assert result.passed and result.exit_code == 0
+    assert set(result.cases["status"]) == {"passed"}
+    # and the other way: every check failing makes every case fail, whatever was computed before
+    result.scores = result.scores.assign(passed=False, status="failed")
+    assert set(result.cases["status"]) == {"failed"} and result.exit_code == 1
+    # a filter keeps only what it keeps: the cases it dropped have no runs left (skipped, not passed)
+    result.runs = result.runs[result.runs["case_id"] == "paris"]
+    result.scores = result.scores[result.scores["case_id"] == "paris"].assign(passed=True, status="passed")
+    cases = result.cases.set_index("case_id")
+    assert cases["status"].to_dict() == {"paris": "passed", "four": "skipped", "boom": "skipped"}
+    assert cases.loc["four", "runs"] == 0
+
+
+def test_read_results_names_what_it_reads(result: Result, tmp_path: Path) -> None:
+    from evalnb.errors import StoreError
+
+    folder = result.to_csv(tmp_path / "csv")
+    csv = next(folder.glob("*.csv"))
+    with pytest.raises(
+        StoreError, match=r"read_results reads JSON files: a result written by Result\.to_json"
+    ):
+        read_results(csv)
+
+
 def test_summary_and_by_category(result: Result) -> None:
     summary = result.summary().set_index("check_id")
     assert list(summary.index) == ["ExactMatch", "PartialMatch", "regex"]

@@ -1,9 +1,53 @@
 """Checks: the registry and the built-in checks, grouped by what they look at.
 
 ``text`` (regex, ExactMatch, PartialMatch, Citations), ``process`` (exit_code, file_exists), ``cube`` (intent,
-refusal, insight), ``rows`` (row comparison) and ``judged`` (llm_judge and the 1-5 metrics).
+refusal, insight), ``rows`` (row comparison) and ``judged`` (llm_judge and the 1-5 metrics). Register your own
+with :func:`check` (the built-ins' signature) or :func:`register` (the short form).
 """
 
-from evalnb.checks.registry import CheckContext, Score, builtin, get, known, register, unregister
+from evalnb.checks.registry import (
+    CheckContext,
+    CheckDef,
+    Offload,
+    Score,
+    builtin,
+    check,
+    get,
+    known,
+    register,
+    unregister,
+)
 
-__all__ = ["CheckContext", "Score", "builtin", "get", "known", "register", "unregister"]
+__all__ = [
+    "CheckContext",
+    "CheckDef",
+    "Offload",
+    "Score",
+    "builtin",
+    "check",
+    "citation_count",
+    "compare_rows",
+    "exact_match",
+    "get",
+    "known",
+    "partial_match_f1",
+    "register",
+    "unregister",
+]
+
+# The building blocks notebooks call directly (api contract), loaded when first asked for: the row comparison
+# needs numpy and pandas, which `import evalnb` must not pay for.
+_BLOCKS = {
+    "compare_rows": "evalnb.checks.rows",
+    "exact_match": "evalnb.checks.text",
+    "partial_match_f1": "evalnb.checks.text",
+    "citation_count": "evalnb.checks.text",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _BLOCKS:
+        import importlib
+
+        return getattr(importlib.import_module(_BLOCKS[name]), name)
+    raise AttributeError(f"module 'evalnb.checks' has no attribute {name!r}")

@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 from collections.abc import Mapping
@@ -393,8 +392,8 @@ def _evaluator(name: str, options: Any, loc: Loc, problems: Problems) -> CheckSp
             return RetrievalResultCheck(settings=o.model_dump(exclude_none=True))
         return None  # the options did not validate; validation recorded why
     # dataset spec: any other name is a check the user registered (evalnb.checks.register).
-    fn = registry.get_user(name)
-    if fn is None:
+    registered = registry.user_definition(name)
+    if registered is None:
         known = registry.known()
         hint = nearest(name, [*BUILTIN_EVALUATORS, *known])
         listing = ", ".join([*BUILTIN_EVALUATORS, *known])
@@ -420,7 +419,7 @@ def _evaluator(name: str, options: Any, loc: Loc, problems: Problems) -> CheckSp
     flat = {k: v for k, v in options.items() if k not in ("threshold", "options")}
     options = {**flat, **nested}
     loc_of = {k: (*loc, "options", k) if k in nested else (*loc, k) for k in options}
-    allowed = _keyword_options(fn)
+    allowed = registered.options  # what the check said it takes, at registration (None: anything)
     unknown = [key for key in options if allowed is not None and key not in allowed]
     for key in unknown:
         hint = nearest(key, allowed or [])
@@ -436,21 +435,6 @@ def _evaluator(name: str, options: Any, loc: Loc, problems: Problems) -> CheckSp
     return CustomCheck(
         check=name, settings=dict(options), threshold=None if threshold is None else float(threshold)
     )
-
-
-def _keyword_options(fn: Any) -> list[str] | None:
-    """Options a user check accepts after ``(turn, response)``; None when it takes ``**kwargs``."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return None
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    skip = {p.name for p in positional[:2]}  # (turn, response)
-    return [
-        p.name for p in params if p.name not in skip and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    ]
 
 
 def _apply(

@@ -171,8 +171,8 @@ def _parse(task: str, text: str, spec: Any) -> tuple[float, bool, str] | None:
     if score is None:
         return None
     value, why = score
-    threshold = int(getattr(spec, "threshold", 3))
-    # dataset spec: the 1-5 evaluators pass at score >= threshold.
+    threshold = float(getattr(spec, "threshold", 3))
+    # dataset spec: the 1-5 evaluators pass at score >= threshold (a fractional one, 3.5, as given).
     passed = value >= threshold
-    head = f"{value:g}/5 (threshold {threshold})"
+    head = f"{value:g}/5 (threshold {threshold:g})"
     return value, passed, f"{head}: {why}" if why else head

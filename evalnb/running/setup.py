@@ -168,9 +168,11 @@ def open_data(suite: Suite, data: Any) -> Any:
     from evalnb.data import open_source
 
     source = open_source(suite, data)
-    if source is not None and getattr(source, "thread_bound", False):
-        # A connection that only works in this thread: the reference rows are computed here, now (each query
-        # once, errors kept for the case that runs it), so the rows checks can still run off the event loop.
+    if source is not None:
+        # The reference rows are computed now, before any agent is called (each query once; an error is kept
+        # for the cases that run that query): the SQL never competes with agent calls for the event loop, so
+        # latency_ms measures the agent alone, and a connection that only works in the thread that made it
+        # (a caller's sqlite3.connect()) is used in that thread.
         from evalnb.data import reference_checks
 
         for _, spec in reference_checks(suite):

@@ -49,6 +49,29 @@ async def test_threshold_from_the_suite(openai_server: OpenAIServer) -> None:
     assert "threshold 5" in score.reason
 
 
+def test_a_fractional_threshold_given_in_python_is_applied_as_given() -> None:
+    import evalnb
+    from evalnb.suite import Case, Suite, Turn
+
+    half = JudgedMetricCheck(type="Relevance", threshold=3.5)
+    suite = Suite(
+        name="s",
+        format="dataset-json",
+        cases=[Case(id=c, name=c, turns=[Turn(prompt=c, checks=[half])]) for c in ("three", "four")],
+    )
+    scores = {"three": 3, "four": 4}
+
+    def judge(prompt: str) -> str:
+        case = "three" if "three" in prompt else "four"
+        return json.dumps({"score": scores[case], "reason": "ok"})
+
+    result = evalnb.run(suite, lambda prompt: f"answer {prompt}", judge=judge, progress=False)
+    # a 3 used to pass a 3.5 threshold (the scorer truncated it to 3) while the saved options said 3.5
+    assert result.cases.set_index("case_id")["status"].to_dict() == {"three": "failed", "four": "passed"}
+    assert all("threshold 3.5" in r for r in result.scores["reason"])
+    assert json.loads(result.scores["options"].iloc[0])["threshold"] == 3.5
+
+
 async def test_fenced_json_with_trailing_prose(openai_server: OpenAIServer) -> None:
     openai_server.script(
         'Here is my grading:\n```json\n{"score": 2, "reason": "off topic"}\n```\nHope it helps!'
