@@ -473,7 +473,6 @@ def read_results(path: str | Path) -> Result:
     """
     from evalnb.errors import StoreError
     from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
-    from evalnb.results.files import from_dict
 
     p = Path(path)
     if p.suffix.lower() != ".json":
@@ -489,7 +488,7 @@ def read_results(path: str | Path) -> Result:
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError(f"{p}: cannot be read ({exc})", code="UNKNOWN_RESULTS") from exc
     if not (isinstance(data, dict) and "schema_version" not in data and isinstance(data.get("items"), list)):
-        return from_dict(data, str(p))  # ours, or says why it is neither
+        return Result.from_dict(data, where=str(p))  # ours, or says why it is neither
     import pandas as pd
 
     from evalnb.formats import load

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
 from evalnb.errors import StoreError
-from evalnb.results.frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, records
+from evalnb.results.frames import records
 
 if TYPE_CHECKING:
     from evalnb.results.result import Result
 
-__all__ = ["SCHEMA_VERSION", "from_dict", "to_dict", "to_json"]
+__all__ = ["SCHEMA_VERSION", "check_readable", "to_dict", "to_json"]
 
 SCHEMA_VERSION = 1
 """Version of the JSON written by :meth:`Result.to_json` (and of the frame shapes)."""
@@ -51,18 +51,12 @@ def to_json(result: Result, path: str | Path | None = None, *, indent: int = 2) 
     return text
 
 
-def from_dict(data: Any, where: str) -> Result:
-    """A Result from what :func:`to_dict` wrote (``where`` names the source in errors).
+def check_readable(data: Any, where: str) -> None:
+    """Raise a StoreError saying why ``data`` is not what :func:`to_dict` writes (``where`` names the source).
 
     Raises:
         StoreError: when ``data`` is not such a result, or a version this evalnb does not read.
     """
-    import pandas as pd
-    from pydantic import ValidationError
-
-    from evalnb.results.result import Result
-    from evalnb.suite import Suite
-
     if not isinstance(data, dict):
         raise StoreError(
             f"{where}: a JSON {type(data).__name__}, not a result written by Result.to_json "
@@ -78,16 +72,3 @@ def from_dict(data: Any, where: str) -> Result:
         raise StoreError(
             f"{where}: the result has no suite 'definition' to rebuild it from", code="UNKNOWN_RESULTS"
         )
-    try:
-        suite = Suite.model_validate(data["definition"])
-    except ValidationError as exc:
-        raise StoreError(
-            f"{where}: the result's suite 'definition' is not valid: {exc}", code="UNKNOWN_RESULTS"
-        ) from exc
-    return Result.from_frames(
-        suite=suite,
-        runs=pd.DataFrame(data.get("runs") or [], columns=list(RUNS_COLUMNS)),
-        scores=pd.DataFrame(data.get("scores") or [], columns=list(SCORES_COLUMNS)),
-        mismatches=pd.DataFrame(data.get("mismatches") or [], columns=list(MISMATCH_COLUMNS)),
-        meta=data.get("meta") or {},
-    )

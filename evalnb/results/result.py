@@ -104,6 +104,35 @@ class Result:
             meta=meta,
         )
 
+    @classmethod
+    def from_dict(cls, data: Any, *, where: str = "the data") -> Result:
+        """A Result from what :meth:`to_dict` wrote (``where`` names the source in errors).
+
+        Raises:
+            StoreError: when ``data`` is not such a result, or a version this evalnb does not read.
+        """
+        import pandas as pd
+        from pydantic import ValidationError
+
+        from evalnb.errors import StoreError
+        from evalnb.results import files
+        from evalnb.suite import Suite
+
+        files.check_readable(data, where)
+        try:
+            suite = Suite.model_validate(data["definition"])
+        except ValidationError as exc:
+            raise StoreError(
+                f"{where}: the result's suite 'definition' is not valid: {exc}", code="UNKNOWN_RESULTS"
+            ) from exc
+        return cls.from_frames(
+            suite=suite,
+            runs=pd.DataFrame(data.get("runs") or [], columns=list(RUNS_COLUMNS)),
+            scores=pd.DataFrame(data.get("scores") or [], columns=list(SCORES_COLUMNS)),
+            mismatches=pd.DataFrame(data.get("mismatches") or [], columns=list(MISMATCH_COLUMNS)),
+            meta=data.get("meta") or {},
+        )
+
     # -- derived frames ------------------------------------------------------------------------------
 
     @property
