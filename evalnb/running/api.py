@@ -262,20 +262,18 @@ def _plan(suite: Suite, runs: int | None, done: set[tuple[str, int]]) -> Iterato
 def _record_skipped(
     job: RunJob, suite: Suite, runs: int | None, done: set[tuple[str, int]], collector: ResultRecorder
 ) -> int:
-    """Record the case runs an interrupted run never finished as skipped (up to :data:`SKIPPED_CAP`); returns
-    how many more were left out."""
+    """Record the case runs an interrupted run never finished as skipped, up to :data:`SKIPPED_CAP`; returns how
+    many more were left out (counted, not listed)."""
     plans = Plans()
-    left_out = 0
+    todo = _plan(suite, runs, done)
     recorded = 0
-    for case, r in _plan(suite, runs, done):
-        if recorded < SKIPPED_CAP:
-            collector.record(skipped(job, plans, case, r, "skipped: the run was interrupted"))
-            recorded += 1
-        else:
-            left_out += 1
-            if left_out >= 10**9:  # counting further is pointless (and takes long): a lower bound
-                break
-    return left_out
+    for case, r in todo:
+        collector.record(skipped(job, plans, case, r, "skipped: the run was interrupted"))
+        recorded += 1
+        if recorded >= SKIPPED_CAP:
+            break
+    planned = sum(case.runs if runs is None else runs for case in suite.cases)
+    return max(0, planned - len(done) - recorded)
 
 
 def _prior(recorders: list[Any]) -> Prior | None:

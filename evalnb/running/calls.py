@@ -11,17 +11,20 @@ import asyncio
 import contextvars
 import functools
 import inspect
+import queue
 import sys
+import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
 from typing import Any
 
 from evalnb._retry import backoff
 from evalnb.agents.base import Agent, CallableAgent, Request, Response, to_response
 from evalnb.errors import AgentError, ConfigError
 
-__all__ = ["RETRY_BACKOFF", "RETRY_MAX", "Caller", "PooledCallable"]
+__all__ = ["RETRY_BACKOFF", "RETRY_MAX", "Caller", "DaemonThreads", "PooledCallable"]
 
 RETRY_BACKOFF = 0.5
 """Seconds before the first retry; doubles on each further retry, with jitter, capped at RETRY_MAX."""
@@ -30,11 +33,96 @@ RETRY_MAX = 20.0
 _HAS_TIMEOUT = sys.version_info >= (3, 11)  # asyncio.timeout and Task.cancelling/uncancel
 
 
-class PooledCallable:
-    """A sync CallableAgent run on the run's own pool (sized to ``concurrency``: asyncio.to_thread's default
-    pool has min(32, cpus + 4) threads, too few for ``concurrency`` sync agents)."""
+class DaemonThreads(Executor):
+    """The threads sync agents (and checks that run off the event loop) run in: daemon threads, reused when
+    idle, a new one whenever none is.
 
-    def __init__(self, inner: CallableAgent, pool: ThreadPoolExecutor) -> None:
+    A sync call that blocks past its timeout cannot be stopped (Python cannot kill a thread): the run abandons
+    it and goes on. With a fixed pool such calls would keep its threads, and the calls of other cases would
+    queue behind them; and a thread pool's threads are joined when the interpreter exits, so the process
+    would hang after the run. Here an abandoned call keeps only its own thread, other calls get another, and
+    the process exits without waiting for it.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._idle: list[_Slot] = []
+        self._lock = threading.Lock()
+        self._made = 0
+        self._closed = False
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        job = (future, fn, args, kwargs)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the agent threads are shut down")
+            slot = self._idle.pop() if self._idle else None
+            if slot is None:
+                self._made += 1
+                slot = _Slot(self, f"{self._name}-{self._made}")
+        slot.give(job)
+        return future
+
+    def _idle_again(self, slot: _Slot) -> bool:
+        with self._lock:
+            if self._closed:
+                return False
+            self._idle.append(slot)
+            return True
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for slot in idle:
+            slot.give(None)
+
+
+class _Slot:
+    """One daemon thread of :class:`DaemonThreads`, running the jobs it is given one at a time."""
+
+    def __init__(self, owner: DaemonThreads, name: str) -> None:
+        self.owner = owner
+        self.jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        threading.Thread(target=self._work, name=name, daemon=True).start()
+
+    def give(self, job: Any) -> None:
+        self.jobs.put(job)
+
+    def _work(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            future, fn, args, kwargs = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args, **kwargs))
+                except (
+                    BaseException
+                ) as exc:  # SystemExit and KeyboardInterrupt from the agent are its failure
+                    future.set_exception(_as_failure(exc))
+            del job, future, fn, args, kwargs
+            if not self.owner._idle_again(self):
+                return
+
+
+def _as_failure(exc: BaseException) -> BaseException:
+    """An agent that exits or raises KeyboardInterrupt (argparse and click call ``sys.exit``) fails its case run:
+    it does not end the whole process."""
+    if isinstance(exc, SystemExit):
+        return AgentError(f"SystemExit: the agent called sys.exit({exc.code!r})")
+    if isinstance(exc, KeyboardInterrupt):
+        return AgentError("KeyboardInterrupt raised inside the agent")
+    return exc
+
+
+class PooledCallable:
+    """A sync CallableAgent run in the run's own :class:`DaemonThreads` (not asyncio.to_thread's default pool,
+    which has min(32, cpus + 4) threads and whose threads the interpreter waits for at exit)."""
+
+    def __init__(self, inner: CallableAgent, pool: Executor) -> None:
         self.inner = inner
         self.pool = pool
         self.name = inner.name
@@ -172,6 +260,11 @@ class Caller:
                 transient, hint = True, None
             except ConfigError:
                 raise
+            except (SystemExit, KeyboardInterrupt) as exc:
+                # Raised by the agent's own code (a real Ctrl-C cancels the run's task instead): that case run
+                # fails, the run goes on.
+                error = str(_as_failure(exc))
+                transient, hint = False, None
             except AgentError as exc:
                 error = f"{type(exc).__name__}: {exc}"
                 transient, hint = exc.transient, getattr(exc, "retry_after", None)

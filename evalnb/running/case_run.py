@@ -13,14 +13,13 @@ answer ends the conversation: later turns are skipped.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalnb.agents.base import Agent, CallableAgent, Request
 from evalnb.checks.registry import CheckContext
-from evalnb.running.calls import Caller, PooledCallable, is_sync_callable
+from evalnb.running.calls import Caller, DaemonThreads, PooledCallable, is_sync_callable
 from evalnb.running.records import CaseRunRecord, TurnRecord
 from evalnb.running.workdirs import Workdirs
 from evalnb.scoring import TurnPlan, options_json, score_turn, status_of, turn_status, unanswered
@@ -142,20 +141,16 @@ class Worker:
         self.caller = Caller(timeout=job.timeout, retries=job.retries)
         self.workdirs = Workdirs(job.workdir)
         self.routes = dict(job.routes)
-        self.agent_pool: ThreadPoolExecutor | None = None
+        self.agent_pool: DaemonThreads | None = None
         if any(is_sync_callable(a) for a in self.routes.values()):
-            self.agent_pool = ThreadPoolExecutor(
-                max_workers=max(1, job.concurrency), thread_name_prefix="evalnb-agent"
-            )
+            self.agent_pool = DaemonThreads("evalnb-agent")
             self.routes = {
                 k: PooledCallable(a, self.agent_pool) if is_sync_callable(a) else a  # type: ignore[arg-type]
                 for k, a in self.routes.items()
             }
-        # Checks that burn CPU or block (rows and its SQL, slow regexes) run here, off the event loop; as many
-        # threads as case runs in flight, so that N slow checks run side by side, not one after another.
-        self.check_pool = ThreadPoolExecutor(
-            max_workers=max(1, min(job.concurrency, 64)), thread_name_prefix="evalnb-check"
-        )
+        # Checks that burn CPU or block (rows, slow regexes) run here, off the event loop; a thread for each one
+        # in flight (at most one per case run in flight), so that N slow checks run side by side.
+        self.check_pool = DaemonThreads("evalnb-check")
         self.plans = Plans()
         self._meta: dict[str, dict[str, Any]] = {}
         self._prompt_only: dict[int, bool] = {}
