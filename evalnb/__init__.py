@@ -23,9 +23,10 @@ from evalnb.suite import Case, Suite, Turn
 if TYPE_CHECKING:
     from evalnb import agents, checks, judges, plots
     from evalnb.compare import compare
+    from evalnb.export import read_results
     from evalnb.formats import discover, load, upgrade
     from evalnb.judges import rescore
-    from evalnb.results import Result, read_results
+    from evalnb.results import Result
     from evalnb.runner import run, run_async
     from evalnb.store import Store
 
@@ -66,7 +67,7 @@ _LAZY: dict[str, str | None] = {
     "run": "evalnb.runner",
     "run_async": "evalnb.runner",
     "Result": "evalnb.results",
-    "read_results": "evalnb.results",
+    "read_results": "evalnb.export",
     "Store": "evalnb.store",
     "compare": "evalnb.compare",
     "rescore": "evalnb.judges",

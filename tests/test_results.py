@@ -11,7 +11,8 @@ import pytest
 
 import evalnb
 from evalnb.errors import FailuresError
-from evalnb.results import CASES_COLUMNS, MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result, read_results
+from evalnb.export import read_results
+from evalnb.results import CASES_COLUMNS, MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
 from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
 
 
