@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from evalnb.agents.base import Request, Response
 from evalnb.data import CubeModel, Level, Measure, Statement
+from evalnb.demo.sample import foodmart_db
 
 __all__ = ["FoodMartAgent"]
 
@@ -91,8 +92,6 @@ class FoodMartAgent:
     def __init__(
         self, db: str | Path | None = None, *, flaw: Flaw | None = None, cube: CubeModel | None = None
     ):
-        from evalnb.demo import foodmart_db
-
         self.db = Path(db) if db is not None else foodmart_db()
         if flaw not in (None, "cost-for-sales", "ignore-filters"):
             raise ValueError(f"unknown flaw {flaw!r}: use 'cost-for-sales' or 'ignore-filters'")
