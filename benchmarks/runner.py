@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalnb
 from evalnb.agents.base import Request, Response
 from evalnb.checks.registry import CheckContext
-from evalnb.runner import score_turn
+from evalnb.scoring import TurnPlan, score_turn
 from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
 
 SLEEP = 0.020
@@ -98,12 +98,14 @@ def bench_scoring(n: int) -> float:
     responses = [Response(text=f"The answer {i % 1000} is what you asked for, plus {i}.") for i in range(n)]
     request = Request(prompt=turn.prompt)
 
+    plan = TurnPlan(turn)
+
     async def go() -> None:
         for resp in responses:
             ctx = CheckContext(
                 suite=suite, case=case, turn=turn, turn_index=0, run=0, request=request, response=resp
             )
-            await score_turn(turn, ctx)
+            await score_turn(plan, ctx)
 
     t0 = time.perf_counter()
     asyncio.run(go())

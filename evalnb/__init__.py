@@ -25,9 +25,8 @@ if TYPE_CHECKING:
     from evalnb.compare import compare
     from evalnb.export import read_results
     from evalnb.formats import discover, load, upgrade
-    from evalnb.judges import rescore
     from evalnb.results import Result
-    from evalnb.runner import run, run_async
+    from evalnb.running import rescore, run, run_async
     from evalnb.store import Store
 
 __version__ = "0.1.0"
@@ -64,13 +63,13 @@ _LAZY: dict[str, str | None] = {
     "load": "evalnb.formats",
     "discover": "evalnb.formats",
     "upgrade": "evalnb.formats",
-    "run": "evalnb.runner",
-    "run_async": "evalnb.runner",
+    "run": "evalnb.running",
+    "run_async": "evalnb.running",
     "Result": "evalnb.results",
     "read_results": "evalnb.export",
     "Store": "evalnb.store",
     "compare": "evalnb.compare",
-    "rescore": "evalnb.judges",
+    "rescore": "evalnb.running",
     "agents": None,
     "checks": None,
     "judges": None,

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import evalnb
+from evalnb import read_results
 from evalnb.errors import FailuresError
-from evalnb.export import read_results
 from evalnb.results import CASES_COLUMNS, MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
 from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
 

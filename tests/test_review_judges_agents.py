@@ -12,10 +12,11 @@ import pandas as pd
 import pytest
 
 import evalnb
+from evalnb import rescore
 from evalnb.agents import HTTP, Command, OpenAIChat, Record
 from evalnb.config import Config, load_config
 from evalnb.errors import AgentError, ConfigError
-from evalnb.judges import JudgeReply, OpenAIJudge, agreement, rescore
+from evalnb.judges import JudgeReply, OpenAIJudge, agreement
 from evalnb.judges.rubrics import parse_score, parse_verdict
 from evalnb.suite import Case, LLMJudgeCheck, Message, Suite, Turn
 from tests.support.openai_server import OpenAIServer, Reply

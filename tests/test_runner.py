@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 import evalnb
-from evalnb import runner
 from evalnb.checks import registry
 from evalnb.errors import ConfigError, TransientError
+from evalnb.running import calls as runner
 from evalnb.suite import (
     Case,
     CustomCheck,
@@ -469,7 +469,7 @@ def test_a_check_that_may_use_the_workdir_still_gets_one_with_a_prompt_only_agen
     try:
         result = evalnb.run(s, lambda prompt: "ok", progress=False)
     finally:
-        registry.builtin("regex")(original)
+        registry.builtin("regex", needs=())(original)
     assert len(seen) == 2 and result.passed
 
 
@@ -496,21 +496,36 @@ async def test_run_inside_a_running_event_loop() -> None:
     assert result.passed
 
 
-async def test_run_async_and_the_case_callback() -> None:
-    done: list[tuple[str, int, int]] = []
+async def test_run_async_hands_every_record_to_a_recorder() -> None:
+    seen: list[tuple[str, int, str, int]] = []
+    events: list[str] = []
 
-    async def on_case(
-        case_id: str, runs_rows: list[dict[str, Any]], score_rows: list[dict[str, Any]]
-    ) -> None:
-        done.append((case_id, len(runs_rows), len(score_rows)))
+    class Recorder:
+        def begin(self, info: Any) -> None:
+            events.append(f"begin {info.suite.name} {info.planned}")
+
+        def completed(self) -> None:
+            return None
+
+        async def record(self, record: Any) -> None:
+            seen.append((record.case.id, record.run, record.status, len(record.turns[0].scores)))
+
+        def finish(self, result: Any) -> None:
+            events.append(f"finish {result.counts()['passed']}")
 
     async def agent(prompt: str) -> str:
         return "ok"
 
     result = await evalnb.run_async(
-        suite_of(task("a"), task("b", runs=1)), agent, _on_case=on_case, progress=False
+        suite_of(task("a"), task("b", runs=1)), agent, recorders=[Recorder()], progress=False
     )
-    assert sorted(done) == [("a", 3, 3), ("b", 1, 1)]
+    assert sorted(seen) == [
+        ("a", 0, "passed", 1),
+        ("a", 1, "passed", 1),
+        ("a", 2, "passed", 1),
+        ("b", 0, "passed", 1),
+    ]
+    assert events == ["begin t 4", "finish 2"]
     assert result.passed
 
 

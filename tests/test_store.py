@@ -19,7 +19,8 @@ import pytest
 import evalnb
 from evalnb.compare import Comparison
 from evalnb.errors import StoreError
-from evalnb.store import SCHEMA_VERSION, Store, _migrate
+from evalnb.store import SCHEMA_VERSION, Store
+from evalnb.store.schema import migrate as _migrate
 from evalnb.suite import Case, RowsCheck, Suite, Turn
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,9 @@ import pandas as pd
 import pytest
 
 import evalnb
-from evalnb.store import SCHEMA_VERSION, Store, _migrate, _tables
+from evalnb.store import SCHEMA_VERSION, Store
+from evalnb.store.schema import migrate as _migrate
+from evalnb.store.schema import tables as _tables
 from evalnb.suite import Case, RowsCheck, Suite, Turn
 from tests.test_store import (
     WRITER_SCRIPT,

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalnb import _retry
+from evalnb._retry import backoff as retry_wait
 from evalnb.chat.limiter import learn, limiter_for
 from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, proxy_for, require_reachable, safe_url
 from evalnb.chat.session import shared_session
@@ -284,7 +284,7 @@ class ChatClient:
             if attempt + 1 >= attempts:
                 break
             # The slot is released while we wait, so other calls (and other clients) can proceed.
-            await asyncio.sleep(_retry.backoff(attempt, base=self.backoff, cap=self.max_backoff, hint=wait))
+            await asyncio.sleep(retry_wait(attempt, base=self.backoff, cap=self.max_backoff, hint=wait))
         raise ChatError(
             f"chat completion failed at {self._where()} after {attempts} attempt(s): {last}",
             status=status,

@@ -13,7 +13,7 @@ from evalnb.suite import InsightCheck, IntentCheck, RefusalCheck
 __all__ = ["insight_check", "intent_check", "refusal_check"]
 
 
-@builtin("intent")
+@builtin("intent", needs=())
 def intent_check(spec: IntentCheck, ctx: CheckContext) -> Score:
     got = ctx.response.intent
     if got is None or not str(got).strip():
@@ -23,7 +23,7 @@ def intent_check(spec: IntentCheck, ctx: CheckContext) -> Score:
     return Score.of(False, f"intent: expected {spec.expected}, got {str(got).strip().upper()}")
 
 
-@builtin("refusal")
+@builtin("refusal", needs=())
 def refusal_check(spec: RefusalCheck, ctx: CheckContext) -> Score:
     reason = ctx.response.refusal
     if reason is None:
@@ -33,7 +33,7 @@ def refusal_check(spec: RefusalCheck, ctx: CheckContext) -> Score:
     return Score.of(False, f"refusal reason does not contain {spec.contains!r}: {reason[:120]!r}")
 
 
-@builtin("insight")
+@builtin("insight", needs=())
 def insight_check(spec: InsightCheck, ctx: CheckContext) -> Score:
     text = ctx.response.insight
     if text is None:

@@ -24,4 +24,4 @@ async def _judged(spec: Any, ctx: CheckContext) -> Score:
 
 
 for _name in ("llm_judge", "Relevance", "Coherence", "Groundedness", "Similarity"):
-    builtin(_name)(_judged)
+    builtin(_name, needs={"judge"})(_judged)

@@ -10,7 +10,7 @@ from evalnb.suite import ExitCodeCheck, FileExistsCheck
 __all__ = ["exit_code_check", "file_exists_check"]
 
 
-@builtin("exit_code")
+@builtin("exit_code", needs=())
 def exit_code_check(spec: ExitCodeCheck, ctx: CheckContext) -> Score:
     # tasks spec: passes when the run's exit code equals `equals`. No exit code is not a pass: a callable
     # agent that wants this check returns `exit_code` in its dict or Response.
@@ -22,7 +22,7 @@ def exit_code_check(spec: ExitCodeCheck, ctx: CheckContext) -> Score:
     return Score.of(False, f"exit code {code}, expected {spec.equals}")
 
 
-@builtin("file_exists")
+@builtin("file_exists", needs={"workdir"})
 def file_exists_check(spec: FileExistsCheck, ctx: CheckContext) -> Score:
     # tasks spec: `path` is relative to the run's working directory.
     workdir = ctx.workdir or ctx.request.workdir

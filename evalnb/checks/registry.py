@@ -1,22 +1,39 @@
-"""The check registry: names to small, pure functions that score one response.
+"""The check registry: one table of every check, built-in or yours, and one signature for all of them.
 
-Built-in checks are registered per spec type with :func:`builtin` and receive ``(spec, ctx)``; a check
-returns a :class:`Score` (or an awaitable of one, for judged checks). Users register their own checks by name
-with :func:`register`; a dataset file's custom evaluator names resolve to them (dataset spec), and a suite
-may also name them directly as ``CustomCheck(check="name")``.
+A check is a small function ``fn(spec, ctx)`` that scores one response: ``spec`` is the check as the suite wrote
+it (a :mod:`evalnb.suite` check spec; :class:`~evalnb.suite.CustomCheck` for yours, whose ``settings`` are its
+options) and ``ctx`` the :class:`CheckContext` (turn, request, response, working directory, judge, data). It
+returns a :class:`Score`, a ``(value, passed, reason)`` tuple or a bool, or an awaitable of one.
 
-Example:
-    >>> import evalnb
-    >>> @evalnb.checks.register("NoApology")
-    ... def no_apology(turn, response, *, words=("sorry",)):
-    ...     hit = [w for w in words if w in (response.text or "").lower()]
-    ...     return (0.0 if hit else 1.0, not hit, f"found {hit}" if hit else "no apology")
+Registration records what a check needs, so the runner gives it just that and a saved run says what was
+checked: ``workdir`` (it looks at the run's working directory or the Request naming it), ``judge``, ``data``
+(a cube data source), ``cpu`` (it may burn CPU or block: it runs off the event loop, in a thread).
+
+* :func:`builtin` registers the check of a built-in spec type (``regex``, ``ExactMatch``, ``rows`` ...);
+* :func:`check` registers one of yours with the same signature (it sees what a built-in sees);
+* :func:`register` registers one of yours written as ``fn(turn, response, **options)`` (the short form).
+
+A dataset file's custom evaluator names, and ``CustomCheck(check="name")``, resolve to your checks.
+
+Example::
+
+    import evalnb
+
+    @evalnb.checks.register("NoApology")
+    def no_apology(turn, response, *, words=("sorry",)):
+        hit = [w for w in words if w in (response.text or "").lower()]
+        return (0.0 if hit else 1.0, not hit, f"found {hit}" if hit else "no apology")
+
+    @evalnb.checks.check("MentionsFile", needs={"workdir"})
+    def mentions_file(spec, ctx):
+        names = {p.name for p in ctx.workdir.iterdir()} if ctx.workdir else set()
+        return any(n in (ctx.response.text or "") for n in names)
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,19 +43,29 @@ if TYPE_CHECKING:
     from evalnb.suite import Case, Suite, Turn
 
 __all__ = [
+    "NEEDS",
     "CheckContext",
+    "CheckDef",
+    "Offload",
     "Score",
     "builtin",
+    "check",
+    "coerce_score",
+    "definition",
     "get",
+    "get_user",
     "known",
     "register",
     "unregister",
 ]
 
-ScoreStatus = Literal["ok", "degraded", "not_checked"]
+ScoreStatus = Literal["ok", "degraded", "not_checked", "skipped"]
+
+NEEDS = frozenset({"workdir", "judge", "data", "cpu"})
+"""What a check may declare it needs (see the module docstring)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Score:
     """The outcome of one check on one response.
 
@@ -46,11 +73,12 @@ class Score:
         value: the numeric value (1-5 score, F1, count, 1.0/0.0 for booleans); ``None`` when not checked.
         passed: pass flag; ``None`` when the check was not checked (e.g. after a cube intent mismatch).
         reason: one readable sentence.
-        status: ``ok``; ``degraded`` when the check could not run (a judge failed); ``not_checked``.
+        status: ``ok``; ``degraded`` when the check could not run (a judge failed); ``not_checked`` when the
+            check was moot (a cube intent mismatch); ``skipped`` when the turn had no answer to check.
         judge: the judge that scored it, for judged checks (``heuristic`` for the offline one).
         usage: judge token usage.
         cost: judge cost, when a price table is given.
-        details: structured detail (row mismatches, per-cell) that a result frame can expand.
+        details: structured detail (row mismatches) that a result frame expands.
     """
 
     value: float | None
@@ -74,6 +102,7 @@ class Score:
 
     @classmethod
     def not_checked(cls, reason: str) -> Score:
+        """A check that was moot for this answer (it neither passed nor failed)."""
         return cls(value=None, passed=None, reason=reason, status="not_checked")
 
 
@@ -95,68 +124,195 @@ class CheckContext:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
-BuiltinFn = Callable[[Any, CheckContext], "Score | Awaitable[Score]"]
+@dataclass(frozen=True, slots=True)
+class Offload:
+    """What a check returns to be finished off the event loop: ``fn(*args)`` runs in a worker thread.
 
-_BUILTINS: dict[str, BuiltinFn] = {}
-_USER: dict[str, Callable[..., Any]] = {}
+    For a check that is usually instant but can take long (a regex search that hit its quick budget): the
+    first attempt stays on the loop, the slow one leaves it, so other case runs and their latencies go on.
+    """
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
 
 
-def builtin(spec_type: str) -> Callable[[BuiltinFn], BuiltinFn]:
-    """Register the function scoring a built-in spec type (``regex``, ``ExactMatch``, ``rows`` ...)."""
+CheckFn = Callable[[Any, CheckContext], "Score | tuple[Any, Any, Any] | bool | Offload | Awaitable[Any]"]
+BuiltinFn = CheckFn  # the name the runner's plans used
 
-    def deco(fn: BuiltinFn) -> BuiltinFn:
-        _BUILTINS[spec_type] = fn
+
+@dataclass(frozen=True, slots=True)
+class CheckDef:
+    """One registered check.
+
+    Attributes:
+        name: the spec type of a built-in (``regex``) or the name of yours (``NoApology``).
+        fn: the check, ``fn(spec, ctx)``.
+        needs: what it needs (subset of :data:`NEEDS`).
+        builtin: whether evalnb defines it.
+        options: the keyword options it accepts (``None``: any), checked when a suite is loaded.
+        source: the function as it was registered (your short-form function for :func:`register`).
+    """
+
+    name: str
+    fn: CheckFn
+    needs: frozenset[str]
+    builtin: bool = False
+    options: tuple[str, ...] | None = None
+    source: Callable[..., Any] | None = None
+
+
+_CHECKS: dict[str, CheckDef] = {}  # built-ins by spec type
+_USER: dict[str, CheckDef] = {}  # yours by name (CustomCheck.check, a dataset's custom evaluator)
+
+
+def _needs(needs: Iterable[str]) -> frozenset[str]:
+    out = frozenset(needs)
+    unknown = out - NEEDS
+    if unknown:
+        raise ValueError(f"unknown needs {sorted(unknown)}; a check may need {sorted(NEEDS)}")
+    return out
+
+
+def builtin(
+    spec_type: str, *, needs: Iterable[str] = ("workdir", "judge", "data")
+) -> Callable[[CheckFn], CheckFn]:
+    """Register the function scoring a built-in spec type (``regex``, ``ExactMatch``, ``rows`` ...).
+
+    ``needs`` says what it looks at besides the response; by default everything a check may see (a function
+    registered over a built-in's name is not assumed to need what the built-in needed).
+    """
+
+    def deco(fn: CheckFn) -> CheckFn:
+        _CHECKS[spec_type] = CheckDef(spec_type, fn, _needs(needs), builtin=True, source=fn)
         return fn
 
     return deco
 
 
-def register(name: str, fn: Callable[..., Any] | None = None) -> Any:
-    """Register a user check under ``name``; usable as a decorator.
+def check(
+    name: str,
+    fn: CheckFn | None = None,
+    *,
+    needs: Iterable[str] = ("workdir", "judge", "data"),
+    options: Iterable[str] | None = None,
+) -> Any:
+    """Register a check of yours with the built-ins' signature ``fn(spec, ctx)``; usable as a decorator.
 
-    The function receives ``(turn, response, **options)`` (options from the suite) and returns a
-    :class:`Score`, a ``(value, passed, reason)`` tuple, or a bool. It may be ``async``.
+    ``spec.settings`` holds the options the suite gave it. By default it is given everything a built-in may
+    see (``needs``); say ``needs=()`` when it looks at the response only (its runs then skip creating working
+    directories), ``needs={"cpu"}`` to run it off the event loop.
 
-    Example:
-        >>> evalnb.checks.register("Short", lambda turn, response, max_words=50:
-        ...     len((response.text or "").split()) <= max_words)
+    Example::
+
+        @evalnb.checks.check("Short", needs=())
+        def short(spec, ctx):
+            return len((ctx.response.text or "").split()) <= spec.settings.get("max_words", 50)
     """
-    if not name.isidentifier():
-        raise ValueError(f"check name {name!r} must be an identifier")
+    _identifier(name)
 
-    def deco(f: Callable[..., Any]) -> Callable[..., Any]:
-        _USER[name] = f
+    def deco(f: CheckFn) -> CheckFn:
+        _USER[name] = CheckDef(name, f, _needs(needs), options=_tuple(options), source=f)
         return f
 
     return deco(fn) if fn is not None else deco
 
 
+def register(name: str, fn: Callable[..., Any] | None = None) -> Any:
+    """Register a check of yours written as ``fn(turn, response, **options)``; usable as a decorator.
+
+    The short form of :func:`check`: it receives the turn, the agent's Response and the options the suite gave
+    it, and returns a :class:`Score`, a ``(value, passed, reason)`` tuple, or a bool. It may be ``async``.
+
+    Example::
+
+        evalnb.checks.register("Short", lambda turn, response, max_words=50:
+            len((response.text or "").split()) <= max_words)
+    """
+    _identifier(name)
+
+    def deco(f: Callable[..., Any]) -> Callable[..., Any]:
+        def adapted(spec: Any, ctx: CheckContext) -> Any:
+            return f(ctx.turn, ctx.response, **dict(spec.settings))
+
+        # It sees the turn and the response only; the working directory is not its business.
+        _USER[name] = CheckDef(name, adapted, frozenset(), options=_keyword_options(f), source=f)
+        return f
+
+    return deco(fn) if fn is not None else deco
+
+
+def _identifier(name: str) -> None:
+    if not name.isidentifier():
+        raise ValueError(f"check name {name!r} must be an identifier")
+
+
+def _tuple(options: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if options is None else tuple(options)
+
+
+def _keyword_options(fn: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The options a short-form check accepts, or None when it takes ``**kwargs`` (anything)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())[2:]
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
 def unregister(name: str) -> None:
-    """Remove a user check (tests and notebooks re-registering use it)."""
+    """Remove a check of yours (tests and notebooks re-registering use it)."""
     _USER.pop(name, None)
 
 
 def known() -> list[str]:
-    """Names of the user-registered checks."""
+    """Names of your registered checks."""
     return sorted(_USER)
 
 
-def get(spec_type: str) -> BuiltinFn:
+def definition(spec: Any) -> CheckDef:
+    """The registered check a spec names: yours for a :class:`~evalnb.suite.CustomCheck`, else the built-in.
+
+    Raises:
+        KeyError: when nothing is registered under that name, with a sentence saying how to register it.
+    """
+    custom = getattr(spec, "check", None) if getattr(spec, "type", None) == "custom" else None
+    if custom is not None:
+        hit = _USER.get(custom)
+        if hit is None:
+            raise KeyError(f"no check registered as {custom!r}; register it with evalnb.checks.register")
+        return hit
+    _load_builtins()
+    try:
+        return _CHECKS[spec.type]
+    except KeyError:
+        raise KeyError(f"no built-in check for spec type {spec.type!r}") from None
+
+
+def get(spec_type: str) -> CheckFn:
     """The scoring function of a built-in spec type.
 
     Raises:
         KeyError: when nothing is registered for it.
     """
     _load_builtins()
-    return _BUILTINS[spec_type]
+    return _CHECKS[spec_type].fn
 
 
 def get_user(name: str) -> Callable[..., Any] | None:
+    """Your check registered under ``name`` (the function as you registered it), or None."""
+    hit = _USER.get(name)
+    return None if hit is None else hit.source
+
+
+def user_definition(name: str) -> CheckDef | None:
+    """The registration of your check ``name`` (with the options it accepts), or None."""
     return _USER.get(name)
 
 
 def coerce_score(value: Any) -> Score:
-    """Turn what a user check returned into a Score."""
+    """Turn what a check returned into a Score."""
     if isinstance(value, Score):
         return value
     if _is_bool(value):
@@ -180,14 +336,6 @@ def _is_bool(value: Any) -> bool:
         return True
     kind = type(value)
     return kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool")
-
-
-async def call_user(name: str, turn: Turn, response: Response, options: dict[str, Any]) -> Score:
-    fn = _USER[name]
-    out = fn(turn, response, **options)
-    if inspect.isawaitable(out):
-        out = await out
-    return coerce_score(out)
 
 
 _loaded = False

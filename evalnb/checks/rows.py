@@ -598,7 +598,7 @@ def _detail(r: int, e_row: int, a_row: int, c: _Column, tol: str) -> dict[str, A
 # --------------------------------------------------------------------------------------------------
 
 
-@builtin("rows")
+@builtin("rows", needs={"cpu", "data"})
 def rows_check(spec: RowsCheck, ctx: CheckContext) -> Score:
     """Score the answer's rows against ``expectedRows`` or the live ``referenceQuery`` result.
 

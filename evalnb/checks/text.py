@@ -15,7 +15,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from evalnb._text import f1, normalize_tokens
-from evalnb.checks.registry import CheckContext, Score, builtin
+from evalnb.checks.registry import CheckContext, Offload, Score, builtin
 from evalnb.suite import (
     CitationsCheck,
     ExactMatchCheck,
@@ -79,11 +79,13 @@ def compile_pattern(pattern: str) -> Any:
     return compiled
 
 
-def regex_search(pattern: str, text: str, *, timeout: float | None = None) -> Any:
+def regex_search(pattern: str, text: str, *, timeout: float | None = None, concurrent: bool = False) -> Any:
     """Search ``pattern`` in ``text`` (search semantics, not full match), bounded by ``timeout`` seconds.
 
-    Returns the match object or None. ``timeout`` defaults to :data:`REGEX_TIMEOUT`. Raises :class:`RegexTimeout` when the search takes too long, so a
-    catastrophic pattern such as ``(a+)+$`` cannot hang a run.
+    Returns the match object or None. ``timeout`` defaults to :data:`REGEX_TIMEOUT`. Raises
+    :class:`RegexTimeout` when the search takes too long, so a catastrophic pattern such as ``(a+)+$`` cannot
+    hang a run. ``concurrent=True`` lets other threads run meanwhile (the engine releases the GIL), for
+    searches run off the event loop.
 
     Example:
         >>> bool(regex_search(r"\\bsummary\\b", "here is the summary."))
@@ -94,7 +96,7 @@ def regex_search(pattern: str, text: str, *, timeout: float | None = None) -> An
     compiled = compile_pattern(pattern)
     if _regex_engine is not None:
         try:
-            return compiled.search(text, timeout=timeout)
+            return compiled.search(text, timeout=timeout, concurrent=concurrent)
         except TimeoutError as exc:
             raise RegexTimeout(f"regex timed out after {timeout:g}s") from exc
     return _search_in_thread(compiled, text, timeout)  # pragma: no cover - only without the regex package
@@ -119,8 +121,12 @@ def _preview(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-@builtin("regex")
-def regex_check(spec: RegexCheck, ctx: CheckContext) -> Score:
+REGEX_QUICK = 0.002
+"""Seconds a regex search may take on the event loop; a longer one is finished in a worker thread."""
+
+
+@builtin("regex", needs=())
+def regex_check(spec: RegexCheck, ctx: CheckContext) -> Score | Offload:
     # tasks spec: `on = "stdout"` is the streamed standard output, `on = "result"` the final result text.
     text = ctx.response.stdout if spec.on == "stdout" else ctx.response.text
     if text is None:
@@ -129,10 +135,26 @@ def regex_check(spec: RegexCheck, ctx: CheckContext) -> Score:
         return Score.of(
             False, f"no {spec.on} to search: the agent returned none" + (f" ({why})" if why else "")
         )
+    # Almost every search is instant: it runs here. One that is not would stall every other case run on
+    # the loop (and their latencies): it starts again in a worker thread, with the whole time limit.
+    quick = min(REGEX_QUICK, REGEX_TIMEOUT)
     try:
-        m = regex_search(spec.pattern, text)
+        return _regex_score(spec, text, regex_search(spec.pattern, text, timeout=quick))
+    except RegexTimeout:
+        if quick >= REGEX_TIMEOUT:
+            return Score.degraded(f"regex timed out after {REGEX_TIMEOUT:g}s")
+        return Offload(_regex_slow, (spec, text))
+
+
+def _regex_slow(spec: RegexCheck, text: str) -> Score:
+    try:
+        found = regex_search(spec.pattern, text, concurrent=True)
     except RegexTimeout as exc:
         return Score.degraded(str(exc))
+    return _regex_score(spec, text, found)
+
+
+def _regex_score(spec: RegexCheck, text: str, m: Any) -> Score:
     if m is None:
         return Score.of(False, f"pattern {spec.pattern!r} not found in {spec.on} ({len(text)} chars)")
     return Score.of(True, f"pattern {spec.pattern!r} found in {spec.on}: {_preview(m.group(0))!r}")
@@ -156,7 +178,7 @@ def exact_match(response: str | None, expected: str, *, case_sensitive: bool = F
     return want in got
 
 
-@builtin("ExactMatch")
+@builtin("ExactMatch", needs=())
 def exact_match_check(spec: ExactMatchCheck, ctx: CheckContext) -> Score:
     expected = ctx.turn.expected
     if expected is None or not expected.strip():
@@ -200,7 +222,7 @@ def partial_match_f1(response: str | None, expected: str, *, case_sensitive: boo
     return f1(same, len(got), n_want)
 
 
-@builtin("PartialMatch")
+@builtin("PartialMatch", needs=())
 def partial_match_check(spec: PartialMatchCheck, ctx: CheckContext) -> Score:
     expected = ctx.turn.expected
     if expected is None or not expected.strip():
@@ -250,7 +272,7 @@ def citation_count(text: str | None, citation_format: str = "oai_unicode") -> in
     return n
 
 
-@builtin("Citations")
+@builtin("Citations", needs=())
 def citations_check(spec: CitationsCheck, ctx: CheckContext) -> Score:
     in_text = citation_count(ctx.response.text, spec.citation_format)
     structured = len(ctx.response.citations or [])
@@ -282,7 +304,7 @@ _NO_DIAG = (
 )
 
 
-@builtin("RetrievalQuery")
+@builtin("RetrievalQuery", needs=())
 def retrieval_query_check(spec: RetrievalQueryCheck, ctx: CheckContext) -> Score:
     diag = _retrieval(ctx)
     if diag is None:
@@ -299,7 +321,7 @@ def retrieval_query_check(spec: RetrievalQueryCheck, ctx: CheckContext) -> Score
     )
 
 
-@builtin("RetrievalResult")
+@builtin("RetrievalResult", needs=())
 def retrieval_result_check(spec: RetrievalResultCheck, ctx: CheckContext) -> Score:
     diag = _retrieval(ctx)
     if diag is None:

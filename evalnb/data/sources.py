@@ -140,6 +140,26 @@ class Source:
             )
         return self.cube.statement(data, paramstyle=self.paramstyle)
 
+    @property
+    def thread_bound(self) -> bool:
+        """Whether the connection only works in the thread that made it (a caller's ``sqlite3.connect()``
+        with the default ``check_same_thread``): its reference queries must run there, not in a worker."""
+        if self.kind != "sqlite" or self._owned:
+            return False
+        box: list[bool] = []
+
+        def probe() -> None:
+            try:
+                self._handle.execute("SELECT 1").fetchall()
+                box.append(False)
+            except sqlite3.ProgrammingError:
+                box.append(True)
+
+        worker = threading.Thread(target=probe, name="evalnb-probe")
+        worker.start()
+        worker.join()
+        return bool(box and box[0])
+
     def close(self) -> None:
         """Close the connection (or dispose of an engine) this source opened; a caller's own stays open."""
         if not self._owned:

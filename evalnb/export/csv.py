@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from evalnb._files import atomic_writer
 from evalnb.export.tables import category_table
+from evalnb.results.outputs import register_writer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,6 +20,8 @@ __all__ = ["CSV_FILES", "to_csv"]
 CSV_FILES = ("summary.csv", "categories.csv", "cases.csv", "runs.csv", "scores.csv", "mismatches.csv")
 
 
+# No suffix: a folder is what it writes ("out.csv" names the folder "out" when given to evalnb.export.write).
+@register_writer("csv")
 def to_csv(result: Result, folder: str | Path) -> Path:
     """``summary.csv``, ``categories.csv``, ``cases.csv``, ``runs.csv``, ``scores.csv``, ``mismatches.csv``.
 

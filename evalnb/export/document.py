@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
+from evalnb.results.frames import records
 
 if TYPE_CHECKING:
     from evalnb.results import Result
@@ -105,10 +106,8 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
         >>> doc["items"][0]["status"]
         'pass'
     """
-    # The frames as plain JSON values (None for missing), as Result.to_json writes them.
-    plain = result.to_dict()
-    runs: list[dict[str, Any]] = plain["runs"]
-    scores: list[dict[str, Any]] = plain["scores"]
+    runs = records(result.runs)
+    scores = records(result.scores)
     by_turn: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
     for s in scores:
         by_turn.setdefault((s["case_id"], s["run"], s["turn"]), []).append(s)
@@ -205,7 +204,9 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
             **({"description": result.suite.description} if result.suite.description else {}),
             **({"evaluatedAt": meta["started_at"]} if meta.get("started_at") else {}),
             **({"agentName": meta["agent"]} if isinstance(meta.get("agent"), str) else {}),
-            "extensions": {"evalnb": {"result_schema_version": 1, "meta": plain["meta"]}},
+            "extensions": {
+                "evalnb": {"result_schema_version": 1, "meta": json.loads(json.dumps(meta, default=str))}
+            },
         },
         "items": items,
     }

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from evalnb._files import atomic_write
 from evalnb.export.tables import case_table, category_table
+from evalnb.results.outputs import register_writer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,6 +32,7 @@ def _excel_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@register_writer("xlsx", suffixes=(".xlsx",))
 def to_excel(result: Result, path: str | Path) -> Path:
     """One workbook with the sheets ``summary``, ``categories``, ``cases`` and ``scores``, written atomically.
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
 from evalnb.export.tables import case_table, category_table
+from evalnb.results.outputs import register_writer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -120,6 +121,7 @@ def page(title: str, body: str, *, css: str = _CSS, sortable: bool = True) -> st
     )
 
 
+@register_writer("html", suffixes=(".html", ".htm"))
 def to_html(result: Result, path: str | Path) -> Path:
     """A single self-contained HTML scorecard: summary, per-category table, plots and a sortable case table.
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from evalnb.errors import StoreError
 from evalnb.export.document import FROM_SCORE_KEYS
-from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCHEMA_VERSION, SCORES_COLUMNS, Result
+from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
+from evalnb.results.files import from_dict
 
 __all__ = ["read_results"]
 
@@ -41,7 +42,7 @@ def read_results(path: str | Path) -> Result:
     p = Path(path)
     data = _load(p)
     if isinstance(data, dict) and "schema_version" in data:
-        return _from_result_json(p, data)
+        return from_dict(data, str(p))
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         return _from_document(p, data)
     kind = f"a JSON {type(data).__name__}" if not isinstance(data, dict) else "a JSON object without items"
@@ -72,37 +73,6 @@ def _load(p: Path) -> Any:
             f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {READS}",
             code="UNKNOWN_RESULTS",
         ) from exc
-
-
-def _from_result_json(p: Path, data: dict[str, Any]) -> Result:
-    """A Result from the JSON of ``Result.to_json`` (its ``definition`` rebuilds the suite)."""
-    import pandas as pd
-    from pydantic import ValidationError
-
-    from evalnb.suite import Suite
-
-    version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise StoreError(
-            f"{p}: results schema_version {version!r} is not supported (expected {SCHEMA_VERSION})"
-        )
-    if not isinstance(data.get("definition"), dict):
-        raise StoreError(
-            f"{p}: the result has no suite 'definition' to rebuild it from", code="UNKNOWN_RESULTS"
-        )
-    try:
-        suite = Suite.model_validate(data["definition"])
-    except ValidationError as exc:
-        raise StoreError(
-            f"{p}: the result's suite 'definition' is not valid: {exc}", code="UNKNOWN_RESULTS"
-        ) from exc
-    return Result.from_frames(
-        suite=suite,
-        runs=pd.DataFrame(data.get("runs") or [], columns=list(RUNS_COLUMNS)),
-        scores=pd.DataFrame(data.get("scores") or [], columns=list(SCORES_COLUMNS)),
-        mismatches=pd.DataFrame(data.get("mismatches") or [], columns=list(MISMATCH_COLUMNS)),
-        meta=data.get("meta") or {},
-    )
 
 
 def _from_document(p: Path, data: dict[str, Any]) -> Result:

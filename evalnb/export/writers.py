@@ -1,8 +1,11 @@
-"""Writing a result in the format a path's extension names: the table the CLI's ``--output`` reads."""
+"""Writing a result in the format a path's extension names (what the CLI's ``--output`` does).
+
+The extensions come from the writer registry of :mod:`evalnb.results.outputs`, where each export module
+registers itself; a path ending in ``.csv``, or with no extension, is a folder of CSV files.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,37 +13,22 @@ from evalnb._files import atomic_write
 from evalnb.errors import ConfigError
 from evalnb.export.csv import to_csv
 from evalnb.export.document import to_document
-from evalnb.export.excel import to_excel
-from evalnb.export.html import to_html
+from evalnb.results.outputs import register_writer, writer_for
 
 if TYPE_CHECKING:
     from evalnb.results import Result
 
-__all__ = ["SUFFIXES", "write"]
+__all__ = ["write"]
 
 
-def _json(result: Result, path: Path) -> Path:
-    # A JSON dataset's result goes back into its own format; every other suite's into our versioned JSON.
+@register_writer("json", suffixes=(".json",))
+def to_json_file(result: Result, path: str | Path) -> Path:
+    """A JSON dataset's result as the dataset output document; every other suite's as our versioned JSON."""
     if result.suite.format == "dataset-json":
         to_document(result, path)
     else:
         atomic_write(path, result.to_json() + "\n")
-    return path
-
-
-def _csv_named(result: Result, path: Path) -> Path:
-    return to_csv(result, path.with_suffix(""))  # "out.csv" names the folder "out"
-
-
-#: file extension -> writer; "" (no extension) is a folder of CSV files.
-SUFFIXES: dict[str, Callable[[Result, Path], Path]] = {
-    ".json": _json,
-    ".html": to_html,
-    ".htm": to_html,
-    ".xlsx": to_excel,
-    ".csv": _csv_named,
-    "": to_csv,
-}
+    return Path(path)
 
 
 def write(result: Result, path: str | Path) -> Path:
@@ -55,8 +43,9 @@ def write(result: Result, path: str | Path) -> Path:
         >>> evalnb.export.write(result, "scorecard.html")
     """
     p = Path(path)
-    writer = SUFFIXES.get(p.suffix.lower())
-    if writer is None:
-        known = [s for s in SUFFIXES if s and s != ".htm"]
-        raise ConfigError(f"--output {p}: use {', '.join(known[:-1])} or {known[-1]}")
-    return writer(result, p)
+    if p.suffix.lower() in ("", ".csv"):
+        return to_csv(result, p.with_suffix(""))
+    found = writer_for(p)
+    if found is None:
+        raise ConfigError(f"--output {p}: use .json, .csv, .html or .xlsx")
+    return found[1](result, p)

@@ -6,8 +6,8 @@
 * :class:`Heuristic`: an offline judge from word statistics, labelled ``heuristic (not an LLM)``;
 * :func:`as_judge`: strings (``"openai:gpt-4o-mini"``, ``"heuristic"``, ``"module:function"``), callables
   and judge objects into a Judge;
-* :func:`evaluate`: one judged check on one response; :func:`rescore`: a Result judged again, without the
-  agent; :func:`agreement`: per-check agreement of two judges or a judge and people.
+* `evaluate`: one judged check on one response (``evalnb.rescore`` judges a Result again, without the
+  agent); :func:`agreement`: per-check agreement of two judges or a judge and people.
 
 Example:
     >>> judge = evalnb.judges.OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1")
@@ -21,7 +21,6 @@ from evalnb.judges.agreement import agreement
 from evalnb.judges.base import CallableJudge, Judge, JudgeCache, JudgeReply
 from evalnb.judges.heuristic import Heuristic
 from evalnb.judges.openai import OpenAIJudge
-from evalnb.judges.rescoring import rescore, rescore_async
 from evalnb.judges.resolve import as_judge
 from evalnb.judges.scoring import evaluate
 
@@ -35,6 +34,20 @@ __all__ = [
     "agreement",
     "as_judge",
     "evaluate",
-    "rescore",
-    "rescore_async",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # Deprecated: ``rescore`` moved beside ``run`` (``evalnb.rescore``); the old names keep working with a
+    # warning. Looked up by name, not imported: running uses the judges, the judges do not use running.
+    if name in ("rescore", "rescore_async"):
+        import importlib
+        import warnings
+
+        warnings.warn(
+            f"evalnb.judges.{name} moved: use evalnb.{name.replace('_async', '')} (or evalnb.running.{name})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("evalnb.running"), name)
+    raise AttributeError(f"module 'evalnb.judges' has no attribute {name!r}")

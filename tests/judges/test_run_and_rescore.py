@@ -8,7 +8,8 @@ import re
 import pandas as pd
 
 import evalnb
-from evalnb.judges import CallableJudge, OpenAIJudge, rescore
+from evalnb import rescore
+from evalnb.judges import CallableJudge, OpenAIJudge
 from evalnb.results import Result
 from tests.judges.conftest import blocks
 from tests.support.openai_server import OpenAIServer, Recorded

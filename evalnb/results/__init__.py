@@ -1,0 +1,45 @@
+"""Results: what a run returns (:class:`Result`), its documented frame shapes, and where it can be written.
+
+* :mod:`~evalnb.results.frames`: the columns, order and dtypes of ``runs``, ``scores``, ``cases`` and
+  ``mismatches``, and the typed frames built from rows;
+* :mod:`~evalnb.results.result`: :class:`Result`, whose views are derived from its frames;
+* :mod:`~evalnb.results.report`: the summary, category view, text report and notebook scorecard;
+* :mod:`~evalnb.results.files`: the versioned JSON of a Result;
+* :mod:`~evalnb.results.outputs`: the registry of writers (HTML, Excel, CSV ... from ``evalnb.export``).
+
+Example::
+
+    result = evalnb.run(suite, agent)
+    result.cases[["case_id", "status", "pass_rate"]]
+    print(result.report())
+"""
+
+from __future__ import annotations
+
+from evalnb.results.files import SCHEMA_VERSION
+from evalnb.results.frames import (
+    CASES_COLUMNS,
+    MISMATCH_COLUMNS,
+    RUNS_COLUMNS,
+    SCORES_COLUMNS,
+    conform,
+    frame_from_tuples,
+    make_frame,
+    mismatch_value,
+)
+from evalnb.results.result import Result
+from evalnb.scoring import STATUSES
+
+__all__ = [
+    "CASES_COLUMNS",
+    "MISMATCH_COLUMNS",
+    "RUNS_COLUMNS",
+    "SCHEMA_VERSION",
+    "SCORES_COLUMNS",
+    "STATUSES",
+    "Result",
+    "conform",
+    "frame_from_tuples",
+    "make_frame",
+    "mismatch_value",
+]

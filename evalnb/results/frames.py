@@ -1,0 +1,235 @@
+"""The documented frame shapes (columns, order, dtypes) and the typed frames built from rows.
+
+``docs/results.md`` documents each column. Every frame evalnb hands out has exactly these columns in this order
+(extra columns a caller adds are kept last), with explicit dtypes (STYLE habit 6).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalnb.suite import Suite
+
+__all__ = [
+    "CASES_COLUMNS",
+    "MISMATCH_COLUMNS",
+    "RUNS_COLUMNS",
+    "SCORES_COLUMNS",
+    "conform",
+    "frame_from_tuples",
+    "in_suite_order",
+    "make_frame",
+    "mismatch_value",
+    "plain",
+    "records",
+]
+
+RUNS_COLUMNS: dict[str, str] = {
+    "suite": "string",
+    "case_id": "string",
+    "case_name": "string",
+    "category": "string",
+    "run": "Int64",
+    "turn": "Int64",
+    "prompt": "string",
+    "expected": "string",
+    "response": "string",
+    "stdout": "string",
+    "exit_code": "Int64",
+    "intent": "string",
+    "refusal": "string",
+    "insight": "string",
+    "context": "string",
+    "status": "string",
+    "error": "string",
+    "latency_ms": "float64",
+    "model": "string",
+    "agent": "string",
+    "workdir": "string",
+    "prompt_tokens": "Int64",
+    "completion_tokens": "Int64",
+}
+
+SCORES_COLUMNS: dict[str, str] = {
+    "suite": "string",
+    "case_id": "string",
+    "case_name": "string",
+    "category": "string",
+    "run": "Int64",
+    "turn": "Int64",
+    "check": "string",
+    "check_id": "string",
+    "value": "float64",
+    "passed": "boolean",
+    "status": "string",
+    "reason": "string",
+    "judge": "string",
+    "options": "string",
+    "prompt_tokens": "Int64",
+    "completion_tokens": "Int64",
+    "cost": "float64",
+}
+
+CASES_COLUMNS: dict[str, str] = {
+    "suite": "string",
+    "case_id": "string",
+    "case_name": "string",
+    "category": "string",
+    "status": "string",
+    "runs": "Int64",
+    "passed_runs": "Int64",
+    "pass_rate": "float64",
+    "latency_ms": "float64",
+}
+
+MISMATCH_COLUMNS: dict[str, str] = {
+    "suite": "string",
+    "case_id": "string",
+    "run": "Int64",
+    "turn": "Int64",
+    "row": "Int64",
+    "key": "string",
+    "expected": "string",
+    "actual": "string",
+    "tolerance": "string",
+    "reason": "string",
+}
+
+
+def in_suite_order(frame: pd.DataFrame, suite: Suite) -> pd.DataFrame:
+    """Rows sorted by the case's place in the suite, then run, then turn (stable: ties keep saved order)."""
+    import numpy as np
+
+    if not len(frame):
+        return frame
+    order = {c.id: i for i, c in enumerate(suite.cases)}
+    position = frame["case_id"].map(order).fillna(len(order)).to_numpy(dtype="int64")
+    run = frame["run"].to_numpy(dtype="float64", na_value=0)
+    turn = frame["turn"].to_numpy(dtype="float64", na_value=0)
+    return frame.iloc[np.lexsort((turn, run, position))].reset_index(drop=True)
+
+
+def make_frame(rows: Iterable[Mapping[str, Any]] | None, schema: Mapping[str, str]) -> pd.DataFrame:
+    """A DataFrame with exactly ``schema``'s columns, in order, with its dtypes (missing columns are NA)."""
+    from operator import itemgetter
+
+    rows = list(rows or [])
+    cols = list(schema)
+    try:
+        pick = itemgetter(*cols)
+        columns = list(zip(*map(pick, rows), strict=True)) if rows else [() for _ in cols]
+        data = {c: list(v) for c, v in zip(cols, columns, strict=True)}
+    except KeyError:
+        data = {c: [r.get(c) for r in rows] for c in cols}
+    return _typed_frame(data, schema)
+
+
+def frame_from_tuples(rows: Iterable[tuple[Any, ...]], schema: Mapping[str, str]) -> pd.DataFrame:
+    """Like :func:`make_frame` for rows that are tuples holding every column of ``schema``, in its order.
+
+    The runner's records become rows this way: no dict per row, and the columns come from one transpose.
+    """
+    rows = list(rows)
+    cols = list(schema)
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in cols]
+    if len(columns) != len(cols):
+        raise ValueError(f"rows hold {len(columns)} columns, the schema {len(cols)}")
+    return _typed_frame({c: list(v) for c, v in zip(cols, columns, strict=True)}, schema)
+
+
+def _typed_frame(data: dict[str, list[Any]], schema: Mapping[str, str]) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
+    cols = list(schema)
+    try:
+        # Typed arrays straight from the values: several times faster than inferring then casting,
+        # which shows at the tens of thousands of score rows a large run produces.
+        arrays: dict[str, Any] = {}
+        for col, dtype in schema.items():
+            values = data[col]
+            if dtype == "float64":
+                arrays[col] = np.array(values, dtype="float64")  # None -> NaN
+            else:
+                arrays[col] = pd.array(values, dtype=dtype)
+        return pd.DataFrame(arrays, columns=cols, copy=False)
+    except (TypeError, ValueError):
+        return conform(pd.DataFrame(data, columns=cols), schema)
+
+
+def conform(frame: pd.DataFrame, schema: Mapping[str, str]) -> pd.DataFrame:
+    """Reorder, add missing columns as NA, and cast to the schema's dtypes (extra columns are kept last)."""
+    import pandas as pd
+
+    frame = frame.copy()
+    for col in schema:
+        if col not in frame.columns:
+            frame[col] = pd.NA
+    extra = [c for c in frame.columns if c not in schema]
+    frame = frame[list(schema) + extra]
+    casts: dict[str, Any] = {}
+    for col, dtype in schema.items():
+        if dtype == "float64":
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+        elif dtype == "Int64":
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
+        elif dtype == "boolean":
+            frame[col] = frame[col].astype("object").where(frame[col].notna(), None).astype("boolean")
+        else:
+            casts[col] = dtype
+    if casts:
+        frame = frame.astype(casts)
+    return frame.reset_index(drop=True)
+
+
+def is_na(value: Any) -> bool:
+    """Whether a cell is missing (None, NaN, pd.NA)."""
+    if value is None:
+        return True
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def plain(value: Any) -> Any:
+    """A JSON-friendly python value (NA -> None, numpy scalars -> python)."""
+    if is_na(value):
+        return None
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            return value.item()
+        except (ValueError, AttributeError):
+            pass
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows as dicts of plain python values."""
+    cols = list(frame.columns)
+    return [
+        {c: plain(v) for c, v in zip(cols, row, strict=False)}
+        for row in frame.itertuples(index=False, name=None)
+    ]
+
+
+def mismatch_value(value: Any) -> str | None:
+    """How a mismatch frame stores an expected/actual cell: strings quoted (JSON), numbers bare."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    try:
+        return json.dumps(plain(value), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,71 @@
+"""Where a Result can be written: a registry of writers by kind (``html``, ``xlsx``, ``csv`` ...).
+
+The writers live in :mod:`evalnb.export` (and in any package that registers more); :class:`Result` asks this
+registry, so results never import the exporters, and a new output kind is one module that registers itself.
+
+Example::
+
+    from evalnb.results.outputs import register_writer
+
+    @register_writer("md", suffixes=(".md",))
+    def to_markdown(result, path): ...
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register_writer", "writer", "writer_for"]
+
+Writer = Callable[[Any, Any], Path]
+
+_WRITERS: dict[str, Writer] = {}
+_SUFFIXES: dict[str, str] = {}
+
+# The package whose import registers the built-in writers (loaded on first use: exporting needs plotly,
+# openpyxl and friends, which `import evalnb` must not pay for).
+_PROVIDERS = ("evalnb.export",)
+_loaded = False
+
+
+def register_writer(kind: str, *, suffixes: tuple[str, ...] = ()) -> Callable[[Writer], Writer]:
+    """Register ``fn(result, path) -> Path`` as the writer of ``kind`` (and of files with these suffixes)."""
+
+    def deco(fn: Writer) -> Writer:
+        _WRITERS[kind] = fn
+        for s in suffixes:
+            _SUFFIXES[s.lower()] = kind
+        return fn
+
+    return deco
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        for name in _PROVIDERS:
+            importlib.import_module(name)
+        _loaded = True
+
+
+def writer(kind: str) -> Writer:
+    """The writer registered for ``kind``.
+
+    Raises:
+        KeyError: when none is, naming the kinds there are.
+    """
+    _load()
+    try:
+        return _WRITERS[kind]
+    except KeyError:
+        raise KeyError(f"no writer for {kind!r}; known: {', '.join(sorted(_WRITERS))}") from None
+
+
+def writer_for(path: str | Path) -> tuple[str, Writer] | None:
+    """The kind and writer for a file name by its suffix, or None."""
+    _load()
+    kind = _SUFFIXES.get(Path(path).suffix.lower())
+    return None if kind is None else (kind, _WRITERS[kind])

@@ -1,0 +1,329 @@
+"""``Result``: what a run returns, as long and tidy pandas DataFrames plus wide views, gates and reports.
+
+A Result holds the :class:`~evalnb.suite.Suite` it ran, a ``meta`` dict (agent, model, judge, started_at,
+finished_at, elapsed_ms, options, checks) and three long frames with explicit dtypes and a stable column order
+(see ``docs/results.md``): ``runs`` (case x run x turn), ``scores`` (case x run x turn x check) and
+``mismatches`` (row mismatches of ``rows`` checks). Everything else is derived from them each time it is asked
+for: ``cases``, ``passed``, ``exit_code``, ``counts()``, ``summary()``, ``by_category()``, ``report()``. A frame
+you filter or reassign (``result.scores = result.scores[...]``) is what those views then describe: they can
+never disagree with the frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalnb.agents.base import Response
+from evalnb.errors import FailuresError
+from evalnb.results import outputs, report
+from evalnb.results.frames import (
+    CASES_COLUMNS,
+    MISMATCH_COLUMNS,
+    RUNS_COLUMNS,
+    SCORES_COLUMNS,
+    conform,
+    frame_from_tuples,
+    make_frame,
+    plain,
+)
+from evalnb.scoring import RANK, STATUSES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalnb.suite import Suite
+
+__all__ = ["Result"]
+
+
+class Result:
+    """The outcome of running a suite: tidy DataFrames, wide views, a text report and an exit code.
+
+    Build one with :func:`evalnb.run`, or rebuild one from saved frames with :meth:`from_frames`.
+
+    Attributes:
+        suite: the Suite that ran.
+        meta: agent, model, judge, started_at, finished_at, elapsed_ms, options, checks, interrupted.
+        runs: one row per case x run x turn.
+        scores: one row per case x run x turn x check.
+        mismatches: one row per row mismatch of ``rows`` checks.
+        responses: the agent's Response objects keyed by ``(case_id, run, turn)`` (in memory only).
+
+    Example::
+
+        result = evalnb.run(suite, lambda prompt: "42")
+        result.passed, result.exit_code         # (True, 0)
+        result.summary()[["check_id", "n", "pass_rate"]]
+    """
+
+    def __init__(
+        self,
+        *,
+        suite: Suite,
+        runs: pd.DataFrame,
+        scores: pd.DataFrame,
+        mismatches: pd.DataFrame | None = None,
+        meta: Mapping[str, Any] | None = None,
+        responses: Mapping[tuple[str, int, int], Response] | None = None,
+    ) -> None:
+        self.suite = suite
+        self.runs = runs
+        self.scores = scores
+        self.mismatches = mismatches if mismatches is not None else make_frame([], MISMATCH_COLUMNS)
+        self.meta: dict[str, Any] = dict(meta or {})
+        self.responses: dict[tuple[str, int, int], Response] = dict(responses or {})
+
+    # -- construction --------------------------------------------------------------------------------
+
+    @classmethod
+    def from_frames(
+        cls,
+        *,
+        suite: Suite,
+        runs: pd.DataFrame,
+        scores: pd.DataFrame,
+        mismatches: pd.DataFrame | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Result:
+        """Rebuild a Result from its frames (as a store or a saved file holds them).
+
+        Columns are conformed to the documented shapes: missing ones become NA, dtypes are cast.
+
+        Example::
+
+            again = Result.from_frames(suite=r.suite, runs=r.runs, scores=r.scores, meta=r.meta)
+            again.cases.equals(r.cases)         # True
+        """
+        return cls(
+            suite=suite,
+            runs=conform(runs, RUNS_COLUMNS),
+            scores=conform(scores, SCORES_COLUMNS),
+            mismatches=conform(mismatches, MISMATCH_COLUMNS) if mismatches is not None else None,
+            meta=meta,
+        )
+
+    # -- derived frames ------------------------------------------------------------------------------
+
+    @property
+    def cases(self) -> pd.DataFrame:
+        """One row per case: status, runs, passed_runs, pass_rate and mean latency per run (ms).
+
+        A run takes the worst status of its turns and checks (degraded > failed > skipped > passed), and a
+        case the worst status of its runs (the rule of :mod:`evalnb.scoring`). A case with no runs is
+        ``skipped``. Derived from ``runs`` and ``scores`` each time: it always describes those frames.
+        """
+        import numpy as np
+        import pandas as pd
+
+        runs, sc = self.runs, self.scores
+        n_runs = len(runs)
+        # Per row: its rank. A run row that is not a status counts as skipped; a score row only makes its run
+        # failed or degraded (a moot check does not make an answered run skipped: scoring.turn_status).
+        rank = np.concatenate(
+            [
+                runs["status"].map(RANK).fillna(RANK["skipped"]).to_numpy(dtype="int64"),
+                sc["status"]
+                .map({"failed": RANK["failed"], "degraded": RANK["degraded"]})
+                .fillna(0)
+                .to_numpy(dtype="int64"),
+            ]
+        )
+        codes, ids = pd.factorize(pd.concat([runs["case_id"], sc["case_id"]], ignore_index=True))
+        run_no = pd.concat([runs["run"], sc["run"]], ignore_index=True).astype("Int64").fillna(-1)
+        latency = np.concatenate([runs["latency_ms"].to_numpy(dtype="float64"), np.full(len(sc), np.nan)])
+        rows = pd.DataFrame({"c": codes, "r": run_no.to_numpy(dtype="int64"), "rank": rank, "lat": latency})
+        per_run = rows.groupby(["c", "r"], sort=False).agg(rank=("rank", "max"), lat=("lat", "sum"))
+        has_lat = rows["lat"].notna().groupby([rows["c"], rows["r"]], sort=False).any()
+        # a run's latency is the sum over its turns; a skipped run (never called) has none
+        per_run["lat"] = per_run["lat"].where(
+            has_lat.reindex(per_run.index) & (per_run["rank"] != RANK["skipped"])
+        )
+        per_run["ok"] = per_run["rank"] == RANK["passed"]
+        per_case = per_run.groupby(level="c", sort=False).agg(
+            rank=("rank", "max"), runs=("rank", "size"), ok=("ok", "sum"), lat=("lat", "mean")
+        )
+        position = {cid: i for i, cid in enumerate(ids)} if len(ids) else {}
+        order: list[tuple[str, str, str | None]] = [(c.id, c.name, c.category) for c in self.suite.cases]
+        known = {c[0] for c in order}
+        if n_runs:
+            extra = runs.drop_duplicates("case_id")
+            for cid, name, cat in zip(extra["case_id"], extra["case_name"], extra["category"], strict=False):
+                if cid not in known:
+                    order.append((cid, name, plain(cat)))
+        by_rank = {v: k for k, v in RANK.items()}
+        ranks, n, ok, lat = (per_case[k].to_dict() for k in ("rank", "runs", "ok", "lat"))
+        out: list[tuple[Any, ...]] = []
+        for cid, cname, cat in order:
+            c = position.get(cid)
+            if c is None or c not in ranks:
+                out.append((self.suite.name, cid, cname, cat, "skipped", 0, 0, None, None))
+                continue
+            runs_c, ok_c = int(n[c]), int(ok[c])
+            out.append(
+                (
+                    self.suite.name,
+                    cid,
+                    cname,
+                    cat,
+                    by_rank[int(ranks[c])],
+                    runs_c,
+                    ok_c,
+                    ok_c / runs_c,
+                    plain(lat[c]),
+                )
+            )
+        return frame_from_tuples(out, CASES_COLUMNS)
+
+    def counts(self) -> dict[str, int]:
+        """Number of cases per status: ``{"passed": 9, "failed": 1, "degraded": 0, "skipped": 0}``."""
+        vc = self.cases["status"].value_counts()
+        return {s: int(vc.get(s, 0)) for s in STATUSES}
+
+    # -- wide views ----------------------------------------------------------------------------------
+
+    def summary(self) -> pd.DataFrame:
+        """Per check: n (scored rows), mean value, pass rate, degraded count; judge, tokens and cost when present.
+
+        ``n`` counts rows that were checked (not ``skipped``); ``pass_rate`` is over them.
+
+        Example::
+
+            result.summary()
+            #   check_id  check  n  mean  pass_rate  degraded
+            # 0    regex  regex  3   1.0        1.0         0
+        """
+        return report.summary(self.scores)
+
+    def by_category(self, value: str = "pass_rate") -> pd.DataFrame:
+        """Category x check: the pass rate (or ``value="mean"``: the mean value) of each check per category.
+
+        Example::
+
+            result.by_category()
+            # check_id   ExactMatch  PartialMatch
+            # category
+            # knowledge         1.0           0.5
+        """
+        return report.by_category(self.scores, value)
+
+    # -- gates ---------------------------------------------------------------------------------------
+
+    @property
+    def passed(self) -> bool:
+        """True when no case failed or was degraded and the run was not interrupted."""
+        if self.meta.get("interrupted"):
+            return False
+        return not self.cases["status"].isin(["failed", "degraded"]).any()
+
+    @property
+    def exit_code(self) -> int:
+        """0 when :attr:`passed`, else 1 (api contract; 2 is for runs that could not start)."""
+        return 0 if self.passed else 1
+
+    def raise_for_failures(self) -> Result:
+        """Raise :class:`evalnb.errors.FailuresError` when a case failed or was degraded; else return self.
+
+        Example::
+
+            evalnb.run(suite, agent).raise_for_failures()
+        """
+        if not self.passed:
+            cases = self.cases
+            c = {s: int((cases["status"] == s).sum()) for s in STATUSES}
+            bad = cases[cases["status"].isin(["failed", "degraded"])]["case_id"].tolist()
+            raise FailuresError(
+                f"{c['failed']} failed, {c['degraded']} degraded, {c['skipped']} skipped "
+                f"in suite {self.suite.name!r}: {', '.join(bad[:10])}{' ...' if len(bad) > 10 else ''}"
+            )
+        return self
+
+    # -- responses -----------------------------------------------------------------------------------
+
+    def response_for(self, case_id: str, run: int, turn: int) -> Response:
+        """The agent's Response for one case x run x turn (rebuilt from ``runs`` when not in memory).
+
+        Raises:
+            KeyError: when there is no such row.
+        """
+        key = (case_id, int(run), int(turn))
+        if key in self.responses:
+            return self.responses[key]
+        r = self.runs
+        hit = r[(r["case_id"] == case_id) & (r["run"] == run) & (r["turn"] == turn)]
+        if hit.empty:
+            raise KeyError(key)
+        row = {k: plain(v) for k, v in hit.iloc[0].items()}
+        usage = {k: row[k] for k in ("prompt_tokens", "completion_tokens") if row.get(k) is not None} or None
+        return Response(
+            text=row.get("response"),
+            stdout=row.get("stdout"),
+            exit_code=row.get("exit_code"),
+            intent=row.get("intent"),
+            insight=row.get("insight"),
+            refusal=row.get("refusal"),
+            context=row.get("context"),
+            model=row.get("model"),
+            usage=usage,
+            latency_ms=row.get("latency_ms"),
+        )
+
+    # -- reports and files ---------------------------------------------------------------------------
+
+    def report(self) -> str:
+        """The text report of the cube spec, for a suite of any format.
+
+        Example::
+
+            print(result.report())
+            # Suite: foodmart-sales-evals
+            # 9/10 passed, 1 failed, 0 degraded, 0 skipped (elapsed 12483ms)
+            #
+            # PASS: sales-by-country (854ms, intent=QUERY, model=claude-sonnet-4-6)
+            # FAIL: top-3-product-families (1024ms, intent=QUERY, model=claude-sonnet-4-6)
+            #   rows[0].productFamily: expected "Food", got "Drink"
+        """
+        return report.text(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as plain JSON-able data (what :meth:`to_json` writes)."""
+        from evalnb.results import files
+
+        return files.to_dict(self)
+
+    def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
+        """Pretty, versioned JSON (``schema_version``) of the whole result; written to ``path`` when given.
+
+        Example::
+
+            data = json.loads(result.to_json())
+            data["schema_version"], data["counts"]["passed"]        # (1, 10)
+        """
+        from evalnb.results import files
+
+        return files.to_json(self, path, indent=indent)
+
+    def to_html(self, path: str | Path) -> Path:
+        """Write a standalone HTML scorecard (the ``html`` writer of ``evalnb.export``)."""
+        return outputs.writer("html")(self, path)
+
+    def to_csv(self, folder: str | Path) -> Path:
+        """Write the frames as CSV files into ``folder`` (the ``csv`` writer of ``evalnb.export``)."""
+        return outputs.writer("csv")(self, folder)
+
+    def to_excel(self, path: str | Path) -> Path:
+        """Write the frames as sheets of one Excel workbook (the ``xlsx`` writer of ``evalnb.export``)."""
+        return outputs.writer("xlsx")(self, path)
+
+    # -- display -------------------------------------------------------------------------------------
+
+    def _repr_html_(self) -> str:
+        return report.html(self)
+
+    def __repr__(self) -> str:
+        c = self.counts()
+        return (
+            f"Result(suite={self.suite.name!r}, cases={sum(c.values())}, passed={c['passed']}, "
+            f"failed={c['failed']}, degraded={c['degraded']}, skipped={c['skipped']})"
+        )

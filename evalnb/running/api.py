@@ -1,0 +1,306 @@
+"""``run`` and ``run_async``: a suite against an agent, from the start-up checks to the Result.
+
+The flow: check the options, build the agents, judge and recorders, run the start-up checks, open the data
+source; then the executor runs the case runs (lazily planned: suite order, each case ``runs`` times) and hands
+each record to every recorder as it finishes; at the end the :class:`ResultRecorder` builds the Result and the
+recorders finish. Every case runs ``runs`` times (the case's own count unless ``runs=`` overrides it); case
+runs go in parallel up to ``concurrency``. Failures are data (STYLE habit 5): an agent that raises, times out
+or returns something unusable makes its run ``degraded`` with the exception in ``error``, and the run goes on.
+
+Example::
+
+    result = evalnb.run("data/suites/tasks.toml", lambda prompt: "summary: ...", runs=1)
+    result.cases[["case_id", "status"]]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalnb.running import setup
+from evalnb.running.case_run import Plans, RunJob, skipped
+from evalnb.running.executors import as_executor
+from evalnb.running.loops import progress_bar, run_blocking
+from evalnb.running.recorders import Prior, Recorder, ResultRecorder, RunInfo
+
+if TYPE_CHECKING:
+    from os import PathLike
+
+    from evalnb.results import Result
+    from evalnb.running.records import CaseRunRecord
+    from evalnb.suite import Case, Suite
+
+__all__ = ["SKIPPED_CAP", "run", "run_async"]
+
+SKIPPED_CAP = 100_000
+"""An interrupted run records at most this many case runs it never started as skipped rows; the rest are
+counted in ``meta["not_started"]`` (a run planned with millions of case runs must not fill memory on Ctrl-C)."""
+
+
+def run(
+    suite: Suite | str | PathLike[str] | None,
+    agent: Any,
+    *,
+    judge: Any = None,
+    data: Any = None,
+    runs: int | None = None,
+    concurrency: int = 8,
+    timeout: float | None = 120.0,
+    retries: int = 2,
+    cache: Any = None,
+    progress: bool | None = None,
+    workdir: str | PathLike[str] | None = None,
+    store: Any = None,
+    version: str | None = None,
+    resume: str | None = None,
+    executor: Any = None,
+    preflight: bool = True,
+    recorders: Sequence[Recorder] = (),
+) -> Result:
+    """Run ``suite`` against ``agent`` and return a :class:`~evalnb.results.Result`.
+
+    Works in scripts and inside a running Jupyter event loop (the run then gets its own loop in a worker
+    thread). Ctrl-C returns a Result holding what finished, the rest marked ``skipped``.
+
+    Args:
+        suite: a Suite or a path (loaded with ``evalnb.load``); ``None`` with ``resume`` (the stored suite).
+        agent: a callable (sync or async, taking the prompt or a ``Request``), an object from
+            ``evalnb.agents``, or a mapping ``{agent_id: agent}`` routing cases that name their agent.
+        judge: ``None`` (judged checks fail as not evaluated), a callable or an ``evalnb.judges`` object.
+        data: the data source for cube ``referenceQuery`` checks.
+        runs: overrides every case's run count.
+        concurrency: case runs in flight at once.
+        timeout: seconds per agent call (``None``: no limit).
+        retries: retries of transient agent failures and timeouts (never of a wrong answer).
+        cache: the judge cache (see ``evalnb.judges.as_judge``).
+        progress: ``None`` shows a progress bar on a terminal or in a notebook; ``False`` never; ``True`` always.
+        workdir: ``None`` gives each run a fresh temporary directory; a path makes every run use it.
+        store: an ``evalnb.Store`` (or a path/URL for one) to save the result into, each case run as it
+            finishes.
+        version: the version label to save under.
+        resume: the run id of an interrupted stored run to continue: only case runs not stored yet run.
+        executor: ``None`` or ``"local"`` runs case runs on this process's event loop; another registered
+            executor's name or an executor object runs them elsewhere, with the same results and recorders.
+        preflight: before any case runs (and before a store writes anything), check once per agent and for the
+            judge that they can be reached: an OpenAI-compatible or HTTP endpoint accepts a connection, a
+            command's program exists, a replay cassette is readable. ``False`` skips these checks.
+        recorders: more recorders to hand every record to (see ``evalnb.running.Recorder``).
+
+    Raises:
+        ConfigError: when the run cannot start (unknown agent id, missing data source, bad option, an agent
+            or judge that cannot be reached at start-up).
+
+    Example::
+
+        result = evalnb.run(suite, lambda prompt: "Paris", runs=1, progress=False)
+        result.exit_code        # 0
+    """
+    options = dict(
+        judge=judge,
+        data=data,
+        runs=runs,
+        concurrency=concurrency,
+        timeout=timeout,
+        retries=retries,
+        cache=cache,
+        progress=progress,
+        workdir=workdir,
+        store=store,
+        version=version,
+        resume=resume,
+        executor=executor,
+        preflight=preflight,
+        recorders=recorders,
+    )
+    result: Result = run_blocking(lambda: run_async(suite, agent, **options))
+    return result
+
+
+async def run_async(
+    suite: Suite | str | PathLike[str] | None,
+    agent: Any,
+    *,
+    judge: Any = None,
+    data: Any = None,
+    runs: int | None = None,
+    concurrency: int = 8,
+    timeout: float | None = 120.0,
+    retries: int = 2,
+    cache: Any = None,
+    progress: bool | None = None,
+    workdir: str | PathLike[str] | None = None,
+    store: Any = None,
+    version: str | None = None,
+    resume: str | None = None,
+    executor: Any = None,
+    preflight: bool = True,
+    recorders: Sequence[Recorder] = (),
+) -> Result:
+    """The async form of :func:`run` (same arguments).
+
+    Example::
+
+        result = await evalnb.run_async(suite, my_async_agent, concurrency=32)
+    """
+    started = time.perf_counter()
+    started_at = datetime.now(timezone.utc).isoformat()
+    setup.check_options(runs=runs, concurrency=concurrency, timeout=timeout, retries=retries)
+    the_executor = as_executor(executor)
+    the_judge = setup.make_judge(judge, cache)
+    stored = None
+    if store is not None or resume is not None:
+        from evalnb.store import StoreRecorder
+
+        stored = StoreRecorder(store, version=version, resume=resume)
+    if stored is not None and stored.resuming:
+        the_suite = stored.resumed_suite(None if suite is None else setup.as_suite(suite))
+        if runs is None:
+            runs = stored.resumed_runs()
+    else:
+        the_suite = setup.as_suite(suite)
+    routes, names = setup.route(the_suite, agent)
+    if preflight:
+        # api contract: an unreachable agent or judge stops the run before a store writes anything; a judge
+        # the suite never calls need not be reachable.
+        await setup.preflight(list(routes.values()), the_judge if setup.needs_judge(the_suite) else None)
+    source = setup.open_data(the_suite, data)
+    all_recorders: list[Any] = [
+        ResultRecorder(the_suite),
+        *([stored] if stored is not None else []),
+        *recorders,
+    ]
+    collector: ResultRecorder = all_recorders[0]
+    meta: dict[str, Any] = {
+        "agent": names.get("default") if len(names) == 1 else names,
+        "model": None,
+        "judge": setup.judge_name(the_judge),
+        "started_at": started_at,
+        "options": {
+            "runs": runs,
+            "concurrency": concurrency,
+            "timeout": timeout,
+            "retries": retries,
+            "workdir": str(workdir) if workdir is not None else None,
+        },
+        "checks": _checks_config(the_suite),
+    }
+    if the_executor.name != "local":
+        meta["executor"] = the_executor.name
+    job = RunJob(
+        suite=the_suite,
+        routes=routes,
+        names=names,
+        judge=the_judge,
+        data=source,
+        timeout=timeout,
+        retries=retries,
+        workdir=Path(workdir) if workdir is not None else None,
+        concurrency=concurrency,
+    )
+    try:
+        planned = sum(case.runs if runs is None else runs for case in the_suite.cases)
+        for r in all_recorders:
+            await _maybe(r.begin(RunInfo(suite=the_suite, meta=dict(meta), planned=planned)))
+        prior = _prior(all_recorders)
+        done: set[tuple[str, int]] = set(prior.keys) if prior is not None else set()
+        bar = progress_bar(progress, total=planned - len(done), desc=the_suite.name)
+        first_model: list[str] = []
+
+        async def sink(record: CaseRunRecord) -> None:
+            done.add(record.key)
+            if not first_model:
+                first_model.extend(
+                    tr.response.model for tr in record.turns if tr.response and tr.response.model
+                )
+            for r in all_recorders:
+                await _maybe(r.record(record))
+            if bar is not None:
+                bar.update(1)
+
+        interrupted = False
+        try:
+            await the_executor.execute(job, _plan(the_suite, runs, done), sink)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Interrupting returns what finished; the case runs that did not are recorded as skipped.
+            interrupted = True
+        finally:
+            if bar is not None:
+                bar.close()
+        if interrupted:
+            left = _record_skipped(job, the_suite, runs, done, collector)
+            if left:
+                meta["not_started"] = left
+        meta.update(
+            model=first_model[0] if first_model else None,
+            finished_at=datetime.now(timezone.utc).isoformat(),
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            interrupted=interrupted,
+        )
+        result = collector.build(meta, prior)
+        for r in all_recorders:
+            await _maybe(r.finish(result))
+        return result
+    finally:
+        if source is not None and source is not data:
+            source.close()  # opened from a path, URL or DataFrames for this run; a caller's Source stays open
+
+
+def _plan(suite: Suite, runs: int | None, done: set[tuple[str, int]]) -> Iterator[tuple[Case, int]]:
+    """The case runs still to do, lazily: suite order, each case ``runs`` times (its own count by default)."""
+    for case in suite.cases:
+        for r in range(case.runs if runs is None else runs):
+            if (case.id, r) not in done:
+                yield case, r
+
+
+def _record_skipped(
+    job: RunJob, suite: Suite, runs: int | None, done: set[tuple[str, int]], collector: ResultRecorder
+) -> int:
+    """Record the case runs an interrupted run never finished as skipped (up to :data:`SKIPPED_CAP`); returns
+    how many more were left out."""
+    plans = Plans()
+    left_out = 0
+    recorded = 0
+    for case, r in _plan(suite, runs, done):
+        if recorded < SKIPPED_CAP:
+            collector.record(skipped(job, plans, case, r, "skipped: the run was interrupted"))
+            recorded += 1
+        else:
+            left_out += 1
+            if left_out >= 10**9:  # counting further is pointless (and takes long): a lower bound
+                break
+    return left_out
+
+
+def _prior(recorders: list[Any]) -> Prior | None:
+    for r in recorders:
+        prior = r.completed()
+        if prior is not None:
+            return prior
+    return None
+
+
+async def _maybe(out: Any) -> None:
+    if inspect.isawaitable(out):
+        await out
+
+
+def _checks_config(suite: Suite) -> dict[str, dict[str, Any]]:
+    """Every distinct check (by check_id) and its options, so a saved run says what was checked."""
+    out: dict[str, dict[str, Any]] = {}
+    ids: dict[tuple[str, ...], list[str]] = {}
+    for case in suite.cases:
+        for turn in case.turns:
+            key = tuple(spec.name for spec in turn.checks)
+            if key not in ids:
+                ids[key] = turn.check_ids()
+            for spec, cid in zip(turn.checks, ids[key], strict=True):
+                if cid not in out:  # the first check with each id only: a suite's cases share them
+                    out[cid] = {"check": spec.name, "options": spec.options()}
+    return out

@@ -1,0 +1,191 @@
+"""Calling an agent: one call with its timeout and retries, sync agents on the run's own thread pool.
+
+api contract: only transient failures are retried (an ``evalnb.TransientError``, a timeout, HTTP 429/5xx from
+an endpoint); a plain exception from a callable is recorded at once, never retried. A configuration problem
+(``ConfigError``, e.g. a strict Replay miss) stops the run: it is not a row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import sys
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from evalnb._retry import backoff
+from evalnb.agents.base import Agent, CallableAgent, Request, Response, to_response
+from evalnb.errors import AgentError, ConfigError
+
+__all__ = ["RETRY_BACKOFF", "RETRY_MAX", "Caller", "PooledCallable"]
+
+RETRY_BACKOFF = 0.5
+"""Seconds before the first retry; doubles on each further retry, with jitter, capped at RETRY_MAX."""
+RETRY_MAX = 20.0
+
+_HAS_TIMEOUT = sys.version_info >= (3, 11)  # asyncio.timeout and Task.cancelling/uncancel
+
+
+class PooledCallable:
+    """A sync CallableAgent run on the run's own pool (sized to ``concurrency``: asyncio.to_thread's default
+    pool has min(32, cpus + 4) threads, too few for ``concurrency`` sync agents)."""
+
+    def __init__(self, inner: CallableAgent, pool: ThreadPoolExecutor) -> None:
+        self.inner = inner
+        self.pool = pool
+        self.name = inner.name
+
+    async def respond(self, request: Request) -> Response:
+        arg: Any = request if self.inner.wants_request else request.prompt
+        loop = asyncio.get_running_loop()
+        ctx = contextvars.copy_context()
+        value = await loop.run_in_executor(self.pool, functools.partial(ctx.run, self.inner.fn, arg))
+        if inspect.isawaitable(value):
+            value = await value
+        return to_response(value)
+
+
+def is_sync_callable(agent: Any) -> bool:
+    return isinstance(agent, CallableAgent) and not agent.is_async
+
+
+class _Deadline:
+    __slots__ = ("cancelling", "state", "task", "when")
+
+    def __init__(self, task: Any, when: float) -> None:
+        # Any: Task.cancelling()/uncancel() are Python 3.11+ (the deadlines are only used there), and mypy
+        # checks the package as 3.10.
+        self.task = task
+        self.when = when
+        self.cancelling = task.cancelling()
+        self.state = _ACTIVE
+
+
+_ACTIVE, _EXPIRING, _DONE = 0, 1, 2
+
+
+class Deadlines:
+    """The agent-call timeouts of one run, on one timer handle instead of one per call.
+
+    Every call gets the same timeout and calls start in time order, so deadlines arrive in order: a queue
+    whose head is the next to expire. One timer is armed for the oldest call still in flight; when it fires,
+    the calls past their deadline are cancelled (as ``asyncio.timeout`` does: the cancellation becomes a
+    TimeoutError when it is ours) and the timer is re-armed for the next call in flight. A call cancelled at
+    its deadline is cancelled at the same moment a per-call timer would have fired.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+        self.loop = loop
+        self.timeout = timeout
+        self.queue: deque[_Deadline] = deque()
+        self.handle: asyncio.TimerHandle | None = None
+        # The loop runs a timer up to one clock tick early; so may a deadline expire, like asyncio.timeout's.
+        self.slack = time.get_clock_info("monotonic").resolution
+
+    async def run(self, awaitable: Any) -> Any:
+        task = asyncio.current_task()
+        assert task is not None  # the runner's workers are tasks
+        entry = _Deadline(task, self.loop.time() + self.timeout)
+        self.queue.append(entry)
+        if self.handle is None:
+            self.handle = self.loop.call_at(entry.when, self._fire)
+        try:
+            out = await awaitable
+        except asyncio.CancelledError as exc:
+            if self._leave(entry):
+                raise TimeoutError from exc
+            raise
+        except BaseException:
+            self._leave(entry)
+            raise
+        self._leave(entry)
+        return out
+
+    def _leave(self, entry: _Deadline) -> bool:
+        """Mark the call finished; True when its deadline cancelled it and nobody else asked to cancel."""
+        expired = entry.state == _EXPIRING
+        entry.state = _DONE
+        queue = self.queue
+        while queue and queue[0].state == _DONE:
+            queue.popleft()
+        # asyncio.timeout's rule: a cancellation is a timeout only when no other cancel request is pending.
+        return expired and entry.task.uncancel() <= entry.cancelling
+
+    def _fire(self) -> None:
+        self.handle = None
+        now = self.loop.time() + self.slack
+        queue = self.queue
+        while queue:
+            entry = queue[0]
+            if entry.state != _ACTIVE:
+                queue.popleft()
+            elif entry.when <= now:
+                queue.popleft()
+                entry.state = _EXPIRING
+                entry.task.cancel()
+            else:
+                self.handle = self.loop.call_at(entry.when, self._fire)
+                return
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+        self.queue.clear()
+
+
+class Caller:
+    """Calls agents with the run's timeout and retries (one per worker loop)."""
+
+    def __init__(self, *, timeout: float | None, retries: int) -> None:
+        self.timeout = timeout
+        self.retries = retries
+        self.deadlines: Deadlines | None = None
+        if timeout is not None and _HAS_TIMEOUT:
+            self.deadlines = Deadlines(asyncio.get_running_loop(), float(timeout))
+
+    async def _respond(self, agent: Agent, request: Request) -> Any:
+        if self.timeout is None:
+            return await agent.respond(request)
+        if self.deadlines is not None:
+            return await self.deadlines.run(agent.respond(request))
+        return await asyncio.wait_for(agent.respond(request), self.timeout)  # pragma: no cover - 3.10
+
+    async def call(self, agent: Agent, request: Request) -> tuple[Response | None, str | None, float | None]:
+        """One agent call with timeout and retries; returns (response, error, latency_ms)."""
+        attempt = 0
+        while True:
+            t0 = time.perf_counter()
+            try:
+                response = await self._respond(agent, request)
+                if not isinstance(response, Response):
+                    response = to_response(response)
+                if response.latency_ms is None:
+                    response.latency_ms = (time.perf_counter() - t0) * 1000.0
+                return response, None, response.latency_ms
+            except (asyncio.TimeoutError, TimeoutError):
+                error = f"TimeoutError: the agent did not answer within {self.timeout:g}s"
+                transient, hint = True, None
+            except ConfigError:
+                raise
+            except AgentError as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                transient, hint = exc.transient, getattr(exc, "retry_after", None)
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                transient, hint = False, None
+            latency = (time.perf_counter() - t0) * 1000.0
+            if not transient or attempt >= self.retries:
+                if attempt:
+                    error += f" (after {attempt + 1} attempts)"
+                return None, error, latency
+            await asyncio.sleep(backoff(attempt, base=RETRY_BACKOFF, cap=RETRY_MAX, hint=hint))
+            attempt += 1
+
+    def close(self) -> None:
+        if self.deadlines is not None:
+            self.deadlines.close()

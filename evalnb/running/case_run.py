@@ -1,0 +1,281 @@
+"""The unit of work: one case run, a function of (case, run index, agent, judge, options) -> a record.
+
+:class:`RunJob` holds what does not change while a run lasts (the suite, the agents by route, the judge, the
+data source, timeout, retries, the working-directory option): what an executor needs to run case runs
+anywhere. A :class:`Worker` runs case runs of one job on one event loop, with that loop's resources (the
+timeout timer, thread pools for sync agents and for checks that burn CPU, working directories).
+
+The turns of a multi-turn case run in order as one conversation: each turn's ``Request.history`` holds the
+history the suite wrote for it, then the earlier prompts and the agent's actual answers. A turn without an
+answer ends the conversation: later turns are skipped.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalnb.agents.base import Agent, CallableAgent, Request
+from evalnb.checks.registry import CheckContext
+from evalnb.running.calls import Caller, PooledCallable, is_sync_callable
+from evalnb.running.records import CaseRunRecord, TurnRecord
+from evalnb.running.workdirs import Workdirs
+from evalnb.scoring import TurnPlan, options_json, score_turn, status_of, turn_status, unanswered
+from evalnb.suite import Case, Suite, Turn
+
+__all__ = ["Plans", "RunJob", "Worker", "after_turn", "skipped", "turn_history"]
+
+
+def turn_history(
+    conversation: list[dict[str, str]], file_history: list[dict[str, str]]
+) -> list[dict[str, str]]:
+    """A turn's ``Request.history``: the conversation so far, then the turn's own file history (cube)."""
+    return conversation + file_history if file_history else list(conversation)
+
+
+def after_turn(history: list[dict[str, str]], prompt: str, answer: str) -> list[dict[str, str]]:
+    """The conversation a later turn continues: this turn's history, its prompt and the actual answer."""
+    return [*history, {"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]
+
+
+@dataclass
+class RunJob:
+    """What every case run of a run shares (see the module docstring).
+
+    Attributes:
+        suite: the suite that runs.
+        routes: the agents by route id (``"default"`` for a single agent).
+        names: their display names.
+        judge: the judge, or None.
+        data: the data source of cube ``referenceQuery`` checks, or None.
+        timeout: seconds per agent call (None: no limit).
+        retries: retries of transient agent failures.
+        workdir: the directory every run uses, or None for a fresh one per run.
+        concurrency: case runs in flight at once (per worker loop).
+    """
+
+    suite: Suite
+    routes: dict[str, Agent]
+    names: dict[str, str]
+    judge: Any
+    data: Any
+    timeout: float | None
+    retries: int
+    workdir: Path | None
+    concurrency: int
+
+    @property
+    def single(self) -> bool:
+        """One agent serves every case, whatever agent the case names (api contract)."""
+        return len(self.routes) == 1 and "default" in self.routes and len(self.names) == 1
+
+    def route(self, case: Case) -> str:
+        return case.agent if (case.agent and not self.single) else "default"
+
+    def agent_name(self, case: Case) -> str:
+        route = self.route(case)
+        return self.names.get(route, route)
+
+
+class Plans:
+    """The turn plans of one run, built once per turn (the suite is not expected to change while it runs)."""
+
+    def __init__(self) -> None:
+        self._plans: dict[int, TurnPlan] = {}
+        self._keep: list[Any] = []  # keeps the objects whose ids key the caches alive while the run lasts
+        self._options: dict[int, str] = {}
+        self._ids: dict[tuple[str, ...], list[str]] = {}
+
+    def plan(self, turn: Turn) -> TurnPlan:
+        plan = self._plans.get(id(turn))
+        if plan is None:
+            plan = self._plans[id(turn)] = TurnPlan(turn, options=self._options_json, ids_cache=self._ids)
+            self._keep.append(turn)
+        return plan
+
+    def _options_json(self, spec: Any) -> str:
+        # Suites often share one spec object between cases: its options are serialised once per run.
+        hit = self._options.get(id(spec))
+        if hit is None:
+            hit = self._options[id(spec)] = options_json(spec)
+            self._keep.append(spec)
+        return hit
+
+
+def skipped(job: RunJob, plans: Plans, case: Case, run: int, reason: str) -> CaseRunRecord:
+    """A case run that did not happen (the run was interrupted first): every turn skipped with ``reason``."""
+    record = CaseRunRecord(
+        suite=job.suite.name, case=case, run=run, agent=job.agent_name(case), started_at=time.time()
+    )
+    for t, turn in enumerate(case.turns):
+        record.turns.append(_without_answer(plans.plan(turn), t, None, "skipped", None, None, reason))
+    return record
+
+
+def _without_answer(
+    plan: TurnPlan,
+    t: int,
+    request: Request | None,
+    status: str,
+    error: str | None,
+    latency: float | None,
+    reason: str,
+) -> TurnRecord:
+    scores = unanswered(plan, status, reason)
+    statuses = [status_of(s) for s in scores]
+    return TurnRecord(
+        t, request, None, status, error, latency, scores, statuses, plan.ids, plan.names, plan.options
+    )
+
+
+class Worker:
+    """Runs case runs of one job on the current event loop; :meth:`close` releases what it made.
+
+    Must be made inside the running loop (the timeout timer lives on it).
+    """
+
+    def __init__(self, job: RunJob) -> None:
+        self.job = job
+        self.caller = Caller(timeout=job.timeout, retries=job.retries)
+        self.workdirs = Workdirs(job.workdir)
+        self.routes = dict(job.routes)
+        self.agent_pool: ThreadPoolExecutor | None = None
+        if any(is_sync_callable(a) for a in self.routes.values()):
+            self.agent_pool = ThreadPoolExecutor(
+                max_workers=max(1, job.concurrency), thread_name_prefix="evalnb-agent"
+            )
+            self.routes = {
+                k: PooledCallable(a, self.agent_pool) if is_sync_callable(a) else a  # type: ignore[arg-type]
+                for k, a in self.routes.items()
+            }
+        # Checks that burn CPU or block (rows and its SQL, slow regexes) run here, off the event loop; as many
+        # threads as case runs in flight, so that N slow checks run side by side, not one after another.
+        self.check_pool = ThreadPoolExecutor(
+            max_workers=max(1, min(job.concurrency, 64)), thread_name_prefix="evalnb-check"
+        )
+        self.plans = Plans()
+        self._meta: dict[str, dict[str, Any]] = {}
+        self._prompt_only: dict[int, bool] = {}
+        self._workdir_free: dict[int, bool] = {}
+
+    # -- caches --------------------------------------------------------------------------------------
+
+    def _case_meta(self, case: Case) -> dict[str, Any]:
+        base = self._meta.get(case.id)
+        if base is None:
+            base = self._meta[case.id] = {"name": case.name, "category": case.category, **case.meta}
+        return base
+
+    def needs_workdir(self, agent: Any, case: Case) -> bool:
+        """Whether a case run must get its directory before it starts.
+
+        A directory nobody can see need not exist while the run lasts: the agent only gets the prompt (a plain
+        callable that does not take the Request), and no check of the case needs a working directory. Such a
+        run gets its directory only when it fails and the directory is kept, so ``runs.workdir`` still names a
+        directory that exists.
+        """
+        if self.job.workdir is not None:
+            return True
+        prompt_only = self._prompt_only.get(id(agent))
+        if prompt_only is None:
+            inner = agent.inner if isinstance(agent, PooledCallable) else agent
+            prompt_only = self._prompt_only[id(agent)] = (
+                isinstance(inner, CallableAgent) and not inner.wants_request
+            )
+        if not prompt_only:
+            return True
+        free = self._workdir_free.get(id(case))
+        if free is None:
+            free = self._workdir_free[id(case)] = all(
+                "workdir" not in self.plans.plan(turn).needs for turn in case.turns
+            )
+        return not free
+
+    # -- case runs -----------------------------------------------------------------------------------
+
+    async def run_case(self, case: Case, run: int) -> CaseRunRecord:
+        """Run ``case`` once (its turns as one conversation) and score it."""
+        job = self.job
+        started, t0 = time.time(), time.perf_counter()
+        agent = self.routes[job.route(case)]
+        record = CaseRunRecord(
+            suite=job.suite.name, case=case, run=run, agent=job.agent_name(case), started_at=started
+        )
+        workdir = self.workdirs.take() if self.needs_workdir(agent, case) else None
+        conversation: list[dict[str, str]] = []
+        n_turns = len(case.turns)
+        stopped: str | None = None
+        for t, turn in enumerate(case.turns):
+            plan = self.plans.plan(turn)
+            if stopped is not None:
+                record.turns.append(_without_answer(plan, t, None, "skipped", None, None, stopped))
+                continue
+            # The conversation so far (earlier file history, prompts and actual answers), then this turn's
+            # own file history (cube `history`), then the prompt itself.
+            history = turn_history(conversation, plan.history)
+            request = Request(
+                prompt=turn.prompt,
+                history=history,
+                case=case.id,
+                turn=t,
+                run=run,
+                workdir=workdir,
+                suite=job.suite.name,
+                case_meta=dict(self._case_meta(case)),
+            )
+            response, error, latency = await self.caller.call(agent, request)
+            if response is None:
+                # A conversation cannot go on after a turn without an answer: later turns are skipped.
+                stopped = "skipped: an earlier turn degraded"
+                reason = f"not checked: the agent failed ({error})"
+                record.turns.append(_without_answer(plan, t, request, "degraded", error, latency, reason))
+                continue
+            ctx = CheckContext(
+                suite=job.suite,
+                case=case,
+                turn=turn,
+                turn_index=t,
+                run=run,
+                request=request,
+                response=response,
+                workdir=workdir,
+                judge=job.judge,
+                data=job.data,
+                conversation=history,
+            )
+            scores = await score_turn(plan, ctx, offload=self.check_pool)
+            statuses = [status_of(s) for s in scores]
+            record.turns.append(
+                TurnRecord(
+                    t,
+                    request,
+                    response,
+                    turn_status(statuses),
+                    None,
+                    latency,
+                    scores,
+                    statuses,
+                    plan.ids,
+                    plan.names,
+                    plan.options,
+                )
+            )
+            if t + 1 < n_turns:  # only a later turn reads the conversation
+                conversation = after_turn(history, turn.prompt, response.text or "")
+        passed = all(tr.status == "passed" for tr in record.turns)
+        if workdir is not None:
+            record.workdir = self.workdirs.give_back(workdir, case.id, run, passed)
+        elif not passed:
+            record.workdir = self.workdirs.keep_unused(case.id, run)
+        record.elapsed_ms = (time.perf_counter() - t0) * 1000.0
+        return record
+
+    def close(self) -> None:
+        if self.agent_pool is not None:
+            self.agent_pool.shutdown(wait=False, cancel_futures=True)
+        self.check_pool.shutdown(wait=False, cancel_futures=True)
+        self.caller.close()
+        self.workdirs.cleanup()

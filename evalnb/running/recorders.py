@@ -1,0 +1,137 @@
+"""Recorders: where the records of a run go, through one small protocol the runner owns.
+
+The runner calls, in order: :meth:`Recorder.begin` once (what is about to run), :meth:`Recorder.completed`
+(which case runs a resumed run already has: they are not run again), :meth:`Recorder.record` for every
+finished case run as it arrives (in any order), and :meth:`Recorder.finish` once with the Result. A recorder
+may do its work synchronously or return an awaitable; the runner awaits it.
+
+Two ship with evalnb: :class:`ResultRecorder` builds the :class:`~evalnb.results.Result` every run returns, and
+the store's writer (``evalnb.store.StoreRecorder``) saves each case run as it finishes, so an interrupted run
+can be resumed.
+
+Example::
+
+    class Printer:
+        def begin(self, info): print("running", info.suite.name)
+        def completed(self): return set()
+        def record(self, record): print(record.case.id, record.run, record.status)
+        def finish(self, result): print(result.counts())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result, frame_from_tuples
+from evalnb.results.frames import in_suite_order
+
+if TYPE_CHECKING:
+    from evalnb.agents.base import Response
+    from evalnb.running.records import CaseRunRecord
+    from evalnb.suite import Suite
+
+__all__ = ["Prior", "Recorder", "ResultRecorder", "RunInfo"]
+
+
+@dataclass
+class RunInfo:
+    """What a run is about to do, for :meth:`Recorder.begin`.
+
+    Attributes:
+        suite: the suite (the whole suite, also when resuming).
+        meta: the run's meta so far (agent names, judge, options, checks config).
+        planned: how many case runs the run plans in all (resumed ones included).
+    """
+
+    suite: Suite
+    meta: dict[str, Any]
+    planned: int
+
+
+@dataclass
+class Prior:
+    """What a resumed run already holds: the case runs recorded before, and their rows as a Result."""
+
+    keys: set[tuple[str, int]] = field(default_factory=set)
+    result: Result | None = None
+
+
+@runtime_checkable
+class Recorder(Protocol):
+    """Receives a run's records (see the module docstring)."""
+
+    def begin(self, info: RunInfo) -> Awaitable[None] | None: ...
+
+    def completed(self) -> Prior | None:
+        """What a resumed run already holds (``None``: nothing, run everything)."""
+        ...
+
+    def record(self, record: CaseRunRecord) -> Awaitable[None] | None: ...
+
+    def finish(self, result: Result) -> Awaitable[None] | None: ...
+
+
+class ResultRecorder:
+    """Builds the Result from the records: rows in suite order (case, then run, then turn) whatever order the
+    case runs finished in, with the case runs a resumed run already had."""
+
+    def __init__(self, suite: Suite) -> None:
+        self.suite = suite
+        self._order = {c.id: i for i, c in enumerate(suite.cases)}
+        self._rows: dict[tuple[int, int], tuple[list[Any], list[Any], list[Any]]] = {}
+        self.responses: dict[tuple[str, int, int], Response] = {}
+
+    def begin(self, info: RunInfo) -> None:
+        return None
+
+    def completed(self) -> Prior | None:
+        return None
+
+    def record(self, record: CaseRunRecord) -> None:
+        self._rows[(self._order.get(record.case.id, len(self._order)), record.run)] = record.rows()
+        for tr in record.turns:
+            if tr.response is not None:
+                self.responses[(record.case.id, record.run, tr.index)] = tr.response
+
+    def record_many(self, records: Iterable[CaseRunRecord]) -> None:
+        for r in records:
+            self.record(r)
+
+    def finish(self, result: Result) -> None:
+        return None
+
+    def build(self, meta: dict[str, Any], prior: Prior | None = None) -> Result:
+        """The Result of everything recorded, in suite order; with ``prior``, the case runs a resumed run had
+        keep their place among the new ones."""
+        runs: list[Any] = []
+        scores: list[Any] = []
+        mismatches: list[Any] = []
+        for key in sorted(self._rows):
+            r, s, m = self._rows[key]
+            runs += r
+            scores += s
+            mismatches += m
+        fresh = [
+            frame_from_tuples(runs, RUNS_COLUMNS),
+            frame_from_tuples(scores, SCORES_COLUMNS),
+            frame_from_tuples(mismatches, MISMATCH_COLUMNS),
+        ]
+        if prior is not None and prior.result is not None and prior.keys:
+            import pandas as pd
+
+            old = prior.result
+            # the case runs recorded before keep their place among the new ones
+            fresh = [
+                in_suite_order(pd.concat([before, now], ignore_index=True), self.suite)
+                for before, now in zip((old.runs, old.scores, old.mismatches), fresh, strict=True)
+            ]
+        return Result(
+            suite=self.suite,
+            runs=fresh[0],
+            scores=fresh[1],
+            mismatches=fresh[2],
+            meta=meta,
+            responses=self.responses,
+        )

@@ -1,0 +1,190 @@
+"""Typed run records: what one case run produced, the unit recorders take.
+
+A :class:`CaseRunRecord` is the outcome of running one case once: per turn a :class:`TurnRecord` (the request
+sent, the response, its scores, status, error and timing), the working directory kept for a failed run, and
+timings. Records flow from the executor to the recorders (:class:`~evalnb.running.recorders.Recorder`); the
+frames of a :class:`~evalnb.results.Result` and the rows of a store are derived from them by
+:meth:`CaseRunRecord.rows`.
+
+Example::
+
+    record.status                   # worst of its turns: passed, failed, degraded or skipped
+    runs, scores, mismatches = record.rows()
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evalnb.results.frames import mismatch_value
+from evalnb.scoring import worst
+
+if TYPE_CHECKING:
+    from evalnb.agents.base import Request, Response
+    from evalnb.checks.registry import Score
+    from evalnb.suite import Case
+
+__all__ = ["CaseRunRecord", "TurnRecord"]
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """One turn of a case run.
+
+    Attributes:
+        index: the turn's position in the case (0-based).
+        request: what the agent was sent (``None`` for a turn skipped after an earlier one failed).
+        response: what came back (``None`` when the agent failed or the turn was skipped).
+        status: ``passed``, ``failed``, ``degraded`` or ``skipped``.
+        error: why the agent gave no answer (``None`` when it answered).
+        latency_ms: the agent call's wall time (of the last attempt).
+        scores: one Score per check of the turn, in the turn's check order.
+        statuses: the status of each score (:func:`evalnb.scoring.status_of`).
+        check_ids, check_names, options: the checks' ids, names and saved options (shared with the plan).
+    """
+
+    index: int
+    request: Request | None
+    response: Response | None
+    status: str
+    error: str | None
+    latency_ms: float | None
+    scores: list[Score]
+    statuses: list[str]
+    check_ids: list[str]
+    check_names: list[str]
+    options: list[str]
+
+
+@dataclass(slots=True)
+class CaseRunRecord:
+    """One run of one case: its turns, the working directory kept when it failed, and timings.
+
+    Attributes:
+        suite: the suite's name.
+        case: the case that ran.
+        run: the run index (0-based).
+        agent: the agent's display name.
+        turns: one record per turn of the case.
+        workdir: the working directory kept for inspection (a failed run), else ``None``.
+        started_at: when the case run started (seconds since the epoch).
+        elapsed_ms: its wall time, agent calls and checks included.
+    """
+
+    suite: str
+    case: Case
+    run: int
+    agent: str
+    turns: list[TurnRecord] = field(default_factory=list)
+    workdir: str | None = None
+    started_at: float = 0.0
+    elapsed_ms: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """``(case id, run)``: what a recorder says is done."""
+        return (self.case.id, self.run)
+
+    @property
+    def status(self) -> str:
+        """The run's status: the worst of its turns (api contract)."""
+        return worst(t.status for t in self.turns)
+
+    def rows(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The record as row tuples in the column order of ``RUNS_COLUMNS``, ``SCORES_COLUMNS`` and
+        ``MISMATCH_COLUMNS`` (plain python values), as the Result's frames and a store's tables hold them."""
+        case = self.case
+        suite, cid, name, cat, run = self.suite, case.id, case.name, case.category, self.run
+        run_rows: list[tuple[Any, ...]] = []
+        score_rows: list[tuple[Any, ...]] = []
+        mismatch_rows: list[tuple[Any, ...]] = []
+        for tr in self.turns:
+            t = tr.index
+            turn = case.turns[t]
+            r = tr.response
+            usage = (r.usage or {}) if r is not None else {}
+            run_rows.append(
+                (
+                    suite,
+                    cid,
+                    name,
+                    cat,
+                    run,
+                    t,
+                    turn.prompt,
+                    turn.expected,
+                    r.text if r else None,
+                    r.stdout if r else None,
+                    r.exit_code if r else None,
+                    r.intent if r else None,
+                    r.refusal if r else None,
+                    r.insight if r else None,
+                    r.context if r is not None and r.context is not None else turn.context,
+                    tr.status,
+                    tr.error,
+                    tr.latency_ms,
+                    r.model if r else None,
+                    self.agent,
+                    self.workdir,
+                    tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
+                    tokens(usage, "completion_tokens", "output_tokens") if usage else None,
+                )
+            )
+            ids, names, options = tr.check_ids, tr.check_names, tr.options
+            for i, score in enumerate(tr.scores):
+                su = score.usage
+                score_rows.append(
+                    (
+                        suite,
+                        cid,
+                        name,
+                        cat,
+                        run,
+                        t,
+                        names[i],
+                        ids[i],
+                        score.value,
+                        score.passed,
+                        tr.statuses[i],
+                        score.reason,
+                        score.judge,
+                        options[i],
+                        tokens(su, "prompt_tokens", "input_tokens") if su else None,
+                        tokens(su, "completion_tokens", "output_tokens") if su else None,
+                        score.cost,
+                    )
+                )
+                if score.details:
+                    mismatch_rows += [_mismatch(suite, cid, run, t, d) for d in score.details]
+        return run_rows, score_rows, mismatch_rows
+
+
+def _mismatch(suite: str, cid: str, run: int, t: int, d: Mapping[str, Any]) -> tuple[Any, ...]:
+    tol = d.get("tolerance")
+    return (
+        suite,
+        cid,
+        run,
+        t,
+        d.get("row"),
+        d.get("key"),
+        mismatch_value(d.get("expected")),
+        mismatch_value(d.get("actual")),
+        tol if isinstance(tol, str) or tol is None else json.dumps(tol, default=str),
+        d.get("reason"),
+    )
+
+
+def tokens(usage: Mapping[str, Any], *names: str) -> int | None:
+    """The first of ``names`` in a usage mapping as an int (providers name token counts differently)."""
+    for n in names:
+        v = usage.get(n)
+        if v is not None:
+            try:
+                return int(v)
+            except (TypeError, ValueError):
+                return None
+    return None

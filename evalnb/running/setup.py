@@ -1,0 +1,180 @@
+"""Everything a run checks and opens before the first case runs: options, agent routing, the judge, the
+start-up reachability checks (preflight) and the data source.
+
+api contract: what can fail at start-up fails here, as a ``ConfigError`` (exit 2 on the command line), before
+any agent is called or a store writes anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from evalnb.agents.base import Agent, as_agent
+from evalnb.errors import ConfigError
+from evalnb.suite import RowsCheck, Suite
+
+__all__ = [
+    "as_suite",
+    "check_options",
+    "judge_name",
+    "make_judge",
+    "needs_data",
+    "needs_judge",
+    "open_data",
+    "preflight",
+    "route",
+]
+
+
+def as_suite(suite: Any) -> Suite:
+    """A Suite from a Suite or a path (loaded with ``evalnb.load``)."""
+    if isinstance(suite, Suite):
+        return suite
+    if isinstance(suite, (str, os.PathLike)):
+        from evalnb.formats import load
+
+        return load(suite)
+    raise ConfigError(f"suite must be an evalnb.Suite or a path, not {type(suite).__name__}")
+
+
+def check_options(*, runs: int | None, concurrency: int, timeout: float | None, retries: int) -> None:
+    if runs is not None and (not isinstance(runs, int) or isinstance(runs, bool) or runs < 0):
+        raise ConfigError(f"runs must be a non-negative integer, got {runs!r}")
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+        raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if timeout is not None and (
+        not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0
+    ):
+        raise ConfigError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ConfigError(f"retries must be a non-negative integer, got {retries!r}")
+
+
+def is_mapping_of_agents(agent: Any) -> bool:
+    return isinstance(agent, Mapping) and not hasattr(agent, "respond")
+
+
+def agent_name(agent: Any) -> str:
+    return str(getattr(agent, "name", None) or getattr(agent, "__qualname__", None) or type(agent).__name__)
+
+
+def build_agent(agent: Any, label: str) -> Agent:
+    try:
+        return as_agent(agent)
+    except TypeError as exc:
+        raise ConfigError(f"{label}: {exc}") from exc
+
+
+def route(suite: Suite | None, agent: Any) -> tuple[dict[str, Agent], dict[str, str]]:
+    """api contract: a single agent serves every case; a mapping routes by ``case.agent`` or ``"default"``.
+
+    Returns the agents keyed by route id (``"default"`` for a single agent) and their display names.
+    Raises ConfigError before anything runs when a case names an agent the mapping lacks (tasks spec rule 5).
+    """
+    if not is_mapping_of_agents(agent):
+        return {"default": build_agent(agent, "agent")}, {"default": agent_name(agent)}
+    routes = {str(k): build_agent(v, f"agent {k!r}") for k, v in agent.items()}
+    missing: dict[str, list[str]] = {}
+    for case in suite.cases if suite is not None else []:
+        key = case.agent or "default"
+        if key not in routes:
+            missing.setdefault(key, []).append(case.id)
+    if missing:
+        detail = "; ".join(
+            f"{k!r} (cases: {', '.join(v[:5])}{' ...' if len(v) > 5 else ''})" for k, v in missing.items()
+        )
+        raise ConfigError(
+            f"no agent given for {detail}; agents given: {sorted(routes) or 'none'}. "
+            "Pass a mapping with these ids (a case naming no agent uses 'default')."
+        )
+    return routes, {k: agent_name(v) for k, v in agent.items()}
+
+
+def make_judge(judge: Any, cache: Any) -> Any:
+    if judge is None:
+        return None
+    from evalnb.judges.resolve import as_judge
+
+    return as_judge(judge, cache=cache)
+
+
+def judge_name(judge: Any) -> str | None:
+    if judge is None:
+        return None
+    return str(getattr(judge, "label", None) or getattr(judge, "name", None) or type(judge).__name__)
+
+
+async def preflight(agents: list[Any], judge: Any) -> None:
+    """Run the ``preflight()`` of each distinct agent and of the judge, concurrently, before any case runs.
+
+    api contract: an agent or judge that cannot be reached at start-up is a run that could not start (exit 2),
+    not a column of degraded rows. Agents and judges without ``preflight`` (plain callables, the heuristic
+    judge) have nothing to check. Every failure is reported, not only the first.
+    """
+    checks: list[tuple[str, Any]] = []
+    seen: set[int] = set()
+    for label, obj in [("agent", a) for a in agents] + ([("judge", judge)] if judge is not None else []):
+        check = getattr(obj, "preflight", None)
+        if id(obj) in seen or check is None or not callable(check):
+            continue
+        seen.add(id(obj))
+        checks.append((f"{label} {agent_name(obj)}", check))
+    if not checks:
+        return
+    outcomes = await asyncio.gather(*(_await_check(check) for _, check in checks), return_exceptions=True)
+    problems: list[ConfigError] = []
+    for (label, _), out in zip(checks, outcomes, strict=True):
+        if isinstance(out, ConfigError):
+            problems.append(out)
+        elif isinstance(out, Exception):
+            problems.append(ConfigError(f"{label} failed its start-up check: {type(out).__name__}: {out}"))
+        elif isinstance(out, BaseException):
+            raise out  # cancellation, Ctrl-C
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        lines = "\n".join(f"- {p.message}" for p in problems)
+        raise ConfigError(f"the run cannot start:\n{lines}", code=problems[0].code)
+
+
+async def _await_check(check: Any) -> None:
+    out = check()
+    if inspect.isawaitable(out):
+        await out
+
+
+def needs_judge(suite: Suite) -> bool:
+    return any(spec.judged for case in suite.cases for turn in case.turns for spec in turn.checks)
+
+
+def needs_data(suite: Suite) -> bool:
+    return any(
+        isinstance(spec, RowsCheck) and spec.reference_query is not None
+        for case in suite.cases
+        for turn in case.turns
+        for spec in turn.checks
+    )
+
+
+def open_data(suite: Suite, data: Any) -> Any:
+    """Open the data source before anything runs (api contract); ConfigError when it is needed and absent."""
+    if data is None and not needs_data(suite):
+        return None
+    from evalnb.data import open_source
+
+    source = open_source(suite, data)
+    if source is not None and getattr(source, "thread_bound", False):
+        # A connection that only works in this thread: the reference rows are computed here, now (each query
+        # once, errors kept for the case that runs it), so the rows checks can still run off the event loop.
+        from evalnb.data import reference_checks
+
+        for _, spec in reference_checks(suite):
+            if spec.reference_query is not None:
+                with contextlib.suppress(Exception):
+                    source.reference(spec.reference_query)
+    return source

@@ -1,0 +1,23 @@
+"""Saved runs per version: a history to compare and trend (SQLAlchemy Core; a SQLite file by default).
+
+* :mod:`~evalnb.store.schema`: the tables, their migrations and the per-run statistics trends read;
+* :mod:`~evalnb.store.codec`: rows between frames, records and tables;
+* :mod:`~evalnb.store.store`: :class:`Store` (save, load, runs, delete, trend, compare);
+* :mod:`~evalnb.store.recorder`: :class:`StoreRecorder`, the writer ``evalnb.run(store=...)`` records into.
+
+Example::
+
+    store = evalnb.Store()
+    run_id = store.save(result, version="gpt-4o-2026-11")
+    store.runs()[["run_id", "suite", "version", "status"]]
+    store.trend("foodmart-sales-evals")
+    store.compare("gpt-4o-2026-10", "gpt-4o-2026-11").report()
+"""
+
+from __future__ import annotations
+
+from evalnb.store.recorder import StoreRecorder
+from evalnb.store.schema import SCHEMA_VERSION
+from evalnb.store.store import DEFAULT_PATH, Store, as_store
+
+__all__ = ["DEFAULT_PATH", "SCHEMA_VERSION", "Store", "StoreRecorder", "as_store"]

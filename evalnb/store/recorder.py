@@ -1,0 +1,206 @@
+"""The store's writer as a recorder: every case run saved as it finishes, so a crash loses nothing that was
+written and ``resume`` runs only what is missing.
+
+``evalnb.run(..., store=store, version=...)`` starts a run row (``interrupted`` until it finishes), writes each
+case run in a transaction of its own or with others that finished meanwhile, and marks the run ``complete`` at
+the end; ``evalnb.run(..., store=store, resume=run_id)`` (``evalnb run --resume``) reads which case runs are
+stored and the runner runs the others. The writes happen in a writer thread, off the event loop: the case runs
+in flight go on while a transaction commits, and at high rates the writer takes everything that finished
+during the last commit as one batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from evalnb.errors import ConfigError
+from evalnb.running.recorders import Prior, RunInfo
+from evalnb.store.codec import insert_many, tuple_rows
+from evalnb.store.schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, refresh_stats
+from evalnb.store.store import Store, as_store
+
+if TYPE_CHECKING:
+    from evalnb.results import Result
+    from evalnb.running.records import CaseRunRecord
+    from evalnb.suite import Suite
+
+__all__ = ["StoreRecorder"]
+
+MAX_PENDING = 5_000
+"""Case runs waiting for the writer before a finished case run waits for it (memory stays bounded)."""
+
+
+class StoreRecorder:
+    """Saves a run's records into a :class:`~evalnb.store.Store` as they arrive (see the module docstring).
+
+    Args:
+        store: a Store, a path or a URL (``None``: the default store).
+        version: the version label to save under (on resume: the stored one unless given).
+        resume: the run id of an interrupted stored run to continue.
+
+    Raises:
+        ConfigError: when ``resume`` names a run that is complete (there is nothing to resume).
+    """
+
+    def __init__(self, store: Any, *, version: str | None = None, resume: str | None = None) -> None:
+        self.store: Store = as_store(store)
+        self.version = version
+        self.resume = resume
+        self.run_pk: int | None = None
+        self.run_id: str | None = None
+        self._info: dict[str, Any] | None = None
+        self._prior: Result | None = None
+        if resume is not None:
+            info = self.store._resolve(resume, by_version=False)
+            if info["status"] == "complete":
+                raise ConfigError(f"run {resume!r} is complete; there is nothing to resume")
+            self._info = info
+            self.run_pk, self.run_id = int(info["id"]), str(info["run_id"])
+            if version is None:
+                self.version = info["version"]
+        self._lock = threading.Lock()
+        self._pending: list[tuple[list[Any], list[Any], list[Any]]] = []
+        self._busy = False
+        self._error: BaseException | None = None
+        self._future: asyncio.Future[None] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._seq = 0
+
+    # -- resuming ------------------------------------------------------------------------------------
+
+    @property
+    def resuming(self) -> bool:
+        return self._info is not None
+
+    def resumed_suite(self, given: Suite | None) -> Suite:
+        """The suite the resumed run started with; a ``given`` suite must be that very suite."""
+        prior = self._prior = self.store.load(str(self.run_id))
+        if given is not None and given.content_hash() != prior.suite.content_hash():
+            raise ConfigError(
+                f"run {self.resume!r} was made with a different version of suite {prior.suite.name!r}; "
+                "resume it with the suite it started with"
+            )
+        return prior.suite
+
+    def resumed_runs(self) -> int | None:
+        """The ``runs=`` the resumed run was started with (``None``: each case's own count)."""
+        assert self._info is not None
+        runs = (json.loads(self._info["options"] or "{}") or {}).get("runs")
+        return None if runs is None else int(runs)
+
+    # -- the recorder protocol -----------------------------------------------------------------------
+
+    def begin(self, info: RunInfo) -> None:
+        if self.resuming:
+            return
+        meta = {**info.meta, "row_order": "suite"}
+
+        def tx() -> tuple[int, str]:
+            with self.store.engine.begin() as conn:
+                return self.store._insert_run(
+                    conn, info.suite, version=self.version, meta=meta, status="interrupted"
+                )
+
+        self.run_pk, self.run_id = self.store._retry(tx)
+
+    def completed(self) -> Prior | None:
+        if not self.resuming:
+            return None
+        assert self.run_pk is not None
+        return Prior(keys=self.store.stored_case_runs(self.run_pk), result=self._prior)
+
+    async def record(self, record: CaseRunRecord) -> None:
+        if self._error is not None:
+            raise self._error
+        rows = record.rows()
+        with self._lock:
+            self._pending.append(rows)
+            waiting = len(self._pending)
+            start = not self._busy
+            self._busy = True
+        if start:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalnb-store")
+            self._future = asyncio.get_running_loop().run_in_executor(self._pool, self._drain)
+        if waiting >= MAX_PENDING and self._future is not None:
+            await asyncio.shield(self._future)
+
+    async def finish(self, result: Result) -> None:
+        await self._flushed()
+        meta = dict(result.meta)
+        meta["frame_dtypes"] = Store._dtypes(result)
+        meta["row_order"] = "suite"
+        interrupted = bool(meta.get("interrupted"))
+        t = self.store._t
+        from sqlalchemy import update
+
+        def tx() -> None:
+            with self.store.engine.begin() as conn:
+                conn.execute(
+                    update(t["runs"])
+                    .where(t["runs"].c.id == self.run_pk)
+                    .values(status="interrupted" if interrupted else "complete", **Store._run_fields(meta))
+                )
+                refresh_stats(conn, int(self.run_pk))  # type: ignore[arg-type]
+
+        await asyncio.get_running_loop().run_in_executor(self._pool, self.store._retry, tx)
+        self.close()
+        result.meta["run_id"] = self.run_id
+        result.meta["version"] = self.version
+
+    # -- the writer thread ---------------------------------------------------------------------------
+
+    async def _flushed(self) -> None:
+        """Wait until everything recorded so far is written (and raise what the writer raised)."""
+        while True:
+            future = self._future
+            if future is not None:
+                await asyncio.shield(future)
+            with self._lock:
+                if not self._busy and not self._pending:
+                    break
+        if self._error is not None:
+            raise self._error
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                batch, self._pending = self._pending, []
+                if not batch or self._error is not None:
+                    self._busy = False
+                    return
+            try:
+                self.store._retry(functools.partial(self._write, batch))
+            except BaseException as exc:
+                with self._lock:
+                    self._error = exc
+                    self._busy = False
+                raise
+
+    def _write(self, batch: list[tuple[list[Any], list[Any], list[Any]]]) -> None:
+        """One transaction: every case run of the batch, whole (its turns, scores and row mismatches)."""
+        assert self.run_pk is not None
+        t = self.store._t
+        with self.store.engine.begin() as conn:
+            seq = self._seq
+            for runs, scores, mismatches in batch:
+                for name, rows, cols in (
+                    ("run_rows", runs, RUN_COLS),
+                    ("scores", scores, SCORE_COLS),
+                    ("mismatches", mismatches, MISMATCH_COLS),
+                ):
+                    if rows:
+                        names = ["run_pk", "seq", *cols, "extra"]
+                        insert_many(conn, t[name], (names, tuple_rows(rows, run_pk=self.run_pk, seq0=seq)))
+                        seq += len(rows)
+        self._seq = seq  # only once committed: a retried transaction numbers its rows the same way
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None

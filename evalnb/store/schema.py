@@ -1,0 +1,376 @@
+"""The store's schema: tables, their versions and migrations, and the per-run statistics trends read.
+
+Tables::
+
+    meta              key/value; ``schema_version`` says which migrations ran
+    suites            name, format, content hash and the suite's full definition (JSON of the Suite model)
+    runs              run_id, suite, version label, agent, model, judge, checks config with thresholds,
+                      started/finished, git commit, status (complete / interrupted), options, meta
+    run_rows          result.runs, one row per case x run x turn
+    scores            result.scores, one row per case x run x turn x check
+    mismatches        result.mismatches
+    run_check_stats   per run x check: sufficient statistics (sums per case) so trends aggregate in SQL fast
+
+The schema is versioned (``SCHEMA_VERSION``); opening an older database runs the missing migrations in one
+transaction (STYLE habit 8: reading an older one goes through a migration, never a guess).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from evalnb.errors import StoreError
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine, MetaData, Table
+
+__all__ = [
+    "MISMATCH_COLS",
+    "RUN_COLS",
+    "SCHEMA_VERSION",
+    "SCORE_COLS",
+    "migrate",
+    "refresh_stats",
+    "schema_version",
+    "tables",
+]
+
+SCHEMA_VERSION = 3
+
+# result frame column -> stored in a typed column. Columns a frame has beyond these go to ``extra`` (JSON).
+RUN_COLS_V1 = [
+    "case_id",
+    "case_name",
+    "category",
+    "run",
+    "turn",
+    "prompt",
+    "expected",
+    "response",
+    "stdout",
+    "exit_code",
+    "intent",
+    "refusal",
+    "insight",
+    "context",
+    "status",
+    "error",
+    "latency_ms",
+    "model",
+    "agent",
+    "workdir",
+]
+SCORE_COLS_V1 = [
+    "case_id",
+    "case_name",
+    "category",
+    "run",
+    "turn",
+    "check",
+    "check_id",
+    "value",
+    "passed",
+    "status",
+    "reason",
+    "judge",
+    "options",
+]
+MISMATCH_COLS = ["case_id", "run", "turn", "row", "key", "expected", "actual", "tolerance", "reason"]
+RUN_COLS = [*RUN_COLS_V1, "prompt_tokens", "completion_tokens"]  # schema 2
+SCORE_COLS = [*SCORE_COLS_V1, "prompt_tokens", "completion_tokens", "cost"]  # schema 2
+
+_INTS = {"run", "turn", "exit_code", "row", "prompt_tokens", "completion_tokens"}
+_FLOATS = {"latency_ms", "value", "cost"}
+_TEXTS = {
+    "prompt",
+    "expected",
+    "response",
+    "stdout",
+    "insight",
+    "context",
+    "error",
+    "reason",
+    "options",
+    "actual",
+    "tolerance",
+    "refusal",
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# Schema and migrations
+# --------------------------------------------------------------------------------------------------
+
+
+def _label(version: int) -> Any:
+    """The type of names and labels: ``VARCHAR(500)`` before schema 3, unbounded ``TEXT`` from schema 3 on
+    (SQLite ignores the length; PostgreSQL enforced it and refused long case names, agents or answers)."""
+    from sqlalchemy import String, Text
+
+    return String(500) if version < 3 else Text()
+
+
+def _column(name: str, version: int = SCHEMA_VERSION) -> Any:
+    from sqlalchemy import Boolean, Column, Float, Integer, Text
+
+    if name in _INTS:
+        return Column(name, Integer)
+    if name in _FLOATS:
+        return Column(name, Float)
+    if name == "passed":
+        return Column(name, Boolean)
+    if name in _TEXTS:
+        return Column(name, Text)
+    return Column(name, _label(version))
+
+
+def tables(version: int) -> tuple[MetaData, dict[str, Table]]:
+    """The table definitions as they are at schema ``version`` (1, 2 or 3)."""
+    from sqlalchemy import (
+        Column,
+        Float,
+        ForeignKey,
+        Index,
+        Integer,
+        MetaData,
+        String,
+        Table,
+        Text,
+        UniqueConstraint,
+    )
+
+    md = MetaData()
+    t: dict[str, Table] = {}
+    t["meta"] = Table("meta", md, Column("key", String(100), primary_key=True), Column("value", Text))
+    t["suites"] = Table(
+        "suites",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("name", _label(version), nullable=False),
+        Column("format", String(50)),
+        Column("content_hash", String(64), nullable=False),
+        Column("definition", Text),
+        Column("created_at", String(40)),
+        UniqueConstraint("name", "content_hash", name="uq_suites_name_hash"),
+    )
+    run_extra = (
+        [
+            Column("latency_ms", Float),
+            Column("cost", Float),
+            Column("prompt_tokens", Integer),
+            Column("completion_tokens", Integer),
+        ]
+        if version >= 2
+        else []
+    )
+    t["runs"] = Table(
+        "runs",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", String(40), nullable=False, unique=True),
+        Column("suite_id", Integer, ForeignKey("suites.id"), nullable=False),
+        Column("suite", _label(version), nullable=False, index=True),
+        Column("version", _label(version), index=True),
+        Column("agent", _label(version)),
+        Column("model", _label(version)),
+        Column("judge", _label(version)),
+        Column("checks", Text),
+        Column("options", Text),
+        Column("meta", Text),
+        Column("started_at", String(40)),
+        Column("finished_at", String(40)),
+        Column("git_commit", String(64)),
+        Column("status", String(20)),
+        Column("saved_at", String(40)),
+        *run_extra,
+    )
+    fk = ForeignKey("runs.id", ondelete="CASCADE")
+    run_cols = RUN_COLS if version >= 2 else RUN_COLS_V1
+    score_cols = SCORE_COLS if version >= 2 else SCORE_COLS_V1
+    t["run_rows"] = Table(
+        "run_rows",
+        md,
+        Column("run_pk", Integer, fk, nullable=False, index=True),
+        Column("seq", Integer),
+        *[_column(c, version) for c in run_cols],
+        Column("extra", Text),
+    )
+    t["scores"] = Table(
+        "scores",
+        md,
+        Column("run_pk", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        Column("seq", Integer),
+        *[_column(c, version) for c in score_cols],
+        Column("extra", Text),
+    )
+    if version < 3:
+        Index("ix_scores_run", t["scores"].c.run_pk)
+    t["mismatches"] = Table(
+        "mismatches",
+        md,
+        Column("run_pk", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+        Column("seq", Integer),
+        *[_column(c, version) for c in MISMATCH_COLS],
+        Column("extra", Text),
+    )
+    if version >= 2:
+        Index("ix_scores_run_check", t["scores"].c.run_pk, t["scores"].c.check_id)
+        t["run_check_stats"] = Table(
+            "run_check_stats",
+            md,
+            Column("run_pk", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+            Column("check_id", _label(version), primary_key=True),
+            # value: per case i, n_i scored rows with sum s_i -> cluster-robust variance of the mean
+            Column("cases", Integer),
+            Column("n", Integer),
+            Column("total", Float),
+            Column("sq", Float),
+            Column("xprod", Float),
+            Column("nsq", Float),
+            # passed, over checked rows (NA counts as not passed, as in Result.summary)
+            Column("pcases", Integer),
+            Column("pn", Integer),
+            Column("ptotal", Float),
+            Column("psq", Float),
+            Column("pcross", Float),
+            Column("pnsq", Float),
+        )
+    return md, t
+
+
+def _migration_1(conn: Connection) -> None:
+    """Schema 1: meta, suites, runs, run_rows, scores, mismatches."""
+    md, _ = tables(1)
+    md.create_all(conn)
+
+
+def _migration_2(conn: Connection) -> None:
+    """Schema 2: token and cost columns, per run x check statistics (backfilled) and a scores index."""
+    from sqlalchemy import text
+
+    for table, cols in (
+        ("run_rows", [("prompt_tokens", "INTEGER"), ("completion_tokens", "INTEGER")]),
+        ("scores", [("prompt_tokens", "INTEGER"), ("completion_tokens", "INTEGER"), ("cost", "FLOAT")]),
+        (
+            "runs",
+            [
+                ("latency_ms", "FLOAT"),
+                ("cost", "FLOAT"),
+                ("prompt_tokens", "INTEGER"),
+                ("completion_tokens", "INTEGER"),
+            ],
+        ),
+    ):
+        for name, sqltype in cols:
+            conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {name} {sqltype}"))
+    _md, t = tables(2)
+    t["run_check_stats"].create(conn)
+    for index in t["scores"].indexes:
+        if index.name == "ix_scores_run_check":
+            index.create(conn)
+    for (pk,) in conn.execute(text("SELECT id FROM runs")).fetchall():
+        refresh_stats(conn, int(pk))
+
+
+def _migration_3(conn: Connection) -> None:
+    """Schema 3: names and labels become unbounded text (``VARCHAR(500)`` -> ``TEXT``); the scores index on
+    ``run_pk`` alone goes (``ix_scores_run_check`` starts with ``run_pk``, and every index slows a save).
+
+    SQLite never enforced the length, so there is nothing to change there; PostgreSQL rewrites the columns.
+    """
+    from sqlalchemy import String, Text, inspect
+
+    conn.exec_driver_sql("DROP INDEX IF EXISTS ix_scores_run")
+    if conn.dialect.name == "sqlite":
+        return
+    quote = conn.dialect.identifier_preparer.quote_identifier
+    insp = inspect(conn)
+    for table in ("suites", "runs", "run_rows", "scores", "mismatches", "run_check_stats"):
+        for col in insp.get_columns(table):
+            kind = col["type"]
+            if isinstance(kind, String) and not isinstance(kind, Text) and kind.length == 500:
+                conn.exec_driver_sql(
+                    f"ALTER TABLE {quote(table)} ALTER COLUMN {quote(col['name'])} TYPE TEXT"
+                )
+
+
+_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migration_1, 2: _migration_2, 3: _migration_3}
+
+
+def schema_version(conn: Connection) -> int:
+    from sqlalchemy import inspect, text
+
+    if not inspect(conn).has_table("meta"):
+        return 0
+    row = conn.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(engine: Engine, *, target: int = SCHEMA_VERSION) -> int:
+    """Run the migrations from the database's schema version up to ``target``; returns the version."""
+    from sqlalchemy import text
+
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            # Two processes opening a new database at once: one creates the tables, the other waits and then
+            # sees them (SQLite gets the same from BEGIN IMMEDIATE). Released when the transaction ends.
+            conn.exec_driver_sql("SELECT pg_advisory_xact_lock(72310512)")
+        current = schema_version(conn)
+        if current > SCHEMA_VERSION:
+            raise StoreError(
+                f"the store has schema version {current}; this evalnb knows up to {SCHEMA_VERSION}: upgrade evalnb",
+                code="STORE_SCHEMA_TOO_NEW",
+            )
+        for v in range(current + 1, target + 1):
+            _MIGRATIONS[v](conn)
+            conn.execute(text("DELETE FROM meta WHERE key = 'schema_version'"))
+            conn.execute(text("INSERT INTO meta (key, value) VALUES ('schema_version', :v)"), {"v": str(v)})
+        return max(current, target)
+
+
+def refresh_stats(conn: Connection, run_pk: int) -> None:
+    """Recompute a run's per-check sufficient statistics and its latency, cost and token totals (in SQL)."""
+    from sqlalchemy import text
+
+    conn.execute(text("DELETE FROM run_check_stats WHERE run_pk = :pk"), {"pk": run_pk})
+    # Sums per case first (a case's runs and turns are one cluster), then per check.
+    conn.execute(
+        text(
+            """
+            INSERT INTO run_check_stats (run_pk, check_id, cases, n, total, sq, xprod, nsq,
+                                         pcases, pn, ptotal, psq, pcross, pnsq)
+            SELECT run_pk, check_id,
+                   SUM(CASE WHEN n > 0 THEN 1 ELSE 0 END), SUM(n), SUM(s), SUM(s * s), SUM(s * n), SUM(n * n),
+                   COUNT(*), SUM(pn), SUM(ps), SUM(ps * ps), SUM(ps * pn), SUM(pn * pn)
+            FROM (
+                SELECT run_pk, check_id, case_id,
+                       COUNT(value) AS n, COALESCE(SUM(value), 0.0) AS s,
+                       COUNT(*) AS pn, SUM(CASE WHEN passed THEN 1.0 ELSE 0.0 END) AS ps
+                FROM scores
+                WHERE run_pk = :pk AND (status IS NULL OR status NOT IN ('not_checked', 'skipped'))
+                GROUP BY run_pk, check_id, case_id
+            ) per_case
+            GROUP BY run_pk, check_id
+            """
+        ),
+        {"pk": run_pk},
+    )
+    conn.execute(
+        text(
+            """
+            UPDATE runs SET
+              latency_ms = (SELECT AVG(latency_ms) FROM run_rows WHERE run_pk = :pk),
+              prompt_tokens = (SELECT SUM(prompt_tokens) FROM run_rows WHERE run_pk = :pk),
+              completion_tokens = (SELECT SUM(completion_tokens) FROM run_rows WHERE run_pk = :pk),
+              cost = (SELECT SUM(cost) FROM scores WHERE run_pk = :pk)
+            WHERE id = :pk
+            """
+        ),
+        {"pk": run_pk},
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Rows <-> frames
+# --------------------------------------------------------------------------------------------------

@@ -1,0 +1,591 @@
+"""``Store``: saved runs per version, a history to compare and trend (SQLAlchemy Core; SQLite by default).
+
+``Store()`` opens ``.evals/evalnb.db`` (created with its folder); a plain path is a SQLite file; any SQLAlchemy
+URL works (``postgresql+psycopg://...`` for a team). The tables are described in :mod:`evalnb.store.schema`.
+
+SQLite runs in WAL mode with a busy timeout, transactions take the write lock up front (``BEGIN IMMEDIATE``)
+and a write retries while the database is locked, so two processes saving at once both succeed. On PostgreSQL
+migrations hold an advisory lock, a suite definition is inserted with ``ON CONFLICT DO NOTHING`` and a write
+retries on deadlocks and serialisation failures; the SQL is otherwise the same for both (no PRAGMAs outside
+the SQLite connect hook, text columns without a length limit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from evalnb._retry import retry_until
+from evalnb.errors import ConfigError, StoreError
+from evalnb.results.frames import in_suite_order
+from evalnb.store.codec import frame_rows, insert_many, read_frame
+from evalnb.store.schema import (
+    MISMATCH_COLS,
+    RUN_COLS,
+    SCHEMA_VERSION,
+    SCORE_COLS,
+    migrate,
+    refresh_stats,
+    tables,
+)
+from evalnb.store.schema import schema_version as schema_version_of
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sqlalchemy import Connection
+
+    from evalnb.compare import Comparison
+    from evalnb.results import Result
+    from evalnb.suite import Suite
+
+__all__ = ["DEFAULT_PATH", "Store", "as_store"]
+
+DEFAULT_PATH = Path(".evals") / "evalnb.db"
+_T = TypeVar("_T")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def _git_commit(where: Path) -> str | None:
+    """The commit of the repository ``where`` is in, or None (not a repository, no git)."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and len(sha) >= 7 else None
+
+
+def _z(confidence: float) -> float:
+    return NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=str, sort_keys=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# The store
+# --------------------------------------------------------------------------------------------------
+
+
+class Store:
+    """Saved runs per version.
+
+    Args:
+        url_or_path: ``None`` for ``.evals/evalnb.db``; a path for a SQLite file (parents created); or any
+            SQLAlchemy URL (``sqlite:///x.db``, ``postgresql+psycopg://user@host/db``).
+        retry_seconds: how long a write keeps retrying while another process holds the database.
+
+    Example:
+        >>> store = evalnb.Store("team.db")
+        >>> run_id = store.save(result, version="v2")
+        >>> store.load("v2").summary()
+    """
+
+    def __init__(
+        self, url_or_path: str | os.PathLike[str] | None = None, *, retry_seconds: float = 60.0
+    ) -> None:
+        from sqlalchemy import create_engine, event
+        from sqlalchemy.engine import make_url
+
+        self.retry_seconds = retry_seconds
+        target = DEFAULT_PATH if url_or_path is None else url_or_path
+        text_target = os.fspath(target)
+        if "://" in text_target:
+            url = make_url(text_target)
+        else:
+            path = Path(text_target).expanduser()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            url = make_url(f"sqlite:///{path.resolve()}")
+        self.url = url
+        self.is_sqlite = url.get_backend_name() == "sqlite"
+        if self.is_sqlite:
+            db = url.database
+            if db and db != ":memory:":
+                Path(db).parent.mkdir(parents=True, exist_ok=True)
+            self.engine = create_engine(url, connect_args={"timeout": 30})
+
+            @event.listens_for(self.engine, "connect")
+            def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+                # Let SQLAlchemy, not pysqlite, decide when transactions begin (SQLAlchemy's SQLite recipe).
+                dbapi_conn.isolation_level = None
+                cur = dbapi_conn.cursor()
+                cur.execute("PRAGMA busy_timeout = 30000")
+                cur.execute("PRAGMA journal_mode = WAL")
+                cur.execute("PRAGMA synchronous = NORMAL")
+                cur.execute("PRAGMA foreign_keys = ON")
+                cur.close()
+
+            @event.listens_for(self.engine, "begin")
+            def _on_begin(conn: Any) -> None:
+                # Take the write lock up front: two writers that both start by reading would otherwise
+                # deadlock on the upgrade from a shared to a write lock (SQLITE_BUSY without waiting).
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            self.engine = create_engine(url)
+        self._retry(lambda: migrate(self.engine))
+        self._t = tables(SCHEMA_VERSION)[1]
+
+    def __repr__(self) -> str:
+        return f"Store({self.url.render_as_string(hide_password=True)!r})"
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the database (after migrations: ``SCHEMA_VERSION``)."""
+        with self.engine.connect() as conn:
+            return schema_version_of(conn)
+
+    # -- retries -------------------------------------------------------------------------------------
+
+    def _retry(self, fn: Callable[[], _T]) -> _T:
+        """Run ``fn`` (a whole transaction), retrying while the database is locked or busy."""
+        from sqlalchemy.exc import OperationalError
+
+        def transient(exc: BaseException) -> bool:
+            # SQLite: "database is locked" / "busy"; PostgreSQL: deadlocks and serialisation failures.
+            msg = str(exc).lower()
+            return isinstance(exc, OperationalError) and any(
+                w in msg for w in ("locked", "busy", "deadlock", "could not serialize")
+            )
+
+        def busy(exc: BaseException) -> StoreError:
+            orig = getattr(exc, "orig", exc)
+            return StoreError(f"the store stayed busy for {self.retry_seconds:g}s: {orig}", code="STORE_BUSY")
+
+        try:
+            return retry_until(fn, transient=transient, seconds=self.retry_seconds, on_timeout=busy)
+        except OperationalError as exc:
+            # e.g. a server that refuses the connection, or a file that cannot be opened
+            raise StoreError(
+                f"the store {self.url.render_as_string(hide_password=True)} could not be used: {exc.orig}",
+                code="STORE_UNAVAILABLE",
+            ) from exc
+
+    # -- writing -------------------------------------------------------------------------------------
+
+    def _suite_id(self, conn: Connection, suite: Suite) -> int:
+        from sqlalchemy import select
+
+        t = self._t["suites"]
+        h = suite.content_hash()
+        where = select(t.c.id).where(t.c.name == suite.name, t.c.content_hash == h)
+        row = conn.execute(where).fetchone()
+        if row:
+            return int(row[0])
+        values = {
+            "name": suite.name,
+            "format": suite.format,
+            "content_hash": h,
+            "definition": suite.model_dump_json(),
+            "created_at": _now(),
+        }
+        if conn.dialect.name in ("sqlite", "postgresql"):
+            # Another process may insert the same suite meanwhile (PostgreSQL does not serialise writers as
+            # SQLite's BEGIN IMMEDIATE does): insert unless present, then read the id whoever inserted it.
+            from sqlalchemy.dialects import postgresql, sqlite
+
+            dml = sqlite if conn.dialect.name == "sqlite" else postgresql
+            conn.execute(dml.insert(t).values(**values).on_conflict_do_nothing())
+            return int(conn.execute(where).scalar_one())
+        res = conn.execute(t.insert().values(**values))
+        return int(res.inserted_primary_key[0])  # type: ignore[index]
+
+    def _insert_run(
+        self, conn: Connection, suite: Suite, *, version: str | None, meta: Mapping[str, Any], status: str
+    ) -> tuple[int, str]:
+        run_id = uuid.uuid4().hex[:12]
+        suite_id = self._suite_id(conn, suite)
+        where = Path(suite.path).resolve().parent if suite.path else Path.cwd()
+        res = conn.execute(
+            self._t["runs"]
+            .insert()
+            .values(
+                run_id=run_id,
+                suite_id=suite_id,
+                suite=suite.name,
+                version=version,
+                git_commit=_git_commit(where),
+                status=status,
+                saved_at=_now(),
+                **self._run_fields(meta),
+            )
+        )
+        return int(res.inserted_primary_key[0]), run_id  # type: ignore[index]
+
+    @staticmethod
+    def _run_fields(meta: Mapping[str, Any]) -> dict[str, Any]:
+        agent = meta.get("agent")
+        return {
+            "agent": agent if agent is None or isinstance(agent, str) else _dumps(agent),
+            "model": meta.get("model"),
+            "judge": meta.get("judge"),
+            "checks": _dumps(meta.get("checks") or {}),
+            "options": _dumps(meta.get("options") or {}),
+            "meta": _dumps({k: v for k, v in meta.items() if k not in ("run_id", "version")}),
+            "started_at": meta.get("started_at"),
+            "finished_at": meta.get("finished_at"),
+        }
+
+    def _write_frames(self, conn: Connection, run_pk: int, result: Result) -> None:
+        t = self._t
+        for name, frame, cols in (
+            ("run_rows", result.runs, RUN_COLS),
+            ("scores", result.scores, SCORE_COLS),
+            ("mismatches", result.mismatches, MISMATCH_COLS),
+        ):
+            if len(frame):
+                insert_many(conn, t[name], frame_rows(frame, cols, run_pk=run_pk))
+
+    @staticmethod
+    def _dtypes(result: Result) -> dict[str, dict[str, str]]:
+        return {
+            "runs": {c: str(d) for c, d in result.runs.dtypes.items()},
+            "scores": {c: str(d) for c, d in result.scores.dtypes.items()},
+            "mismatches": {c: str(d) for c, d in result.mismatches.dtypes.items()},
+        }
+
+    def save(self, result: Result, *, version: str | None = None) -> str:
+        """Save a finished result under a version label; returns its new ``run_id``.
+
+        Example:
+            >>> run_id = store.save(result, version="gpt-4o-2026-11")
+        """
+        meta = dict(result.meta)
+        meta["frame_dtypes"] = self._dtypes(result)
+        status = "interrupted" if meta.get("interrupted") else "complete"
+
+        def tx() -> str:
+            with self.engine.begin() as conn:
+                pk, run_id = self._insert_run(conn, result.suite, version=version, meta=meta, status=status)
+                self._write_frames(conn, pk, result)
+                refresh_stats(conn, pk)
+                return run_id
+
+        run_id = self._retry(tx)
+        result.meta["run_id"] = run_id
+        result.meta["version"] = version
+        return run_id
+
+    def delete(self, run_id: str) -> None:
+        """Delete a saved run and its rows.
+
+        Raises:
+            StoreError: when there is no such run (code ``RUN_NOT_FOUND``).
+
+        Example:
+            >>> store.delete("3f2a9c1b7d4e")
+        """
+        pk = self._resolve(run_id, by_version=False)["id"]
+
+        def tx() -> None:
+            with self.engine.begin() as conn:
+                for name in ("run_check_stats", "mismatches", "scores", "run_rows"):
+                    conn.execute(self._t[name].delete().where(self._t[name].c.run_pk == pk))
+                conn.execute(self._t["runs"].delete().where(self._t["runs"].c.id == pk))
+
+        self._retry(tx)
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def runs(self, suite: str | None = None) -> pd.DataFrame:
+        """Saved runs, oldest first: run_id, suite, version, agent, model, judge, status, times, git commit.
+
+        Example:
+            >>> store.runs(suite="foodmart-sales-evals")[["run_id", "version", "status"]]
+        """
+        import pandas as pd
+        from sqlalchemy import select
+
+        r, s = self._t["runs"], self._t["suites"]
+        q = (
+            select(
+                r.c.run_id,
+                r.c.suite,
+                r.c.version,
+                r.c.agent,
+                r.c.model,
+                r.c.judge,
+                r.c.status,
+                r.c.started_at,
+                r.c.finished_at,
+                r.c.git_commit,
+                s.c.format,
+                s.c.content_hash.label("suite_hash"),
+                r.c.latency_ms,
+                r.c.cost,
+                r.c.checks,
+            )
+            .join(s, s.c.id == r.c.suite_id)
+            .order_by(r.c.id)
+        )
+        if suite is not None:
+            q = q.where(r.c.suite == suite)
+        with self.engine.connect() as conn:
+            rows = conn.execute(q).fetchall()
+        dtypes = {
+            "run_id": "string",
+            "suite": "string",
+            "version": "string",
+            "agent": "string",
+            "model": "string",
+            "judge": "string",
+            "status": "string",
+            "started_at": "string",
+            "finished_at": "string",
+            "git_commit": "string",
+            "format": "string",
+            "suite_hash": "string",
+            "latency_ms": "float64",
+            "cost": "float64",
+            "checks": "string",
+        }
+        frame = pd.DataFrame([tuple(x) for x in rows], columns=list(dtypes))
+        return frame.astype(dtypes)
+
+    def _resolve(self, key: str, *, by_version: bool = True, suite: str | None = None) -> dict[str, Any]:
+        """The runs row for a run id, else the latest complete run with that version label."""
+        from sqlalchemy import select
+
+        r = self._t["runs"]
+        with self.engine.connect() as conn:
+            row = conn.execute(select(r).where(r.c.run_id == key)).mappings().fetchone()
+            if row is None and by_version:
+                q = select(r).where(r.c.version == key)
+                if suite is not None:
+                    q = q.where(r.c.suite == suite)
+                rows = conn.execute(q.order_by(r.c.id)).mappings().fetchall()
+                latest = {str(x["suite"]): str(x["run_id"]) for x in rows}
+                if len(latest) > 1:
+                    # a label shared by suites names no single run: picking the latest would silently load
+                    # (or compare against) another suite's run
+                    named = ", ".join(f"{name!r} (latest run {rid})" for name, rid in latest.items())
+                    raise StoreError(
+                        f"version {key!r} is saved for several suites: {named}; "
+                        "name the suite (suite=... in Python, --suite on the command line) or use a run id",
+                        code="AMBIGUOUS_VERSION",
+                    )
+                complete = [x for x in rows if x["status"] == "complete"]
+                row = (complete or rows)[-1] if rows else None
+            elif row is None:
+                # delete() takes run ids only: a version label may name several runs
+                labelled = conn.execute(
+                    select(r.c.run_id).where(r.c.version == key).order_by(r.c.id)
+                ).fetchall()
+                if labelled:
+                    ids = ", ".join(str(x[0]) for x in labelled)
+                    raise StoreError(
+                        f"{key!r} is a version label, not a run id; its runs: {ids}", code="RUN_NOT_FOUND"
+                    )
+        if row is None:
+            what = "run id or version" if by_version else "run id"
+            raise StoreError(f"no saved run with {what} {key!r} in {self!r}", code="RUN_NOT_FOUND")
+        return dict(row)
+
+    def load(self, run_id_or_version: str, *, suite: str | None = None) -> Result:
+        """A saved run as a Result whose frames equal the saved ones (columns, order and dtypes).
+
+        ``run_id_or_version`` is a run id, or a version label (its latest complete run; ``suite`` narrows
+        the search when several suites share labels).
+
+        Raises:
+            StoreError: when nothing matches (code ``RUN_NOT_FOUND``).
+
+        Example:
+            >>> store.load("gpt-4o-2026-11").summary()
+        """
+        from sqlalchemy import select
+
+        from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
+        from evalnb.suite import Suite
+
+        run = self._resolve(run_id_or_version, suite=suite)
+        s = self._t["suites"]
+        meta = json.loads(run["meta"] or "{}")
+        dtypes = meta.pop("frame_dtypes", None) or {
+            "runs": RUNS_COLUMNS,
+            "scores": SCORES_COLUMNS,
+            "mismatches": MISMATCH_COLUMNS,
+        }
+        with self.engine.connect() as conn:
+            definition = conn.execute(select(s.c.definition).where(s.c.id == run["suite_id"])).scalar_one()
+            the_suite = Suite.model_validate_json(definition)
+            frames = [
+                read_frame(conn, self._t[table], cols, run["id"], dtypes[name], run["suite"])
+                for table, cols, name in (
+                    ("run_rows", RUN_COLS, "runs"),
+                    ("scores", SCORE_COLS, "scores"),
+                    ("mismatches", MISMATCH_COLS, "mismatches"),
+                )
+            ]
+        if meta.pop("row_order", None) == "suite":
+            # written case run by case run as they finished (evalnb.run(store=...)): rows come back in suite
+            # order, then run, then turn, as the run's own Result has them
+            frames = [in_suite_order(f, the_suite) for f in frames]
+        runs, scores, mism = frames
+        meta.update(
+            run_id=run["run_id"], version=run["version"], status=run["status"], git_commit=run["git_commit"]
+        )
+        if run["status"] != "complete":
+            meta["interrupted"] = True
+        return Result.from_frames(suite=the_suite, runs=runs, scores=scores, mismatches=mism, meta=meta)
+
+    def trend(
+        self, suite: str, *, confidence: float = 0.95, include_incomplete: bool = False
+    ) -> pd.DataFrame:
+        """Per saved run (in run order) x check: n, cases, mean and pass rate with intervals, latency, cost.
+
+        Aggregated in SQL from per-case sums written at save time, so it stays fast over many versions.
+        Intervals are normal intervals with a cluster-robust standard error (cases are the clusters: a case's
+        runs and turns are not independent).
+
+        Columns: ``order, run_id, version, started_at, check_id, n, cases, mean, ci_low, ci_high, pass_rate,
+        pass_ci_low, pass_ci_high, latency_ms, cost, prompt_tokens, completion_tokens``.
+
+        Example:
+            >>> store.trend("foodmart-sales-evals").pivot(index="version", columns="check_id", values="mean")
+        """
+        import numpy as np
+        import pandas as pd
+        from sqlalchemy import select
+
+        r, st = self._t["runs"], self._t["run_check_stats"]
+        q = (
+            select(
+                r.c.id,
+                r.c.run_id,
+                r.c.version,
+                r.c.started_at,
+                r.c.latency_ms,
+                r.c.cost,
+                r.c.prompt_tokens,
+                r.c.completion_tokens,
+                st.c.check_id,
+                st.c.cases,
+                st.c.n,
+                st.c.total,
+                st.c.sq,
+                st.c.xprod,
+                st.c.nsq,
+                st.c.pcases,
+                st.c.pn,
+                st.c.ptotal,
+                st.c.psq,
+                st.c.pcross,
+                st.c.pnsq,
+            )
+            .join(st, st.c.run_pk == r.c.id)
+            .where(r.c.suite == suite)
+            .order_by(r.c.id, st.c.check_id)
+        )
+        if not include_incomplete:
+            q = q.where(r.c.status == "complete")
+        with self.engine.connect() as conn:
+            rows = conn.execute(q).fetchall()
+        cols = [
+            "id",
+            "run_id",
+            "version",
+            "started_at",
+            "latency_ms",
+            "cost",
+            "prompt_tokens",
+            "completion_tokens",
+            "check_id",
+            "cases",
+            "n",
+            "total",
+            "sq",
+            "xprod",
+            "nsq",
+            "pcases",
+            "pn",
+            "ptotal",
+            "psq",
+            "pcross",
+            "pnsq",
+        ]
+        f = pd.DataFrame([tuple(x) for x in rows], columns=cols)
+        z = _z(confidence)
+
+        def mean_ci(n: Any, g: Any, total: Any, sq: Any, cross: Any, nsq: Any) -> tuple[Any, Any, Any]:
+            n = n.astype(float)
+            g = g.astype(float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                m = total.astype(float) / n
+                resid = sq.astype(float) - 2 * m * cross.astype(float) + m * m * nsq.astype(float)
+                var = (g / (g - 1)) * resid.clip(lower=0) / (n * n)
+                se = np.sqrt(var.where(g > 1))
+            return m, m - z * se, m + z * se
+
+        mean, lo, hi = mean_ci(f["n"], f["cases"], f["total"], f["sq"], f["xprod"], f["nsq"])
+        pmean, plo, phi = mean_ci(f["pn"], f["pcases"], f["ptotal"], f["psq"], f["pcross"], f["pnsq"])
+        order = pd.Series(pd.factorize(f["id"])[0] + 1 if len(f) else [], dtype="Int64")
+        out = pd.DataFrame(
+            {
+                "order": order,
+                "run_id": f["run_id"].astype("string"),
+                "version": f["version"].astype("string"),
+                "started_at": f["started_at"].astype("string"),
+                "check_id": f["check_id"].astype("string"),
+                "n": f["n"].astype("Int64"),
+                "cases": f["cases"].astype("Int64"),
+                "mean": mean.astype("float64"),
+                "ci_low": lo.astype("float64"),
+                "ci_high": hi.astype("float64"),
+                "pass_rate": pmean.astype("float64"),
+                "pass_ci_low": plo.clip(lower=0).astype("float64"),
+                "pass_ci_high": phi.clip(upper=1).astype("float64"),
+                "latency_ms": f["latency_ms"].astype("float64"),
+                "cost": f["cost"].astype("float64"),
+                "prompt_tokens": f["prompt_tokens"].astype("Int64"),
+                "completion_tokens": f["completion_tokens"].astype("Int64"),
+            }
+        )
+        out.attrs["suite"] = suite
+        out.attrs["confidence"] = confidence
+        return out
+
+    def compare(self, a: str, b: str, *, suite: str | None = None, **options: Any) -> Comparison:
+        """Compare two saved runs (run ids or version labels): ``b`` against the baseline ``a``.
+
+        Example:
+            >>> store.compare("v1", "v2").checks[["check_id", "diff", "verdict"]]
+        """
+        from evalnb.compare import compare
+
+        ra, rb = self.load(a, suite=suite), self.load(b, suite=suite)
+        return compare(
+            ra, rb, labels=(str(ra.meta.get("version") or a), str(rb.meta.get("version") or b)), **options
+        )
+
+    # -- resume support ------------------------------------------------------------------------------
+
+    def stored_case_runs(self, run_pk: int) -> set[tuple[str, int]]:
+        """The ``(case id, run)`` pairs a run has rows for (what a resumed run need not run again)."""
+        from sqlalchemy import select
+
+        t = self._t["run_rows"]
+        q = select(t.c.case_id, t.c.run).where(t.c.run_pk == run_pk).distinct()
+        with self.engine.connect() as conn:
+            return {(str(c), int(r)) for c, r in conn.execute(q)}
+
+
+def as_store(store: Any) -> Store:
+    """A Store from a Store, a path or a URL (``None``: the default store)."""
+    if isinstance(store, Store):
+        return store
+    if store is None or isinstance(store, (str, os.PathLike)):
+        return Store(store)
+    raise ConfigError(f"store must be an evalnb.Store, a path or a URL, not {type(store).__name__}")
