@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -148,10 +150,12 @@ def test_cube_model_translates_structured_queries(tmp_path: Path) -> None:
         "rows": [{"dimension": "Product", "level": "Family"}],
         "filters": [{"level": "State", "equals": "CA"}],
     }
-    assert src.to_sql(q) == (
+    stmt = src.statement(q)
+    assert stmt.sql == (
         'SELECT f.family AS "Family", SUM(f.cents) / 100.0 AS "Revenue" FROM sales f '
-        "WHERE f.state = 'CA' GROUP BY f.family ORDER BY f.family"
+        "WHERE f.state = :p0 GROUP BY f.family ORDER BY f.family"
     )
+    assert stmt.params == {"p0": "CA"}
     assert src.reference(q).to_dict("records") == [
         {"Family": "Drink", "Revenue": 0.5},
         {"Family": "Food", "Revenue": 1.5},
@@ -159,10 +163,9 @@ def test_cube_model_translates_structured_queries(tmp_path: Path) -> None:
     with pytest.raises(ReferenceQueryError, match="unknown measure 'Profit'; the cube has Sales"):
         src.reference({"measures": [{"name": "Profit"}]})
     with pytest.raises(ReferenceQueryError, match="give equals, in, notIn"):
-        src.to_sql({"measures": ["Sales"], "filters": [{"level": "State", "like": "C%"}]})
-    assert "f.state IN ('CA', 'O''Brien')" in src.to_sql(
-        {"measures": ["Sales"], "filters": [{"level": "State", "in": ["CA", "O'Brien"]}]}
-    )
+        src.statement({"measures": ["Sales"], "filters": [{"level": "State", "like": "C%"}]})
+    stmt = src.statement({"measures": ["Sales"], "filters": [{"level": "State", "in": ["CA", "O'Brien"]}]})
+    assert "f.state IN (:p0, :p1)" in stmt.sql and stmt.params == {"p0": "CA", "p1": "O'Brien"}
 
 
 def test_cube_model_found_next_to_the_database(tmp_path: Path) -> None:
@@ -179,9 +182,9 @@ def test_reference_results_are_cached_per_query(tmp_path: Path) -> None:
     class Counting(Source):
         calls = 0
 
-        def query(self, sql: str) -> pd.DataFrame:
+        def query(self, sql: str, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
             Counting.calls += 1
-            return super().query(sql)
+            return super().query(sql, params)
 
     con = sqlite3.connect(make_sqlite(tmp_path / "s.db"), check_same_thread=False)
     src = Counting("sqlite", con)
@@ -210,3 +213,80 @@ def test_failing_reference_query_in_a_run(tmp_path: Path) -> None:
     assert mm["key"].tolist() == ["referenceQuery"]
     assert mm["reason"].iloc[0] == "referenceQuery: no such column: total"
     assert set(result.runs["status"]) <= {"passed", "failed"}  # an authoring mismatch, not degraded
+
+
+# --- bound parameters --------------------------------------------------------------------------------------
+
+HOSTILE = [
+    "O'Brien",  # a quote: a member, compared as written
+    "CA' OR '1'='1",  # the classic: would match every row if pasted into the SQL
+    "x'); DROP TABLE sales; --",  # a second statement: must stay a value
+    'say "hi" \\ :p0 $p0 ?',  # markers and escapes inside a value mean nothing
+]
+
+
+def _people_frame() -> pd.DataFrame:
+    names = ["CA", "WA", *HOSTILE]
+    return pd.DataFrame(
+        {"state": names, "family": ["Food"] * len(names), "cents": range(100, 100 * (len(names) + 1), 100)}
+    )
+
+
+def _sources(tmp_path: Path) -> dict[str, Source]:
+    frame = _people_frame()
+    lite = tmp_path / "people.db"
+    con = sqlite3.connect(lite)
+    frame.to_sql("sales", con, index=False)
+    con.close()
+    import duckdb
+
+    duck_path = tmp_path / "people.duckdb"
+    dcon = duckdb.connect(str(duck_path))
+    dcon.register("frame", frame)
+    dcon.execute("CREATE TABLE sales AS SELECT * FROM frame")
+    dcon.close()
+    return {
+        "sqlite file": connect(lite, cube=CUBE_DOC),
+        "duckdb file": connect(duck_path, cube=CUBE_DOC),
+        "dataframes (duckdb)": connect({"sales": frame}, cube=CUBE_DOC),
+        # writable, unlike the read-only file sources: a second statement would really run here
+        "sqlalchemy url": connect(f"sqlite:///{lite}", cube=CUBE_DOC),
+    }
+
+
+@pytest.mark.parametrize("member", HOSTILE)
+def test_filter_members_are_bound_never_pasted(tmp_path: Path, member: str) -> None:
+    expected = float(_people_frame().set_index("state").loc[member, "cents"]) / 100
+    for kind, src in _sources(tmp_path).items():
+        query = {
+            "measures": ["Sales"],
+            "rows": [{"level": "State"}],
+            "filters": [{"level": "State", "equals": member}],
+        }
+        stmt = src.statement(query)
+        assert member not in stmt.sql, kind
+        assert list(stmt.params.values()) == [member], kind
+        assert src.reference(query).to_dict("records") == [{"State": member, "Sales": expected}], kind
+        both = {"measures": ["Sales"], "filters": [{"level": "State", "in": ["CA", member]}]}
+        assert src.reference(both)["Sales"].tolist() == [pytest.approx(1.0 + expected)], kind
+        others = {"measures": ["Sales"], "filters": [{"level": "State", "notIn": [member]}]}
+        total = float(_people_frame()["cents"].sum()) / 100
+        assert src.reference(others)["Sales"].tolist() == [pytest.approx(total - expected)], kind
+        # the table is still there, whole
+        assert src.query("SELECT COUNT(*) AS n FROM sales")["n"].tolist() == [len(_people_frame())], kind
+        src.close()
+
+
+def test_markers_follow_the_database(tmp_path: Path) -> None:
+    sources = _sources(tmp_path)
+    q = {
+        "measures": ["Sales"],
+        "filters": [{"level": "State", "op": ">=", "value": "W"}, {"level": "Family", "equals": True}],
+    }
+    assert sources["sqlite file"].statement(q).sql.endswith("WHERE f.state >= :p0 AND f.family = :p1")
+    assert sources["sqlalchemy url"].statement(q).sql.endswith("WHERE f.state >= :p0 AND f.family = :p1")
+    assert sources["duckdb file"].statement(q).sql.endswith("WHERE f.state >= $p0 AND f.family = $p1")
+    # booleans bind as 1/0, as flag columns hold them
+    assert sources["duckdb file"].statement(q).params == {"p0": "W", "p1": 1}
+    for src in sources.values():
+        src.close()

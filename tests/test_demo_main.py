@@ -127,3 +127,26 @@ def test_task_agent_tasks_and_flaws(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert (tmp_path / "f" / "summary.txt").is_file() and not (tmp_path / "f" / "output").exists()
     assert task_main(["Write", "a", "poem"]) == 1
     assert "task agent:" in capsys.readouterr().err
+
+
+def test_scorecard_write_failing_midway_leaves_the_old_page(tmp_path: Path) -> None:
+    from evalnb.demo.main import DemoOutcome, write_scorecard
+    from evalnb.suite import Case, RegexCheck, Suite, Turn
+    from tests.support.disk import assert_write_fails
+
+    suite = Suite(
+        name="s",
+        format="tasks-toml",
+        cases=[
+            Case(id="c", name="c", turns=[Turn(prompt="q", checks=[RegexCheck(on="result", pattern="a")])])
+        ],
+    )
+    outcome = DemoOutcome(results={"current": {"s": evalnb.run(suite, lambda p: "a", progress=False)}})
+    target = tmp_path / "scorecard.html"
+    target.write_text("yesterday's page")
+    with assert_write_fails(100_000):  # plotly's JavaScript alone is megabytes
+        write_scorecard(outcome, target)
+    assert target.read_text() == "yesterday's page"
+    assert [p.name for p in tmp_path.iterdir()] == ["scorecard.html"]
+    page = write_scorecard(outcome, target).read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<title>evalnb demo scorecard</title>" in page

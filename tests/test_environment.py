@@ -17,7 +17,9 @@ else:  # pragma: no cover - Python 3.10
 ROOT = Path(__file__).resolve().parents[1]
 
 # Extras a conda user of the notebooks needs besides the runtime dependencies (dev tools come through pip).
-EXTRAS = ("judge", "duckdb", "excel", "notebooks")
+EXTRAS = ("duckdb", "excel", "notebooks")
+# Listed besides the requirements: the interpreter, its installer, and what the notebooks extra needs first.
+BASE = {"python", "pip", "jupyterlab", "ipykernel"}
 
 
 def _name(requirement: str) -> str:
@@ -57,7 +59,17 @@ def test_every_runtime_dependency_and_notebook_extra_is_listed() -> None:
     missing = sorted(wanted - listed)
     assert not missing, f"environment.yml does not list {missing}"
     # The ones the file once missed, named so a regression reads plainly.
-    assert {"regex", "openai", "tomli"} <= listed
+    assert {"regex", "tomli"} <= listed
+
+
+def test_nothing_is_listed_that_pyproject_does_not_declare() -> None:
+    # A package dropped from pyproject (as the openai SDK left for the bench extra) leaves here too.
+    project = _pyproject()
+    declared = {_name(r) for r in project["dependencies"]} | BASE
+    for extra in EXTRAS:
+        declared |= {_name(r) for r in project["optional-dependencies"][extra] if not r.startswith("evalnb[")}
+    extra_listed = sorted(_conda_names(_environment()) - declared)
+    assert not extra_listed, f"environment.yml lists {extra_listed}, which no runtime or notebook extra needs"
 
 
 def test_evalnb_itself_is_installed_from_the_checkout_with_the_dev_tools() -> None:

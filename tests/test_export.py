@@ -172,3 +172,67 @@ def test_dataset_document_round_trip(tmp_path: Path) -> None:
     cols = ["case_id", "run", "turn", "check_id", "value", "passed"]
     pd.testing.assert_frame_equal(back.scores[cols], result.scores[cols])
     assert back.cases["status"].tolist() == result.cases["status"].tolist()
+
+
+# --- atomic files, reading back -----------------------------------------------------------------------
+
+
+# openpyxl writes each sheet to a temporary file first; when that write fails, its zip archive is left
+# half-closed and complains when collected. Collected here (gc.collect below), so the complaint stays in this test.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("name", ["card.html", "card.xlsx", "plain.json", "doc.json"])
+def test_a_write_failing_midway_leaves_the_old_file(result: evalnb.Result, tmp_path: Path, name: str) -> None:
+    import gc
+
+    from tests.support.disk import assert_write_fails
+
+    target = tmp_path / name
+    target.write_text("the previous export")
+    subject = result
+    if name == "doc.json":
+        subject = evalnb.run(
+            Suite(name="kb", format="dataset-json", cases=make_suite().cases), agent, progress=False
+        )
+    with assert_write_fails(2_000):  # every one of these files is larger: the write fails part-way
+        export.write(subject, target)
+    gc.collect()
+    assert target.read_text() == "the previous export"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no temporary file left behind
+    export.write(subject, target)  # and without the limit it is written whole
+    assert target.stat().st_size > 2_000
+
+
+def test_csv_files_are_each_whole(result: evalnb.Result, tmp_path: Path) -> None:
+    from tests.support.disk import assert_write_fails
+
+    folder = tmp_path / "csv"
+    folder.mkdir()
+    for name in ("runs.csv", "scores.csv"):
+        (folder / name).write_text("old\n")
+    with assert_write_fails(2_000):  # runs.csv (1.2 kB) fits, scores.csv (3 kB) does not
+        export.to_csv(result, folder)
+    assert len(pd.read_csv(folder / "runs.csv")) == len(result.runs)
+    assert (folder / "scores.csv").read_text() == "old\n"
+    assert not [p.name for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_read_results_says_what_it_reads(result: evalnb.Result, tmp_path: Path) -> None:
+    csv_file = result.to_csv(tmp_path / "csv") / "scores.csv"
+    xlsx = result.to_excel(tmp_path / "card.xlsx")
+    cases = [
+        (csv_file, "not valid JSON", "UNKNOWN_RESULTS"),
+        (csv_file.parent, "is a folder", "UNKNOWN_RESULTS"),
+        (xlsx, "not a text file", "UNKNOWN_RESULTS"),
+        (tmp_path / "missing.json", "no such file", "RESULTS_NOT_FOUND"),
+    ]
+    for path, what, code in cases:
+        with pytest.raises(evalnb.errors.StoreError) as info:
+            evalnb.read_results(path)
+        message = str(info.value)
+        assert message.startswith(str(path)) and what in message, message
+        assert "reads the JSON that Result.to_json" in message and "dataset output documents" in message
+        assert info.value.code == code
+    # our JSON under any name is read by its content, not its extension
+    saved = tmp_path / "result.txt"
+    saved.write_text(result.to_json())
+    assert evalnb.read_results(saved).scores["passed"].tolist() == result.scores["passed"].tolist()

@@ -39,3 +39,13 @@ def test_error_inside_leaves_the_target_and_no_temporary(tmp_path: Path) -> None
         raise RuntimeError("crash while writing")
     assert target.read_text() == "original"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
+
+
+def test_not_durable_is_still_atomic(tmp_path: Path) -> None:
+    # durable=False skips only the fsync: the temporary file and the rename are the same
+    target = atomic_write(tmp_path / "c.json", '{"a": 1}', durable=False)
+    assert target.read_text() == '{"a": 1}'
+    with pytest.raises(RuntimeError), atomic_writer(target, durable=False) as fh:
+        fh.write("half")
+        raise RuntimeError("crash while writing")
+    assert target.read_text() == '{"a": 1}' and [p.name for p in tmp_path.iterdir()] == ["c.json"]

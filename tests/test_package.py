@@ -66,3 +66,21 @@ def test_suite_functions_are_the_formats_ones():
     assert evalnb.discover is formats.discover
     assert evalnb.upgrade is formats.upgrade
     assert issubclass(evalnb.SuiteError, evalnb.EvalnbError)
+
+
+def test_the_version_is_written_once() -> None:
+    import importlib.metadata
+    import re
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "evalnb.__version__"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+(\.dev\d+|rc\d+)?", evalnb.__version__)
+    # the installed (editable) distribution reports the version the code defines
+    assert importlib.metadata.version("evalnb") == evalnb.__version__

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import evalnb
-from evalnb._chat import probe, safe_url
 from evalnb.agents import HTTP, Command, OpenAIChat, Record, Replay
+from evalnb.chat import probe, safe_url
 from evalnb.errors import ConfigError
 from evalnb.judges import Heuristic, OpenAIJudge
 from tests.support.openai_server import OpenAIServer

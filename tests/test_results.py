@@ -105,9 +105,7 @@ def test_read_results_names_what_it_reads(result: Result, tmp_path: Path) -> Non
 
     folder = result.to_csv(tmp_path / "csv")
     csv = next(folder.glob("*.csv"))
-    with pytest.raises(
-        StoreError, match=r"read_results reads JSON files: a result written by Result\.to_json"
-    ):
+    with pytest.raises(StoreError, match=r"read_results reads the JSON that Result\.to_json"):
         read_results(csv)
 
 

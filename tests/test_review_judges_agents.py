@@ -389,7 +389,7 @@ def test_a_judge_without_a_model_names_the_file(tmp_path: Path) -> None:
 
 
 async def test_a_chat_answer_of_another_shape_is_a_clear_error(server: OpenAIServer) -> None:
-    from evalnb._chat import ChatClient, ChatError
+    from evalnb.chat import ChatClient, ChatError
 
     server.script(
         _raw(json.dumps({"choices": [{"message": "hi"}]})),

@@ -30,6 +30,7 @@ from dataclasses import fields
 from typing import Any
 
 from evalnb.agents.base import Request, Response
+from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, require_reachable, safe_url
 from evalnb.errors import AgentError, ConfigError
 
 __all__ = ["ASK_BODY", "ASK_MAPPING", "HTTP", "Secret", "expand_env", "get_path"]
@@ -278,8 +279,6 @@ class HTTP:
             Traceback (most recent call last):
             evalnb.errors.ConfigError: agent endpoint http://127.0.0.1:9/ai/ask is not reachable: connection refused; ...
         """
-        from evalnb._chat import PREFLIGHT_TIMEOUT, require_reachable
-
         await require_reachable(
             self.url,
             what="agent endpoint",
@@ -328,8 +327,6 @@ class HTTP:
             transient = status == 429 or status >= 500 or status == 408
             error = AgentError(f"{where} answered HTTP {status}: {snippet}", transient=transient)
             if transient and retry_after:
-                from evalnb._chat import parse_retry_after
-
                 # The runner waits this long before its retry (it reads ``retry_after`` from the error).
                 error.retry_after = parse_retry_after(retry_after)  # type: ignore[attr-defined]
             raise error
@@ -392,6 +389,4 @@ class HTTP:
 def _without_query(url: str) -> str:
     # A query string may carry a key (``?code=...``), and ``user:password@`` a password: reprs and messages
     # show the URL without either.
-    from evalnb._chat import safe_url
-
     return safe_url(url.split("?", 1)[0])

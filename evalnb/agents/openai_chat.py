@@ -1,6 +1,6 @@
 """The OpenAI-compatible chat agent: a model behind ``/chat/completions`` (OpenAI, Azure, Ollama, vLLM ...).
 
-It shares the chat client of the judges (``evalnb._chat``): the same retries with backoff, ``Retry-After`` on
+It shares the chat client of the judges (:mod:`evalnb.chat`): the same retries with backoff, ``Retry-After`` on
 429 and one adaptive concurrency limit per endpoint, so agent and judge calls to one server back off together.
 
 Example:
@@ -16,7 +16,8 @@ from typing import Any
 
 from evalnb.agents.base import Request, Response
 from evalnb.agents.http import expand_env, scrub
-from evalnb.errors import AgentError, ConfigError, EvalnbError
+from evalnb.chat import ChatClient, safe_url
+from evalnb.errors import AgentError, ChatError, ConfigError, EvalnbError
 
 __all__ = ["OpenAIChat"]
 
@@ -70,8 +71,6 @@ class OpenAIChat:
         extra_body: Mapping[str, Any] | None = None,
         name: str | None = None,
     ) -> None:
-        from evalnb._chat import ChatClient
-
         self.system = system
         self._secret_headers = {
             str(k): expand_env(str(v), what=f"OpenAIChat header {k}")
@@ -102,8 +101,6 @@ class OpenAIChat:
 
     def __repr__(self) -> str:
         key = "set" if self.client._api_key else "none"
-        from evalnb._chat import safe_url
-
         # The repr goes into cassettes (Record writes the agent's repr): no password of the URL.
         parts = [repr(self.model), f"endpoint={safe_url(self.client.endpoint)!r}", f"api_key=<{key}>"]
         if self.system is not None:
@@ -138,8 +135,6 @@ class OpenAIChat:
 
     async def respond(self, request: Request) -> Response:
         """Ask the model once (the client retries what is worth retrying)."""
-        from evalnb._chat import ChatError
-
         try:
             reply = await self.client.complete(self.messages(request))
         except ChatError as e:

@@ -17,9 +17,16 @@ Only successful answers are recorded: an error is not an answer, and replaying i
 call failed. A call that failed while recording is a miss when replayed, so it is ``degraded`` again, with
 the key named in the reason.
 
-Writing appends one whole line per call under a lock (a thread lock, plus an OS file lock between processes)
-and flushes and fsyncs it, so concurrent calls never interleave and an interrupted recording keeps every
-answer that finished. A torn last line (the process killed mid-write) is skipped when replaying.
+Writing a cassette is atomic per answer, not per file: rewriting the whole file for every answer (the way evalnb
+writes its other files) would cost time growing with the cassette, and a recording killed at its 500th answer
+should keep 499. So each answer is one line appended under a lock (a thread lock, plus an OS file lock
+between processes), then fsynced: concurrent calls never interleave, and an interrupted recording keeps every
+answer that finished. The file only ever grows by whole lines:
+
+* a write that fails part-way (a full disk, a quota) is cut back to where the line began, and raises;
+* a torn last line left by a process killed mid-write is cut off before the next line is appended (a last
+  line that is whole JSON but lacks its newline, as an editor may save it, is kept and ended instead);
+* when replaying, a torn last line (a recording killed and never resumed) is skipped.
 
 Example:
     >>> result = evalnb.run(suite, evalnb.agents.Record(my_agent, "answers.jsonl"))
@@ -41,6 +48,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from evalnb._files import atomic_write
 from evalnb.agents.base import Agent, Request, Response, as_agent
 from evalnb.errors import AgentError, ConfigError
 
@@ -168,11 +176,10 @@ def restore_files(workdir: Path, files: dict[str, dict[str, str]]) -> None:
         target = (root / rel).resolve()
         if root not in target.parents:
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if "base64" in content:
-            target.write_bytes(base64.b64decode(content["base64"]))
-        else:
-            target.write_bytes(content.get("text", "").encode("utf-8"))
+        data = (
+            base64.b64decode(content["base64"]) if "base64" in content else content.get("text", "").encode()
+        )
+        atomic_write(target, data)
 
 
 def _lock_for(path: Path) -> threading.Lock:
@@ -183,19 +190,59 @@ def _lock_for(path: Path) -> threading.Lock:
 def _append_line(path: Path, line: str) -> None:
     data = (line + "\n").encode("utf-8")
     with _lock_for(path):
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             _os_lock(fd)
             try:
-                view = memoryview(data)
-                while view:
-                    n = os.write(fd, view)
-                    view = view[n:]
-                os.fsync(fd)  # a finished answer survives an interruption right after it
+                end = _end_of_whole_lines(fd)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        n = os.write(fd, view)
+                        view = view[n:]
+                    os.fsync(fd)  # a finished answer survives an interruption right after it
+                except BaseException:
+                    os.ftruncate(fd, end)  # never leave our own half line behind
+                    raise
             finally:
                 _os_unlock(fd)
         finally:
             os.close(fd)
+
+
+def _end_of_whole_lines(fd: int) -> int:
+    """The size of the file once it ends with a whole line: a torn tail (no newline, not JSON) is cut off."""
+    size = os.fstat(fd).st_size
+    if size == 0 or _read_at(fd, size - 1, 1) == b"\n":
+        return size
+    # Find the start of the last line, reading backwards (a line may hold megabytes of recorded files).
+    start, pos, chunk = 0, size, 1 << 16
+    while pos > 0:
+        pos = max(0, pos - chunk)
+        found = _read_at(fd, pos, min(chunk, size - pos)).rfind(b"\n")
+        if found >= 0:
+            start = pos + found + 1
+            break
+    tail = _read_at(fd, start, size - start)
+    try:
+        json.loads(tail)
+    except ValueError:
+        os.ftruncate(fd, start)
+        return start
+    os.write(fd, b"\n")  # a whole entry without its newline: end it, keep it
+    return size + 1
+
+
+def _read_at(fd: int, offset: int, n: int) -> bytes:
+    # lseek + read rather than os.pread, which Windows lacks; writes go to the end anyway (O_APPEND).
+    os.lseek(fd, offset, os.SEEK_SET)
+    out = b""
+    while len(out) < n:
+        got = os.read(fd, n - len(out))
+        if not got:
+            break
+        out += got
+    return out
 
 
 def _os_lock(fd: int) -> None:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evalnb.agents.base import Request, Response
-from evalnb.data import CubeModel, Level, Measure
+from evalnb.data import CubeModel, Level, Measure, Statement
+from evalnb.demo.sample import foodmart_db
 
 __all__ = ["FoodMartAgent"]
 
@@ -91,8 +92,6 @@ class FoodMartAgent:
     def __init__(
         self, db: str | Path | None = None, *, flaw: Flaw | None = None, cube: CubeModel | None = None
     ):
-        from evalnb.demo import foodmart_db
-
         self.db = Path(db) if db is not None else foodmart_db()
         if flaw not in (None, "cost-for-sales", "ignore-filters"):
             raise ValueError(f"unknown flaw {flaw!r}: use 'cost-for-sales' or 'ignore-filters'")
@@ -262,8 +261,10 @@ class FoodMartAgent:
                 "Quarter",
                 "Month",
             ):
-                sql = self.cube.sql({"measures": [{"name": "Sales Count"}], "rows": [{"level": level}]})
-                for member, _count in self._con.execute(sql).fetchall():
+                stmt = self.cube.statement(
+                    {"measures": [{"name": "Sales Count"}], "rows": [{"level": level}]}
+                )
+                for member, _count in self._con.execute(stmt.sql, stmt.params).fetchall():
                     out.append((level, str(member), rf"(?<!\w){re.escape(str(member).lower())}(?!\w)", False))
             states = [r[0] for r in self._con.execute("SELECT DISTINCT store_state FROM store").fetchall()]
         for code in states:
@@ -298,9 +299,9 @@ class FoodMartAgent:
             "filters": filters,
         }
 
-    def _run(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def _run(self, stmt: Statement) -> tuple[list[str], list[tuple[Any, ...]]]:
         with self._lock:
-            cur = self._con.execute(sql)
+            cur = self._con.execute(stmt.sql, stmt.params)
             cols = [d[0] for d in cur.description]
             return cols, cur.fetchall()
 
@@ -310,10 +311,12 @@ class FoodMartAgent:
         time_only = q.levels and all(lv in _TIME_LEVELS for lv in q.levels)
         if q.ranked or (q.levels and not time_only):
             # Rankings and non-time breakdowns read best first, like the cube front end.
-            sql = self._sql_cube.sql(structured, order_by=measures[0], descending=q.descending, limit=q.limit)
+            stmt = self._sql_cube.statement(
+                structured, order_by=measures[0], descending=q.descending, limit=q.limit
+            )
         else:
-            sql = self._sql_cube.sql(structured)
-        cols, rows = self._run(sql)
+            stmt = self._sql_cube.statement(structured)
+        cols, rows = self._run(stmt)
         keys = [_camel(c) for c in cols]
         records = [dict(zip(keys, r, strict=True)) for r in rows]
         what = " and ".join(measures)
@@ -324,7 +327,7 @@ class FoodMartAgent:
             intent="QUERY",
             rows=records,
             model=self.model,
-            meta={"sql": sql, "query": structured},
+            meta={"sql": stmt.sql, "params": stmt.params, "query": structured},
         )
 
     def _trend(self, question: str, q: _Query) -> Response:
@@ -333,8 +336,8 @@ class FoodMartAgent:
         label = {"Week": "week", "Month": "month", "Quarter": "quarter"}[grain]
         measure = (q.measures or ["Store Sales"])[0]
         structured = self._structured(_Query(measures=[measure], levels=[grain], filters=q.filters))
-        sql = self._sql_cube.sql(structured)
-        _, rows = self._run(sql)
+        stmt = self._sql_cube.statement(structured)
+        _, rows = self._run(stmt)
         values = [float(r[1]) for r in rows]
         keys = [r[0] for r in rows]
         names = [str(k) for k in keys]
@@ -371,7 +374,12 @@ class FoodMartAgent:
         )
         records = [{_camel(grain): k, _camel(measure): v} for k, v in zip(keys, values, strict=True)]
         return Response(
-            text=md, intent="INSIGHT", insight=md, rows=records, model=self.model, meta={"sql": sql}
+            text=md,
+            intent="INSIGHT",
+            insight=md,
+            rows=records,
+            model=self.model,
+            meta={"sql": stmt.sql, "params": stmt.params},
         )
 
     def _view_change(self, question: str, previous: _Query | None) -> Response:

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb._files import atomic_write
+
 if TYPE_CHECKING:
     from evalnb.compare import Comparison
     from evalnb.results import Result
@@ -93,8 +95,9 @@ class DemoOutcome:
 
 def _agents(version: str, data: Path) -> dict[str, Any]:
     """The agent for each suite file of ``version`` (the flawed ones for ``previous``)."""
-    from evalnb.demo import FoodMartAgent, foodmart_db
+    from evalnb.demo.analytics import FoodMartAgent
     from evalnb.demo.kb import KBAssistant
+    from evalnb.demo.sample import foodmart_db
     from evalnb.demo.task_agent import command
 
     flawed = version == "previous"
@@ -144,7 +147,7 @@ def run_demo(
     data = data_dir()
     the_store = as_store(store if store is not None else out / "evalnb.db")
     judge = Heuristic()
-    from evalnb.demo import foodmart_db
+    from evalnb.demo.sample import foodmart_db
 
     db = foodmart_db()
     outcome = DemoOutcome(store=the_store)
@@ -320,9 +323,8 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
     Example:
         >>> write_scorecard(outcome, ".evals/scorecard.html")
     """
-    import plotly.offline
-
     from evalnb import plots
+    from evalnb.export.html import figure_div, page
 
     esc = html.escape
     parts = [
@@ -369,13 +371,5 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
                 .to_html(index=False, escape=True, float_format=lambda v: f"{v:.3f}", na_rep="")
             )
         for fig in (plots.compare(cmp), plots.scorecard(current)):
-            parts.append(fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}))
-    page = (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>evalnb demo scorecard</title>'
-        f'<style>{_CSS}</style><script type="text/javascript">{plotly.offline.get_plotlyjs()}</script>'
-        f"</head><body>{''.join(parts)}</body></html>\n"
-    )
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(page, encoding="utf-8")
-    return target
+            parts.append(figure_div(fig))
+    return atomic_write(path, page("evalnb demo scorecard", "".join(parts), css=_CSS, sortable=False))

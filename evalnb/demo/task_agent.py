@@ -30,6 +30,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb._files import atomic_write
 from evalnb._text import FUNCTION_WORDS, PLAIN_WORD, content_words, sentences
 
 if TYPE_CHECKING:
@@ -114,8 +115,7 @@ def solve(prompt: str, *, workdir: Path, flaw: bool = False) -> str:
         else:
             summary = summarize(source)
         target = workdir / ("summary.txt" if flaw else Path("output") / "summary.txt")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(summary + "\n", encoding="utf-8")
+        atomic_write(target, summary + "\n")
         return f"Summary (written to {target.relative_to(workdir).as_posix()}):\n{summary}"
 
     m = re.search(r"(?is)how many words .*?['\"‘“](.+?)['\"’”]", text)

@@ -23,19 +23,18 @@ def quadratic_kappa(a: np.ndarray, b: np.ndarray, categories: list[float] | None
         1.0
     """
     import numpy as np
+    import pandas as pd
 
     cats = sorted(set(categories or []) | set(a.tolist()) | set(b.tolist()))
-    k = len(cats)
-    if k < 2 or len(a) == 0:
+    if len(cats) < 2 or len(a) == 0:
         return math.nan
-    index = {c: i for i, c in enumerate(cats)}
-    observed = np.zeros((k, k))
-    for x, y in zip(a.tolist(), b.tolist(), strict=True):
-        observed[index[x], index[y]] += 1
+    # The confusion matrix over every category of the scale, including those neither side used.
+    observed = pd.crosstab(
+        pd.Categorical(a, categories=cats), pd.Categorical(b, categories=cats), dropna=False
+    ).to_numpy(dtype=float)
     positions = np.array(cats, dtype=float)
     # Weights by distance on the scale (1..5 are equally spaced), normalised to 0..1.
-    span = positions[-1] - positions[0]
-    weights = ((positions[:, None] - positions[None, :]) / span) ** 2
+    weights = np.subtract.outer(positions, positions) ** 2 / (positions[-1] - positions[0]) ** 2
     expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
     denom = float((weights * expected).sum())
     if denom == 0:
@@ -44,11 +43,20 @@ def quadratic_kappa(a: np.ndarray, b: np.ndarray, categories: list[float] | None
 
 
 def spearman(a: pd.Series, b: pd.Series) -> float:
-    """Spearman rank correlation (average ranks for ties); NaN when either side is constant."""
-    ra, rb = a.rank(method="average"), b.rank(method="average")
-    if len(ra) < 2 or ra.std() == 0 or rb.std() == 0:
-        return math.nan
-    return float(ra.corr(rb))
+    """Spearman rank correlation (average ranks for ties), pairing values by position; NaN when either side
+    is constant or there are fewer than two pairs.
+
+    ``DataFrame.corr`` ranks in pandas itself, whereas ``Series.corr(method="spearman")`` calls scipy, which
+    evalnb does not depend on.
+
+    Example:
+        >>> spearman(pd.Series([1, 2, 3, 4]), pd.Series([10, 20, 40, 30]))
+        0.8
+    """
+    import pandas as pd
+
+    pairs = pd.DataFrame({"a": a.to_numpy(dtype=float), "b": b.to_numpy(dtype=float)})
+    return float(pairs.corr(method="spearman").iloc[0, 1])
 
 
 def agreement(a: pd.DataFrame, b: pd.DataFrame, *, on: str | None = None) -> pd.DataFrame:

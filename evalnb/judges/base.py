@@ -18,11 +18,12 @@ import hashlib
 import inspect
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from evalnb._files import atomic_write
 
 __all__ = [
     "CallableJudge",
@@ -84,8 +85,8 @@ def default_cache_dir() -> Path:
 class JudgeCache:
     """Judge answers on disk: ``<dir>/judge/<2 hex>/<sha256>.json``, one file per answer.
 
-    Writes go to a temporary file in the same folder and are renamed into place (atomic on POSIX and
-    Windows), so concurrent writers of the same key leave one complete file, never a torn one.
+    Writes go through :func:`evalnb._files.atomic_write` (a temporary file in the same folder renamed into
+    place), so concurrent writers of the same key leave one complete file, never a torn one.
 
     Example:
         >>> cache = JudgeCache(".evals/cache")
@@ -125,29 +126,12 @@ class JudgeCache:
         return reply
 
     def put(self, key: str, reply: JudgeReply) -> None:
-        target = self._file(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
         data = {"text": reply.text, "usage": reply.usage, "model": reply.model}
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh)
-            os.replace(tmp, target)
-        except BaseException:
-            with _suppress():
-                os.unlink(tmp)
-            raise
+        # Not fsynced: an entry lost to a power cut is a miss, and an fsync would cost ten times the write.
+        atomic_write(self._file(key), json.dumps(data), durable=False)
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.root)!r})"
-
-
-class _suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return True
 
 
 def cache_from(option: Any, *, default_on: bool) -> JudgeCache | None:

@@ -1,5 +1,5 @@
 """Model judges over any OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI, Ollama, vLLM,
-llama.cpp ...), through evalnb's lean async client (``evalnb._chat``); the ``openai`` package is not needed.
+llama.cpp ...), through evalnb's lean async client (:mod:`evalnb.chat`); the ``openai`` package is not needed.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from evalnb.chat import ChatClient, safe_url
 from evalnb.judges.base import JudgeCache, JudgeReply, Prices, cache_from
 
 __all__ = ["OpenAIJudge"]
@@ -71,8 +72,6 @@ class OpenAIJudge:
         system: str | None = SYSTEM,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        from evalnb._chat import ChatClient
-
         self.client = ChatClient(
             model or os.environ.get("EVALNB_JUDGE_MODEL") or None,
             base_url=base_url,
@@ -122,7 +121,7 @@ class OpenAIJudge:
         )
 
     async def complete(self, prompt: str) -> JudgeReply:
-        """Ask the model; raises ``evalnb._chat.ChatError`` when the endpoint fails after retries."""
+        """Ask the model; raises ``evalnb.errors.ChatError`` when the endpoint fails after retries."""
         messages = [{"role": "user", "content": str(prompt)}]
         if self.system:
             messages.insert(0, {"role": "system", "content": self.system})
@@ -130,8 +129,6 @@ class OpenAIJudge:
         return JudgeReply(text=reply.text, usage=reply.usage, model=reply.model)
 
     def __repr__(self) -> str:
-        from evalnb._chat import safe_url
-
         return (
             f"OpenAIJudge({self.label!r}, endpoint={safe_url(self.client.endpoint)!r}, cache={self.cache!r})"
         )

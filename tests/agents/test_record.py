@@ -210,6 +210,47 @@ async def test_torn_last_line_keeps_finished_answers(tmp_path: Path) -> None:
     assert (await replay.respond(Request(prompt="2", case="c", run=2))).text == "a-2"
 
 
+async def test_a_torn_tail_is_cut_before_the_next_answer(tmp_path: Path) -> None:
+    cassette = tmp_path / "c.jsonl"
+    rec = Record(lambda p: f"a-{p}", cassette)
+    for i in range(2):
+        await rec.respond(Request(prompt=str(i), case="c", run=i))
+    whole = cassette.read_bytes()
+    with cassette.open("a", encoding="utf-8") as f:
+        f.write('{"key": {"case": "c", "prompt": "2"')  # the recording was killed mid-write
+    # resumed later: the torn line must not swallow the next answer (glued onto it, both would be lost)
+    await Record(lambda p: f"b-{p}", cassette).respond(Request(prompt="3", case="c", run=3))
+    assert cassette.read_bytes().startswith(whole)
+    replay = Replay(cassette)
+    assert len(replay) == 3 and replay.skipped_lines == 0
+    assert (await replay.respond(Request(prompt="3", case="c", run=3))).text == "b-3"
+
+
+async def test_a_whole_last_entry_without_its_newline_is_kept(tmp_path: Path) -> None:
+    cassette = tmp_path / "c.jsonl"
+    await Record(lambda p: f"a-{p}", cassette).respond(Request(prompt="0", case="c"))
+    cassette.write_bytes(cassette.read_bytes().rstrip(b"\n"))  # saved by an editor that drops it
+    await Record(lambda p: f"a-{p}", cassette).respond(Request(prompt="1", case="c"))
+    replay = Replay(cassette)
+    assert len(replay) == 2 and replay.skipped_lines == 0
+
+
+async def test_an_append_failing_midway_leaves_the_cassette_as_it_was(tmp_path: Path) -> None:
+    from tests.support.disk import assert_write_fails
+
+    cassette = tmp_path / "c.jsonl"
+    rec = Record(lambda p: "x" * 5_000 if p == "big" else f"a-{p}", cassette)
+    await rec.respond(Request(prompt="small", case="c"))
+    before = cassette.read_bytes()
+    assert len(before) < 3_000
+    with assert_write_fails(3_000):  # the line starts to go out, then the disk is "full"
+        await rec.respond(Request(prompt="big", case="c"))
+    assert cassette.read_bytes() == before
+    await rec.respond(Request(prompt="after", case="c"))  # and recording goes on, whole lines only
+    replay = Replay(cassette)
+    assert len(replay) == 2 and replay.skipped_lines == 0
+
+
 async def test_concurrent_writers_never_interleave(tmp_path: Path) -> None:
     cassette = tmp_path / "c.jsonl"
     big = "y" * 20_000  # larger than a pipe buffer / page: interleaving would show

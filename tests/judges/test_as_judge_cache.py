@@ -61,7 +61,7 @@ async def test_concurrent_writers_leave_one_complete_file(
     assert {s.value for s in scores} == {5.0}
     files = list((tmp_path / "c").rglob("*"))
     entries = [f for f in files if f.is_file()]
-    assert len(entries) == 1 and not entries[0].name.startswith(".tmp")
+    assert len(entries) == 1 and not entries[0].name.startswith(".")  # no temporary file left
     key = judges[0].cache_key(openai_server.requests[0].last_user)
     assert JudgeCache(tmp_path / "c").get(key) == JudgeReply(
         text='{"score": 5, "reason": "same"}',
@@ -116,3 +116,15 @@ def test_usage_and_cost_reach_the_summary(openai_server: OpenAIServer) -> None:
     assert summary.loc["Relevance", "judge"] == "openai:m"
     assert summary.loc["Relevance", "prompt_tokens"] == 10
     assert summary.loc["Relevance", "cost"] == pytest.approx((10 * 2 + 5 * 4) / 1000)
+
+
+def test_a_cache_write_failing_midway_keeps_the_old_entry(tmp_path: Path) -> None:
+    from tests.support.disk import assert_write_fails
+
+    cache = JudgeCache(tmp_path)
+    key = JudgeCache.key(endpoint="e", model="m", prompt="p", options={})
+    cache.put(key, JudgeReply(text='{"score": 3}', model="m"))
+    with assert_write_fails(1_000):
+        cache.put(key, JudgeReply(text="x" * 5_000, model="m"))
+    assert cache.get(key) == JudgeReply(text='{"score": 3}', model="m", cached=True)
+    assert [f.name for f in tmp_path.rglob("*") if f.is_file()] == [f"{key}.json"]

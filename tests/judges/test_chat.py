@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from evalnb import _chat
-from evalnb._chat import AIMDLimiter, ChatClient, ChatError, limiter_for, parse_retry_after
+from evalnb.chat import AIMDLimiter, ChatClient, ChatError, limiter_for, parse_retry_after
+from evalnb.chat import session as chat_session
 from tests.support.openai_server import OpenAIServer, Recorded, Reply
 
 
@@ -181,8 +181,8 @@ async def test_limiter_caps_in_flight() -> None:
 
 
 async def test_one_session_per_loop(openai_server: OpenAIServer) -> None:
-    s1 = await _chat._session()
+    s1 = await chat_session.shared_session()
     await client(openai_server).complete("hi")
-    assert await _chat._session() is s1
-    await _chat.aclose()
+    assert await chat_session.shared_session() is s1
+    await chat_session.aclose()
     assert s1.closed

@@ -10,7 +10,7 @@ import pytest
 
 from evalnb.errors import JudgeError
 from evalnb.judges import Heuristic, agreement, evaluate
-from evalnb.judges.agreement import quadratic_kappa
+from evalnb.judges.agreement import quadratic_kappa, spearman
 from evalnb.suite import JudgedMetricCheck, LLMJudgeCheck
 from tests.judges.conftest import make_ctx
 
@@ -92,6 +92,21 @@ def test_quadratic_kappa_known_values() -> None:
     reversed_ = quadratic_kappa(same, same[::-1].copy())
     assert reversed_ == pytest.approx(-1.0)
     assert math.isnan(quadratic_kappa(np.array([3, 3]), np.array([3, 3])))
+
+
+def test_spearman_known_values_without_scipy(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pandas' Series.corr(method="spearman") imports scipy; evalnb does not depend on it, so block it
+    monkeypatch.setitem(__import__("sys").modules, "scipy", None)
+    # The textbook example (IQ against hours of TV a week): d^2 sums to 194, rho = 1 - 6 * 194 / (10 * 99).
+    iq = pd.Series([106, 100, 86, 101, 99, 103, 97, 113, 112, 110])
+    tv = pd.Series([7, 27, 2, 50, 28, 29, 20, 12, 6, 17])
+    assert spearman(iq, tv) == pytest.approx(-29 / 165)
+    # Ties take their average rank: ranks (1, 2.5, 2.5, 4) against (1, 2, 3, 4) correlate at 0.9487
+    assert spearman(pd.Series([1, 2, 2, 3]), pd.Series([1, 2, 3, 4])) == pytest.approx(3 / 10**0.5)
+    # Pairs by position, not by index label
+    assert spearman(pd.Series([1, 2, 3], index=[2, 1, 0]), pd.Series([1, 2, 3])) == pytest.approx(1.0)
+    assert math.isnan(spearman(pd.Series([4, 4, 4]), pd.Series([1, 2, 3])))  # a constant side
+    assert math.isnan(spearman(pd.Series([1.0]), pd.Series([2.0])))  # one pair
 
 
 def test_agreement_per_check_with_human_labels() -> None:

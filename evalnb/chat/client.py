@@ -1,18 +1,14 @@
 """A lean async client for OpenAI-compatible chat completions (OpenAI, Azure OpenAI, Ollama, vLLM, llama.cpp).
 
-One ``aiohttp.ClientSession`` per event loop, shared by every client on that loop (its connection pool is
-sized for high concurrency), and one adaptive concurrency limiter per endpoint (base URL), shared by every
-client of that endpoint, so agent calls and judge calls to the same server back off together.
-
-Failure handling (issue: judges must survive what real endpoints do):
+Failure handling (judges and agents must survive what real endpoints do):
 
 * HTTP 429 honours ``Retry-After`` (seconds or an HTTP date) and halves the endpoint's concurrency (AIMD);
-* 5xx, 408, timeouts and dropped connections are retried with exponential backoff and jitter;
+* 5xx, 408, timeouts and dropped connections are retried with exponential backoff and jitter
+  (:func:`evalnb._retry.backoff`; a server's ``Retry-After`` is a lower bound, capped by ``max_backoff``);
 * other 4xx fail at once (a wrong model name or key does not get better by retrying);
 * the API key never appears in a ``repr``, an exception or a log line.
 
-aiohttp is imported inside the functions that use it, so importing this module stays light. The official
-``openai`` package is not needed (it is the optional extra ``evalnb[judge]``).
+The official ``openai`` package is not needed (it is only compared against in the benchmarks).
 
 Example:
     >>> client = ChatClient("gpt-4o-mini", base_url="http://127.0.0.1:11434/v1")
@@ -23,43 +19,23 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import email.utils
 import json
-import math
 import os
-import random
 import time
-import weakref
-from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from evalnb._retry import backoff as retry_wait
+from evalnb.chat.limiter import learn, limiter_for
+from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, proxy_for, require_reachable, safe_url
+from evalnb.chat.session import shared_session
 from evalnb.errors import ChatError, ConfigError
 
-if TYPE_CHECKING:
-    import aiohttp
-
-__all__ = [
-    "AIMDLimiter",
-    "ChatClient",
-    "ChatError",
-    "ChatReply",
-    "aclose",
-    "limiter_for",
-    "parse_retry_after",
-    "probe",
-    "require_reachable",
-    "safe_url",
-]
+__all__ = ["DEFAULT_AZURE_API_VERSION", "DEFAULT_BASE_URL", "ChatClient", "ChatReply"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
-# Per-host pool size: the limiter, not the pool, decides how many calls are in flight.
-POOL_SIZE = 512
-PREFLIGHT_TIMEOUT = 5.0
-"""Seconds a start-up reachability probe waits for a TCP connection before it calls the endpoint unreachable."""
 
 
 @dataclass(frozen=True)
@@ -79,284 +55,6 @@ class ChatReply:
     model: str | None = None
     latency_ms: float = 0.0
     attempts: int = 1
-
-
-# --------------------------------------------------------------------------------------------------
-# Retry-After
-# --------------------------------------------------------------------------------------------------
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date (RFC 9110 10.2.3).
-
-    Example:
-        >>> parse_retry_after("1.5")
-        1.5
-        >>> parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0)
-        10.0
-    """
-    if value is None or not value.strip():
-        return None
-    value = value.strip()
-    try:
-        secs = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when is None:
-            return None
-        secs = when.timestamp() - (time.time() if now is None else now)
-    if math.isnan(secs):
-        return None
-    return max(0.0, secs)
-
-
-# --------------------------------------------------------------------------------------------------
-# AIMD limiter
-# --------------------------------------------------------------------------------------------------
-
-
-class AIMDLimiter:
-    """Additive-increase / multiplicative-decrease concurrency limit for one endpoint.
-
-    ``acquire()`` waits while ``limit`` calls are in flight. A rate limit (429) halves the limit, at most once
-    per burst: only a call started after the previous decrease can cause another, so 30 calls refused at once
-    halve it once, not 30 times. Each success adds ``1 / limit``, i.e. about one slot per window of successes.
-
-    Example:
-        >>> lim = AIMDLimiter(initial=8)
-        >>> async with lim.slot() as started: ...
-    """
-
-    def __init__(self, *, initial: float = 64, minimum: float = 1, maximum: float = 512) -> None:
-        self.minimum = float(minimum)
-        self.maximum = float(maximum)
-        self.limit = float(min(max(initial, minimum), maximum))
-        self.in_flight = 0
-        self.decreases = 0
-        self._last_decrease = 0.0
-        self._waiters: deque[asyncio.Future[None]] = deque()
-
-    @property
-    def capacity(self) -> int:
-        return max(1, int(self.limit))
-
-    async def acquire(self) -> float:
-        """Wait for a slot; returns the start time (monotonic) to pass to :meth:`on_rate_limited`."""
-        while self.in_flight >= self.capacity:
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(fut)
-            try:
-                await fut
-            except asyncio.CancelledError:
-                if not fut.cancelled() and fut.done():
-                    self._wake()  # we were woken but will not take the slot: pass it on
-                raise
-            finally:
-                if fut in self._waiters:
-                    self._waiters.remove(fut)
-        self.in_flight += 1
-        return time.monotonic()
-
-    def release(self) -> None:
-        self.in_flight -= 1
-        self._wake()
-
-    def _wake(self) -> None:
-        free = self.capacity - self.in_flight
-        while free > 0 and self._waiters:
-            fut = self._waiters.popleft()
-            if not fut.done():
-                fut.set_result(None)
-                free -= 1
-
-    def on_success(self) -> None:
-        self.limit = min(self.maximum, self.limit + 1.0 / self.limit)
-        self._wake()
-
-    def on_rate_limited(self, started: float) -> None:
-        if started < self._last_decrease:
-            return  # this call was already in flight when we last backed off: same burst
-        self.limit = max(self.minimum, self.limit / 2)
-        self._last_decrease = time.monotonic()
-        self.decreases += 1
-
-    def slot(self) -> _Slot:
-        return _Slot(self)
-
-    def __repr__(self) -> str:
-        return f"AIMDLimiter(limit={self.limit:.1f}, in_flight={self.in_flight})"
-
-
-class _Slot:
-    def __init__(self, limiter: AIMDLimiter) -> None:
-        self.limiter = limiter
-        self.started = 0.0
-
-    async def __aenter__(self) -> float:
-        self.started = await self.limiter.acquire()
-        return self.started
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.limiter.release()
-
-
-# Limiters hold futures bound to a loop, so there is one per (loop, endpoint); the learned limit of an endpoint
-# outlives the loop so that the next run starts where the last one settled.
-_LIMITERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AIMDLimiter]] = (
-    weakref.WeakKeyDictionary()
-)
-_LEARNED: dict[str, float] = {}
-
-
-def limiter_for(endpoint: str, *, initial: float = 64) -> AIMDLimiter:
-    """The limiter shared by every client of ``endpoint`` (a base URL) on the running event loop.
-
-    Example:
-        >>> limiter_for("http://127.0.0.1:8000/v1").limit
-        64.0
-    """
-    loop = asyncio.get_running_loop()
-    per_loop = _LIMITERS.setdefault(loop, {})
-    key = endpoint.rstrip("/")
-    lim = per_loop.get(key)
-    if lim is None:
-        lim = per_loop[key] = AIMDLimiter(initial=_LEARNED.get(key, initial))
-    return lim
-
-
-# --------------------------------------------------------------------------------------------------
-# One session per event loop
-# --------------------------------------------------------------------------------------------------
-
-_SESSIONS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, AsyncIterator[Any]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-async def _hold(session: aiohttp.ClientSession) -> AsyncIterator[aiohttp.ClientSession]:
-    # An async generator kept alive per loop: asyncio.run() (and pytest-asyncio) close pending async
-    # generators at shutdown, which closes the session without the caller having to remember to.
-    try:
-        yield session
-    finally:
-        await session.close()
-
-
-async def _session() -> aiohttp.ClientSession:
-    import aiohttp
-
-    loop = asyncio.get_running_loop()
-    held = _SESSIONS.get(loop)
-    if held is not None and not held[0].closed:
-        return held[0]  # type: ignore[no-any-return,unused-ignore]
-    connector = aiohttp.TCPConnector(limit=POOL_SIZE, limit_per_host=0, ttl_dns_cache=300)
-    # trust_env=True would look proxies up in the environment on every request (a third of the client's CPU
-    # at 2,000 calls); each client resolves its proxy once instead (ChatClient._proxy).
-    session = aiohttp.ClientSession(connector=connector, trust_env=False)
-    gen = _hold(session)
-    await gen.__anext__()
-    _SESSIONS[loop] = (session, gen)
-    return session
-
-
-async def aclose() -> None:
-    """Close the running loop's shared session (optional: it is closed when the loop shuts down)."""
-    loop = asyncio.get_running_loop()
-    held = _SESSIONS.pop(loop, None)
-    if held is not None:
-        await held[1].aclose()  # type: ignore[attr-defined]
-
-
-# --------------------------------------------------------------------------------------------------
-# Start-up probe
-# --------------------------------------------------------------------------------------------------
-
-
-def safe_url(url: str) -> str:
-    """``url`` fit for a message: no user name or password, no query string (either may carry a key).
-
-    Example:
-        >>> safe_url("https://user:pw@example.com/v1?code=abc")
-        'https://example.com/v1'
-    """
-    import urllib.parse
-
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-async def probe(url: str, *, timeout: float = PREFLIGHT_TIMEOUT, proxy: str | None = None) -> str | None:
-    """Whether a TCP connection to ``url``'s host and port (or to ``proxy``'s) opens within ``timeout``.
-
-    Only the connection is tried, no HTTP request: an endpoint that answers at all counts as reachable, and a
-    wrong key or model is reported later, per call, with the server's own message.
-
-    Returns:
-        ``None`` when the connection opened, else a short reason (``"connection refused"``, ...).
-
-    Example:
-        >>> await probe("http://127.0.0.1:9/v1", timeout=1.0)
-        'connection refused'
-    """
-    import socket
-    import urllib.parse
-
-    parts = urllib.parse.urlsplit(proxy or url)
-    host = parts.hostname
-    if not host or parts.scheme not in ("http", "https"):
-        return f"{safe_url(proxy or url)!r} is not an http(s) URL"
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        return "the URL has an invalid port"
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-    except (asyncio.TimeoutError, TimeoutError):
-        return f"no connection within {timeout:g} s"
-    except socket.gaierror:
-        return f"the host name {host!r} could not be resolved"
-    except ConnectionRefusedError:
-        return "connection refused"
-    except OSError as exc:
-        return (exc.strerror or type(exc).__name__).lower()
-    writer.close()
-    # Closing may race with the peer closing: the connection opened, which is all the probe asks.
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return None
-
-
-async def require_reachable(
-    url: str, *, what: str, hint: str, timeout: float = PREFLIGHT_TIMEOUT, proxy: str | None = None
-) -> None:
-    """Raise :class:`ConfigError` when :func:`probe` cannot connect to ``url``.
-
-    Args:
-        url: the endpoint (only its scheme, host and port are used; messages show it without credentials).
-        what: what the endpoint is, for the message (``"judge endpoint"``).
-        hint: what a person can do about it (``"start the server or pass --judge-base-url"``).
-        timeout: seconds to wait for the connection.
-        proxy: the proxy the calls go through, when there is one: it is the first hop, so it is probed.
-
-    Example:
-        >>> await require_reachable("http://127.0.0.1:9/v1", what="judge endpoint", hint="start the server")
-        Traceback (most recent call last):
-        evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
-    """
-    reason = await probe(url, timeout=timeout, proxy=proxy)
-    if reason is None:
-        return
-    via = f" through the proxy {safe_url(proxy)}" if proxy else ""
-    raise ConfigError(f"{what} {safe_url(url)} is not reachable{via}: {reason}; {hint}", code="UNREACHABLE")
-
-
-# --------------------------------------------------------------------------------------------------
-# The client
-# --------------------------------------------------------------------------------------------------
 
 
 class ChatClient:
@@ -439,7 +137,7 @@ class ChatClient:
         self.max_backoff = float(max_backoff)
         self.concurrency = int(concurrency)
         self.extra_body = dict(extra_body or {})
-        self._proxy = _proxy_for(self.url)
+        self._proxy = proxy_for(self.url)
 
     # -- identity ---------------------------------------------------------------------------------
 
@@ -517,11 +215,6 @@ class ChatClient:
         body.update(overrides)
         return body
 
-    def _wait(self, attempt: int) -> float:
-        # Exponential backoff with "equal jitter": half fixed, half random, capped.
-        base = min(self.max_backoff, self.backoff * (2**attempt))
-        return base / 2 + random.uniform(0, base / 2)
-
     async def complete(self, messages: str | Sequence[Mapping[str, Any]], **overrides: Any) -> ChatReply:
         """Send one chat-completions request, retrying what is worth retrying.
 
@@ -544,7 +237,7 @@ class ChatClient:
             messages = [{"role": "user", "content": messages}]
         payload = json.dumps(self._body(messages, overrides))
         headers = self._request_headers()
-        session = await _session()
+        shared = await shared_session()
         limiter = limiter_for(self.endpoint, initial=self.concurrency)
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         last = ""
@@ -555,7 +248,7 @@ class ChatClient:
             async with limiter.slot() as started:
                 t0 = time.perf_counter()
                 try:
-                    async with session.post(
+                    async with shared.post(
                         self.url, data=payload, headers=headers, timeout=timeout, proxy=self._proxy
                     ) as resp:
                         status = resp.status
@@ -563,12 +256,12 @@ class ChatClient:
                         if status == 200:
                             reply = self._parse(raw, t0, attempt + 1)
                             limiter.on_success()
-                            _LEARNED[self.endpoint.rstrip("/")] = limiter.limit
+                            learn(self.endpoint, limiter.limit)
                             return reply
                         snippet = _scrub(_snippet(raw), self._api_key)
                         if status == 429:
                             limiter.on_rate_limited(started)
-                            _LEARNED[self.endpoint.rstrip("/")] = limiter.limit
+                            learn(self.endpoint, limiter.limit)
                             wait = parse_retry_after(resp.headers.get("Retry-After"))
                             last = f"HTTP 429 rate limited: {snippet}"
                         elif status >= 500 or status == 408:
@@ -591,7 +284,7 @@ class ChatClient:
             if attempt + 1 >= attempts:
                 break
             # The slot is released while we wait, so other calls (and other clients) can proceed.
-            await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._wait(attempt))
+            await asyncio.sleep(retry_wait(attempt, base=self.backoff, cap=self.max_backoff, hint=wait))
         raise ChatError(
             f"chat completion failed at {self._where()} after {attempts} attempt(s): {last}",
             status=status,
@@ -626,18 +319,6 @@ class ChatClient:
             latency_ms=(time.perf_counter() - t0) * 1000,
             attempts=attempts,
         )
-
-
-def _proxy_for(url: str) -> str | None:
-    """The proxy for ``url`` from HTTP(S)_PROXY / NO_PROXY, resolved once per client; never for loopback."""
-    import urllib.parse
-    import urllib.request
-
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if host in ("127.0.0.1", "localhost", "::1") or urllib.request.proxy_bypass(host):
-        return None
-    return urllib.request.getproxies().get(parts.scheme)
 
 
 def _snippet(raw: bytes, limit: int = 300) -> str:

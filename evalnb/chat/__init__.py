@@ -1,0 +1,36 @@
+"""The chat-completions client that judges and the ``OpenAIChat`` agent share, in its parts:
+
+* :mod:`evalnb.chat.client`: :class:`ChatClient` (OpenAI, Azure OpenAI and compatible servers), retries with
+  backoff, ``Retry-After``, secrets kept out of messages;
+* :mod:`evalnb.chat.limiter`: the adaptive (AIMD) concurrency limit per endpoint;
+* :mod:`evalnb.chat.session`: one ``aiohttp`` session per event loop;
+* :mod:`evalnb.chat.net`: what every HTTP caller shares: ``Retry-After`` parsing, the start-up probe, safe URLs.
+
+Importing it stays light: aiohttp is imported by the first call.
+
+Example:
+    >>> from evalnb.chat import ChatClient
+    >>> reply = await ChatClient("llama3.1", base_url="http://127.0.0.1:11434/v1").complete("Say hi")
+"""
+
+from __future__ import annotations
+
+from evalnb.chat.client import ChatClient, ChatReply
+from evalnb.chat.limiter import AIMDLimiter, limiter_for
+from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, probe, require_reachable, safe_url
+from evalnb.chat.session import aclose
+from evalnb.errors import ChatError
+
+__all__ = [
+    "PREFLIGHT_TIMEOUT",
+    "AIMDLimiter",
+    "ChatClient",
+    "ChatError",
+    "ChatReply",
+    "aclose",
+    "limiter_for",
+    "parse_retry_after",
+    "probe",
+    "require_reachable",
+    "safe_url",
+]

@@ -1,0 +1,370 @@
+"""Data sources that cube reference queries run against: SQLite and DuckDB files, SQLAlchemy, DataFrames.
+
+:func:`connect` (and :func:`open_source`, the runner's entry point) turns the ``data`` argument of
+``evalnb.run`` into a :class:`Source`:
+
+* a path to a SQLite or DuckDB file, told apart by the file's header, never its extension;
+* a SQLAlchemy URL string or ``Engine``;
+* a mapping of table name to DataFrame, loaded into an in-memory DuckDB (or SQLite without DuckDB);
+* an open ``sqlite3.Connection``.
+
+SQLAlchemy and DuckDB are imported only when such a source is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalnb.data.cube import CubeModel
+from evalnb.data.sql import ParamStyle, Statement
+from evalnb.errors import ConfigError, ReferenceQueryError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalnb.suite import ReferenceQuery, RowsCheck, Suite
+
+__all__ = [
+    "DUCKDB_MAGIC",
+    "SQLITE_MAGIC",
+    "Source",
+    "connect",
+    "detect_file",
+    "open_source",
+    "reference_checks",
+]
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+DUCKDB_MAGIC = b"DUCK"  # at offset 8 of a DuckDB database file
+
+# The parameter markers each kind of source understands (sqlite3 and SQLAlchemy text(): ":p0"; DuckDB: "$p0").
+_PARAMSTYLE: dict[str, ParamStyle] = {"sqlite": "named", "sqlalchemy": "named", "duckdb": "dollar"}
+
+
+class Source:
+    """A connected database that reference queries run against.
+
+    Attributes:
+        kind: ``sqlite``, ``duckdb`` or ``sqlalchemy``.
+        cube: the cube model used for structured reference queries, if any.
+        description: where the data comes from (a file name or a URL without password).
+
+    Example:
+        >>> src = connect("data/foodmart/foodmart.db")
+        >>> src.query("SELECT COUNT(*) AS n FROM store")["n"][0]
+        13
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        handle: Any,
+        *,
+        cube: CubeModel | None = None,
+        description: str = "",
+        owned: bool = True,
+    ) -> None:
+        self.kind = kind
+        self.cube = cube
+        self.description = description
+        self._handle = handle
+        self._owned = owned  # False for a connection or engine the caller gave: theirs to close
+        self._lock = threading.Lock()  # sqlite3 and DuckDB connections are not safe to share across threads
+        self._cache: dict[str, pd.DataFrame | ReferenceQueryError] = {}
+
+    @property
+    def paramstyle(self) -> ParamStyle:
+        """How this source's statements write parameter markers (see :meth:`CubeModel.statement`)."""
+        return _PARAMSTYLE[self.kind]
+
+    def query(self, sql: str, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
+        """Run one SQL statement, with ``params`` bound to its markers, and return its rows.
+
+        Raises:
+            ReferenceQueryError: with the database's own message when the statement fails.
+        """
+        import pandas as pd
+
+        bound = dict(params) if params else None
+        with self._lock:
+            try:
+                if self.kind == "duckdb":
+                    return self._handle.execute(sql, bound).df()
+                if self.kind == "sqlalchemy":
+                    from sqlalchemy import text
+
+                    with self._handle.connect() as conn:
+                        return pd.read_sql_query(text(sql), conn, params=bound)
+                return pd.read_sql_query(sql, self._handle, params=bound)
+            except Exception as exc:  # the database's message is what an author needs to see
+                raise ReferenceQueryError(_db_message(exc)) from exc
+
+    def reference(self, rq: ReferenceQuery | Mapping[str, Any]) -> pd.DataFrame:
+        """The expected rows of a reference query, computed once per source (cached by query).
+
+        Raises:
+            ReferenceQueryError: when the query cannot be translated or fails in the database.
+        """
+        data = rq if isinstance(rq, Mapping) else rq.model_dump()
+        key = json.dumps(data, sort_keys=True, default=str)
+        if key not in self._cache:
+            try:
+                stmt = self.statement(data)
+                self._cache[key] = self.query(stmt.sql, stmt.params)
+            except ReferenceQueryError as exc:
+                self._cache[key] = exc
+        hit = self._cache[key]
+        if isinstance(hit, ReferenceQueryError):
+            raise hit
+        return hit.copy()
+
+    def statement(self, rq: ReferenceQuery | Mapping[str, Any]) -> Statement:
+        """The statement a reference query runs: its ``sql`` as written, or the structured form translated
+        with this source's parameter markers.
+
+        Raises:
+            ReferenceQueryError: for a structured query without a cube model.
+        """
+        data = rq if isinstance(rq, Mapping) else rq.model_dump()
+        if data.get("sql"):
+            return Statement(str(data["sql"]))
+        if self.cube is None:
+            raise ReferenceQueryError(
+                "a structured referenceQuery needs a cube model: put cube.yaml next to the database file, "
+                "or pass data=evalnb.data.connect(data, cube='cube.yaml')"
+            )
+        return self.cube.statement(data, paramstyle=self.paramstyle)
+
+    @property
+    def thread_bound(self) -> bool:
+        """Whether the connection only works in the thread that made it (a caller's ``sqlite3.connect()``
+        with the default ``check_same_thread``): its reference queries must run there, not in a worker."""
+        if self.kind != "sqlite" or self._owned:
+            return False
+        box: list[bool] = []
+
+        def probe() -> None:
+            try:
+                self._handle.execute("SELECT 1").fetchall()
+                box.append(False)
+            except sqlite3.ProgrammingError:
+                box.append(True)
+
+        worker = threading.Thread(target=probe, name="evalnb-probe")
+        worker.start()
+        worker.join()
+        return bool(box and box[0])
+
+    def close(self) -> None:
+        """Close the connection (or dispose of an engine) this source opened; a caller's own stays open."""
+        if not self._owned:
+            return
+        with self._lock:
+            try:
+                if self.kind == "sqlalchemy":
+                    self._handle.dispose()
+                elif hasattr(self._handle, "close"):
+                    self._handle.close()
+            except Exception:  # pragma: no cover - closing is best effort
+                pass
+
+    def __repr__(self) -> str:
+        cube = f", cube={self.cube.name!r}" if self.cube else ""
+        return f"Source({self.kind}: {self.description}{cube})"
+
+
+def _db_message(exc: BaseException) -> str:
+    # pandas re-raises the driver's error with the SQL in front: the innermost cause is the database's own.
+    err: BaseException = exc
+    for _ in range(10):
+        inner = getattr(err, "orig", None) or err.__cause__
+        if not isinstance(inner, BaseException):
+            break
+        err = inner
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def detect_file(path: str | Path) -> str:
+    """``sqlite`` or ``duckdb`` from the file header (never the extension).
+
+    Raises:
+        ConfigError: for a missing file or one that is neither.
+
+    Example:
+        >>> detect_file("data/foodmart/foodmart.db")
+        'sqlite'
+    """
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise ConfigError(f"cannot open the data file {p}: {exc.strerror or exc}") from exc
+    if head.startswith(SQLITE_MAGIC):
+        return "sqlite"
+    if head[8:12] == DUCKDB_MAGIC:
+        return "duckdb"
+    raise ConfigError(f"{p} is neither a SQLite nor a DuckDB database file (unrecognised header)")
+
+
+def connect(data: Any, *, cube: CubeModel | str | Path | Mapping[str, Any] | None = None) -> Source:
+    """Open a data source.
+
+    Args:
+        data: a SQLite or DuckDB file path, a SQLAlchemy URL or Engine, a mapping of table name to
+            DataFrame, an open ``sqlite3.Connection`` (left open by :meth:`Source.close`), or a ``Source``
+            already opened (returned as it is).
+        cube: a cube model (object, YAML path or mapping); by default ``cube.yaml`` or ``<stem>.cube.yaml``
+            next to a database file.
+
+    Raises:
+        ConfigError: when the data cannot be opened or is of an unknown kind.
+
+    Example:
+        >>> import pandas as pd
+        >>> src = connect({"sales": pd.DataFrame({"state": ["CA"], "units": [3]})})
+        >>> src.query("SELECT SUM(units) AS u FROM sales")
+    """
+    model = _as_cube(cube)
+    if isinstance(data, Source):
+        # An opened source passes through: it is how a run gets DataFrames with a cube model
+        # (`data=connect(frames, cube="cube.yaml")`), as `run()` has no cube argument of its own.
+        if model is not None:
+            raise ConfigError("this data source is open already: give cube=... to connect() when opening it")
+        return data
+    if isinstance(data, sqlite3.Connection):
+        return Source("sqlite", data, cube=model, description="sqlite3 connection", owned=False)
+    if isinstance(data, Mapping):
+        return _from_frames(data, model)
+    if isinstance(data, str) and "://" in data:
+        return _from_url(data, model)
+    if isinstance(data, (str, Path)):
+        p = Path(data)
+        kind = detect_file(p)
+        if model is None:
+            model = _find_cube(p)
+        if kind == "sqlite":
+            con = sqlite3.connect(p.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+            return Source("sqlite", con, cube=model, description=p.name)
+        try:
+            import duckdb
+        except ImportError as exc:
+            raise ConfigError(f'{p.name} is a DuckDB file: pip install "evalnb[duckdb]"') from exc
+        return Source("duckdb", duckdb.connect(str(p), read_only=True), cube=model, description=p.name)
+    if hasattr(data, "dialect") and hasattr(data, "connect"):  # a SQLAlchemy Engine
+        return Source(
+            "sqlalchemy", data, cube=model, description=str(getattr(data, "url", "engine")), owned=False
+        )
+    raise ConfigError(
+        f"data of type {type(data).__name__} is not a data source: give a SQLite or DuckDB path, "
+        "a SQLAlchemy URL or engine, or a mapping of table name to DataFrame"
+    )
+
+
+def _from_url(url: str, model: CubeModel | None) -> Source:
+    from sqlalchemy import create_engine
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    try:
+        engine = create_engine(url)
+    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        raise ConfigError(f"cannot use the data URL: {exc}") from exc
+    return Source(
+        "sqlalchemy", engine, cube=model, description=engine.url.render_as_string(hide_password=True)
+    )
+
+
+def _from_frames(frames: Mapping[str, Any], model: CubeModel | None) -> Source:
+    import pandas as pd
+
+    for name, frame in frames.items():
+        if not isinstance(frame, pd.DataFrame):
+            raise ConfigError(f"data[{name!r}] is a {type(frame).__name__}, not a DataFrame")
+    try:
+        import duckdb
+    except ImportError:
+        con = sqlite3.connect(":memory:", check_same_thread=False)
+        for name, frame in frames.items():
+            frame.to_sql(str(name), con, index=False)
+        return Source("sqlite", con, cube=model, description=f"{len(frames)} DataFrame(s)")
+    dcon = duckdb.connect(":memory:")
+    for name, frame in frames.items():
+        dcon.register(str(name), frame)
+    return Source("duckdb", dcon, cube=model, description=f"{len(frames)} DataFrame(s)")
+
+
+def _as_cube(cube: CubeModel | str | Path | Mapping[str, Any] | None) -> CubeModel | None:
+    if cube is None or isinstance(cube, CubeModel):
+        return cube
+    if isinstance(cube, Mapping):
+        return CubeModel.from_dict(cube)
+    return CubeModel.load(cube)
+
+
+def _find_cube(db: Path) -> CubeModel | None:
+    for candidate in (db.with_name(f"{db.stem}.cube.yaml"), db.with_name("cube.yaml")):
+        if candidate.is_file():
+            return CubeModel.load(candidate)
+    return None
+
+
+def reference_checks(suite: Suite) -> list[tuple[str, RowsCheck]]:
+    """``(case id, rows check)`` for every rows check of the suite that has a ``reference_query``."""
+    from evalnb.suite import RowsCheck
+
+    return [
+        (case.id, spec)
+        for case in suite.cases
+        for turn in case.turns
+        for spec in turn.checks
+        if isinstance(spec, RowsCheck) and spec.reference_query is not None
+    ]
+
+
+def open_source(
+    suite: Suite, data: Any, *, cube: CubeModel | str | Path | Mapping[str, Any] | None = None
+) -> Source | None:
+    """The data source of a run, checked against what the suite needs before anything runs.
+
+    Args:
+        suite: the suite about to run.
+        data: the ``data`` argument of ``evalnb.run`` (see :func:`connect`), or ``None``.
+        cube: a cube model for structured reference queries (default: found next to a database file).
+
+    Returns:
+        A :class:`Source`, or ``None`` when ``data`` is ``None`` and the suite needs none.
+
+    Raises:
+        ConfigError: when the suite has a ``referenceQuery`` and ``data`` is ``None``, when a structured
+            ``referenceQuery`` has no cube model to translate it, or when ``data`` cannot be opened.
+
+    Example:
+        >>> open_source(suite, "data/foodmart/foodmart.db")
+        Source(sqlite: foodmart.db, cube='Sales')
+    """
+    needing = reference_checks(suite)
+    if data is None:
+        if needing:
+            cases = ", ".join(dict.fromkeys(cid for cid, _ in needing))
+            raise ConfigError(
+                f"suite {suite.name} needs a data source for referenceQuery in cases {cases}: "
+                "pass data=... (a SQLite or DuckDB file, a SQLAlchemy URL or engine, or a mapping of DataFrames)"
+            )
+        return None
+    source = connect(data, cube=cube)
+    structured = [cid for cid, spec in needing if spec.reference_query and not spec.reference_query.sql]
+    if structured and source.cube is None:
+        if source is not data:  # a Source the caller opened stays theirs
+            source.close()
+        raise ConfigError(
+            f"suite {suite.name} has structured referenceQuery in cases {', '.join(dict.fromkeys(structured))} "
+            "but no cube model maps its names to SQL: put cube.yaml next to the database file, or pass "
+            "data=evalnb.data.connect(data, cube='cube.yaml')"
+        )
+    return source

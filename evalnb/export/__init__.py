@@ -1,0 +1,25 @@
+"""Scorecards to hand to colleagues: one self-contained HTML page, an Excel workbook, CSV files, versioned JSON,
+and, for JSON datasets, the output document of the published dataset schema (read back with ``read_results``).
+
+One module per output: :mod:`~evalnb.export.html`, :mod:`~evalnb.export.excel`, :mod:`~evalnb.export.csv`,
+:mod:`~evalnb.export.document` (the dataset output document), :mod:`~evalnb.export.reading` (reading results
+back) and :mod:`~evalnb.export.writers` (the format by file extension). Every file is written atomically.
+The exports build on :mod:`evalnb.results`, never the other way round.
+
+Example:
+    >>> evalnb.export.to_html(result, "scorecard.html")
+    >>> evalnb.export.to_excel(result, "scorecard.xlsx")
+    >>> evalnb.export.to_document(result, "evals/results/v1.6.0-results.json")
+    >>> evalnb.read_results("evals/results/v1.6.0-results.json").summary()
+"""
+
+from __future__ import annotations
+
+from evalnb.export.csv import to_csv
+from evalnb.export.document import DOCUMENT_SCHEMA_VERSION, to_document
+from evalnb.export.excel import to_excel
+from evalnb.export.html import to_html
+from evalnb.export.reading import read_results
+from evalnb.export.writers import write
+
+__all__ = ["DOCUMENT_SCHEMA_VERSION", "read_results", "to_csv", "to_document", "to_excel", "to_html", "write"]

@@ -1,0 +1,61 @@
+"""The Excel workbook: the sheets ``summary``, ``categories``, ``cases`` and ``scores``."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalnb._files import atomic_write
+from evalnb.export.tables import case_table, category_table
+from evalnb.results.outputs import register_writer
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalnb.results import Result
+
+__all__ = ["to_excel"]
+
+_ILLEGAL_XL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _excel_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """openpyxl refuses control characters and Excel cells hold at most 32,767 characters."""
+    out = frame.copy()
+    for col in out.columns:
+        if str(out[col].dtype) in ("string", "str", "object"):
+            out[col] = out[col].map(
+                lambda v: _ILLEGAL_XL.sub("", v)[:32000] if isinstance(v, str) else v, na_action="ignore"
+            )
+    return out
+
+
+@register_writer("xlsx", suffixes=(".xlsx",))
+def to_excel(result: Result, path: str | Path) -> Path:
+    """One workbook with the sheets ``summary``, ``categories``, ``cases`` and ``scores``, written atomically.
+
+    Example:
+        >>> evalnb.export.to_excel(result, "scorecard.xlsx")
+    """
+    import pandas as pd
+
+    try:
+        import openpyxl  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError('Excel export needs openpyxl: pip install "evalnb[excel]"') from exc
+    sheets = {
+        "summary": result.summary(),
+        "categories": category_table(result),
+        "cases": case_table(result),
+        "scores": result.scores,
+    }
+
+    # The workbook is built in memory, then written in one go: when the disk fails part-way, the failure is a
+    # plain write (the target keeps its old content) instead of openpyxl's zip half-closed on a dead file.
+    buffer = io.BytesIO()
+    with pd.ExcelWriter(buffer, engine="openpyxl") as xl:
+        for name, frame in sheets.items():
+            _excel_safe(frame).to_excel(xl, sheet_name=name, index=False)
+    return atomic_write(path, buffer.getvalue())

@@ -1,0 +1,167 @@
+"""The HTML scorecard: one self-contained page (plotly's JavaScript inlined), with sortable tables.
+
+Every string that came from an agent or a suite is escaped: an answer containing ``<script>`` shows as text.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalnb._files import atomic_write
+from evalnb.export.tables import case_table, category_table
+from evalnb.results.outputs import register_writer
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalnb.results import Result
+
+__all__ = ["figure_div", "page", "table", "to_html"]
+
+# Text sorts in natural order (case2 before case10), as ids with numbers are usually meant.
+_SORT_JS = """
+document.querySelectorAll('table.evalnb-sortable').forEach(function (table) {
+  table.querySelectorAll('th').forEach(function (th, col) {
+    th.addEventListener('click', function () {
+      var body = table.tBodies[0];
+      var asc = th.getAttribute('data-sort') !== 'asc';
+      table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('data-sort'); });
+      th.setAttribute('data-sort', asc ? 'asc' : 'desc');
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = a.cells[col].getAttribute('data-v') || a.cells[col].textContent;
+        var y = b.cells[col].getAttribute('data-v') || b.cells[col].textContent;
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var c = (!isNaN(nx) && !isNaN(ny) && isFinite(x) && isFinite(y)) ? nx - ny : x.localeCompare(y, undefined, {numeric: true});
+        return asc ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+"""
+
+_CSS = """
+body { font-family: system-ui, -apple-system, Segoe UI, sans-serif; margin: 2em; color: #1f2328; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
+th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; cursor: pointer; user-select: none; }
+th[data-sort=asc]::after { content: " \\25B2"; } th[data-sort=desc]::after { content: " \\25BC"; }
+td.passed { color: #1a7f37; font-weight: 600; } td.failed { color: #cf222e; font-weight: 600; }
+td.degraded { color: #9a6700; font-weight: 600; } td.skipped { color: #6e7781; }
+td.text { max-width: 40em; white-space: pre-wrap; word-break: break-word; }
+"""
+
+_CASE_COLUMNS = [
+    "case_id",
+    "case_name",
+    "category",
+    "status",
+    "runs",
+    "passed_runs",
+    "pass_rate",
+    "latency_ms",
+    "response",
+    "reasons",
+]
+
+
+def _cell(value: Any, *, cls: str = "") -> str:
+    import pandas as pd
+
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return f'<td class="{cls}" data-v=""></td>'
+    if isinstance(value, float):
+        return f'<td class="{cls}" data-v="{value!r}">{value:.3g}</td>'
+    text = html.escape(str(value))
+    return f'<td class="{cls}">{text}</td>'
+
+
+def table(frame: pd.DataFrame, *, table_id: str, text_cols: tuple[str, ...] = ()) -> str:
+    """A sortable HTML table of ``frame`` (click a header to sort); ``status`` cells are coloured."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = []
+    for rec in frame.itertuples(index=False, name=None):
+        cells = []
+        for col, v in zip(frame.columns, rec, strict=False):
+            cls = "text" if col in text_cols else (str(v) if col == "status" and isinstance(v, str) else "")
+            cells.append(_cell(v, cls=html.escape(cls)))
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        f'<table id="{table_id}" class="evalnb-sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def figure_div(fig: Any) -> str:
+    """A plotly figure as a ``<div>`` for a page that inlines plotly's JavaScript once (:func:`page`)."""
+    # plotly's JSON escapes "<", ">" and "/" inside strings, so agent text cannot close the script element.
+    return str(fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}))
+
+
+def page(title: str, body: str, *, css: str = _CSS, sortable: bool = True) -> str:
+    """A whole HTML document: ``title`` (escaped here), ``body`` (HTML already escaped), plotly's JavaScript
+    inlined so the page works offline, and the table-sorting script when ``sortable``.
+
+    Example:
+        >>> page("Scorecard", "<h1>Scorecard</h1>").startswith("<!DOCTYPE html>")
+        True
+    """
+    import plotly.offline
+
+    sort = f"<script>{_SORT_JS}</script>" if sortable else ""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{css}</style>"
+        f'<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script></head>'
+        f"<body>{body}{sort}</body></html>\n"
+    )
+
+
+@register_writer("html", suffixes=(".html", ".htm"))
+def to_html(result: Result, path: str | Path) -> Path:
+    """A single self-contained HTML scorecard: summary, per-category table, plots and a sortable case table.
+
+    plotly's JavaScript is inlined once, so the page works offline. Click a column header to sort. The file
+    is written atomically (the old one stays if anything fails).
+
+    Example:
+        >>> evalnb.export.to_html(result, "scorecard.html")
+    """
+    from evalnb import plots
+
+    esc = html.escape
+    c = result.counts()
+    meta = result.meta
+    facts = [
+        ("suite", result.suite.name),
+        ("format", result.suite.format),
+        ("version", meta.get("version")),
+        ("agent", meta.get("agent") if isinstance(meta.get("agent"), str) else json.dumps(meta.get("agent"))),
+        ("model", meta.get("model")),
+        ("judge", meta.get("judge")),
+        ("started", meta.get("started_at")),
+        ("run id", meta.get("run_id")),
+    ]
+    fact_html = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in facts if v)
+    cases = case_table(result)[_CASE_COLUMNS]
+    figs = [plots.scorecard(result), plots.categories(result)]
+    body = f"""
+<h1>Scorecard: {esc(result.suite.name)}</h1>
+<p id="counts">{c["passed"]} passed, {c["failed"]} failed, {c["degraded"]} degraded, {c["skipped"]} skipped
+ &middot; exit code {result.exit_code}</p>
+<table>{fact_html}</table>
+<h2>Summary per check</h2>
+{table(result.summary(), table_id="summary")}
+<h2>Pass rate per category</h2>
+{table(category_table(result), table_id="categories")}
+<h2>Plots</h2>
+{"".join(figure_div(f) for f in figs)}
+<h2>Cases</h2>
+<p>Click a column header to sort.</p>
+{table(cases, table_id="cases", text_cols=("response", "reasons"))}
+"""
+    return atomic_write(path, page(f"Scorecard: {result.suite.name}", body))

@@ -1,0 +1,44 @@
+"""The tables the exports share: the per-category view with plain column names, and the per-case table."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalnb.results import Result
+
+__all__ = ["case_table", "category_table"]
+
+
+def category_table(result: Result) -> pd.DataFrame:
+    """``result.by_category()`` as a flat frame: the category a column, every column name a string."""
+    wide = result.by_category().reset_index()
+    wide.columns = [str(c) for c in wide.columns]
+    return wide
+
+
+def case_table(result: Result) -> pd.DataFrame:
+    """One row per case with its status, pass rate, latency, its first response and what failed (5 reasons).
+
+    Example:
+        >>> case_table(result)[["case_id", "status", "reasons"]]
+    """
+    import pandas as pd
+
+    cases = result.cases.copy()
+    sc = result.scores
+    bad = sc[(sc["status"] == "degraded") | (sc["passed"].astype("boolean") == False)]  # noqa: E712
+    reasons = (
+        bad.assign(_r=bad["check_id"].astype(str) + ": " + bad["reason"].fillna(bad["status"]).astype(str))
+        .drop_duplicates(["case_id", "_r"])
+        .groupby("case_id", sort=False)["_r"]
+        .agg(lambda x: "; ".join(x.tolist()[:5]))
+    )
+    first = result.runs.drop_duplicates("case_id").set_index("case_id")["response"]
+    cases["response"] = cases["case_id"].map(first)
+    # A dict lookup, not Series.map: with no failures the mapped column would be float NaN, not text.
+    found = reasons.to_dict()
+    cases["reasons"] = pd.array([found.get(c, "") for c in cases["case_id"]], dtype="string")
+    return cases
