@@ -442,7 +442,7 @@ def run_command(
     except SuiteError as exc:
         # Every error of the file, as `evalnb validate` prints them, so one fix-and-rerun round is enough.
         for err in exc.errors:  # this error first, then the rest in document order
-            typer.echo(f"error: {err}", err=True)
+            typer.echo(f"error: {err.describe()}", err=True)
         raise typer.Exit(2) from exc
     except (EvalnbError, OSError) as exc:
         raise _fail(str(exc)) from exc
@@ -464,8 +464,6 @@ def run_command(
 # evalnb validate / init / upgrade / schema
 # --------------------------------------------------------------------------------------------------
 
-_SUITE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
-
 
 @app.command("validate")
 def validate_command(
@@ -473,16 +471,17 @@ def validate_command(
 ) -> None:
     """Check suites without running them: `path:location: CODE message` per error; exit 0 valid, 2 not."""
     import evalnb
+    from evalnb import formats
 
     files: list[Path] = []
     bad = 0
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUITE_SUFFIXES and p.is_file())
+            found = sorted(p for p in path.iterdir() if formats.for_path(p) is not None and p.is_file())
             if not found:
                 # An empty folder is not a valid suite: say so rather than exit 2 with no output.
                 bad += 1
-                typer.echo(f"{path}: no suite files (.toml, .yaml, .yml, .json) in this folder")
+                typer.echo(f"{path}: no suite files ({', '.join(formats.suffixes())}) in this folder")
             files += found
         else:
             files.append(path)
@@ -526,7 +525,9 @@ def upgrade_command(path: Path = typer.Argument(..., help="A legacy JSON dataset
     try:
         backup = evalnb.upgrade(path)
     except evalnb.SuiteError as exc:
-        raise _fail(str(exc)) from exc
+        for err in exc.errors:  # every error of the file, as `validate` prints them
+            typer.echo(f"error: {err.describe()}", err=True)
+        raise typer.Exit(2) from exc
     if backup is None:
         typer.echo(f"{path} is already versioned; nothing changed")
     else:
@@ -540,11 +541,11 @@ def schema_command(
     """Print a JSON Schema of a suite format, for editors."""
     import json
 
-    from evalnb.formats import FORMATS, json_schema
+    from evalnb import formats
 
-    if format not in FORMATS:
-        raise _fail(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
-    typer.echo(json.dumps(json_schema(format), indent=2))
+    if formats.get(format) is None:
+        raise _fail(f"unknown format {format!r}; expected one of {', '.join(formats.names())}")
+    typer.echo(json.dumps(formats.json_schema(format), indent=2))
 
 
 # --------------------------------------------------------------------------------------------------

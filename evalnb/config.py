@@ -44,15 +44,18 @@ Example:
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from evalnb.agents.python_spec import load_python_agent
+from evalnb.agents.types import AgentType, BuildContext, agent_type, agent_type_names
 from evalnb.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -67,69 +70,6 @@ CONFIG_FILE = "evalnb.toml"
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class CommandAgentConfig(_Strict):
-    """``type = "command"``: the options of :class:`evalnb.agents.Command`."""
-
-    type: Literal["command"]
-    argv: list[str] = Field(min_length=1)
-    prompt_via: Literal["stdin", "arg", "env"] = "stdin"
-    env_var: str = "EVALNB_PROMPT"
-    env: dict[str, str] = Field(default_factory=dict)
-    pass_env: list[str] = Field(default_factory=list)
-    result: str = "stdout"
-    max_output: int = Field(default=1_000_000, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    cwd: str | None = None
-    encoding: str = "utf-8"
-
-
-class OpenAIAgentConfig(_Strict):
-    """``type = "openai"``: the options of :class:`evalnb.agents.OpenAIChat` (a key only by its variable)."""
-
-    type: Literal["openai"]
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    system: str | None = None
-    temperature: float | None = 0.0
-    max_tokens: int | None = Field(default=None, ge=1)
-    headers: dict[str, str] = Field(default_factory=dict)
-    secret_headers: dict[str, str] = Field(default_factory=dict)
-    azure_endpoint: str | None = None
-    deployment: str | None = None
-    api_version: str | None = None
-    timeout: float = Field(default=60.0, gt=0)
-    retries: int = Field(default=4, ge=0)
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-
-
-class HTTPAgentConfig(_Strict):
-    """``type = "http"``: the options of :class:`evalnb.agents.HTTP`; ``preset = "ask"`` for an ask service."""
-
-    type: Literal["http"]
-    url: str
-    preset: Literal["ask"] | None = None
-    method: str = "POST"
-    body: dict[str, Any] | str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    secret_headers: dict[str, str] = Field(default_factory=dict)
-    response_map: dict[str, str | list[str]] | None = None
-    timeout: float = Field(default=60.0, gt=0)
-
-
-class PythonAgentConfig(_Strict):
-    """``type = "python"``: ``spec = "module:function"`` or ``"path/to/file.py:function"``."""
-
-    type: Literal["python"]
-    spec: str
-
-
-AgentConfig = Annotated[
-    CommandAgentConfig | OpenAIAgentConfig | HTTPAgentConfig | PythonAgentConfig,
-    Field(discriminator="type"),
-]
 
 
 class JudgeConfig(_Strict):
@@ -158,17 +98,36 @@ class JudgeConfig(_Strict):
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
 
-class _File(_Strict):
-    agents: dict[str, AgentConfig] = Field(default_factory=dict)
-    judge: JudgeConfig | None = None
+def _tagged(entry: AgentType) -> type[BaseModel]:
+    """The agent type's options model with its ``type`` tag, strict whatever the model's own setting."""
+    namespace: dict[str, Any] = {
+        "__annotations__": {"type": Literal[entry.name]},
+        "__module__": entry.config.__module__,
+        "model_config": ConfigDict(**{**entry.config.model_config, "extra": "forbid"}),
+    }
+    return type(entry.config.__name__, (entry.config,), namespace)
 
 
-_AGENT_FIELDS: dict[str, set[str]] = {
-    "command": set(CommandAgentConfig.model_fields),
-    "openai": set(OpenAIAgentConfig.model_fields),
-    "http": set(HTTPAgentConfig.model_fields),
-    "python": set(PythonAgentConfig.model_fields),
-}
+@functools.lru_cache(maxsize=8)
+def _file_model(types: tuple[AgentType, ...]) -> type[BaseModel]:
+    """The whole file's model: ``[agents.*]`` as a union of the registered agent types, tagged by ``type``."""
+    tagged = tuple(_tagged(t) for t in types)
+    agent = Annotated[Union[tagged], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
+    return create_model(
+        "_File",
+        __base__=_Strict,
+        agents=(dict[str, agent], Field(default_factory=dict)),
+        judge=(JudgeConfig | None, None),
+    )
+
+
+def _agent_types() -> tuple[AgentType, ...]:
+    return tuple(t for t in (agent_type(n) for n in agent_type_names()) if t is not None)
+
+
+def _or_list(names: Iterable[str]) -> str:
+    items = list(names)
+    return ", ".join(items[:-1]) + f" or {items[-1]}" if len(items) > 1 else "".join(items)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -259,7 +218,8 @@ def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[st
     err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = [str(p) for p in err["loc"]]
     # pydantic puts the discriminator value in the location ("agents", "x", "command", "argv"): drop it.
-    if len(loc) >= 3 and loc[0] == "agents" and loc[2] in _AGENT_FIELDS:
+    types = agent_type_names()
+    if len(loc) >= 3 and loc[0] == "agents" and loc[2] in types:
         del loc[2]
     where = ".".join(([table] if table else []) + loc)
     prefix = f"{file}: " if file is not None else ""
@@ -268,8 +228,8 @@ def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[st
     if kind == "extra_forbidden":
         valid: set[str] = {"agents", "judge"}
         if loc[0] == "agents" and len(loc) >= 3:
-            agent = data.get("agents", {}).get(loc[1], {})
-            valid = _AGENT_FIELDS.get(str(agent.get("type")), set())
+            entry = agent_type(str(data.get("agents", {}).get(loc[1], {}).get("type")))
+            valid = {"type", *entry.config.model_fields} if entry is not None else set()
         elif loc[0] == "judge":
             valid = set(JudgeConfig.model_fields)
         near = _nearest(key, valid)
@@ -277,15 +237,15 @@ def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[st
         return ConfigError(f"{prefix}unknown key {where!r}{hint}", code="UNKNOWN_FIELD")
     if kind == "union_tag_not_found":
         return ConfigError(
-            f"{prefix}{where}: missing key 'type' (one of: command, openai, http, python)",
+            f"{prefix}{where}: missing key 'type' (one of: {', '.join(types)})",
             code="MISSING_FIELD",
         )
     if kind == "union_tag_invalid":
         tag = err.get("ctx", {}).get("tag")
-        near = _nearest(str(tag), _AGENT_FIELDS)
+        near = _nearest(str(tag), types)
         hint = f" (did you mean {near!r}?)" if near else ""
         return ConfigError(
-            f"{prefix}{where}.type: unknown agent type {tag!r}{hint}; use command, openai, http or python",
+            f"{prefix}{where}.type: unknown agent type {tag!r}{hint}; use {_or_list(types)}",
             code="INVALID_VALUE",
         )
     if loc[:2] == ["judge", "prices"] and len(loc) >= 3:
@@ -327,7 +287,7 @@ class Config:
             ['echo']
         """
         try:
-            parsed = _File.model_validate(dict(data))
+            parsed: Any = _file_model(_agent_types()).model_validate(dict(data))
         except ValidationError as e:
             raise _error(path, table, e, data) from None
         return cls(path=path, agent_configs=dict(parsed.agents), judge_config=parsed.judge)
@@ -376,23 +336,15 @@ class Config:
         return {n: self.agent(n) for n in (self.agent_names if names is None else names)}
 
     def _build(self, name: str, cfg: Any) -> Any:
-        from evalnb import agents
-
-        opts = cfg.model_dump(exclude={"type"})
-        if isinstance(cfg, CommandAgentConfig):
-            folder = str(self.folder)
-            opts["argv"] = [a.replace("{config_dir}", folder) for a in cfg.argv]
-            return agents.Command(name=name, **opts)
-        if isinstance(cfg, OpenAIAgentConfig):
-            return agents.OpenAIChat(name=name, **opts)
-        if isinstance(cfg, HTTPAgentConfig):
-            preset = opts.pop("preset")
-            if preset == "ask":
-                opts = {k: v for k, v in opts.items() if not (k in ("body", "response_map") and v is None)}
-                return agents.HTTP.ask(name=name, **opts)
-            return agents.HTTP(name=name, **opts)
-        assert isinstance(cfg, PythonAgentConfig)
-        return _load_python(cfg.spec, self.folder)
+        entry = agent_type(cfg.type)
+        if entry is None:  # unregistered since the file was read
+            raise ConfigError(f"unknown agent type {cfg.type!r}; use {_or_list(agent_type_names())}")
+        # The builder gets the type's own options model, without the tag (already validated: no re-check).
+        options = entry.config.model_construct(
+            _fields_set=cfg.model_fields_set - {"type"},
+            **{key: getattr(cfg, key) for key in entry.config.model_fields},
+        )
+        return entry.build(options, BuildContext(name=name, folder=self.folder))
 
     def judge(self, *, cache: Any = None) -> Any:
         """Build the ``[judge]`` (``None`` when the file has none).
@@ -410,7 +362,9 @@ class Config:
         if j.type == "python":
             if not j.spec:
                 raise ConfigError(f"{self.path}: judge: type 'python' needs spec = 'module:function'")
-            return as_judge(_python_spec(j.spec, self.folder), cache=cache)
+            from evalnb.judges.resolve import load_callable
+
+            return as_judge(load_callable(j.spec, base=self.folder), cache=cache)
         from evalnb.judges import OpenAIJudge
 
         opts = j.model_dump(exclude={"type", "spec"}, exclude_none=True)
@@ -425,22 +379,6 @@ class Config:
             raise ConfigError(f"{where}judge: {e.message}", code=e.code) from None
         except Exception as e:  # the client's own configuration errors
             raise ConfigError(f"{where}judge: {e}") from None
-
-
-def _python_spec(spec: str, folder: Path) -> str:
-    """A ``file.py:function`` spec relative to the configuration's folder, made absolute."""
-    target, sep, attr = spec.rpartition(":")
-    if sep and (target.endswith(".py") or "/" in target or "\\" in target):
-        path = Path(target)
-        if not path.is_absolute() and (folder / path).exists():
-            return f"{folder / path}:{attr}"
-    return spec
-
-
-def _load_python(spec: str, folder: Path) -> Any:
-    from evalnb.agents.spec import load_agent
-
-    return load_agent(_python_spec(spec, folder))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -483,6 +421,4 @@ def resolve_agent(name_or_spec: str, *, start: str | os.PathLike[str] | None = N
     text = name_or_spec.strip()
     if ":" not in text:
         return named_agent(text, start=start)
-    from evalnb.agents.spec import load_agent
-
-    return load_agent(text)
+    return load_python_agent(text)

@@ -1,56 +1,199 @@
-"""The one exception tree of evalnb.
+"""The one exception tree of evalnb, and the stable codes its errors carry.
 
 Every error carries a stable ``.code`` so that CI scripts and notebooks can tell one failure from another
 without parsing messages::
 
-    EvalnbError                  base of everything evalnb raises on purpose
-    ├── SuiteError               a suite file could not be loaded (code, location, path)
-    ├── ConfigError              a run could not start: agent routing, missing data, a bad option
-    ├── AgentError               an agent call failed; ``transient=True`` asks the runner to retry it
-    │   └── TransientError       shorthand for a retryable agent failure (rate limit, 5xx, dropped socket)
-    ├── ChatError                a chat-completions call failed (after retries): status, transient, attempts
-    ├── JudgeError               a judge could not produce a usable verdict
-    ├── ReferenceQueryError      a cube referenceQuery could not be built or run
-    ├── StoreError               the run store could not read or write
-    └── FailuresError            raised by ``Result.raise_for_failures()`` when a check failed
+    EvalnbError                      base of everything evalnb raises on purpose
+    ├── SuiteError      SuiteCode    a suite could not be loaded (code, location, path; every error in .errors)
+    ├── ConfigError     ConfigCode   a run could not start: configuration, agent routing, missing data, a bad
+    │                                option, user code (module:function, a plugin) that does not load
+    ├── AgentError      AgentCode    an agent call failed; ``transient=True`` asks the runner to retry it
+    │   └── TransientError           shorthand for a retryable agent failure (rate limit, 5xx, dropped socket)
+    ├── ChatError       ChatCode     a chat-completions call failed (after retries): status, transient, attempts
+    ├── JudgeError      JudgeCode    a judge could not produce a usable verdict
+    ├── ReferenceQueryError          a cube referenceQuery could not be built or run (CheckCode)
+    ├── RegexTimeout                 a regex search ran past its time bound (CheckCode)
+    ├── StoreError      StoreCode    the run store, or a results file, could not be read or written
+    └── FailuresError                raised by ``Result.raise_for_failures()`` when a check failed (CheckCode)
+
+Codes are enumerations per area (one ``str``-valued enum per class above, pandera's ``SchemaErrorReason`` is
+the model). A member is its plain string: ``err.code == "MALFORMED_YAML"`` holds, and ``str()``, f-strings and
+``json.dumps`` show ``MALFORMED_YAML``. A code string given to an error is turned into its member, so
+``err.code is SuiteCode.MALFORMED_YAML`` holds too; a code outside the enumeration (a plugin's own, such as
+``MALFORMED_CSV``) stays a plain string.
 
 Failures of agents and judges during a run become rows with a status and a reason; these exceptions are
-raised to callers only when a run cannot start or when the caller asks (``raise_for_failures``).
+raised to callers only when a run cannot start or when the caller asks (``raise_for_failures``). Parsers signal
+inside their own module with private exceptions (a duplicate key, an alias bomb) that are always turned into a
+``SuiteError`` there and never reach a caller.
 """
 
 from __future__ import annotations
 
+import enum
+from typing import ClassVar
+
 __all__ = [
+    "AgentCode",
     "AgentError",
+    "ChatCode",
     "ChatError",
+    "CheckCode",
+    "Code",
+    "ConfigCode",
     "ConfigError",
+    "EvalnbCode",
     "EvalnbError",
     "FailuresError",
+    "JudgeCode",
     "JudgeError",
     "ReferenceQueryError",
+    "RegexTimeout",
+    "StoreCode",
     "StoreError",
+    "SuiteCode",
     "SuiteError",
     "TransientError",
 ]
 
 
-class EvalnbError(Exception):
-    """Base class of every error evalnb raises on purpose."""
+# --------------------------------------------------------------------------------------------------
+# Codes
+# --------------------------------------------------------------------------------------------------
 
-    code: str = "EVALNB_ERROR"
+
+class Code(str, enum.Enum):
+    """Base of the code enumerations: a member compares, prints, formats and JSON-dumps as its plain string.
+
+    ``enum.StrEnum`` does this from Python 3.11; evalnb supports 3.10, so the two methods are spelt out.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class EvalnbCode(Code):
+    """The code of an :class:`EvalnbError` raised as such."""
+
+    EVALNB_ERROR = "EVALNB_ERROR"
+
+
+class SuiteCode(Code):
+    """Why a suite did not load (api contract; the first five come from the cube spec)."""
+
+    MALFORMED_YAML = "MALFORMED_YAML"
+    MISSING_FIELD = "MISSING_FIELD"
+    BLANK_FIELD = "BLANK_FIELD"
+    TYPE_MISMATCH = "TYPE_MISMATCH"
+    INVALID_TOLERANCE = "INVALID_TOLERANCE"
+    MALFORMED_TOML = "MALFORMED_TOML"
+    MALFORMED_JSON = "MALFORMED_JSON"
+    UNKNOWN_FIELD = "UNKNOWN_FIELD"
+    INVALID_VALUE = "INVALID_VALUE"
+    UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
+    FILE_NOT_FOUND = "FILE_NOT_FOUND"
+    FILE_UNREADABLE = "FILE_UNREADABLE"
+    #: not a problem of the document: evalnb itself failed while loading it (a bug to report)
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+class ConfigCode(Code):
+    """Why a run could not start: configuration files, options, user code named by ``module:function``."""
+
+    CONFIG_ERROR = "CONFIG_ERROR"
+    UNKNOWN_FIELD = "UNKNOWN_FIELD"
+    MISSING_FIELD = "MISSING_FIELD"
+    INVALID_VALUE = "INVALID_VALUE"
+    BAD_AGENT_SPEC = "BAD_AGENT_SPEC"
+    PLUGIN_ERROR = "PLUGIN_ERROR"
+    REPLAY_MISSING = "REPLAY_MISSING"
+    UNREACHABLE = "UNREACHABLE"
+
+
+class AgentCode(Code):
+    """Why an agent call failed."""
+
+    AGENT_ERROR = "AGENT_ERROR"
+    AGENT_TRANSIENT = "AGENT_TRANSIENT"
+    AGENT_HTTP_ERROR = "AGENT_HTTP_ERROR"
+    REPLAY_MISSING = "REPLAY_MISSING"
+    UNKNOWN_TASK = "UNKNOWN_TASK"
+
+
+class ChatCode(Code):
+    """A chat-completions call failed."""
+
+    CHAT_ERROR = "CHAT_ERROR"
+
+
+class JudgeCode(Code):
+    """A judge gave no usable verdict."""
+
+    JUDGE_ERROR = "JUDGE_ERROR"
+
+
+class CheckCode(Code):
+    """A check could not run, or a result had failures."""
+
+    REFERENCE_QUERY = "REFERENCE_QUERY"
+    REGEX_TIMEOUT = "REGEX_TIMEOUT"
+    CHECKS_FAILED = "CHECKS_FAILED"
+
+
+class StoreCode(Code):
+    """The run store or a results file could not be read or written."""
+
+    STORE_ERROR = "STORE_ERROR"
+    STORE_BUSY = "STORE_BUSY"
+    STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+    STORE_SCHEMA_TOO_NEW = "STORE_SCHEMA_TOO_NEW"
+    AMBIGUOUS_VERSION = "AMBIGUOUS_VERSION"
+    RUN_NOT_FOUND = "RUN_NOT_FOUND"
+    UNKNOWN_RESULTS = "UNKNOWN_RESULTS"
+
+
+def _member(codes: type[Code], code: str) -> str:
+    """``code`` as a member of ``codes`` when it is one; a code from outside evalnb stays a plain string."""
+    try:
+        return codes(code)
+    except ValueError:
+        return code
+
+
+# --------------------------------------------------------------------------------------------------
+# The tree
+# --------------------------------------------------------------------------------------------------
+
+
+class EvalnbError(Exception):
+    """Base class of every error evalnb raises on purpose.
+
+    Attributes:
+        code: a stable code, a member of the class's enumeration (``codes``).
+        message: the sentence, without the code.
+    """
+
+    codes: ClassVar[type[Code]] = EvalnbCode
+    code: str = EvalnbCode.EVALNB_ERROR
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:
-            self.code = code
+            self.code = _member(self.codes, code)
 
 
 class SuiteError(EvalnbError):
     """A suite could not be loaded.
 
+    ``str(err)`` shows every error of the document, one per line, this one first (as ``evalnb validate``
+    prints them); :meth:`describe` is this error alone.
+
     Attributes:
-        code: a stable string such as ``UNKNOWN_FIELD`` or ``MALFORMED_YAML``.
+        code: a stable :class:`SuiteCode` such as ``UNKNOWN_FIELD`` or ``MALFORMED_YAML``.
         location: where in the document, e.g. ``"cases[2].tolerance.absolute"`` (``""`` for the whole file).
         path: the file, when the suite came from one.
         suggestion: the nearest valid key for a typo, if any.
@@ -64,6 +207,8 @@ class SuiteError(EvalnbError):
         ...     print(e.code, e.location)
         MISSING_FIELD cube
     """
+
+    codes = SuiteCode
 
     def __init__(
         self,
@@ -80,9 +225,16 @@ class SuiteError(EvalnbError):
         self.suggestion = suggestion
         self.errors: list[SuiteError] = [self]
 
-    def __str__(self) -> str:
+    def describe(self) -> str:
+        """This error alone, on one line: ``path:location: CODE message``."""
         where = ":".join(p for p in (self.path or "", self.location) if p)
         return f"{where}: {self.code} {self.message}" if where else f"{self.code} {self.message}"
+
+    def __str__(self) -> str:
+        # Every error of the document, this one first, so a traceback (from evalnb.run or evalnb.load) shows
+        # what one fix-and-rerun round needs, like `evalnb validate`.
+        rest = [e for e in self.errors if e is not self]
+        return "\n".join(e.describe() for e in (self, *rest))
 
     def __reduce__(self) -> tuple[object, ...]:
         # `errors` holds this very error: it travels as state, set after the object exists, so pickle's memo
@@ -98,9 +250,10 @@ def _rebuild_suite_error(
 
 
 class ConfigError(EvalnbError):
-    """A run could not start (unknown agent id, missing data source, invalid option)."""
+    """A run could not start (unknown agent id, missing data source, invalid option, user code that fails)."""
 
-    code = "CONFIG_ERROR"
+    codes = ConfigCode
+    code = ConfigCode.CONFIG_ERROR
 
 
 class AgentError(EvalnbError):
@@ -110,7 +263,8 @@ class AgentError(EvalnbError):
     the runner retries those with backoff and never retries a wrong answer.
     """
 
-    code = "AGENT_ERROR"
+    codes = AgentCode
+    code = AgentCode.AGENT_ERROR
 
     def __init__(self, message: str, *, transient: bool = False, code: str | None = None) -> None:
         super().__init__(message, code=code)
@@ -120,7 +274,7 @@ class AgentError(EvalnbError):
 class TransientError(AgentError):
     """A retryable agent failure; raise it from your own agent to ask for a retry."""
 
-    code = "AGENT_TRANSIENT"
+    code = AgentCode.AGENT_TRANSIENT
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message, transient=True, code=code)
@@ -129,7 +283,8 @@ class TransientError(AgentError):
 class JudgeError(EvalnbError):
     """A judge failed to produce a usable verdict (unreachable, unparseable after retries)."""
 
-    code = "JUDGE_ERROR"
+    codes = JudgeCode
+    code = JudgeCode.JUDGE_ERROR
 
     def __init__(self, message: str, *, transient: bool = False, code: str | None = None) -> None:
         super().__init__(message, code=code)
@@ -145,7 +300,8 @@ class ChatError(EvalnbError):
         attempts: how many attempts were made.
     """
 
-    code = "CHAT_ERROR"
+    codes = ChatCode
+    code = ChatCode.CHAT_ERROR
 
     def __init__(
         self, message: str, *, status: int | None = None, transient: bool = False, attempts: int = 1
@@ -159,16 +315,26 @@ class ChatError(EvalnbError):
 class ReferenceQueryError(EvalnbError):
     """A reference query could not be built or run (the rows check reports it as an authoring mismatch)."""
 
-    code = "REFERENCE_QUERY"
+    codes = CheckCode
+    code = CheckCode.REFERENCE_QUERY
+
+
+class RegexTimeout(EvalnbError):
+    """A regex search ran longer than its time bound (``evalnb.checks.text.regex_search``)."""
+
+    codes = CheckCode
+    code = CheckCode.REGEX_TIMEOUT
 
 
 class StoreError(EvalnbError):
-    """The run store could not read or write."""
+    """The run store could not read or write (or a results file is not one evalnb reads)."""
 
-    code = "STORE_ERROR"
+    codes = StoreCode
+    code = StoreCode.STORE_ERROR
 
 
 class FailuresError(EvalnbError):
     """Raised by ``Result.raise_for_failures()`` when any case failed or was degraded."""
 
-    code = "CHECKS_FAILED"
+    codes = CheckCode
+    code = CheckCode.CHECKS_FAILED

@@ -16,7 +16,9 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from evalnb.formats.registry import is_format, names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,7 +49,16 @@ __all__ = [
     "Turn",
 ]
 
-FormatName = Literal["tasks-toml", "cube-yaml", "dataset-json"]
+
+def _registered_format(name: str) -> str:
+    # A suite carries the name of the format it came from: a built-in one or one a module registered.
+    if not is_format(name):
+        raise ValueError(f"unknown format {name!r}; registered formats: {', '.join(names())}")
+    return name
+
+
+FormatName = Annotated[str, AfterValidator(_registered_format)]
+"""A registered format's name: ``"tasks-toml"``, ``"cube-yaml"``, ``"dataset-json"`` or a plugin's."""
 JUDGED_METRICS = ("Relevance", "Coherence", "Groundedness", "Similarity")
 INTENTS = ("QUERY", "INSIGHT", "VIEW_CHANGE", "REFUSED")
 

@@ -26,10 +26,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from evalnb.agents.base import Request, Response
+from evalnb.agents.types import BuildContext, register_agent_type
 from evalnb.errors import AgentError, ConfigError
 
-__all__ = ["Command"]
+__all__ = ["Command", "CommandAgentConfig"]
 
 PromptVia = Literal["stdin", "arg", "env"]
 
@@ -427,3 +430,34 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
             os.killpg(pgid, signal.SIGKILL)
     if proc.returncode is None:
         await proc.wait()
+
+
+# --------------------------------------------------------------------------------------------------
+# evalnb.toml: [agents.NAME] type = "command"
+# --------------------------------------------------------------------------------------------------
+
+
+class CommandAgentConfig(BaseModel):
+    """``type = "command"``: the options of :class:`Command` (``{config_dir}`` in ``argv``: the file's folder)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    argv: list[str] = Field(min_length=1)
+    prompt_via: Literal["stdin", "arg", "env"] = "stdin"
+    env_var: str = "EVALNB_PROMPT"
+    env: dict[str, str] = Field(default_factory=dict)
+    pass_env: list[str] = Field(default_factory=list)
+    result: str = "stdout"
+    max_output: int = Field(default=1_000_000, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    cwd: str | None = None
+    encoding: str = "utf-8"
+
+
+def _from_config(cfg: CommandAgentConfig, ctx: BuildContext) -> Command:
+    opts = cfg.model_dump()
+    opts["argv"] = [a.replace("{config_dir}", str(ctx.folder)) for a in cfg.argv]
+    return Command(name=ctx.name, **opts)
+
+
+register_agent_type("command", CommandAgentConfig, _from_config)

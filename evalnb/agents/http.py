@@ -27,13 +27,16 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalnb.agents.base import Request, Response
+from evalnb.agents.types import BuildContext, register_agent_type
 from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, require_reachable, safe_url
 from evalnb.errors import AgentError, ConfigError
 
-__all__ = ["ASK_BODY", "ASK_MAPPING", "HTTP", "Secret", "expand_env", "get_path"]
+__all__ = ["ASK_BODY", "ASK_MAPPING", "HTTP", "HTTPAgentConfig", "Secret", "expand_env", "get_path"]
 
 #: The request body of an "ask" service (cube spec: the question, the seeding history, the cube).
 ASK_BODY: dict[str, Any] = {"question": "{prompt}", "history": "{history}", "cube": "{case_meta.cube}"}
@@ -390,3 +393,35 @@ def _without_query(url: str) -> str:
     # A query string may carry a key (``?code=...``), and ``user:password@`` a password: reprs and messages
     # show the URL without either.
     return safe_url(url.split("?", 1)[0])
+
+
+# --------------------------------------------------------------------------------------------------
+# evalnb.toml: [agents.NAME] type = "http"
+# --------------------------------------------------------------------------------------------------
+
+
+class HTTPAgentConfig(BaseModel):
+    """``type = "http"``: the options of :class:`HTTP`; ``preset = "ask"`` for an ask service."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    preset: Literal["ask"] | None = None
+    method: str = "POST"
+    body: dict[str, Any] | str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    secret_headers: dict[str, str] = Field(default_factory=dict)
+    response_map: dict[str, str | list[str]] | None = None
+    timeout: float = Field(default=60.0, gt=0)
+
+
+def _from_config(cfg: HTTPAgentConfig, ctx: BuildContext) -> HTTP:
+    opts = cfg.model_dump()
+    if opts.pop("preset") == "ask":
+        # The preset's body and mapping stand unless the table gives its own.
+        opts = {k: v for k, v in opts.items() if not (k in ("body", "response_map") and v is None)}
+        return HTTP.ask(name=ctx.name, **opts)
+    return HTTP(name=ctx.name, **opts)
+
+
+register_agent_type("http", HTTPAgentConfig, _from_config)

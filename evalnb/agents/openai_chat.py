@@ -14,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from evalnb.agents.base import Request, Response
 from evalnb.agents.http import expand_env, scrub
+from evalnb.agents.types import BuildContext, register_agent_type
 from evalnb.chat import ChatClient, safe_url
 from evalnb.errors import AgentError, ChatError, ConfigError, EvalnbError
 
-__all__ = ["OpenAIChat"]
+__all__ = ["OpenAIAgentConfig", "OpenAIChat"]
 
 
 class OpenAIChat:
@@ -153,3 +156,36 @@ class OpenAIChat:
 
 def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --------------------------------------------------------------------------------------------------
+# evalnb.toml: [agents.NAME] type = "openai"
+# --------------------------------------------------------------------------------------------------
+
+
+class OpenAIAgentConfig(BaseModel):
+    """``type = "openai"``: the options of :class:`OpenAIChat` (a key only by its variable)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    system: str | None = None
+    temperature: float | None = 0.0
+    max_tokens: int | None = Field(default=None, ge=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+    secret_headers: dict[str, str] = Field(default_factory=dict)
+    azure_endpoint: str | None = None
+    deployment: str | None = None
+    api_version: str | None = None
+    timeout: float = Field(default=60.0, gt=0)
+    retries: int = Field(default=4, ge=0)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+def _from_config(cfg: OpenAIAgentConfig, ctx: BuildContext) -> OpenAIChat:
+    return OpenAIChat(name=ctx.name, **cfg.model_dump())
+
+
+register_agent_type("openai", OpenAIAgentConfig, _from_config)

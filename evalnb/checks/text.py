@@ -16,6 +16,7 @@ from typing import Any
 
 from evalnb._text import f1, normalize_tokens
 from evalnb.checks.registry import CheckContext, Offload, Score, builtin
+from evalnb.errors import RegexTimeout
 from evalnb.suite import (
     CitationsCheck,
     ExactMatchCheck,
@@ -32,6 +33,7 @@ except ImportError:  # pragma: no cover - regex is a dependency; the thread fall
 
 __all__ = [
     "REGEX_TIMEOUT",
+    "RegexTimeout",
     "citation_count",
     "compile_pattern",
     "exact_match",
@@ -52,10 +54,6 @@ MISSING_EXPECTED = "expected_response is missing: {check} needs one to compare a
 _COMPILED: dict[str, Any] = {}
 _fallback_pool: ThreadPoolExecutor | None = None
 _fallback_lock = threading.Lock()
-
-
-class RegexTimeout(Exception):
-    """A regex search ran longer than its time bound."""
 
 
 def compile_pattern(pattern: str) -> Any:

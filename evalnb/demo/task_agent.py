@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
 from evalnb._text import FUNCTION_WORDS, PLAIN_WORD, content_words, sentences
+from evalnb.errors import AgentError
 
 if TYPE_CHECKING:
     from evalnb.agents.command import Command
@@ -69,8 +70,9 @@ def _terms(text: str) -> list[str]:
     return content_words(text.lower(), stop=FUNCTION_WORDS, pattern=PLAIN_WORD, min_length=1)
 
 
-class UnknownTask(Exception):
-    """The agent does not know how to do what it was asked."""
+def _unknown_task(message: str) -> AgentError:
+    # The agent does not know how to do what it was asked: an agent failure like any other.
+    return AgentError(message, code="UNKNOWN_TASK")
 
 
 def summarize(text: str, *, n: int = 3) -> str:
@@ -97,7 +99,7 @@ def solve(prompt: str, *, workdir: Path, flaw: bool = False) -> str:
     """Do one task and return what to print; may write ``output/summary.txt`` under ``workdir``.
 
     Raises:
-        UnknownTask: for a prompt that is none of the three tasks.
+        AgentError: ``UNKNOWN_TASK`` for a prompt that is none of the three tasks.
 
     Example:
         >>> solve("How many words are in the sentence 'the quick brown fox'?", workdir=Path("."))
@@ -128,11 +130,11 @@ def solve(prompt: str, *, workdir: Path, flaw: bool = False) -> str:
         names = [n.strip().lower() for n in re.split(r",|\band\b", m.group(1)) if n.strip()]
         unknown = [n for n in names if n not in CAPITALS]
         if unknown:
-            raise UnknownTask(f"no capital known for {', '.join(unknown)}")
+            raise _unknown_task(f"no capital known for {', '.join(unknown)}")
         capitals = [CAPITALS[n] for n in names]
         return ", ".join(sorted(capitals)) if flaw else "\n".join(capitals)
 
-    raise UnknownTask("I can summarise a text, count the words of a quoted sentence, or list capitals")
+    raise _unknown_task("I can summarise a text, count the words of a quoted sentence, or list capitals")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     prompt = " ".join(args.task) if args.task else sys.stdin.read()
     try:
         out = solve(prompt, workdir=Path.cwd(), flaw=args.flaw)
-    except UnknownTask as exc:
+    except AgentError as exc:
         print(f"task agent: {exc}", file=sys.stderr)
         return 1
     print(out)

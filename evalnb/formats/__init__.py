@@ -1,34 +1,70 @@
-"""Suite formats: each module validates one file format strictly and builds the one ``Suite`` model.
+"""Suite formats: a registry, and one module (or package) per file format that registers itself.
 
-* ``tasks_toml``: the TOML task suite (``"tasks-toml"``);
-* ``cube_yaml``: the YAML cube suite (``"cube-yaml"``);
-* ``dataset_json``: the JSON evaluation dataset (``"dataset-json"``).
+* ``tasks_toml``: the TOML task suite (``"tasks-toml"``, ``.toml``);
+* ``cube_yaml``: the YAML cube suite (``"cube-yaml"``, ``.yaml`` / ``.yml``);
+* ``dataset_json``: the JSON evaluation dataset (``"dataset-json"``, ``.json``).
 
 :func:`load` is the door in: a path or a text, the format from the extension, else from the content. Every
-failure is a :class:`~evalnb.errors.SuiteError` with a stable code; no other exception escapes it.
+failure is a :class:`~evalnb.errors.SuiteError` with a stable code; no other exception escapes it. A new
+format is one module that builds a :class:`Format` and calls :func:`register` (see ``formats.registry``);
+``load``, :func:`json_schema`, ``evalnb validate`` and ``evalnb schema`` then know it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any
 
+from evalnb._files import atomic_write
 from evalnb.errors import SuiteError
-from evalnb.suite import FormatName, Suite
+from evalnb.formats.registry import (
+    Format,
+    Sniff,
+    Text,
+    for_path,
+    get,
+    guess,
+    is_format,
+    names,
+    register,
+    suffixes,
+    unregister,
+)
 
-__all__ = ["FORMATS", "discover", "json_schema", "load", "upgrade", "write_starter"]
+if TYPE_CHECKING:
+    from evalnb.suite import Suite
 
-FORMATS: tuple[str, ...] = get_args(FormatName)
-_BY_SUFFIX = {".toml": "tasks-toml", ".yaml": "cube-yaml", ".yml": "cube-yaml", ".json": "dataset-json"}
-_MALFORMED = {"tasks-toml": "MALFORMED_TOML", "cube-yaml": "MALFORMED_YAML", "dataset-json": "MALFORMED_JSON"}
+__all__ = [
+    "FORMATS",
+    "Format",
+    "Sniff",
+    "Text",
+    "discover",
+    "for_path",
+    "get",
+    "is_format",
+    "json_schema",
+    "load",
+    "names",
+    "register",
+    "suffixes",
+    "unregister",
+    "upgrade",
+    "write_starter",
+]
+
 # dataset spec, discovery: these names in the current directory, then in ./evals/.
 DISCOVERY_NAMES = ("prompts.json", "evals.json", "tests.json")
 DISCOVERY_DIRS = (".", "evals")
+
+
+def __getattr__(name: str) -> Any:
+    # FORMATS: the registered names when asked, so a format registered later is listed too.
+    if name == "FORMATS":
+        return names()
+    raise AttributeError(f"module 'evalnb.formats' has no attribute {name!r}")
 
 
 def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None) -> Suite:
@@ -36,17 +72,18 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
 
     Args:
         path_or_text: a file path, or the text of a suite (``str`` or ``bytes``). A ``str`` is read as a path
-            when it is one line naming an existing file or ending in ``.toml``, ``.yaml``, ``.yml`` or ``.json``.
-        format: ``"tasks-toml"``, ``"cube-yaml"`` or ``"dataset-json"``; by default from the file's
-            extension, then from the content.
+            when it is one line naming an existing file or ending in a registered suffix (``.toml``, ``.yaml``,
+            ``.yml``, ``.json``).
+        format: ``"tasks-toml"``, ``"cube-yaml"``, ``"dataset-json"`` or another registered format; by
+            default from the file's extension, then from the content.
 
     Returns:
         The loaded :class:`~evalnb.suite.Suite`.
 
     Raises:
         SuiteError: for any problem with the input, with ``.code``, ``.location`` and ``.path``. A document
-            with several problems raises the first (in document order) with all of them in ``.errors``;
-            a syntax error (``MALFORMED_*``) is reported alone.
+            with several problems raises the first (in document order) with all of them in ``.errors``, and
+            prints them all; a syntax error (``MALFORMED_*``) is reported alone.
 
     Example:
         >>> suite = evalnb.load("data/suites/tasks.toml")
@@ -57,16 +94,25 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
     """
     path: Path | None = None
     try:
-        if format is not None and format not in FORMATS:
-            raise SuiteError(
-                "INVALID_VALUE", f"unknown format {format!r}; expected one of {', '.join(FORMATS)}"
-            )
+        fmt = None
+        if format is not None:
+            fmt = get(format)
+            if fmt is None:
+                raise SuiteError(
+                    "INVALID_VALUE", f"unknown format {format!r}; expected one of {', '.join(names())}"
+                )
         path, raw = _source(path_or_text)
-        fmt = format or (_BY_SUFFIX.get(path.suffix.lower()) if path is not None else None)
+        if fmt is None and path is not None:
+            fmt = for_path(path)
         text = _decode(raw, fmt)
         if fmt is None:
-            fmt = _sniff(text)
-        return _load_text(text, fmt, path)
+            fmt, data = guess(text)  # parsed once: the sniffing parse is the loading parse
+        else:
+            data = fmt.parse(text)
+        suite = fmt.build(data, path)
+        if path is not None:
+            suite.path = str(path)
+        return suite
     except SuiteError as exc:
         if path is not None:
             for err in exc.errors:
@@ -97,9 +143,11 @@ def _source(path_or_text: str | os.PathLike[str] | bytes) -> tuple[Path | None, 
     text = path_or_text
     if text and "\n" not in text and len(text) < 4096 and "\x00" not in text:
         candidate = Path(text)
-        with contextlib.suppress(OSError, ValueError):
-            if candidate.is_file() or candidate.suffix.lower() in _BY_SUFFIX:
+        try:
+            if candidate.is_file() or for_path(candidate) is not None:
                 return _read(candidate)
+        except (OSError, ValueError):
+            pass  # not a usable path: the string is the text
     return None, text
 
 
@@ -114,7 +162,7 @@ def _read(path: Path) -> tuple[Path, bytes]:
         ) from None
 
 
-def _decode(raw: bytes | str, fmt: str | None) -> str:
+def _decode(raw: bytes | str, fmt: Format | None) -> str:
     if isinstance(raw, str):
         # A text read with a plain `open(...).read()` keeps the byte-order mark that the path route drops
         # (utf-8-sig below); the same file must load either way.
@@ -122,73 +170,17 @@ def _decode(raw: bytes | str, fmt: str | None) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        code = _MALFORMED.get(fmt or "", "MALFORMED_" + (_guess_kind(raw) or "JSON"))
+        if fmt is None:
+            # The format the content would be, read leniently, says which malformed code this is.
+            try:
+                fmt = guess(raw.decode("utf-8-sig", errors="replace"))[0]
+            except SuiteError as guessed:
+                code = guessed.code
+            else:
+                code = fmt.malformed
+        else:
+            code = fmt.malformed
         raise SuiteError(code, f"the file is not UTF-8 text (byte {exc.start})") from None
-
-
-def _guess_kind(raw: bytes) -> str | None:
-    head = raw.lstrip()[:1]
-    return "JSON" if head in (b"{", b"[") else None
-
-
-def _sniff(text: str) -> str:
-    """The format of a text with no extension to go by: JSON, then TOML, then YAML."""
-    from evalnb.formats import cube_yaml, dataset_json, tasks_toml
-
-    stripped = text.lstrip("\ufeff \t\r\n")
-    first_line = stripped.split("\n", 1)[0].strip()
-    toml_header = first_line.startswith("[[") or (
-        first_line.startswith("[")
-        and first_line.endswith("]")
-        and "," not in first_line
-        and '"' not in first_line
-    )
-    if stripped[:1] in ("{", "[") and not toml_header:
-        try:
-            dataset_json.parse(text)
-            return "dataset-json"
-        except SuiteError:
-            if stripped[:1] == "{":
-                return "dataset-json"  # report the JSON error: a TOML or YAML file does not start with `{`
-    try:
-        data = tasks_toml.parse(text)
-        if data:
-            return "tasks-toml"
-    except SuiteError:
-        pass
-    try:
-        if isinstance(cube_yaml.parse(text), dict):
-            return "cube-yaml"
-    except SuiteError:
-        pass
-    if stripped[:1] == "[" and not toml_header:
-        return "dataset-json"
-    if "=" in first_line or toml_header:
-        return "tasks-toml"
-    return "cube-yaml"
-
-
-def _load_text(text: str, fmt: str, path: Path | None) -> Suite:
-    from evalnb.formats import cube_yaml, dataset_json, tasks_toml
-
-    if fmt == "tasks-toml":
-        suite = tasks_toml.load_text(text)
-    elif fmt == "cube-yaml":
-        suite = cube_yaml.load_text(text)
-    else:
-        # dataset spec: Suite.name is metadata.name, else the file's stem.
-        suite = dataset_json.load_text(text, name=_stem(path) if path is not None else None)
-    if path is not None:
-        suite.path = str(path)
-    return suite
-
-
-def _stem(path: Path) -> str:
-    name = path.name
-    for suffix in (".json", ".eval"):
-        if name.lower().endswith(suffix):
-            name = name[: -len(suffix)]
-    return name or path.stem
 
 
 def discover(root: str | os.PathLike[str] = ".") -> Path | None:
@@ -210,67 +202,66 @@ def discover(root: str | os.PathLike[str] = ".") -> Path | None:
 
 
 def upgrade(path: str | os.PathLike[str]) -> Path | None:
-    """Rewrite a legacy JSON dataset in the versioned form, keeping a byte-identical backup.
+    """Rewrite a legacy document (a legacy JSON dataset) in its current form, keeping a byte-identical backup.
 
     The backup ``<file>.bak.<yyyymmddHHMMSS>`` is written (and flushed to disk) first; then the file is
     replaced atomically (a temporary file in the same folder, then ``os.replace``), so a crash leaves either
     the old file or the new one, never half of one. The upgraded file loads to the same items. A document
-    that is already versioned is left untouched.
+    that is already current is left untouched.
 
     Args:
-        path: the dataset file.
+        path: the file; its format from the extension, else the one format with a legacy form (else from the
+            content, when several have one).
 
     Returns:
-        The backup's path, or None when the file already was versioned (nothing changed).
+        The backup's path, or None when the file already was current (nothing changed).
 
     Raises:
-        SuiteError: when the file is not a loadable JSON dataset (nothing is written then).
+        SuiteError: when the file is not a loadable document of a format with a legacy form (nothing is
+            written then).
 
     Example:
         >>> evalnb.upgrade("evals/legacy.json")
         PosixPath('evals/legacy.json.bak.20260301120000')
     """
-    from evalnb.formats import dataset_json
-
     target = Path(path)
-    kind = _BY_SUFFIX.get(target.suffix.lower())
-    if kind is not None and kind != "dataset-json":
-        # Only the JSON dataset has a legacy form; parsing a TOML or YAML suite as JSON would report a
-        # misleading MALFORMED_JSON.
-        raise SuiteError(
-            "INVALID_VALUE",
-            f"only JSON datasets have a legacy form to upgrade; {target.name} is a {kind} suite",
-            path=str(target),
-        )
+    upgradable = _formats_with("upgrade")
+    fmt = for_path(target)
+    if fmt is None and len(upgradable) == 1:
+        fmt = upgradable[0]
+    if fmt is not None and fmt.upgrade is None:
+        # Checked before reading: parsing a TOML or YAML suite as JSON would report a misleading MALFORMED_JSON.
+        raise _no_legacy_form(target, fmt, upgradable)
     _, raw = _read(target)
     try:
-        text = _decode(raw, "dataset-json")
-        data = dataset_json.parse(text)
-        dataset_json.load_data(data, name=_stem(target))  # never upgrade what would not load
-        new = dataset_json.to_versioned(data)
+        text = _decode(raw, fmt)
+        fmt, data = (fmt, fmt.parse(text)) if fmt is not None else guess(text)
+        if fmt.upgrade is None:
+            raise _no_legacy_form(target, fmt, upgradable)
+        body = fmt.upgrade(data, target)  # never upgrades what would not load
     except SuiteError as exc:
         for err in exc.errors:
             err.path = str(target)
         raise
-    if new is None:
+    if body is None:
         return None
     stamp = datetime.now().strftime("%Y%m%d%H%M%S")
     backup = _write_backup(target, stamp, raw)
-    body = json.dumps(new, indent=2, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(body)
-            fh.flush()
-            os.fsync(fh.fileno())
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write(target, body)
     return backup
+
+
+def _no_legacy_form(target: Path, fmt: Format, upgradable: list[Format]) -> SuiteError:
+    having = " and ".join(f.what or f.name for f in upgradable) or "no formats"
+    return SuiteError(
+        "INVALID_VALUE",
+        f"only {having} have a legacy form to upgrade; {target.name} is a {fmt.name} suite",
+        path=str(target),
+    )
+
+
+def _formats_with(hook: str) -> list[Format]:
+    return [f for f in (get(n) for n in names()) if f is not None and getattr(f, hook) is not None]
 
 
 def _write_backup(target: Path, stamp: str, raw: bytes) -> Path:
@@ -290,39 +281,39 @@ def _write_backup(target: Path, stamp: str, raw: bytes) -> Path:
 
 
 def write_starter(path: str | os.PathLike[str] = "evals/evals.json") -> Path:
-    """Write the starter dataset (dataset spec: ``./evals/evals.json`` with sample prompts).
+    """Write the starter document of the path's format (dataset spec: ``./evals/evals.json`` with sample prompts).
 
     Raises:
         FileExistsError: when the file already exists (it is never overwritten).
+        ValueError: when the path's format has no starter document.
 
     Example:
         >>> evalnb.formats.write_starter()
         PosixPath('evals/evals.json')
     """
-    from evalnb.formats.dataset_json import STARTER
-
     target = Path(path)
+    fmt = for_path(target)
+    if fmt is None or fmt.starter is None:
+        having = ", ".join(s for f in _formats_with("starter") for s in f.suffixes)
+        raise ValueError(f"no starter document for {target.name}; starters are written as {having}")
+    body = fmt.starter()
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target, "x", encoding="utf-8", newline="\n") as fh:
-        fh.write(json.dumps(STARTER, indent=2, ensure_ascii=False) + "\n")
+        fh.write(body)
     return target
 
 
 def json_schema(format: str) -> dict[str, Any]:
     """A JSON Schema of a format's documents, from the models at the format edge (for editors).
 
+    Raises:
+        ValueError: for a format that is not registered.
+
     Example:
         >>> evalnb.formats.json_schema("tasks-toml")["title"]
         'TasksDoc'
     """
-    from evalnb.formats import cube_yaml, dataset_json, tasks_toml
-
-    if format == "tasks-toml":
-        schema = tasks_toml.TasksDoc.model_json_schema(by_alias=True)
-    elif format == "cube-yaml":
-        schema = cube_yaml.CubeSuiteDoc.model_json_schema(by_alias=True)
-    elif format == "dataset-json":
-        schema = dataset_json.json_schema()
-    else:
-        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    fmt = get(format)
+    if fmt is None:
+        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(names())}")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **fmt.schema()}

@@ -1,4 +1,4 @@
-"""What the three format modules share: strict edge models, error builders, locations and suggestions.
+"""What the format modules share: strict edge models, error builders, locations and suggestions.
 
 Every load failure is a :class:`~evalnb.errors.SuiteError` with a stable code. The code rules are the api
 contract's, the same in every format:
@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal, NoReturn, Union
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
-from evalnb.errors import SuiteError
+from evalnb.errors import SuiteCode, SuiteError
 
 __all__ = [
     "CODES",
@@ -50,21 +50,9 @@ __all__ = [
 
 Loc = tuple[str | int, ...]
 
-# The stable codes; the first five come from the cube spec, the rest from the api contract.
-CODES = (
-    "MALFORMED_YAML",
-    "MISSING_FIELD",
-    "BLANK_FIELD",
-    "TYPE_MISMATCH",
-    "INVALID_TOLERANCE",
-    "MALFORMED_TOML",
-    "MALFORMED_JSON",
-    "UNKNOWN_FIELD",
-    "INVALID_VALUE",
-    "UNSUPPORTED_VERSION",
-    "FILE_NOT_FOUND",
-    "FILE_UNREADABLE",
-)
+# The stable codes of a document's problems (errors.SuiteCode: the first five come from the cube spec, the rest
+# from the api contract). INTERNAL_ERROR is left out: it marks a failure of evalnb, not of the document.
+CODES: tuple[str, ...] = tuple(c.value for c in SuiteCode if c is not SuiteCode.INTERNAL_ERROR)
 
 
 class Edge(BaseModel):

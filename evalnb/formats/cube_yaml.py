@@ -21,6 +21,7 @@ import yaml
 from pydantic import AfterValidator, Field
 
 from evalnb.formats._common import Edge, NonBlank, Problems, custom_error, fail, nearest, type_name
+from evalnb.formats.registry import Format, Sniff, register
 from evalnb.suite import (
     INTENTS,
     Case,
@@ -36,7 +37,7 @@ from evalnb.suite import (
     Turn,
 )
 
-__all__ = ["CubeSuiteDoc", "load_text", "parse"]
+__all__ = ["CubeSuiteDoc", "load_data", "load_text", "parse"]
 
 
 def _non_negative(value: float) -> float:
@@ -350,7 +351,11 @@ def load_text(text: str) -> Suite:
             ``TYPE_MISMATCH``, ``INVALID_TOLERANCE``) and ``UNKNOWN_FIELD`` / ``INVALID_VALUE``; the first
             error in document order, with every error of the file in ``.errors``.
     """
-    data = parse(text)
+    return load_data(parse(text))
+
+
+def load_data(data: Any) -> Suite:
+    """Load a YAML cube suite from its parsed document (see :func:`load_text`)."""
     # cube spec: a top level or a case that is not a mapping is MALFORMED_YAML (not a type mismatch).
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a {type_name(data)}"
@@ -366,3 +371,21 @@ def load_text(text: str) -> Suite:
     problems.raise_if_any()
     assert doc is not None  # no problems means validation succeeded
     return build(doc)
+
+
+register(
+    Format(
+        name="cube-yaml",
+        suffixes=(".yaml", ".yml"),
+        malformed="MALFORMED_YAML",
+        parse=parse,
+        build=lambda data, path: load_data(data),
+        schema=lambda: CubeSuiteDoc.model_json_schema(by_alias=True),
+        sniff=Sniff(
+            order=30,
+            accepts=lambda data: isinstance(data, dict),
+            fallback=lambda t: True,  # the last resort: any text parses as YAML, or its error is the verdict
+        ),
+        what="YAML cube suites",
+    )
+)

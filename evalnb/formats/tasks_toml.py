@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from evalnb.formats._common import Edge, NonBlank, Problems, custom_error, fail
+from evalnb.formats.registry import Format, Sniff, register
 from evalnb.suite import (
     Case,
     CheckSpec,
@@ -34,7 +35,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["TasksDoc", "load_text", "parse"]
+__all__ = ["TasksDoc", "load_data", "load_text", "parse"]
 
 MAX_RUNS = 2**32 - 1  # tasks spec: `runs` is an unsigned 32-bit integer
 
@@ -169,10 +170,33 @@ def load_text(text: str) -> Suite:
             ``INVALID_VALUE`` or ``BLANK_FIELD`` with the location of the offending key; the first error in
             document order, with every error of the file in ``.errors``.
     """
-    data = parse(text)
+    return load_data(parse(text))
+
+
+def load_data(data: dict[str, Any]) -> Suite:
+    """Load a TOML task suite from its parsed document (see :func:`load_text`)."""
     problems = Problems(data)
     doc: TasksDoc | None = problems.validate(TasksDoc, data)
     _duplicate_ids(data, problems)
     problems.raise_if_any()
     assert doc is not None  # no problems means validation succeeded
     return build(doc)
+
+
+register(
+    Format(
+        name="tasks-toml",
+        suffixes=(".toml",),
+        malformed="MALFORMED_TOML",
+        parse=parse,
+        build=lambda data, path: load_data(data),
+        schema=lambda: TasksDoc.model_json_schema(by_alias=True),
+        sniff=Sniff(
+            order=20,
+            accepts=bool,  # every text without `=` or a table parses as an empty TOML document
+            # Nothing took the text: a `key = value` first line or a `[table]` header is broken TOML.
+            fallback=lambda t: "=" in t.first_line or t.bracket_header,
+        ),
+        what="TOML task suites",
+    )
+)

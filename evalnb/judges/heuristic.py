@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalnb._text import STOP_WORDS, content_words, sentences, token_f1, word_set, words
-from evalnb.errors import JudgeError
+from evalnb.errors import ConfigError, JudgeError
 from evalnb.judges.base import JudgeReply
+from evalnb.judges.resolve import JudgeOptions, register_judge_string
 
 __all__ = ["Heuristic"]
 
@@ -225,3 +226,13 @@ class Heuristic:
 
     def __repr__(self) -> str:
         return "Heuristic()  # offline word statistics, not an LLM"
+
+
+def _from_string(argument: str, options: JudgeOptions) -> Heuristic:
+    if argument:
+        raise ConfigError(f"the heuristic judge takes nothing after 'heuristic:', got {argument!r}")
+    return Heuristic()
+
+
+register_judge_string("heuristic", _from_string)
+register_judge_string("offline", _from_string, usage="")

@@ -9,7 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalnb.chat import ChatClient, safe_url
+from evalnb.errors import ConfigError
 from evalnb.judges.base import JudgeCache, JudgeReply, Prices, cache_from
+from evalnb.judges.resolve import JudgeOptions, register_judge_string
 
 __all__ = ["OpenAIJudge"]
 
@@ -132,3 +134,23 @@ class OpenAIJudge:
         return (
             f"OpenAIJudge({self.label!r}, endpoint={safe_url(self.client.endpoint)!r}, cache={self.cache!r})"
         )
+
+
+def _openai(model: str, options: JudgeOptions) -> OpenAIJudge:
+    # `openai:MODEL`: an OpenAI-compatible endpoint; the base URL given with it, else $OPENAI_BASE_URL.
+    if not model:
+        raise ConfigError("'openai:' needs a model name, e.g. openai:gpt-4o-mini")
+    return OpenAIJudge(model, base_url=options.base_url, cache=options.cache)
+
+
+def _azure(deployment: str, options: JudgeOptions) -> OpenAIJudge:
+    if not deployment:
+        raise ConfigError("'azure:' needs a deployment name, e.g. azure:gpt-4o")
+    endpoint = options.base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
+    if not endpoint:
+        raise ConfigError("'azure:DEPLOYMENT' needs the endpoint: set AZURE_OPENAI_ENDPOINT or a base URL")
+    return OpenAIJudge(deployment=deployment, azure_endpoint=endpoint, cache=options.cache)
+
+
+register_judge_string("openai", _openai, usage="openai:MODEL")
+register_judge_string("azure", _azure, usage="azure:DEPLOYMENT")

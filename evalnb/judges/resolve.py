@@ -1,20 +1,40 @@
-"""``as_judge``: turn what a user passes as ``judge=`` (or ``--judge``) into a Judge."""
+"""``as_judge``: turn what a user passes as ``judge=`` (or ``--judge``) into a Judge; the judge strings.
+
+A judge string is ``NAME`` or ``NAME:ARGUMENT``, resolved through a registry: ``openai:MODEL`` and
+``azure:DEPLOYMENT`` (``evalnb.judges.openai``), ``heuristic`` (``evalnb.judges.heuristic``), and whatever a
+module registers with :func:`register_judge_string`. Any other ``target:attr`` names user code
+(``module:function``, ``path/to/file.py:function``).
+
+Example:
+    >>> register_judge_string("always-pass", lambda arg, opts: CallableJudge(lambda p: "PASS"))
+    >>> as_judge("always-pass").label
+    'callable:<lambda>'
+"""
 
 from __future__ import annotations
 
 import copy
-import importlib
-import importlib.util
 import inspect
 import os
-import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalnb._registry import Registry
+from evalnb._usercode import load_object
 from evalnb.errors import ConfigError
 from evalnb.judges.base import CallableJudge, JudgeCache, cache_from
 
-__all__ = ["as_judge", "load_callable"]
+__all__ = [
+    "JudgeOptions",
+    "JudgeString",
+    "as_judge",
+    "judge_strings",
+    "load_callable",
+    "register_judge_string",
+    "unregister_judge_string",
+]
 
 CacheOption = bool | str | os.PathLike[str] | JudgeCache | None
 
@@ -67,64 +87,99 @@ def as_judge(judge: Any, *, cache: CacheOption = None, base_url: str | None = No
 
 
 def _from_string(spec: str, *, cache: CacheOption, base_url: str | None) -> Any:
-    from evalnb.judges.heuristic import Heuristic
-    from evalnb.judges.openai import OpenAIJudge
-
-    if spec.lower() in ("heuristic", "heuristic:", "offline"):
-        return Heuristic()
     prefix, _, rest = spec.partition(":")
-    if prefix.lower() == "openai":
-        if not rest:
-            raise ConfigError("'openai:' needs a model name, e.g. openai:gpt-4o-mini")
-        return OpenAIJudge(rest, base_url=base_url, cache=cache)
-    if prefix.lower() == "azure":
-        if not rest:
-            raise ConfigError("'azure:' needs a deployment name, e.g. azure:gpt-4o")
-        endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
-        if not endpoint:
-            raise ConfigError(
-                "'azure:DEPLOYMENT' needs the endpoint: set AZURE_OPENAI_ENDPOINT or a base URL"
-            )
-        return OpenAIJudge(deployment=rest, azure_endpoint=endpoint, cache=cache)
+    entry = _STRINGS.get(prefix.lower())
+    if entry is not None:
+        return entry.build(rest, JudgeOptions(cache=cache, base_url=base_url))
     if rest:
         return CallableJudge(load_callable(spec), cache=cache if cache is not None else False)
-    raise ConfigError(
-        f"unknown judge {spec!r}: use openai:MODEL, azure:DEPLOYMENT, heuristic, or module:function"
-    )
+    usages = [e.usage for e in _STRINGS.values() if e.usage]
+    raise ConfigError(f"unknown judge {spec!r}: use {', '.join(usages)}, or module:function")
 
 
-def load_callable(spec: str) -> Any:
-    """Load ``module:function`` or ``path/to/file.py:function``.
+def load_callable(spec: str, *, base: Path | None = None) -> Any:
+    """Load ``module:function`` or ``path/to/file.py:function`` (relative paths first against ``base``).
 
     Raises:
         ConfigError: when the module, file or attribute cannot be found, or is not callable.
     """
-    target, _, attr = spec.rpartition(":")
-    if not target or not attr:
-        raise ConfigError(f"expected module:function or file.py:function, got {spec!r}")
-    try:
-        if target.endswith(".py") or os.sep in target or "/" in target:
-            path = Path(target)
-            if not path.is_file():
-                raise ConfigError(f"judge file {target!r} not found")
-            name = f"_evalnb_judge_{abs(hash(str(path.resolve())))}"
-            module_spec = importlib.util.spec_from_file_location(name, path)
-            if module_spec is None or module_spec.loader is None:
-                raise ConfigError(f"cannot import {target!r}")
-            module = importlib.util.module_from_spec(module_spec)
-            sys.modules[name] = module
-            module_spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(target)
-    except ConfigError:
-        raise
-    except Exception as exc:
-        raise ConfigError(f"cannot import the judge {spec!r}: {type(exc).__name__}: {exc}") from exc
-    fn = module
-    for part in attr.split("."):
-        if not hasattr(fn, part):
-            raise ConfigError(f"{target!r} has no attribute {attr!r}")
-        fn = getattr(fn, part)
+    fn = load_object(spec, what="judge", code="CONFIG_ERROR", base=base)
     if not callable(fn):
         raise ConfigError(f"{spec!r} is not callable")
     return fn
+
+
+# --------------------------------------------------------------------------------------------------
+# Judge strings
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """What ``as_judge`` passes on to a judge string's builder.
+
+    Attributes:
+        cache: the cache option (``None``: the judge's own default).
+        base_url: the endpoint given with the string (``--judge-base-url``), if any.
+    """
+
+    cache: CacheOption = None
+    base_url: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeString:
+    """One judge string: ``NAME`` or ``NAME:ARGUMENT``.
+
+    Attributes:
+        name: the part before the colon, lower-case (``openai``).
+        build: ``(argument after the colon, "" when none; JudgeOptions) -> Judge``; raise
+            :class:`~evalnb.errors.ConfigError` for an argument it cannot use.
+        usage: how to write it (``openai:MODEL``), listed when a string names nothing; ``""`` for an alias.
+    """
+
+    name: str
+    build: Callable[[str, JudgeOptions], Any]
+    usage: str = ""
+
+
+# The built-in strings, declared like entry points (name -> module), in the order messages list them.
+_STRINGS: Registry[JudgeString] = Registry(
+    "judge string",
+    builtins={
+        "openai": "evalnb.judges.openai",
+        "azure": "evalnb.judges.openai",
+        "heuristic": "evalnb.judges.heuristic",
+        "offline": "evalnb.judges.heuristic",
+    },
+)
+
+
+def register_judge_string(
+    name: str, build: Callable[[str, JudgeOptions], Any], *, usage: str | None = None, replace: bool = False
+) -> JudgeString:
+    """Register ``NAME`` / ``NAME:ARGUMENT`` for ``judge=`` and ``--judge``; its module calls this when imported.
+
+    Args:
+        name: the part before the colon (matched case-insensitively).
+        build: ``(argument, JudgeOptions) -> Judge``.
+        usage: how to write it, for messages (default ``NAME``); ``""`` for an alias that is not listed.
+        replace: replace a string registered under the same name.
+
+    Raises:
+        ValueError: when the name is taken (and ``replace`` is false) or holds a colon.
+    """
+    if ":" in name or name != name.lower():
+        raise ValueError(f"judge string {name!r} must be lower-case, without a colon")
+    entry = JudgeString(name=name, build=build, usage=name if usage is None else usage)
+    return _STRINGS.register(name, entry, replace=replace)
+
+
+def unregister_judge_string(name: str) -> JudgeString | None:
+    """Remove a judge string (a test's toy one); the entry, or None."""
+    return _STRINGS.unregister(name)
+
+
+def judge_strings() -> tuple[str, ...]:
+    """Every registered judge string's name: the built-ins first."""
+    return _STRINGS.names()

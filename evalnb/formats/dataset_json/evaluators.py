@@ -1,0 +1,158 @@
+"""Evaluator resolution (dataset spec): each entry of an evaluator map -> its check spec, and extend/replace.
+
+The file's ``default_evaluators`` (or the system defaults Relevance and Coherence), then the item's
+``evaluators`` with ``evaluators_mode`` extend/replace, then the turn's: each ``Turn`` of the model holds its
+final list of checks. A problem is recorded with its location, so it joins the other errors of the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalnb.checks import registry
+from evalnb.formats._common import Loc, Problems, nearest, type_name
+from evalnb.formats.dataset_json.models import (
+    EVALUATOR_NAME,
+    OPTIONS,
+    CitationsOptions,
+    ExactMatchOptions,
+    LlmEvaluatorOptions,
+    PartialMatchOptions,
+    RetrievalQueryOptions,
+    RetrievalResultOptions,
+)
+from evalnb.suite import (
+    JUDGED_METRICS,
+    CheckSpec,
+    CitationsCheck,
+    CustomCheck,
+    ExactMatchCheck,
+    JudgedMetricCheck,
+    PartialMatchCheck,
+    RetrievalQueryCheck,
+    RetrievalResultCheck,
+)
+
+__all__ = ["BUILTIN_EVALUATORS", "SYSTEM_DEFAULTS", "apply_evaluators", "evaluator_spec"]
+
+SYSTEM_DEFAULTS: dict[str, dict[str, Any]] = {"Relevance": {}, "Coherence": {}}
+BUILTIN_EVALUATORS = (
+    *JUDGED_METRICS,
+    "Citations",
+    "ExactMatch",
+    "PartialMatch",
+    "RetrievalQuery",
+    "RetrievalResult",
+)
+
+
+def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> CheckSpec | None:
+    """One evaluator entry -> its check spec with final option values; None after recording what is wrong."""
+    if not EVALUATOR_NAME.match(name):
+        problems.add(
+            "INVALID_VALUE", f"evaluator name {name!r} must be an identifier (letters, digits, _)", loc
+        )
+        return None
+    if not isinstance(options, Mapping):
+        problems.add(
+            "TYPE_MISMATCH",
+            f"options of {name!r} must be an object ({{}} for defaults), got {type_name(options)}",
+            loc,
+        )
+        return None
+    model = OPTIONS.get(name)
+    if model is not None:
+        o = problems.validate(model, options, prefix=loc)
+        if isinstance(o, LlmEvaluatorOptions):
+            return JudgedMetricCheck(type=name, threshold=int(o.threshold))  # type: ignore[arg-type]
+        if isinstance(o, CitationsOptions):
+            return CitationsCheck(threshold=o.threshold, citation_format=o.citation_format)
+        if isinstance(o, ExactMatchOptions):
+            return ExactMatchCheck(case_sensitive=o.case_sensitive)
+        if isinstance(o, PartialMatchOptions):
+            return PartialMatchCheck(threshold=o.threshold, case_sensitive=o.case_sensitive)
+        if isinstance(o, RetrievalQueryOptions):
+            return RetrievalQueryCheck(settings=o.model_dump(exclude_none=True))
+        if isinstance(o, RetrievalResultOptions):
+            if o.expected_items is None and o.min_expected_count is None:
+                # published schema: at least one of expected_items and min_expected_count.
+                problems.add(
+                    "MISSING_FIELD",
+                    "RetrievalResult needs 'expected_items' or 'min_expected_count'",
+                    (*loc, "expected_items"),
+                )
+                return None
+            return RetrievalResultCheck(settings=o.model_dump(exclude_none=True))
+        return None  # the options did not validate; validation recorded why
+    # dataset spec: any other name is a check the user registered (evalnb.checks.register).
+    registered = registry.user_definition(name)
+    if registered is None:
+        known = registry.known()
+        hint = nearest(name, [*BUILTIN_EVALUATORS, *known])
+        listing = ", ".join([*BUILTIN_EVALUATORS, *known])
+        problems.add(
+            "UNKNOWN_FIELD",
+            f"unknown evaluator {name!r}"
+            + (f"; did you mean {hint!r}?" if hint else "")
+            + f" (known: {listing}; register your own with evalnb.checks.register)",
+            loc,
+            suggestion=hint,
+        )
+        return None
+    # published schema (CustomEvaluatorOptions): `threshold` is applied to the check's value by the runner and
+    # `options` is forwarded to the check; other keys are evalnb's flat form of the same options.
+    threshold = options.get("threshold")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+        problems.add("TYPE_MISMATCH", "'threshold' must be a number", (*loc, "threshold"))
+        return None
+    nested = options.get("options", {})
+    if not isinstance(nested, Mapping):
+        problems.add("TYPE_MISMATCH", "'options' must be an object", (*loc, "options"))
+        return None
+    flat = {k: v for k, v in options.items() if k not in ("threshold", "options")}
+    options = {**flat, **nested}
+    loc_of = {k: (*loc, "options", k) if k in nested else (*loc, k) for k in options}
+    allowed = registered.options  # what the check said it takes, at registration (None: anything)
+    unknown = [key for key in options if allowed is not None and key not in allowed]
+    for key in unknown:
+        hint = nearest(key, allowed or [])
+        problems.add(
+            "UNKNOWN_FIELD",
+            f"check {name!r} takes no option {key!r}"
+            + (f"; did you mean {hint!r}?" if hint else f" (it takes: {', '.join(allowed or []) or 'none'})"),
+            loc_of[key],
+            suggestion=hint,
+        )
+    if unknown:
+        return None
+    return CustomCheck(
+        check=name, settings=dict(options), threshold=None if threshold is None else float(threshold)
+    )
+
+
+def apply_evaluators(
+    base: dict[str, CheckSpec], raw: Mapping[str, Any], loc: Loc, problems: Problems
+) -> dict[str, CheckSpec]:
+    """dataset spec: ``extend`` (default) merges over ``base``; ``replace`` keeps only the given ones.
+
+    Reads ``evaluators`` and ``evaluators_mode`` from the parsed item or turn ``raw`` (validation reports
+    a wrong type of either; here they are skipped), so evaluator errors join the others of the file.
+    """
+    given, mode = raw.get("evaluators"), raw.get("evaluators_mode")
+    if not isinstance(given, Mapping):
+        given = None
+    if mode not in ("extend", "replace"):
+        mode = None
+    if given is None and mode is None:
+        return dict(base)
+    own: dict[str, CheckSpec] = {}
+    for name, opts in (given or {}).items():
+        spec = evaluator_spec(name, opts, (*loc, "evaluators", name), problems)
+        if spec is not None:
+            own[name] = spec
+    if (mode or "extend") == "replace":
+        return own
+    merged = dict(base)
+    merged.update(own)  # an item's options for a default evaluator replace the default's
+    return merged

@@ -1,0 +1,344 @@
+"""Loading a dataset: strict JSON parsing, version gates, items -> cases, and the whole document -> Suite.
+
+Three shapes load: the versioned object (``schemaVersion`` ``1.x.y``, recommended), the legacy array of
+items, and the older ``{"prompts": [...], "expected_responses": [...]}`` pair of lists. Every error found is
+reported at once, the first in document order, with all of them in ``.errors``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalnb.formats._common import Edge, Loc, Problems, fail, nearest, type_name
+from evalnb.formats.dataset_json.evaluators import SYSTEM_DEFAULTS, apply_evaluators, evaluator_spec
+from evalnb.formats.dataset_json.legacy import is_legacy, pair_items
+from evalnb.formats.dataset_json.models import (
+    EVALUATORS_SINCE,
+    LATEST_VERSION,
+    TURNS_SINCE,
+    RootDoc,
+    SingleItemDoc,
+    ThreadItemDoc,
+)
+from evalnb.suite import Case, CheckSpec, Suite, Turn
+
+__all__ = ["load_data", "load_text", "parse", "stem"]
+
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse(text: str) -> Any:
+    """Parse JSON text strictly: no NaN/Infinity, no duplicate keys; failures are ``MALFORMED_JSON``."""
+    try:
+        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        fail("MALFORMED_JSON", exc.msg, f"line {exc.lineno}, column {exc.colno}")
+    except _DuplicateKey as exc:
+        fail("MALFORMED_JSON", f"duplicate key {exc.args[0]!r} in an object")
+    except RecursionError:
+        fail("MALFORMED_JSON", "the document is nested too deeply")
+    except (ValueError, TypeError, OverflowError) as exc:
+        fail("MALFORMED_JSON", f"invalid JSON: {exc}")
+
+
+# ------------------------------------------------------------------------------------------------------
+# Version gates
+# ------------------------------------------------------------------------------------------------------
+
+
+def _version(data: Mapping[str, Any]) -> tuple[int, int, int] | None:
+    if "schemaVersion" not in data:
+        return None
+    raw = data["schemaVersion"]
+    if not isinstance(raw, str):
+        fail(
+            "TYPE_MISMATCH",
+            f"'schemaVersion' must be a string such as \"{LATEST_VERSION}\", got {type_name(raw)}",
+            ("schemaVersion",),
+        )
+    m = _SEMVER.match(raw.strip())
+    if m is None:
+        fail(
+            "UNSUPPORTED_VERSION",
+            f"schemaVersion {raw!r} is not a semantic version (MAJOR.MINOR.PATCH)",
+            ("schemaVersion",),
+        )
+    version = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    if version[0] != 1:
+        # dataset spec: compatible within a major version; evalnb reads 1.x.y.
+        fail(
+            "UNSUPPORTED_VERSION",
+            f"schemaVersion {raw!r} is not supported; evalnb reads 1.x.y",
+            ("schemaVersion",),
+        )
+    return version
+
+
+def _gate(
+    version: tuple[int, int, int] | None, since: tuple[int, int, int], what: str, loc: Loc, problems: Problems
+) -> None:
+    have = version or (1, 0, 0)
+    if have < since:
+        need = ".".join(map(str, since))
+        said = ".".join(map(str, have)) if version else "none (a legacy document counts as 1.0.0)"
+        problems.add(
+            "UNSUPPORTED_VERSION",
+            f"{what} needs schemaVersion {need} or later; this document's schemaVersion is {said}",
+            loc,
+        )
+
+
+# ------------------------------------------------------------------------------------------------------
+# Items -> cases
+# ------------------------------------------------------------------------------------------------------
+
+_TURN_OUTPUT = ("response", "citations", "scores", "diagnostics", "status", "error", "extensions")
+
+
+def _meta(doc: Edge, keys: tuple[str, ...]) -> dict[str, Any]:
+    dumped = doc.model_dump(mode="json", exclude_none=True)
+    return {k: dumped[k] for k in keys if k in dumped}
+
+
+def _case_id(raw: Mapping[str, Any], i: int) -> str:
+    for key in ("testId", "name"):
+        value = raw.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return f"item-{i + 1:03d}"
+
+
+def _item(
+    raw: Any, i: int, version: tuple[int, int, int] | None, defaults: dict[str, CheckSpec], problems: Problems
+) -> Case | None:
+    """One item -> its case, or None after recording every problem found in it."""
+    loc: Loc = ("items", i)
+    if not isinstance(raw, Mapping):
+        problems.add("TYPE_MISMATCH", f"items[{i}] must be an object, got {type_name(raw)}", loc)
+        return None
+    has_prompt, has_turns = "prompt" in raw, "turns" in raw
+    if has_prompt and has_turns:
+        problems.add(
+            "INVALID_VALUE",
+            f"items[{i}] gives both 'prompt' and 'turns'; an item is one or the other",
+            (*loc, "turns"),
+        )
+        return None
+    if not has_prompt and not has_turns:
+        near = [(key, hint) for key in raw if (hint := nearest(key, ["prompt", "turns"]))]
+        if near:
+            key, hint = near[0]
+            problems.add(
+                "UNKNOWN_FIELD",
+                f"unknown key {key!r} in items[{i}]; did you mean {hint!r}?",
+                (*loc, key),
+                suggestion=hint,
+            )
+        else:
+            problems.add(
+                "MISSING_FIELD",
+                f"items[{i}] needs 'prompt' (single turn) or 'turns' (a conversation)",
+                (*loc, "prompt"),
+            )
+        return None
+    before = len(problems)
+    # Version gates are recorded first: at one location, an older schemaVersion explains the failure
+    # better than its consequences.
+    for key in ("evaluators", "evaluators_mode"):
+        if key in raw:
+            _gate(version, EVALUATORS_SINCE, f"'{key}'", (*loc, key), problems)
+    if has_turns:
+        _gate(version, TURNS_SINCE, "'turns' (multi-turn items)", (*loc, "turns"), problems)
+        if "expected_response" in raw:
+            problems.add(
+                "INVALID_VALUE",
+                f"items[{i}] has 'turns': give each turn its own 'expected_response'",
+                (*loc, "expected_response"),
+            )
+        raw_turns = raw.get("turns")
+        for t, turn in enumerate(raw_turns if isinstance(raw_turns, list) else []):
+            if isinstance(turn, Mapping):
+                for key in ("evaluators", "evaluators_mode"):
+                    if key in turn:
+                        _gate(version, EVALUATORS_SINCE, f"'{key}'", (*loc, "turns", t, key), problems)
+        thread: ThreadItemDoc | None = problems.validate(ThreadItemDoc, raw, prefix=loc)
+        base = apply_evaluators(defaults, raw, loc, problems)
+        turn_checks = [
+            list(apply_evaluators(base, turn, (*loc, "turns", t), problems).values())
+            for t, turn in enumerate(raw_turns if isinstance(raw_turns, list) else [])
+            if isinstance(turn, Mapping)
+        ]
+        if thread is None or len(problems) > before:
+            return None
+        model_turns = [
+            Turn(
+                prompt=td.prompt,
+                expected=td.expected_response,
+                context=td.context,
+                checks=checks,
+                meta=_meta(td, _TURN_OUTPUT),
+            )
+            for td, checks in zip(thread.turns, turn_checks, strict=True)
+        ]
+        case_id = thread.testId or thread.name or f"item-{i + 1:03d}"
+        return Case(
+            id=case_id,
+            name=thread.name or case_id,
+            category=thread.category,
+            notes=thread.notes,
+            runs=1,
+            turns=model_turns,
+            meta=_meta(thread, ("description", "conversation_id", "summary", "extensions")),
+        )
+    single: SingleItemDoc | None = problems.validate(SingleItemDoc, raw, prefix=loc)
+    checks = apply_evaluators(defaults, raw, loc, problems)
+    if single is None or len(problems) > before:
+        return None
+    turn = Turn(
+        prompt=single.prompt,
+        expected=single.expected_response,
+        context=single.context,
+        checks=list(checks.values()),
+        meta=_meta(single, _TURN_OUTPUT),
+    )
+    case_id = single.testId or single.name or f"item-{i + 1:03d}"
+    return Case(
+        id=case_id,
+        name=single.name or case_id,
+        category=single.category,
+        notes=single.notes,
+        runs=1,
+        turns=[turn],
+    )
+
+
+def load_data(data: Any, *, name: str | None = None) -> Suite:
+    """Build a Suite from an already parsed document (any of the three shapes).
+
+    Every error found is reported at once: the :class:`~evalnb.errors.SuiteError` raised is the first in
+    document order and lists them all in ``.errors``. A ``schemaVersion`` evalnb cannot read stops the load
+    on its own, since the rest of the document then follows rules evalnb does not know.
+
+    Args:
+        data: the parsed JSON.
+        name: the suite name when the document has no ``metadata.name`` (the file's stem).
+    """
+    legacy = is_legacy(data)
+    if isinstance(data, list):
+        root: dict[str, Any] = {"items": data}
+    elif isinstance(data, Mapping):
+        if (
+            "items" not in data
+            and "schemaVersion" not in data
+            and ("prompts" in data or "expected_responses" in data)
+        ):
+            root = {"items": pair_items(data)}
+        else:
+            root = dict(data)
+    else:
+        fail("TYPE_MISMATCH", f"the top level must be an object or an array of items, got {type_name(data)}")
+    version = _version(root)
+    problems = Problems(root)
+    if "default_evaluators" in root:
+        _gate(version, EVALUATORS_SINCE, "'default_evaluators'", ("default_evaluators",), problems)
+    if "items" not in root and not any(nearest(key, ["items"]) for key in root):
+        # Validation's error in the dataset's words; recorded first, it is the one kept at this location.
+        # (A near-miss key such as `itms` is reported by validation as the unknown key instead.)
+        problems.add("MISSING_FIELD", "missing required key 'items' (the list of test items)", ("items",))
+    doc: RootDoc | None = problems.validate(RootDoc, root)
+    raw_items = root.get("items")
+    if isinstance(raw_items, list) and not raw_items:
+        # dataset spec: at least one item; an empty legacy array is an error too.
+        problems.add(
+            "MISSING_FIELD",
+            "'items' must list at least one item",
+            ("items",) if not isinstance(data, list) else (),
+        )
+    raw_defaults = root.get("default_evaluators")
+    defaults: dict[str, CheckSpec] = {}
+    for n, o in (raw_defaults if isinstance(raw_defaults, Mapping) else SYSTEM_DEFAULTS).items():
+        spec = evaluator_spec(n, o, ("default_evaluators", n), problems)
+        if spec is not None:
+            defaults[n] = spec
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(raw_items if isinstance(raw_items, list) else []):
+        case = _item(raw, i, version, defaults, problems)
+        if case is not None:
+            cases.append(case)
+        if not isinstance(raw, Mapping):
+            continue
+        case_id = _case_id(raw, i)
+        if case_id in seen:
+            key = "testId" if raw.get("testId") else "name"
+            problems.add(
+                "INVALID_VALUE",
+                f"duplicate case id {case_id!r} (first used by items[{seen[case_id]}]); give each item a unique testId",
+                ("items", i, key),
+            )
+        else:
+            seen[case_id] = i
+    problems.raise_if_any()
+    assert doc is not None  # no problems means validation succeeded
+    meta_name = (
+        doc.metadata.name if doc.metadata and doc.metadata.name and doc.metadata.name.strip() else None
+    )
+    description = doc.description or (doc.metadata.description if doc.metadata else None)
+    meta: dict[str, Any] = {
+        "schemaVersion": ".".join(map(str, version)) if version else None,
+        "legacy": legacy,
+    }
+    if doc.metadata is not None:
+        meta["metadata"] = doc.metadata.model_dump(mode="json", exclude_none=True)
+    if doc.schema_uri is not None:
+        meta["$schema"] = doc.schema_uri
+    return Suite(
+        name=meta_name or name or "dataset",
+        description=description,
+        format="dataset-json",
+        cases=cases,
+        meta=meta,
+    )
+
+
+def load_text(text: str, *, name: str | None = None) -> Suite:
+    """Load a JSON dataset from its text.
+
+    Raises:
+        SuiteError: ``MALFORMED_JSON``, ``UNSUPPORTED_VERSION``, ``UNKNOWN_FIELD``, ``MISSING_FIELD``,
+            ``TYPE_MISMATCH``, ``INVALID_VALUE`` or ``BLANK_FIELD`` with the location of the key.
+    """
+    return load_data(parse(text), name=name)
+
+
+def stem(path: Path) -> str:
+    """dataset spec: the suite name when the document has no ``metadata.name``: the file's stem.
+
+    ``.json`` and then ``.eval`` come off: ``kb.eval.json`` is ``kb``.
+    """
+    name = path.name
+    for suffix in (".json", ".eval"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name or path.stem

@@ -1,0 +1,296 @@
+"""The models of the JSON dataset's documents (published schema): evaluator options and document shapes.
+
+Strict at the edge (``extra="forbid"``): a key the published schema does not define is ``UNKNOWN_FIELD``.
+The evaluator maps are validated entry by entry (see ``evaluators``); the document models keep them open and
+the JSON Schema points editors at the typed :class:`EvaluatorMap`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema
+
+from evalnb.formats._common import Edge, NonBlank, custom_error
+from evalnb.suite import JUDGED_METRICS
+
+__all__ = [
+    "EVALUATORS_SINCE",
+    "EVALUATOR_NAME",
+    "LATEST_VERSION",
+    "MAX_TURNS",
+    "OPTIONS",
+    "TURNS_SINCE",
+    "DatasetDoc",
+    "EvaluatorMap",
+    "LegacyPairsDoc",
+    "MetadataDoc",
+    "RootDoc",
+    "SingleItemDoc",
+    "ThreadItemDoc",
+    "TurnDoc",
+    "json_schema",
+]
+
+LATEST_VERSION = "1.7.0"  # the published schema evalnb follows (see its changelog)
+# Published changelog: per-prompt evaluator configuration arrived in 1.1.0, multi-turn in 1.2.0.
+EVALUATORS_SINCE = (1, 1, 0)
+TURNS_SINCE = (1, 2, 0)
+MAX_TURNS = 20
+EVALUATOR_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # published schema: EvaluatorMap.propertyNames
+
+# ------------------------------------------------------------------------------------------------------
+# Evaluator options (published schema: LlmEvaluatorOptions, CitationsOptions, ...)
+# ------------------------------------------------------------------------------------------------------
+
+
+def _whole(value: float) -> float:
+    # The model scores the 1-5 metrics on whole numbers; a fractional threshold would be silently rounded.
+    if value != int(value):
+        raise custom_error("INVALID_VALUE", f"must be a whole number from 1 to 5, got {value}")
+    return value
+
+
+class LlmEvaluatorOptions(Edge):
+    """Relevance, Coherence, Groundedness, Similarity: pass at ``score >= threshold`` (1..5, default 3)."""
+
+    threshold: Annotated[float, Field(ge=1, le=5), AfterValidator(_whole)] = 3
+
+
+class CitationsOptions(Edge):
+    """Citations: pass at ``count >= threshold`` (default 1)."""
+
+    threshold: int = Field(default=1, ge=1)
+    citation_format: Literal["oai_unicode", "bracket", "markdown", "mixed"] = "oai_unicode"
+
+
+class ExactMatchOptions(Edge):
+    """ExactMatch: the response contains the expected string (both trimmed)."""
+
+    case_sensitive: bool = False
+
+
+class PartialMatchOptions(Edge):
+    """PartialMatch: token F1 against the expected response, pass at ``value >= threshold``."""
+
+    threshold: float = Field(default=0.5, ge=0, le=1)
+    case_sensitive: bool = False
+
+
+class RetrievalQueryOptions(Edge):
+    """RetrievalQuery (published schema 1.5.0): checks the queries the agent's retrieval issued."""
+
+    capability: NonBlank
+    selector: NonBlank
+    includes: list[NonBlank] | None = None
+    excludes: list[NonBlank] | None = None
+
+
+class RetrievalExpectedItem(Edge):
+    """One claim the retrieved evidence must support."""
+
+    retrievalExtract_contains: NonBlank
+
+
+class RetrievalResultOptions(Edge):
+    """RetrievalResult (published schema 1.5.0): checks what the agent's retrieval returned."""
+
+    capability: NonBlank
+    max_rank: int = Field(default=10, ge=1)
+    min_expected_count: int | None = Field(default=None, ge=1)
+    expected_items: Annotated[list[RetrievalExpectedItem], Field(min_length=1)] | None = None
+
+
+class CustomEvaluatorOptions(Edge):
+    """Options of a user-registered check; evalnb passes them to the check as keyword arguments."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class EvaluatorMap(Edge):
+    """Evaluator name -> options (``{}`` = defaults). Other identifiers name user-registered checks."""
+
+    model_config = ConfigDict(extra="allow")
+
+    Relevance: LlmEvaluatorOptions | None = None
+    Coherence: LlmEvaluatorOptions | None = None
+    Groundedness: LlmEvaluatorOptions | None = None
+    Similarity: LlmEvaluatorOptions | None = None
+    Citations: CitationsOptions | None = None
+    ExactMatch: ExactMatchOptions | None = None
+    PartialMatch: PartialMatchOptions | None = None
+    RetrievalQuery: RetrievalQueryOptions | None = None
+    RetrievalResult: RetrievalResultOptions | None = None
+
+
+OPTIONS: dict[str, type[Edge]] = {
+    **{m: LlmEvaluatorOptions for m in JUDGED_METRICS},
+    "Citations": CitationsOptions,
+    "ExactMatch": ExactMatchOptions,
+    "PartialMatch": PartialMatchOptions,
+    "RetrievalQuery": RetrievalQueryOptions,
+    "RetrievalResult": RetrievalResultOptions,
+}
+
+# Validated entry by entry (each evaluator's own options model, user checks by their signature), so the
+# document-level model keeps the map open; the JSON Schema points editors at the typed EvaluatorMap.
+_EMAP_MARK = "x-evalnb-evaluator-map"
+Evaluators = Annotated[dict[str, Any], WithJsonSchema({_EMAP_MARK: True})]
+
+
+# ------------------------------------------------------------------------------------------------------
+# Document models (published schema: SingleTurnEvaluation, MultiTurnThread, Turn, DocumentMetadata ...)
+# ------------------------------------------------------------------------------------------------------
+
+
+class CitationDoc(Edge):
+    """A citation reference (output documents)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    index: int = Field(ge=1)
+    text: str | None = None
+    source: str | None = None
+
+
+class ErrorDoc(Edge):
+    """A turn or item error (output documents)."""
+
+    code: NonBlank
+    message: NonBlank
+
+
+class ThreadSummaryDoc(Edge):
+    """Aggregate statistics of a thread (output documents)."""
+
+    turns_total: int = Field(ge=1)
+    turns_passed: int = Field(ge=0)
+    turns_failed: int = Field(ge=0)
+    turns_partial: int = Field(ge=0)
+    turns_errored: int = Field(ge=0)
+    overall_status: Literal["pass", "fail", "partial", "error"]
+
+
+Status = Literal["pass", "fail", "partial", "error"]
+
+
+class TurnDoc(Edge):
+    """One turn of a conversation; also the core of a single-turn item."""
+
+    prompt: NonBlank
+    expected_response: str | None = None
+    context: str | None = None
+    evaluators: Evaluators | None = None
+    evaluators_mode: Literal["extend", "replace"] | None = None
+    response: str | None = None
+    citations: list[CitationDoc] | None = None
+    scores: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = None
+    status: Status | None = None
+    error: ErrorDoc | None = None
+    extensions: dict[str, Any] | None = None
+
+
+class SingleItemDoc(TurnDoc):
+    """A single-turn item: one prompt, optionally its expected response."""
+
+    name: NonBlank | None = None
+    testId: NonBlank | None = None
+    category: NonBlank | None = None
+    notes: str | None = None
+
+
+def _turn_count(turns: list[Any]) -> list[Any]:
+    # dataset spec: a conversation has 1 to 20 turns.
+    if not turns:
+        raise custom_error("MISSING_FIELD", "must list at least one turn")
+    if len(turns) > MAX_TURNS:
+        raise custom_error("INVALID_VALUE", f"may list at most {MAX_TURNS} turns, got {len(turns)}")
+    return turns
+
+
+class ThreadItemDoc(Edge):
+    """A multi-turn item: named turns sent in order as one conversation."""
+
+    turns: Annotated[list[TurnDoc], AfterValidator(_turn_count)]
+    name: NonBlank | None = None
+    description: str | None = None
+    testId: NonBlank | None = None
+    category: NonBlank | None = None
+    notes: str | None = None
+    evaluators: Evaluators | None = None
+    evaluators_mode: Literal["extend", "replace"] | None = None
+    conversation_id: str | None = None
+    summary: ThreadSummaryDoc | None = None
+    extensions: dict[str, Any] | None = None
+
+
+class MetadataDoc(Edge):
+    """Optional metadata about the document."""
+
+    name: str | None = None
+    description: str | None = None
+    createdAt: str | None = None
+    createdBy: str | None = None
+    evaluatedAt: str | None = None
+    tags: list[str] | None = None
+    agentId: str | None = None
+    agentName: str | None = None
+    cliVersion: str | None = None
+    extensions: dict[str, Any] | None = None
+
+
+class DatasetDoc(Edge):
+    """A versioned dataset document (the shape ``evalnb schema dataset-json`` describes)."""
+
+    schema_uri: str | None = Field(default=None, alias="$schema")
+    schemaVersion: str = Field(pattern=r"^1\.\d+\.\d+$")
+    description: str | None = None
+    metadata: MetadataDoc | None = None
+    default_evaluators: Evaluators | None = None
+    items: Annotated[list[SingleItemDoc | ThreadItemDoc], Field(min_length=1)]
+
+
+class RootDoc(DatasetDoc):
+    # What is validated in one go: version and items are checked separately, with better messages.
+    schemaVersion: str | None = None  # type: ignore[assignment]
+    items: list[Any]
+
+
+def _min_one_prompt(prompts: list[str]) -> list[str]:
+    if not prompts:
+        raise custom_error("MISSING_FIELD", "must list at least one prompt")
+    return prompts
+
+
+class LegacyPairsDoc(Edge):
+    """The older legacy shape: prompts and expected responses paired in order."""
+
+    prompts: Annotated[list[NonBlank], AfterValidator(_min_one_prompt)]
+    expected_responses: list[str] | None = None
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a versioned dataset document, for editors."""
+    schema: dict[str, Any] = _point_at_map(DatasetDoc.model_json_schema(by_alias=True))
+    emap = EvaluatorMap.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
+    defs = schema.setdefault("$defs", {})
+    defs.update(emap.pop("$defs", {}))
+    emap["propertyNames"] = {"pattern": EVALUATOR_NAME.pattern}
+    emap["additionalProperties"] = {"type": "object", "description": "options of a user-registered check"}
+    defs["EvaluatorMap"] = emap
+    return schema
+
+
+def _point_at_map(node: Any) -> Any:
+    if isinstance(node, dict):
+        if node.get(_EMAP_MARK):
+            return {"$ref": "#/$defs/EvaluatorMap"}
+        return {k: _point_at_map(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_point_at_map(v) for v in node]
+    return node
+
+
+# The starter document (dataset spec: "Answering Y creates ./evals/evals.json with sample prompts"), written by
