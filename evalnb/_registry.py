@@ -58,7 +58,7 @@ def load_plugins() -> None:
             from evalnb._usercode import import_target
 
             for name in names:
-                import_target(name, what=f"plugin {name!r} (from ${PLUGINS_ENV})", code="PLUGIN_ERROR")
+                import_target(name, what=f"${PLUGINS_ENV} plugin", code="PLUGIN_ERROR")
         loaded = True
     finally:
         with _lock:

@@ -21,7 +21,15 @@ app = typer.Typer(
 @app.callback()
 def _root() -> None:
     """Evaluate LLM agents: load TOML, YAML and JSON suites, run them, compare versions."""
-    # A callback keeps `evalnb run ...` a subcommand even while `run` is the only command registered.
+    # A callback keeps `evalnb run ...` a subcommand even while `run` is the only command registered. It
+    # imports the plugins of $EVALNB_PLUGINS (formats, agent types, judge strings) before any command.
+    from evalnb._registry import load_plugins
+    from evalnb.errors import ConfigError
+
+    try:
+        load_plugins()
+    except ConfigError as exc:
+        raise _fail(str(exc)) from exc
 
 
 # --------------------------------------------------------------------------------------------------

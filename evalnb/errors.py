@@ -3,7 +3,7 @@
 Every error carries a stable ``.code`` so that CI scripts and notebooks can tell one failure from another
 without parsing messages::
 
-    EvalnbError                      base of everything evalnb raises on purpose
+    EvalnbError         EvalnbCode   base of everything evalnb raises on purpose
     ├── SuiteError      SuiteCode    a suite could not be loaded (code, location, path; every error in .errors)
     ├── ConfigError     ConfigCode   a run could not start: configuration, agent routing, missing data, a bad
     │                                option, user code (module:function, a plugin) that does not load

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
-from evalnb.errors import SuiteError
+from evalnb.errors import ConfigCode, ConfigError, SuiteError
 from evalnb.formats.registry import (
     Format,
     Sniff,
@@ -84,6 +84,7 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
         SuiteError: for any problem with the input, with ``.code``, ``.location`` and ``.path``. A document
             with several problems raises the first (in document order) with all of them in ``.errors``, and
             prints them all; a syntax error (``MALFORMED_*``) is reported alone.
+        ConfigError: ``PLUGIN_ERROR`` when a module named in ``$EVALNB_PLUGINS`` does not import.
 
     Example:
         >>> suite = evalnb.load("data/suites/tasks.toml")
@@ -121,7 +122,9 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
         raise
     except RecursionError:
         raise SuiteError("INVALID_VALUE", "the document is nested too deeply", path=_str(path)) from None
-    except Exception as exc:  # the contract: nothing but SuiteError escapes load
+    except Exception as exc:  # the contract: nothing but SuiteError escapes load...
+        if isinstance(exc, ConfigError) and exc.code == ConfigCode.PLUGIN_ERROR:
+            raise  # ...but a plugin of $EVALNB_PLUGINS that does not import is no problem of the suite
         raise SuiteError(
             "INTERNAL_ERROR", f"could not load the suite ({type(exc).__name__}: {exc})", path=_str(path)
         ) from exc
