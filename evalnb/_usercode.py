@@ -6,9 +6,10 @@ The module is imported first (so a failure names the module and its own error), 
 import its siblings as ``python file.py`` would. Every failure is a :class:`~evalnb.errors.ConfigError`
 naming what was looked for and where.
 
-Example:
-    >>> load_object("my_project.agents:answer", what="agent")
-    >>> load_object("agents/echo.py:Echo.respond", what="agent")     # the attribute may be dotted
+Example::
+
+    load_object("my_project.agents:answer", what="agent")
+    load_object("agents/echo.py:Echo.respond", what="agent")     # the attribute may be dotted
 """
 
 from __future__ import annotations

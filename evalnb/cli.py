@@ -522,7 +522,10 @@ def init_command(
     if not yes and sys.stdin.isatty() and not _ask_yes(STARTER_ASK):  # dataset spec: ask first on a terminal
         typer.echo("nothing written")
         raise typer.Exit(0)
-    typer.echo(f"Created {write_starter(path)}")
+    try:
+        typer.echo(f"Created {write_starter(path)}")
+    except ValueError as exc:  # a --path whose format has no starter document
+        raise _fail(str(exc)) from exc
 
 
 @app.command("upgrade")

@@ -32,7 +32,11 @@ holds them (``api_key_env``, ``${NAME}`` in ``secret_headers``, ``pass_env``).
     type = "openai"
     model = "gpt-4o-mini"
 
-TOML suites name these agents in a task's ``agent`` field; the command line takes ``--agent NAME``.
+TOML suites name these agents in a task's ``agent`` field; the command line takes ``--agent NAME``. The
+agent types resolve through ``evalnb.agents.types``: ``command``, ``openai`` and ``http`` are registered by
+their adapters' modules, ``python`` by ``evalnb.agents.python_spec``, and a module of yours can register
+another (:func:`evalnb.agents.register_agent_type`; name the module in ``$EVALNB_PLUGINS`` for the command
+line). Each type's options model is validated strictly, like the rest of the file.
 
 Example:
     >>> from evalnb import config
@@ -270,7 +274,7 @@ class Config:
 
     Attributes:
         path: the file read (``None`` for a dict given directly).
-        agent_configs: name -> validated options.
+        agent_configs: name -> validated options (the agent type's options model, with its ``type``).
         judge_config: the ``[judge]`` table, if any.
     """
 

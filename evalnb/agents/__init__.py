@@ -1,7 +1,8 @@
 """Agents: the protocol, Request/Response, and adapters.
 
 Adapters beyond plain callables (``Command``, ``OpenAIChat``, ``HTTP``, ``Record``, ``Replay``) are imported
-on first use.
+on first use. The agent types of ``evalnb.toml`` (``type = "command"``, ...) resolve through
+``evalnb.agents.types``; :func:`register_agent_type` adds one.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from evalnb.agents.base import Agent, CallableAgent, Request, Response, as_agent
 __all__ = [
     "HTTP",
     "Agent",
+    "BuildContext",
     "CallableAgent",
     "Command",
     "OpenAIChat",
@@ -22,6 +24,7 @@ __all__ = [
     "Request",
     "Response",
     "as_agent",
+    "register_agent_type",
     "to_response",
 ]
 
@@ -31,6 +34,8 @@ _LAZY = {
     "HTTP": "evalnb.agents.http",
     "Record": "evalnb.agents.record",
     "Replay": "evalnb.agents.record",
+    "BuildContext": "evalnb.agents.types",
+    "register_agent_type": "evalnb.agents.types",
 }
 
 

@@ -1,8 +1,9 @@
 """The agent named by Python code: ``module:function`` or ``path/to/file.py:function`` (``type = "python"``).
 
-Example:
-    >>> agent = load_python_agent("my_project.agents:answer")     # a module on the import path (or the cwd)
-    >>> agent = load_python_agent("agents/echo.py:echo")           # a file, loaded by path
+Example::
+
+    agent = load_python_agent("my_project.agents:answer")     # a module on the import path (or the cwd)
+    agent = load_python_agent("agents/echo.py:echo")           # a file, loaded by path
 """
 
 from __future__ import annotations

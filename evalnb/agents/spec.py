@@ -1,11 +1,12 @@
 """Build an agent from a text spec, as the command line gives it: a configured NAME, ``module:function`` or
 ``file.py:function``.
 
-Example:
-    >>> from evalnb.agents.spec import load_agent
-    >>> agent = load_agent("summarizer")                         # [agents.summarizer] of evalnb.toml
-    >>> agent = load_agent("my_project.agents:answer")        # a module on the import path (or the cwd)
-    >>> agent = load_agent("agents/echo.py:echo")              # a file, loaded by path
+Example::
+
+    from evalnb.agents.spec import load_agent
+    agent = load_agent("summarizer")                   # [agents.summarizer] of evalnb.toml
+    agent = load_agent("my_project.agents:answer")     # a module on the import path (or the cwd)
+    agent = load_agent("agents/echo.py:echo")          # a file, loaded by path
 """
 
 from __future__ import annotations

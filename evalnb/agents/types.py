@@ -5,10 +5,12 @@ names the nearest valid one) and a builder that turns validated options into an 
 are ``command``, ``openai``, ``http`` (each registered by its adapter's module) and ``python``
 (``evalnb.agents.python_spec``); a new type is one module that calls :func:`register_agent_type`.
 
-Example:
-    >>> class EchoOptions(pydantic.BaseModel):
-    ...     prefix: str = ""
-    >>> register_agent_type("echo", EchoOptions, lambda opts, ctx: (lambda prompt: opts.prefix + prompt))
+Example::
+
+    class EchoOptions(pydantic.BaseModel):
+        prefix: str = ""
+
+    register_agent_type("echo", EchoOptions, lambda opts, ctx: (lambda prompt: opts.prefix + prompt))
 
 and in ``evalnb.toml``:
 

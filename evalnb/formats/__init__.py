@@ -173,17 +173,18 @@ def _decode(raw: bytes | str, fmt: Format | None) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        if fmt is None:
-            # The format the content would be, read leniently, says which malformed code this is.
-            try:
-                fmt = guess(raw.decode("utf-8-sig", errors="replace"))[0]
-            except SuiteError as guessed:
-                code = guessed.code
-            else:
-                code = fmt.malformed
-        else:
-            code = fmt.malformed
+        code = (
+            fmt.malformed if fmt is not None else _malformed_code(raw.decode("utf-8-sig", errors="replace"))
+        )
         raise SuiteError(code, f"the file is not UTF-8 text (byte {exc.start})") from None
+
+
+def _malformed_code(lenient: str) -> str:
+    # No extension to go by: the format the content would be, read leniently, names the malformed code.
+    try:
+        return guess(lenient)[0].malformed
+    except SuiteError as guessed:
+        return guessed.code  # the parse error of the format it would be: that format's malformed code
 
 
 def discover(root: str | os.PathLike[str] = ".") -> Path | None:
@@ -284,7 +285,10 @@ def _write_backup(target: Path, stamp: str, raw: bytes) -> Path:
 
 
 def write_starter(path: str | os.PathLike[str] = "evals/evals.json") -> Path:
-    """Write the starter document of the path's format (dataset spec: ``./evals/evals.json`` with sample prompts).
+    """Write a starter document (dataset spec: ``./evals/evals.json`` with sample prompts).
+
+    The starter of the path's format; a path with no registered suffix gets the first format's that has one
+    (the JSON dataset's).
 
     Raises:
         FileExistsError: when the file already exists (it is never overwritten).
@@ -295,10 +299,13 @@ def write_starter(path: str | os.PathLike[str] = "evals/evals.json") -> Path:
         PosixPath('evals/evals.json')
     """
     target = Path(path)
-    fmt = for_path(target)
+    having = _formats_with("starter")
+    fmt = for_path(target) or (having[0] if having else None)
     if fmt is None or fmt.starter is None:
-        having = ", ".join(s for f in _formats_with("starter") for s in f.suffixes)
-        raise ValueError(f"no starter document for {target.name}; starters are written as {having}")
+        suffixes = ", ".join(s for f in having for s in f.suffixes)
+        raise ValueError(
+            f"no starter document for {target.name}; starters are written as {suffixes or 'nothing'}"
+        )
     body = fmt.starter()
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target, "x", encoding="utf-8", newline="\n") as fh:

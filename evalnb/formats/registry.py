@@ -5,11 +5,11 @@ its malformed-document code, and optionally a legacy upgrade and a starter docum
 :func:`register` when imported. ``evalnb.formats`` then loads, validates, describes and upgrades its files
 without knowing it: nothing outside the format's module names the format.
 
-Example:
-    >>> register(Format(name="prompts-csv", suffixes=(".csv",), malformed="MALFORMED_CSV",
-    ...                 parse=parse_csv, build=build_suite, schema=lambda: {"type": "object"}))
-    >>> evalnb.load("evals/prompts.csv").format
-    'prompts-csv'
+Example::
+
+    register(Format(name="prompts-csv", suffixes=(".csv",), malformed="MALFORMED_CSV",
+                    parse=parse_csv, build=build_suite, schema=lambda: {"type": "object"}))
+    evalnb.load("evals/prompts.csv").format     # 'prompts-csv'
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 * :class:`CallableJudge`: any function ``f(prompt) -> str``;
 * :class:`Heuristic`: an offline judge from word statistics, labelled ``heuristic (not an LLM)``;
 * :func:`as_judge`: strings (``"openai:gpt-4o-mini"``, ``"heuristic"``, ``"module:function"``), callables
-  and judge objects into a Judge;
+  and judge objects into a Judge; :func:`register_judge_string` adds a string;
 * `evaluate`: one judged check on one response (``evalnb.rescore`` judges a Result again, without the
   agent); :func:`agreement`: per-check agreement of two judges or a judge and people.
 
@@ -21,7 +21,7 @@ from evalnb.judges.agreement import agreement
 from evalnb.judges.base import CallableJudge, Judge, JudgeCache, JudgeReply
 from evalnb.judges.heuristic import Heuristic
 from evalnb.judges.openai import OpenAIJudge
-from evalnb.judges.resolve import as_judge
+from evalnb.judges.resolve import JudgeOptions, as_judge, register_judge_string
 from evalnb.judges.scoring import evaluate
 
 __all__ = [
@@ -29,11 +29,13 @@ __all__ = [
     "Heuristic",
     "Judge",
     "JudgeCache",
+    "JudgeOptions",
     "JudgeReply",
     "OpenAIJudge",
     "agreement",
     "as_judge",
     "evaluate",
+    "register_judge_string",
 ]
 
 

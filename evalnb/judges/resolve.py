@@ -5,10 +5,10 @@ A judge string is ``NAME`` or ``NAME:ARGUMENT``, resolved through a registry: ``
 module registers with :func:`register_judge_string`. Any other ``target:attr`` names user code
 (``module:function``, ``path/to/file.py:function``).
 
-Example:
-    >>> register_judge_string("always-pass", lambda arg, opts: CallableJudge(lambda p: "PASS"))
-    >>> as_judge("always-pass").label
-    'callable:<lambda>'
+Example::
+
+    register_judge_string("always-pass", lambda arg, opts: CallableJudge(lambda p: "PASS", name="always"))
+    as_judge("always-pass").label     # 'callable:always'
 """
 
 from __future__ import annotations

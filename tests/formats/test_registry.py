@@ -257,3 +257,18 @@ def test_the_command_line_loads_it_as_a_plugin(tmp_path: Path) -> None:
     assert broken.returncode == 2
     assert "error: $EVALNB_PLUGINS plugin module 'no_such_plugin' not found" in broken.stderr
     assert "Traceback" not in broken.stderr
+
+
+def test_starter_and_upgrade_follow_the_formats_that_have_them(tmp_path: Path) -> None:
+    assert evalnb.load(formats.write_starter(tmp_path / "starter")).format == "dataset-json"
+    with pytest.raises(ValueError, match=r"no starter document for x\.toml; starters are written as \.json"):
+        formats.write_starter(tmp_path / "x.toml")
+    out = CliRunner().invoke(app, ["init", "--yes", "--path", str(tmp_path / "y.yaml")])
+    assert out.exit_code == 2 and "no starter document for y.yaml" in out.output
+    assert not (tmp_path / "y.yaml").exists()
+    suite = tmp_path / "s.yaml"
+    suite.write_text((FIXTURES / "cube-valid.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(
+        evalnb.SuiteError, match="only JSON datasets have a legacy form to upgrade; s.yaml is a cube-yaml"
+    ):
+        evalnb.upgrade(suite)
