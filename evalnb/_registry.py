@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import threading
@@ -66,6 +67,18 @@ def load_plugins() -> None:
             _plugins_done.notify_all()
 
 
+def _origin(entry: object) -> str | None:
+    """The module an entry comes from: that of its first function (a parser, a builder)."""
+    values = (
+        [getattr(entry, f.name) for f in dataclasses.fields(entry)] if dataclasses.is_dataclass(entry) else []
+    )
+    for value in [*values, entry]:
+        module = getattr(value, "__module__", None)
+        if callable(value) and module not in (None, "builtins", __name__):
+            return str(module)
+    return None
+
+
 class Registry(Generic[T]):
     """Entries by name: the built-ins in their declared order, then the others in registration order.
 
@@ -89,16 +102,18 @@ class Registry(Generic[T]):
                 importlib.import_module(self._builtins[key])
 
     def register(self, name: str, entry: T, *, replace: bool = False) -> T:
-        """Add ``entry`` under ``name``; a name already taken is an error unless ``replace``.
+        """Add ``entry`` under ``name``; a name another module took is an error unless ``replace``.
+
+        The module that registered the name may register it again (a module reloaded in a notebook).
 
         Raises:
-            ValueError: when the name is taken by another entry (and ``replace`` is false).
+            ValueError: when the name is taken by another module's entry (and ``replace`` is false).
         """
         if name in self._builtins:
             self._load(name)  # a built-in name is taken once its module has loaded
         with _lock:
             old = self._entries.get(name)
-            if old is not None and old is not entry and old != entry and not replace:
+            if old is not None and _origin(old) != _origin(entry) and not replace:
                 raise ValueError(
                     f"{self.kind} {name!r} is already registered (pass replace=True to replace it)"
                 )

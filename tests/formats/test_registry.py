@@ -269,6 +269,6 @@ def test_starter_and_upgrade_follow_the_formats_that_have_them(tmp_path: Path) -
     suite = tmp_path / "s.yaml"
     suite.write_text((FIXTURES / "cube-valid.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     with pytest.raises(
-        evalnb.SuiteError, match="only JSON datasets have a legacy form to upgrade; s.yaml is a cube-yaml"
+        evalnb.SuiteError, match=r"only JSON datasets have a legacy form to upgrade; s\.yaml is a cube-yaml"
     ):
         evalnb.upgrade(suite)
