@@ -153,6 +153,7 @@ class StoreCode(Code):
     AMBIGUOUS_VERSION = "AMBIGUOUS_VERSION"
     RUN_NOT_FOUND = "RUN_NOT_FOUND"
     UNKNOWN_RESULTS = "UNKNOWN_RESULTS"
+    RESULTS_NOT_FOUND = "RESULTS_NOT_FOUND"
 
 
 def _member(codes: type[Code], code: str) -> str:
