@@ -70,6 +70,19 @@ def test_a_fractional_threshold_given_in_python_is_applied_as_given() -> None:
     assert result.cases.set_index("case_id")["status"].to_dict() == {"three": "failed", "four": "passed"}
     assert all("threshold 3.5" in r for r in result.scores["reason"])
     assert json.loads(result.scores["options"].iloc[0])["threshold"] == 3.5
+    # the same from a dataset file: the published schema types the threshold as a number from 1 to 5
+    doc = {
+        "schemaVersion": "1.6.0",
+        "default_evaluators": {"Relevance": {"threshold": 3.5}},
+        "items": [{"name": c, "prompt": c} for c in ("three", "four")],
+    }
+    from_file = evalnb.run(
+        evalnb.load(json.dumps(doc), format="dataset-json"),
+        lambda p: f"answer {p}",
+        judge=judge,
+        progress=False,
+    )
+    assert from_file.cases.set_index("case_id")["status"].to_dict() == {"three": "failed", "four": "passed"}
 
 
 async def test_fenced_json_with_trailing_prose(openai_server: OpenAIServer) -> None:

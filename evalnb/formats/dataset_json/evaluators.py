@@ -65,7 +65,7 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
     if model is not None:
         o = problems.validate(model, options, prefix=loc)
         if isinstance(o, LlmEvaluatorOptions):
-            return JudgedMetricCheck(type=name, threshold=int(o.threshold))  # type: ignore[arg-type]
+            return JudgedMetricCheck(type=name, threshold=o.threshold)  # type: ignore[arg-type]
         if isinstance(o, CitationsOptions):
             return CitationsCheck(threshold=o.threshold, citation_format=o.citation_format)
         if isinstance(o, ExactMatchOptions):

@@ -45,17 +45,12 @@ EVALUATOR_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # published schema: Eva
 # ------------------------------------------------------------------------------------------------------
 
 
-def _whole(value: float) -> float:
-    # The model scores the 1-5 metrics on whole numbers; a fractional threshold would be silently rounded.
-    if value != int(value):
-        raise custom_error("INVALID_VALUE", f"must be a whole number from 1 to 5, got {value}")
-    return value
-
-
 class LlmEvaluatorOptions(Edge):
     """Relevance, Coherence, Groundedness, Similarity: pass at ``score >= threshold`` (1..5, default 3)."""
 
-    threshold: Annotated[float, Field(ge=1, le=5), AfterValidator(_whole)] = 3
+    # published schema: a number from 1 to 5; a fractional one (3.5) is applied as given, and a judge that
+    # reports probability-weighted scores can land between the whole numbers.
+    threshold: Annotated[float, Field(ge=1, le=5)] = 3
 
 
 class CitationsOptions(Edge):
