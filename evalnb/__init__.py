@@ -22,7 +22,7 @@ from evalnb.suite import Case, Suite, Turn
 
 if TYPE_CHECKING:
     from evalnb import agents, checks, judges, plots
-    from evalnb.compare import compare
+    from evalnb.comparison import compare, power
     from evalnb.formats import discover, load, upgrade
     from evalnb.judges import rescore
     from evalnb.results import Result, read_results
@@ -51,6 +51,7 @@ __all__ = [
     "judges",
     "load",
     "plots",
+    "power",
     "read_results",
     "rescore",
     "run",
@@ -68,10 +69,12 @@ _LAZY: dict[str, str | None] = {
     "Result": "evalnb.results",
     "read_results": "evalnb.results",
     "Store": "evalnb.store",
-    "compare": "evalnb.compare",
+    "compare": "evalnb.comparison",
+    "power": "evalnb.comparison",
     "rescore": "evalnb.judges",
     "agents": None,
     "checks": None,
+    "comparison": None,
     "judges": None,
     "plots": None,
     "errors": None,

@@ -310,6 +310,20 @@ def _emit(results: list, *, fmt: str, output: Path | None) -> None:
             output.write_text("\n".join(r.report() for r in results), encoding="utf-8")
 
 
+_STORE_HELP = "Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.db)."
+_MARGIN_HELP = "How much worse a check may get before it gates, in its own units (0.02: 2 points of pass rate)."
+_CONFIDENCE_HELP = "One-sided confidence of the gate, over all checks and suites compared."
+_MISSING_HELP = "A check, case or suite the candidate lost gates too (by default it is only reported)."
+
+
+def _check_gate_options(margin: float, confidence: float) -> None:
+    """Bad gate options are a start-up error (exit 2), found before anything runs."""
+    if not 0.5 <= confidence < 1:
+        raise _fail(f"--confidence must be in [0.5, 1), e.g. 0.95, not {confidence}")
+    if not margin >= 0:
+        raise _fail(f"--margin must be >= 0 (how much worse a check may get), not {margin}")
+
+
 @app.command("run")
 def run_command(
     paths: list[Path] = typer.Argument(
@@ -367,8 +381,13 @@ def run_command(
         None, "--store", help="Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.db)."
     ),
     baseline: str | None = typer.Option(
-        None, "--baseline", help="Compare with this stored version (or run id); exit 1 only on regressions."
+        None,
+        "--baseline",
+        help="Compare with this stored version (or run id); exit 1 only when the gate finds a check worse.",
     ),
+    margin: float = typer.Option(0.0, "--margin", help=_MARGIN_HELP),
+    confidence: float = typer.Option(0.95, "--confidence", help=_CONFIDENCE_HELP),
+    fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=_MISSING_HELP),
     resume: str | None = typer.Option(
         None, "--resume", help="Continue the interrupted stored run RUN_ID; finished cases are not repeated."
     ),
@@ -379,6 +398,7 @@ def run_command(
 
     if fmt not in ("text", "json"):
         raise _fail(f"--format must be text or json, not {fmt!r}")
+    _check_gate_options(margin, confidence)
     try:
         if replay is not None:
             from evalnb.agents import Replay
@@ -448,13 +468,17 @@ def run_command(
         raise _fail(str(exc)) from exc
     _emit(results, fmt=fmt, output=output)
     if bases:
-        # --baseline: the gate is regressions against the baseline, not failures that were already there
-        regressed = False
-        for base, result in zip(bases, results, strict=True):
-            comparison = evalnb.compare(base, result)
-            typer.echo(comparison.report(), err=fmt == "json")
-            regressed = regressed or comparison.has_regressions
-        raise typer.Exit(0 if no_fail_on_regression or not regressed else 1)
+        # --baseline: the gate is a check worse than the baseline (all suites gated as one family), not the
+        # failures that were already there
+        from evalnb.comparison import gate
+
+        options = {"margin": margin, "confidence": confidence, "fail_on_missing": fail_on_missing}
+        try:
+            verdict = gate([evalnb.compare(base, result, **options) for base, result in zip(bases, results, strict=True)])
+        except ValueError as exc:
+            raise _fail(str(exc)) from exc
+        typer.echo(verdict.report(), err=fmt == "json")
+        raise typer.Exit(0 if no_fail_on_regression else verdict.exit_code)
     if no_fail_on_regression:
         raise typer.Exit(0)
     raise typer.Exit(max((r.exit_code for r in results), default=0))
@@ -551,7 +575,7 @@ def schema_command(
 # evalnb report / compare / trend (the run store)
 # --------------------------------------------------------------------------------------------------
 
-_STORE_HELP = "Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.db)."
+
 
 
 @app.command("report")
@@ -592,26 +616,29 @@ def report_command(
 def compare_command(
     a: str = typer.Argument(..., help="Baseline: a stored version label or run id."),
     b: str = typer.Argument(..., help="Candidate: a stored version label or run id."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Confidence of intervals and verdicts."),
-    html_out: Path | None = typer.Option(None, "--html", help="Also write the comparison plot to this file."),
+    margin: float = typer.Option(0.0, "--margin", help=_MARGIN_HELP),
+    confidence: float = typer.Option(0.95, "--confidence", help=_CONFIDENCE_HELP),
+    fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=_MISSING_HELP),
+    html_out: Path | None = typer.Option(None, "--html", help="Also write the comparison plots to this file."),
     store_url: str | None = typer.Option(None, "--store", help=_STORE_HELP),
-    suite: str | None = typer.Option(None, "--suite", help="The suite, when versions are shared by suites."),
+    suite: str | None = typer.Option(None, "--suite", help="Only this suite (default: every suite both share)."),
 ) -> None:
-    """Compare two stored versions; exit 1 when a case regressed, else 0."""
+    """Compare two stored versions, every suite they share; exit 1 when the gate finds a check worse, else 0."""
     import evalnb
     from evalnb.errors import EvalnbError
 
+    _check_gate_options(margin, confidence)
     try:
-        comparison = evalnb.Store(store_url).compare(a, b, suite=suite, confidence=confidence)
-    except EvalnbError as exc:
+        verdict = evalnb.Store(store_url).compare_all(
+            a, b, suite=suite, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
+        )
+    except (EvalnbError, ValueError) as exc:
         raise _fail(str(exc)) from exc
-    typer.echo(comparison.report())
+    typer.echo(verdict.report())
     if html_out is not None:
-        from evalnb import plots
-
-        plots.compare(comparison).write_html(html_out, include_plotlyjs=True)
+        verdict.write_html(html_out)
         typer.echo(f"Wrote {html_out}")
-    raise typer.Exit(1 if comparison.has_regressions else 0)
+    raise typer.Exit(verdict.exit_code)
 
 
 @app.command("trend")

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import evalnb
-from evalnb.compare import Comparison
+from evalnb.comparison import Comparison
 from evalnb.errors import StoreError
 from evalnb.store import SCHEMA_VERSION, Store, _migrate
 from evalnb.suite import Case, RowsCheck, Suite, Turn
