@@ -219,7 +219,7 @@ and no pattern of signs over eight cases could make one changed case significant
 to tell* and passes (exit code 0), adding how big a drop the suite could hide. **The triage list** names
 `sales-by-family-in-ca` as `regressed`: that is where to look. Its `significant` column is `<NA>` because
 one run per case measures no run-to-run noise; a significant per-case flag needs several runs a side (at
-3 runs the smallest possible p-value is 0.1, at 8 runs it is below 0.001).
+3 runs a side the smallest possible p-value is 0.1; it falls below 0.001 from 7 runs a side).
 """),
     code("""drift.triage[["case_id", "check_id", "a", "b", "change", "significant"]]"""),
     md("""

@@ -181,7 +181,8 @@ def build_cells(a: Any, b: Any) -> Cells:
     names: dict[str, str] = {}
     for frame in (sa, sb):
         if "check" in frame:
-            for cid, name in zip(frame["check_id"].astype(str), frame["check"].astype(str), strict=False):
+            first = frame[["check_id", "check"]].astype(str).drop_duplicates("check_id")
+            for cid, name in zip(first["check_id"], first["check"], strict=True):
                 names.setdefault(cid, name)
     check_names = [names.get(c, c.split("#", 1)[0]) for c in check_ids]
     scales = [scale_of(n) for n in check_names]
@@ -200,8 +201,13 @@ def build_cells(a: Any, b: Any) -> Cells:
 
     labels: dict[str, tuple[str | None, str | None]] = {}
     for frame in (sb, sa):  # names and categories: the candidate's first
-        cols = [frame[c] if c in frame else pd.Series([None] * len(frame)) for c in ("case_name", "category")]
-        for cid, name, cat in zip(frame["case_id"].astype(str), cols[0], cols[1], strict=False):
+        first = pd.DataFrame(
+            {
+                "case_id": frame["case_id"].astype(str),
+                **{c: frame[c].astype(object) if c in frame else None for c in ("case_name", "category")},
+            }
+        ).drop_duplicates("case_id")
+        for cid, name, cat in zip(first["case_id"], first["case_name"], first["category"], strict=True):
             if cid not in labels:
                 labels[cid] = (None if pd.isna(name) else str(name), None if pd.isna(cat) else str(cat))
     return Cells(

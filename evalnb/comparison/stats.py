@@ -284,6 +284,16 @@ def _random_subsets(n: int, draws: int, seed: int) -> np.ndarray:
     return bits[bits.any(axis=1)]
 
 
+@functools.lru_cache(maxsize=16)
+def _subsets(n: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The subsets (rows of 0/1) and their sizes; kept as floats while that stays small (fast products)."""
+    import numpy as np
+
+    bits = _all_subsets(n) if n <= EXACT_CASES else _random_subsets(n, draws, seed)
+    sizes = bits.sum(axis=1).astype(float)
+    return (bits.astype(np.float64) if bits.size <= 4_000_000 else bits), sizes
+
+
 class SignFlip:
     """The paired sign-flip (randomisation) test of a mean difference, with the bounds that invert it.
 
@@ -307,11 +317,12 @@ class SignFlip:
         if self.n == 0:
             self.means = np.empty(0)
         else:
-            subsets = _all_subsets(self.n) if self.exact else _random_subsets(self.n, draws, seed)
-            sums = np.concatenate(
-                [subsets[i : i + 4096] @ d for i in range(0, len(subsets), 4096)]
-            )  # chunked: the float copy of a chunk stays small for thousands of cases
-            self.means = np.sort(sums / subsets.sum(axis=1))
+            subsets, sizes = _subsets(self.n, draws, seed)
+            if subsets.dtype == np.float64:
+                sums = subsets @ d
+            else:  # chunked: the float copy of a chunk stays small for thousands of cases
+                sums = np.concatenate([subsets[i : i + 4096] @ d for i in range(0, len(subsets), 4096)])
+            self.means = np.sort(sums / sizes)
         self.total = len(self.means) + 1  # every pattern, the observed one included
         self._tol = _TIE * (1.0 + float(np.abs(d).max(initial=0.0)))
         self._d = d
