@@ -311,17 +311,9 @@ def _emit(results: list, *, fmt: str, output: Path | None) -> None:
 
 
 _STORE_HELP = "Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.db)."
-_MARGIN_HELP = "How much worse a check may get before it gates, in its own units (0.02: 2 points of pass rate)."
+_MARGIN_HELP = "How much worse a check may get before it gates, in its units (0.02: 2 points)."
 _CONFIDENCE_HELP = "One-sided confidence of the gate, over all checks and suites compared."
-_MISSING_HELP = "A check, case or suite the candidate lost gates too (by default it is only reported)."
-
-
-def _check_gate_options(margin: float, confidence: float) -> None:
-    """Bad gate options are a start-up error (exit 2), found before anything runs."""
-    if not 0.5 <= confidence < 1:
-        raise _fail(f"--confidence must be in [0.5, 1), e.g. 0.95, not {confidence}")
-    if not margin >= 0:
-        raise _fail(f"--margin must be >= 0 (how much worse a check may get), not {margin}")
+_MISSING_HELP = "A check, case or suite the candidate lost gates too (else it is only reported)."
 
 
 @app.command("run")
@@ -381,9 +373,7 @@ def run_command(
         None, "--store", help="Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.db)."
     ),
     baseline: str | None = typer.Option(
-        None,
-        "--baseline",
-        help="Compare with this stored version (or run id); exit 1 only when the gate finds a check worse.",
+        None, "--baseline", help="Compare with this stored version (or run id); exit 1 if a check got worse."
     ),
     margin: float = typer.Option(0.0, "--margin", help=_MARGIN_HELP),
     confidence: float = typer.Option(0.95, "--confidence", help=_CONFIDENCE_HELP),
@@ -394,12 +384,13 @@ def run_command(
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
     import evalnb
+    from evalnb.comparison.verdicts import check_options
     from evalnb.errors import EvalnbError, SuiteError
 
     if fmt not in ("text", "json"):
         raise _fail(f"--format must be text or json, not {fmt!r}")
-    _check_gate_options(margin, confidence)
     try:
+        check_options(margin, confidence)  # bad gate options: exit 2 before anything runs
         if replay is not None:
             from evalnb.agents import Replay
 
@@ -470,13 +461,14 @@ def run_command(
     if bases:
         # --baseline: the gate is a check worse than the baseline (all suites gated as one family), not the
         # failures that were already there
+        from functools import partial
+
         from evalnb.comparison import gate
 
-        options = {"margin": margin, "confidence": confidence, "fail_on_missing": fail_on_missing}
-        try:
-            verdict = gate([evalnb.compare(base, result, **options) for base, result in zip(bases, results, strict=True)])
-        except ValueError as exc:
-            raise _fail(str(exc)) from exc
+        against = partial(
+            evalnb.compare, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
+        )
+        verdict = gate([against(base, result) for base, result in zip(bases, results, strict=True)])
         typer.echo(verdict.report(), err=fmt == "json")
         raise typer.Exit(0 if no_fail_on_regression else verdict.exit_code)
     if no_fail_on_regression:
@@ -576,8 +568,6 @@ def schema_command(
 # --------------------------------------------------------------------------------------------------
 
 
-
-
 @app.command("report")
 def report_command(
     run: str = typer.Argument(..., help="A stored run id or version label."),
@@ -619,20 +609,19 @@ def compare_command(
     margin: float = typer.Option(0.0, "--margin", help=_MARGIN_HELP),
     confidence: float = typer.Option(0.95, "--confidence", help=_CONFIDENCE_HELP),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=_MISSING_HELP),
-    html_out: Path | None = typer.Option(None, "--html", help="Also write the comparison plots to this file."),
+    html_out: Path | None = typer.Option(None, "--html", help="Also write the comparison plots here."),
     store_url: str | None = typer.Option(None, "--store", help=_STORE_HELP),
-    suite: str | None = typer.Option(None, "--suite", help="Only this suite (default: every suite both share)."),
+    suite: str | None = typer.Option(None, "--suite", help="Only this suite (default: all both share)."),
 ) -> None:
     """Compare two stored versions, every suite they share; exit 1 when the gate finds a check worse, else 0."""
     import evalnb
     from evalnb.errors import EvalnbError
 
-    _check_gate_options(margin, confidence)
     try:
         verdict = evalnb.Store(store_url).compare_all(
             a, b, suite=suite, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
         )
-    except (EvalnbError, ValueError) as exc:
+    except EvalnbError as exc:
         raise _fail(str(exc)) from exc
     typer.echo(verdict.report())
     if html_out is not None:

@@ -194,7 +194,9 @@ def compare(comparison: Comparison) -> go.Figure:
         )
     fig.update_xaxes(title_text=f"{_esc(comparison.b_label)} − {_esc(comparison.a_label)}", row=1, col=1)
     fig.update_yaxes(title_text="check", row=1, col=1)
-    fig.update_xaxes(title_text="case", row=2, col=1)
+    # cases in the comparison's (suite) order, not in the order the change traces first mention them
+    order = list(dict.fromkeys(cases["case_id"].tolist()))
+    fig.update_xaxes(title_text="case", categoryorder="array", categoryarray=order, row=2, col=1)
     fig.update_yaxes(title_text="delta", row=2, col=1)
     fig.update_layout(
         title=f"Comparison: {_esc(comparison.a_label)} → {_esc(comparison.b_label)}",

@@ -524,12 +524,6 @@ def _git_commit(where: Path) -> str | None:
     return sha if out.returncode == 0 and len(sha) >= 7 else None
 
 
-def _z(confidence: float) -> float:
-    from evalnb.comparison.stats import norm_ppf
-
-    return norm_ppf(1 - (1 - confidence) / 2)
-
-
 def _dumps(value: Any) -> str:
     return json.dumps(value, default=str, sort_keys=True)
 
@@ -969,7 +963,7 @@ class Store:
         from sqlalchemy import select
 
         from evalnb.checks.scales import scale_of
-        from evalnb.comparison.stats import bounded_interval
+        from evalnb.comparison.stats import bounded_interval, cluster_mean
 
         r, st = self._t["runs"], self._t["run_check_stats"]
         q = (
@@ -1028,26 +1022,20 @@ class Store:
             "pnsq",
         ]
         f = pd.DataFrame([tuple(x) for x in rows], columns=cols)
-        z = _z(confidence)
 
-        def mean_var(n: Any, g: Any, total: Any, sq: Any, cross: Any, nsq: Any) -> tuple[Any, Any, Any]:
-            n = n.astype(float)
-            g = g.astype(float)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                m = total.astype(float) / n
-                resid = sq.astype(float) - 2 * m * cross.astype(float) + m * m * nsq.astype(float)
-                var = (g / (g - 1)) * resid.clip(lower=0) / (n * n)
-            return m.to_numpy(), var.where(g > 1).to_numpy(), g.to_numpy()
-
-        mean, var, g = mean_var(f["n"], f["cases"], f["total"], f["sq"], f["xprod"], f["nsq"])
-        pmean, pvar, pg = mean_var(f["pn"], f["pcases"], f["ptotal"], f["psq"], f["pcross"], f["pnsq"])
+        g, pg = f["cases"].to_numpy(dtype=float), f["pcases"].to_numpy(dtype=float)
+        mean, var = cluster_mean(f["n"], g, f["total"], f["sq"], f["xprod"], f["nsq"])
+        pmean, pvar = cluster_mean(f["pn"], pg, f["ptotal"], f["psq"], f["pcross"], f["pnsq"])
         lo, hi = np.full(len(f), np.nan), np.full(len(f), np.nan)
         for check_id in f["check_id"].unique():
             at = (f["check_id"] == check_id).to_numpy()
             scale = scale_of(str(check_id))
             low, high = (scale.low, scale.high) if scale is not None else (-math.inf, math.inf)
-            lo[at], hi[at] = bounded_interval(mean[at], var[at], g[at], low=low, high=high, z=z)
-        plo, phi = bounded_interval(pmean, pvar, pg, low=0.0, high=1.0, z=z)
+            proportion = scale is not None and scale.kind == "pass/fail"
+            lo[at], hi[at] = bounded_interval(
+                mean[at], var[at], g[at], low=low, high=high, confidence=confidence, proportion=proportion
+            )
+        plo, phi = bounded_interval(pmean, pvar, pg, low=0.0, high=1.0, confidence=confidence)
         order = pd.Series(pd.factorize(f["id"])[0] + 1 if len(f) else [], dtype="Int64")
         out = pd.DataFrame(
             {
@@ -1117,7 +1105,9 @@ class Store:
             )
         missing = {name: "baseline only" for name in in_a if name not in in_b}
         missing.update({name: "candidate only" for name in in_b if name not in in_a})
-        return gate({name: self.compare(a, b, suite=name, **options) for name in shared}, missing_suites=missing)
+        return gate(
+            {name: self.compare(a, b, suite=name, **options) for name in shared}, missing_suites=missing
+        )
 
     def _suites_of(self, key: str) -> list[str]:
         """The suites a run id or version label names, in the order they were first saved."""

@@ -34,7 +34,9 @@ def scores(pass_prob: np.ndarray, runs: int, rng: np.random.Generator, *, turns:
     )
 
 
-def rows(values: dict[str, list[float]], *, check: str = "ExactMatch", threshold: float = 0.5) -> pd.DataFrame:
+def rows(
+    values: dict[str, list[float]], *, check: str = "ExactMatch", threshold: float = 0.5
+) -> pd.DataFrame:
     """One row per case x run from explicit per-run values."""
     return pd.DataFrame(
         [
@@ -64,7 +66,9 @@ def test_a_real_regression_gates_and_its_cases_are_flagged() -> None:
     assert flagged == {f"c{i}" for i in range(12)}
     assert cmp.regressions["case_id"].head(12).tolist() == [f"c{i}" for i in range(12)]  # surest first
     text = cmp.report()
-    assert "Gate: FAIL: regex worse by" in text and "c0 [regex]: 1.000 -> 0.000 (regressed; significant" in text
+    assert (
+        "Gate: FAIL: regex worse by" in text and "c0 [regex]: 1.000 -> 0.000 (regressed; significant" in text
+    )
     assert "<table" in cmp._repr_html_()
     with pytest.warns(DeprecationWarning, match="use Comparison.regressed"):
         assert cmp.has_regressions
@@ -166,7 +170,9 @@ def test_three_discordant_cases_are_the_exact_sign_test_not_a_t() -> None:
     row = compare(a, b).checks.iloc[0]
     assert row["p_value"] == pytest.approx(1 / 8, abs=0.01)
     assert row["verdict"] == "too few cases to tell"
-    assert row["words"].startswith("too few cases to tell (only 3 of the 100 paired cases changed; could hide")
+    assert row["words"].startswith(
+        "too few cases to tell (only 3 of the 100 paired cases changed; could hide"
+    )
     # two cases: the words say so, and nothing gates
     two = compare(rows({"x": [1.0], "y": [1.0]}), rows({"x": [0.0], "y": [0.0]})).checks.iloc[0]
     assert two["words"] == "too few cases to tell (2 paired cases)" and not two["gates"]
@@ -190,11 +196,14 @@ def test_words_for_worse_margin_better_and_no_difference() -> None:
     assert better["verdict"] == "better" and better["words"].startswith("better by ")
     same = compare(a, scores(p, 3, np.random.default_rng(12))).checks.iloc[0]
     assert same["verdict"] == "no detectable difference"
-    assert same["words"] == f"no detectable difference (could hide a drop of up to {-same['lower_bound']:.2f})"
-    with pytest.raises(ValueError, match="confidence must be in"):
+    assert (
+        same["words"] == f"no detectable difference (could hide a drop of up to {-same['lower_bound']:.2f})"
+    )
+    with pytest.raises(evalnb.ConfigError, match="confidence must be in") as err:
         compare(a, b, confidence=1.0)
-    with pytest.raises(ValueError, match="margin must be >= 0"):
-        compare(a, b, margin=-0.1)
+    assert err.value.code == "INVALID_VALUE"
+    with pytest.raises(evalnb.ConfigError, match="margin must be >= 0"):
+        compare(a, b, margin={"regex": -0.1})
 
 
 def test_several_suites_gate_as_one_family() -> None:

@@ -129,25 +129,27 @@ def test_sign_flip_bounds_invert_the_test() -> None:
 
 
 def test_bounded_interval_is_wilson_and_stays_in_range() -> None:
-    # independent pass/fail values (one per cluster): exactly the Wilson interval
-    z = ss.norm.ppf(0.975)
+    def interval(m: float, v: float, g: int, low: float = 0.0, high: float = 1.0) -> tuple[float, float]:
+        lo, hi = bounded_interval(
+            np.array([m]), np.array([v]), np.array([g]), low=low, high=high, confidence=0.95
+        )
+        return float(lo[0]), float(hi[0])
+
+    # independent pass/fail values (one per cluster): Wilson's interval, with Student's t quantile (n - 1 df)
     for k, n in ((3, 4), (0, 10), (10, 10), (37, 50)):
         p = k / n
-        lo, hi = bounded_interval(np.array([p]), np.array([p * (1 - p) / n]), np.array([n]), low=0.0, high=1.0, z=z)
-        want = ss.binomtest(k, n).proportion_ci(0.95, method="wilson")
-        assert (lo[0], hi[0]) == pytest.approx((want.low, want.high), abs=1e-9)
+        level = 2 * ss.norm.cdf(ss.t.ppf(0.975, n - 1)) - 1
+        want = ss.binomtest(k, n).proportion_ci(level, method="wilson")
+        assert interval(p, p * (1 - p) / n, n) == pytest.approx((want.low, want.high), abs=1e-9)
         # on a 1-5 scale the same shares give the same interval, stretched
-        lo5, hi5 = bounded_interval(
-            np.array([1 + 4 * p]), np.array([16 * p * (1 - p) / n]), np.array([n]), low=1.0, high=5.0, z=z
-        )
-        assert (lo5[0], hi5[0]) == pytest.approx((1 + 4 * want.low, 1 + 4 * want.high), abs=1e-9)
+        five = interval(1 + 4 * p, 16 * p * (1 - p) / n, n, 1.0, 5.0)
+        assert five == pytest.approx((1 + 4 * want.low, 1 + 4 * want.high), abs=1e-9)
     # clustered: a larger variance than binomial gives a wider interval, still inside [0, 1]
-    lo, hi = bounded_interval(np.array([0.75]), np.array([0.1]), np.array([4]), low=0.0, high=1.0, z=z)
-    assert 0.0 <= lo[0] < 0.26 and 0.9 < hi[0] <= 1.0
-    # a 1-5 score and a count
-    lo, hi = bounded_interval(np.array([4.9]), np.array([0.09]), np.array([4]), low=1.0, high=5.0, z=1.96)
-    assert 1.0 <= lo[0] < 4.9 < hi[0] <= 5.0
-    lo, hi = bounded_interval(np.array([0.2]), np.array([0.04]), np.array([5]), low=0.0, high=math.inf, z=1.96)
-    assert 0.0 < lo[0] < 0.2 < hi[0]
-    lo, hi = bounded_interval(np.array([0.5]), np.array([np.nan]), np.array([1]), low=0.0, high=1.0, z=1.96)
-    assert math.isnan(lo[0]) and math.isnan(hi[0])
+    lo, hi = interval(0.75, 0.1, 4)
+    assert 0.0 <= lo < 0.26 and 0.9 < hi <= 1.0
+    # a 1-5 score, a count, and no interval without two clusters
+    lo, hi = interval(4.9, 0.09, 4, 1.0, 5.0)
+    assert 1.0 <= lo < 4.9 < hi <= 5.0
+    lo, hi = interval(0.2, 0.04, 5, 0.0, math.inf)
+    assert 0.0 < lo < 0.2 < hi
+    assert all(math.isnan(x) for x in interval(0.5, math.nan, 1))

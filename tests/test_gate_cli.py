@@ -36,7 +36,17 @@ def suite(tmp_path: Path) -> Path:
 def _run(suite: Path, db: Path, agent: str, runs: int, seed: int, monkeypatch: pytest.MonkeyPatch,
          *extra: str) -> int:  # fmt: skip
     monkeypatch.setenv("EVALNB_GATE_SEED", str(seed))
-    args = ["run", str(suite), "--agent", f"{AGENTS}:{agent}", "--runs", str(runs), "--store", str(db), *extra]
+    args = [
+        "run",
+        str(suite),
+        "--agent",
+        f"{AGENTS}:{agent}",
+        "--runs",
+        str(runs),
+        "--store",
+        str(db),
+        *extra,
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code in (0, 1), result.output[-2000:]
     return result.exit_code
@@ -49,11 +59,15 @@ def test_identical_flaky_agents_rarely_fail_the_baseline_gate(
 ) -> None:
     db = tmp_path / "gate.db"
     exits = []
-    for t in range(TRIALS):  # each trial: two independent runs of the same agent, the second gated on the first
+    for t in range(
+        TRIALS
+    ):  # each trial: two independent runs of the same agent, the second gated on the first
         _run(suite, db, "flaky", runs, 2 * t, monkeypatch, "--version", f"base{t}")
         exits.append(_run(suite, db, "flaky", runs, 2 * t + 1, monkeypatch, "--baseline", f"base{t}"))
     rate = sum(exits) / TRIALS
-    print(f"\nCLI, identical flaky agents, {CASES} cases x {runs} run(s): exit 1 in {rate:.2f} of {TRIALS} trials")
+    print(
+        f"\nCLI, identical flaky agents, {CASES} cases x {runs} run(s): exit 1 in {rate:.2f} of {TRIALS} trials"
+    )
     assert rate <= 0.08
 
 

@@ -68,7 +68,7 @@ def test_versions_baseline_reports_and_trend(project: Path) -> None:
     assert code == 0 and "could hide a drop of up to" in out and "T-2 [ExactMatch]" in out, out
     code, out = invoke("run", "suite.json", "--agent", "agent.py:good", "--store", db, "--baseline", "v1",
                        "--confidence", "1.5")  # fmt: skip
-    assert code == 2 and "--confidence must be in [0.5, 1)" in out
+    assert code == 2 and "--confidence must be in [0.5, 1)" in out, out
 
     code, out = invoke("compare", "v1", "v2", "--store", db)
     assert code == 1 and "worse by 0.75" in out

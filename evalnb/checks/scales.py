@@ -90,7 +90,9 @@ def scale_of(check: str) -> Scale | None:
     return _SCALES.get(check) or _SCALES.get(check.split("#", 1)[0])
 
 
-def declare(name: str, *, low: float, high: float, kind: ScaleKind = "score", label: str | None = None) -> Scale:
+def declare(
+    name: str, *, low: float, high: float, kind: ScaleKind = "score", label: str | None = None
+) -> Scale:
     """Declare the scale of a user check, so comparisons and trends word it and bound it like a built-in.
 
     Example:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.comparison.frames import build_cells, label_of, suite_of
 from evalnb.comparison.triage import CHANGES, case_table, check_counts, triage_order
-from evalnb.comparison.verdicts import adjust, check_tests, decide, family_words, finish
+from evalnb.comparison.verdicts import adjust, check_options, check_tests, decide, family_words, finish
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,7 +158,11 @@ class Comparison:
     # -- words ---------------------------------------------------------------------------------------
 
     def _conf(self) -> str:
-        return f"{self.confidence:.0%}" if round(self.confidence * 100, 6).is_integer() else f"{self.confidence:.1%}"
+        return (
+            f"{self.confidence:.0%}"
+            if round(self.confidence * 100, 6).is_integer()
+            else f"{self.confidence:.1%}"
+        )
 
     def _margin_words(self) -> str:
         if isinstance(self.margin, Mapping):
@@ -185,7 +189,11 @@ class Comparison:
             parts.append("worse: " + ", ".join(worse))
         for key, names in self.missing.items():
             if names:
-                parts.append(f"{key}: " + ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else ""))
+                parts.append(
+                    f"{key}: "
+                    + ", ".join(names[:5])
+                    + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+                )
         return ("FAIL" if self.regressed else "pass") + (f" ({'; '.join(parts)})" if parts else "")
 
     def _missing_line(self) -> str | None:
@@ -198,7 +206,9 @@ class Comparison:
                 items.append(f"{key}: {shown}")
         if not items:
             return None
-        rule = "gates (fail on missing)" if self.fail_on_missing else "does not gate without --fail-on-missing"
+        rule = (
+            "gates (fail on missing)" if self.fail_on_missing else "does not gate without --fail-on-missing"
+        )
         return "On one side only: " + "; ".join(items) + f" ({rule})"
 
     def summary(self) -> str:
@@ -240,7 +250,9 @@ class Comparison:
         if untested:
             flags += f", {untested} untested (a significant flag needs >= 2 runs a side)"
         lines.append(
-            "Cases (triage, does not gate): " + ", ".join(f"{counts.get(c, 0)} {c}" for c in CHANGES) + f"; {flags}"
+            "Cases (triage, does not gate): "
+            + ", ".join(f"{counts.get(c, 0)} {c}" for c in CHANGES)
+            + f"; {flags}"
         )
         triage = self.triage
         triage = triage[triage["change"].isin(["regressed", "improved", "changed"])]
@@ -260,7 +272,9 @@ class Comparison:
             f"<pre>{esc(self.summary())}</pre><p><b>The gate, per check</b></p>"
         )
         cols = ["check_id", "scale", "paired", "mean_a", "mean_b", "diff", "upper_bound", "verdict", "words"]
-        checks = self.checks[cols].to_html(index=False, escape=True, na_rep="", float_format=lambda v: f"{v:.3f}")
+        checks = self.checks[cols].to_html(
+            index=False, escape=True, na_rep="", float_format=lambda v: f"{v:.3f}"
+        )
         triage = self.triage
         tail = (
             "<p>No case changed.</p>"
@@ -345,8 +359,7 @@ def compare(
         >>> cmp.checks.set_index("check_id")["words"]
         >>> cmp[cmp["change"] == "regressed"][["case_id", "check_id", "a", "b", "significant"]]
     """
-    if not 0.5 <= confidence < 1.0:
-        raise ValueError(f"confidence must be in [0.5, 1), got {confidence}")
+    check_options(margin, confidence)
     la, lb = labels or (label_of(a, "a"), label_of(b, "b"))
     if la == lb:
         la, lb = f"{la} (a)", f"{lb} (b)"
@@ -356,7 +369,9 @@ def compare(
     notes = []
     suites = [suite_of(x) for x in (a, b)]
     if suites[0] and suites[1] and suites[0] != suites[1]:
-        notes.append(f"Note: a is suite {suites[0]!r} and b is suite {suites[1]!r}; cases are paired by id alone.")
+        notes.append(
+            f"Note: a is suite {suites[0]!r} and b is suite {suites[1]!r}; cases are paired by id alone."
+        )
     cmp = Comparison(
         cases=cases,
         checks=raw,
@@ -463,7 +478,9 @@ class Comparisons:
         body = [f"<h1>Comparison</h1><pre>{html.escape(self.summary())}</pre>"]
         for i, (name, c) in enumerate(self.comparisons.items()):
             fig = plots.compare(c)
-            body.append(f"<h2>{html.escape(name)}</h2>" + fig.to_html(full_html=False, include_plotlyjs=i == 0))
+            body.append(
+                f"<h2>{html.escape(name)}</h2>" + fig.to_html(full_html=False, include_plotlyjs=i == 0)
+            )
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         page = '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Comparison</title></head><body>'

@@ -146,7 +146,9 @@ def _side(
     # a check that only says pass or fail is measured by that, or a case going from always passing to
     # always failing would not count as changed
     y = np.where(pass_only[check], pass_f, y)
-    run = s["run"].to_numpy(dtype="float64", na_value=0.0).astype(np.int64) if "run" in s else np.zeros(len(s))
+    run = (
+        s["run"].to_numpy(dtype="float64", na_value=0.0).astype(np.int64) if "run" in s else np.zeros(len(s))
+    )
     run = run.astype(np.int64)
     width = int(run.max(initial=0)) + 1
     cell = check.astype(np.int64) * n_case + case

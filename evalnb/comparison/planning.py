@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb.checks.scales import scale_of
 from evalnb.comparison.frames import build_cells
 from evalnb.comparison.stats import norm_sf, t_isf
+from evalnb.comparison.verdicts import check_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,16 +60,15 @@ class _Moments:
         worst = 0.0
         for e2, ev in zip(self.second, self.within, strict=True):
             keep = affected * (1 - c) ** 2 + (1 - affected)
-            if self.binary:
-                ev_b = (self.headroom - drop) - e2 * keep
-            else:
-                ev_b = ev * keep
+            ev_b = self.headroom - drop - e2 * keep if self.binary else ev * keep
             effect = c * c * (affected * e2 - affected**2 * self.headroom**2)
             worst = max(worst, (ev + max(ev_b, 0.0)) / runs + max(effect, 0.0))
         return math.sqrt(worst)
 
 
-def _power(m: _Moments, drop: float, affected: float, cases: int, runs: float, *, alpha: float, margin: float) -> float:
+def _power(
+    m: _Moments, drop: float, affected: float, cases: int, runs: float, *, alpha: float, margin: float
+) -> float:
     effect = drop - margin
     if effect <= 0 or cases < 2 or 2.0 ** (-cases) > alpha:
         return 0.0 if effect > 0 else math.nan
@@ -122,7 +122,9 @@ class PowerPlan:
         values = [fn(m) for m in self._moments.values()]
         return pd.Series(values, index=pd.Index(list(self._moments), name="check_id"), name=name, dtype=dtype)
 
-    def power_at(self, cases: int, runs: int, *, drop: float | None = None, affected: float | None = None) -> pd.Series:
+    def power_at(
+        self, cases: int, runs: int, *, drop: float | None = None, affected: float | None = None
+    ) -> pd.Series:
         """The promised power per check with ``cases`` cases and ``runs`` runs per case.
 
         Example:
@@ -130,13 +132,21 @@ class PowerPlan:
         """
         return self._each(
             lambda m: _power(
-                m, self._drop(m, drop), self._affected(affected), cases, runs, alpha=self._alpha, margin=self.margin
+                m,
+                self._drop(m, drop),
+                self._affected(affected),
+                cases,
+                runs,
+                alpha=self._alpha,
+                margin=self.margin,
             ),
             "power",
             "float64",
         )
 
-    def cases_needed(self, *, runs: int | None = None, drop: float | None = None, affected: float | None = None) -> pd.Series:
+    def cases_needed(
+        self, *, runs: int | None = None, drop: float | None = None, affected: float | None = None
+    ) -> pd.Series:
         """Cases needed per check to detect the drop with the target power (``runs`` runs per case).
 
         Example:
@@ -149,7 +159,9 @@ class PowerPlan:
             "Int64",
         )
 
-    def runs_needed(self, *, cases: int | None = None, drop: float | None = None, affected: float | None = None) -> pd.Series:
+    def runs_needed(
+        self, *, cases: int | None = None, drop: float | None = None, affected: float | None = None
+    ) -> pd.Series:
         """Runs per case needed per check with ``cases`` cases (default the baseline's); ``<NA>`` if none do."""
         return self._each(
             lambda m: _runs(m, self._drop(m, drop), self._affected(affected), cases or m.cases, self),
@@ -157,7 +169,9 @@ class PowerPlan:
             "Int64",
         )
 
-    def detectable(self, *, cases: int | None = None, runs: int | None = None, affected: float | None = None) -> pd.Series:
+    def detectable(
+        self, *, cases: int | None = None, runs: int | None = None, affected: float | None = None
+    ) -> pd.Series:
         """The smallest drop per check detected with the target power at that size (default the baseline's)."""
         r = self.plan_runs if runs is None else runs
         return self._each(
@@ -172,7 +186,11 @@ class PowerPlan:
         return float(self.table.set_index("check_id").loc[m.check_id, "drop"])
 
     def _affected(self, affected: float | None) -> float:
-        return float(self.table["affected"].iloc[0]) if affected is None and len(self.table) else float(affected or 1.0)
+        return (
+            float(self.table["affected"].iloc[0])
+            if affected is None and len(self.table)
+            else float(affected or 1.0)
+        )
 
     def report(self) -> str:
         """The plan in words, per check.
@@ -206,9 +224,8 @@ class PowerPlan:
                     f", or {r.cases_needed_one_run} cases x 1 run (one run per case needs "
                     f"{r.one_run_factor:.1f}x the cases)"
                 )
-            text += (
-                f"; with {_n(r.cases, 'case')}: "
-                + ("no number of runs is enough" if _na(r.runs_needed) else f"{r.runs_needed} runs per case")
+            text += f"; with {_n(r.cases, 'case')}: " + (
+                "no number of runs is enough" if _na(r.runs_needed) else f"{r.runs_needed} runs per case"
             )
             if not math.isnan(r.detectable):
                 text += f"; detectable at {r.cases} x {self.plan_runs}: {r.detectable:.2f}"
@@ -282,7 +299,9 @@ def _detectable(m: _Moments, affected: float, cases: int, runs: float, plan: Pow
     return hi
 
 
-def _moments(check_id: str, scale_name: str | None, runs: list[Any], low: float | None, binary_scale: bool) -> _Moments:
+def _moments(
+    check_id: str, scale_name: str | None, runs: list[Any], low: float | None, binary_scale: bool
+) -> _Moments:
     import numpy as np
 
     runs = [r for r in runs if len(r)]
@@ -293,6 +312,8 @@ def _moments(check_id: str, scale_name: str | None, runs: list[Any], low: float 
     counts = np.array([len(r) for r in runs], dtype=float)
     multi = counts >= 2
     headroom = float(means.mean())
+    seconds: tuple[float, ...]
+    withins: tuple[float, ...]
     if multi.any():
         s2 = np.array([r.var(ddof=1) for r, k in zip(runs, multi, strict=True) if k])
         within = float(s2.mean())
@@ -362,8 +383,7 @@ def power(
         raise ValueError(f"affected must be in (0, 1], got {affected}")
     if not 0 < power < 1:
         raise ValueError(f"power must be in (0, 1), got {power}")
-    if not 0.5 <= confidence < 1:
-        raise ValueError(f"confidence must be in [0.5, 1), got {confidence}")
+    check_options(margin, confidence)
     cells = build_cells(baseline, baseline)
     values = cells.a.run_values()
     moments: dict[str, _Moments] = {}
@@ -392,7 +412,11 @@ def power(
     for check_id, m in moments.items():
         k = cells.check_ids.index(check_id)
         scale = cells.scales[k]
-        d = float(drop) if drop is not None else 0.05 * (scale.span if scale and scale.bounded else max(m.mean, 1.0))
+        d = (
+            float(drop)
+            if drop is not None
+            else 0.05 * (scale.span if scale and scale.bounded else max(m.mean, 1.0))
+        )
         floor_share = d / m.headroom if m.headroom > 0 else math.inf
         if floor_share > affected + 1e-12:
             raise ValueError(

@@ -31,6 +31,7 @@ __all__ = [
     "EXACT_CASES",
     "SignFlip",
     "bounded_interval",
+    "cluster_mean",
     "fisher_exact",
     "holm",
     "norm_isf",
@@ -378,34 +379,72 @@ class SignFlip:
 # --------------------------------------------------------------------------------------------------
 
 
-def bounded_interval(
-    mean: Any, var: Any, clusters: Any, *, low: float, high: float, z: float
+def cluster_mean(
+    n: Any, clusters: Any, total: Any, sq: Any, cross: Any, nsq: Any
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Interval of a mean that stays inside ``[low, high]``, from its (cluster-robust) variance.
+    """A mean over clusters from their sums, and its cluster-robust variance.
 
-    A bounded mean is put on [0, 1] and given the Wilson score interval with the effective sample size
-    ``u (1 - u) / var`` (the design-effect form of Wilson: a pass rate of 0.75 over 4 cases cannot reach
-    1.24). Where that size is undefined (a mean at an end of the range, or no spread) the number of clusters
-    stands in. With only a lower end (a count) the interval is built on the log of ``mean - low``; with no
-    known range it is the normal interval. Vectorised over numpy arrays or pandas Series.
+    Per cluster ``i`` (a case: its runs and turns) with ``n_i`` values summing to ``s_i``, the sufficient
+    statistics are ``n = sum n_i``, ``total = sum s_i``, ``sq = sum s_i^2``, ``cross = sum s_i n_i`` and
+    ``nsq = sum n_i^2`` (what the store keeps per run and check). The mean is ``total / n`` and its variance
+    ``g / (g - 1) * sum (s_i - m n_i)^2 / n^2`` over ``g`` clusters (NaN with fewer than two).
+    """
+    import numpy as np
+
+    n, g = np.asarray(n, dtype=float), np.asarray(clusters, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.asarray(total, dtype=float) / n
+        resid = (
+            np.asarray(sq, dtype=float)
+            - 2 * m * np.asarray(cross, dtype=float)
+            + m * m * np.asarray(nsq, dtype=float)
+        )
+        var = (g / (g - 1)) * np.clip(resid, 0.0, None) / (n * n)
+    return m, np.where(g > 1, var, np.nan)
+
+
+def bounded_interval(
+    mean: Any, var: Any, clusters: Any, *, low: float, high: float, confidence: float, proportion: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided interval of a mean that stays inside ``[low, high]``, from its (cluster-robust) variance.
+
+    A bounded mean is put on [0, 1]. A ``proportion`` (a pass rate: values 0 or 1) gets the Wilson score
+    interval with the effective sample size ``u (1 - u) / var`` (the design-effect form of Wilson: a pass
+    rate of 0.75 over 4 cases cannot reach 1.24); other bounded values (scores, F1) get the interval of the
+    logit of their mean. Where the mean sits at an end of the range, or nothing varies, Wilson with the
+    number of clusters stands in. With only a lower end (a count) the interval is built on the log of
+    ``mean - low``; with no known range it is the normal interval. The quantile is Student's t with ``clusters - 1`` degrees of
+    freedom (a variance estimated from ten cases is itself uncertain). Vectorised over numpy arrays.
     """
     import numpy as np
 
     m = np.asarray(mean, dtype=float)
     v = np.asarray(var, dtype=float)
     g = np.asarray(clusters, dtype=float)
+    tail = (1.0 - confidence) / 2.0
+    quantiles = {k: t_isf(tail, k - 1) for k in np.unique(g[np.isfinite(g) & (g > 1)]).tolist()}
+    z = np.array([quantiles.get(k, np.nan) for k in np.atleast_1d(g).tolist()]).reshape(g.shape)
     se = np.sqrt(np.clip(v, 0.0, None))
     with np.errstate(divide="ignore", invalid="ignore"):
         if math.isfinite(low) and math.isfinite(high):
             span = high - low
             u = np.clip((m - low) / span, 0.0, 1.0)
             vu = v / span**2
-            n_eff = np.where((u > 0) & (u < 1) & (vu > 0), u * (1 - u) / vu, g)
+            inside = (u > 0) & (u < 1) & (vu > 0)
+            n_eff = np.where(inside, u * (1 - u) / vu, g)
             denom = 1.0 + z * z / n_eff
             centre = (u + z * z / (2 * n_eff)) / denom
             half = z * np.sqrt(u * (1 - u) / n_eff + z * z / (4 * n_eff**2)) / denom
-            lo = low + span * np.clip(centre - half, 0.0, 1.0)
-            hi = low + span * np.clip(centre + half, 0.0, 1.0)
+            u_lo, u_hi = centre - half, centre + half
+            if not proportion:
+                # a mean of values spread inside the range (a score, an F1): the interval of its logit,
+                # which Wilson's shrinkage toward 1/2 (right for pass/fail counts) would make too narrow
+                logit = np.log(u / (1 - u))
+                se_logit = np.sqrt(vu) / (u * (1 - u))
+                u_lo = np.where(inside, 1 / (1 + np.exp(-(logit - z * se_logit))), u_lo)
+                u_hi = np.where(inside, 1 / (1 + np.exp(-(logit + z * se_logit))), u_hi)
+            lo = low + span * np.clip(u_lo, 0.0, 1.0)
+            hi = low + span * np.clip(u_hi, 0.0, 1.0)
         elif math.isfinite(low):
             excess = m - low
             factor = np.exp(z * se / excess)

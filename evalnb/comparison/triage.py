@@ -88,9 +88,9 @@ def case_table(cells: Cells, *, confidence: float, draws: int = 9999, seed: int 
     has_a, has_b = ra > 0, rb > 0
     delta = cells.b.y - cells.a.y
     pdelta = np.nan_to_num(cells.b.passed - cells.a.passed)
-    span = np.repeat(
-        [s.span if s is not None and s.bounded else 1.0 for s in cells.scales] or [1.0], n_case
-    )[:n_cell]
+    span = np.repeat([s.span if s is not None and s.bounded else 1.0 for s in cells.scales] or [1.0], n_case)[
+        :n_cell
+    ]
     eps = 1e-9 * span
     dv = np.where(np.abs(np.nan_to_num(delta)) > eps, np.sign(np.nan_to_num(delta)), 0.0)
     dp = np.where(np.abs(pdelta) > 1e-9, np.sign(pdelta), 0.0)

@@ -27,6 +27,7 @@ __all__ = [
     "CHECK_COLUMNS",
     "VERDICTS",
     "adjust",
+    "check_options",
     "check_tests",
     "decide",
     "family_words",
@@ -74,16 +75,29 @@ CHECK_COLUMNS: dict[str, str] = {
 }
 
 
+def check_options(margin: float | Mapping[str, float], confidence: float) -> None:
+    """The gate's options are valid: a confidence in [0.5, 1) and margins >= 0.
+
+    Raises:
+        ConfigError: code ``INVALID_VALUE``, naming the option (a run with them could not start).
+    """
+    from evalnb.errors import ConfigError
+
+    if not 0.5 <= confidence < 1.0:
+        raise ConfigError(
+            f"--confidence must be in [0.5, 1), e.g. 0.95, not {confidence}", code="INVALID_VALUE"
+        )
+    for value in margin.values() if isinstance(margin, Mapping) else [margin]:
+        if not float(value) >= 0:
+            raise ConfigError(
+                f"--margin must be >= 0 (how much worse a check may get), not {value}", code="INVALID_VALUE"
+            )
+
+
 def margin_for(margin: float | Mapping[str, float], check_id: str, check: str) -> float:
     """The margin of one check: a number for all, or a mapping by check id or name (default 0)."""
-    if isinstance(margin, Mapping):
-        value = margin.get(check_id, margin.get(check, 0.0))
-    else:
-        value = margin
-    value = float(value)
-    if not value >= 0:
-        raise ValueError(f"margin must be >= 0, got {value} for {check_id}")
-    return value
+    value = margin.get(check_id, margin.get(check, 0.0)) if isinstance(margin, Mapping) else margin
+    return float(value)
 
 
 def fmt(x: float) -> str:
@@ -214,9 +228,14 @@ def decide(
             v, w = "new", "new: measured on the candidate only"
         elif state == "gone":
             v = "gone"
-            w = "gone: measured on the baseline only" + ("; gates (fail on missing)" if fail_on_missing else "")
+            w = "gone: measured on the baseline only" + (
+                "; gates (fail on missing)" if fail_on_missing else ""
+            )
         elif state == "too few":
-            v, w = "too few cases to tell", f"too few cases to tell ({paired} paired case{'s' * (paired != 1)})"
+            v, w = (
+                "too few cases to tell",
+                f"too few cases to tell ({paired} paired case{'s' * (paired != 1)})",
+            )
         elif state == "no change":
             v, w = "no detectable difference", f"no change on any of the {paired} paired cases"
         elif state == "cannot reach":
@@ -249,7 +268,10 @@ def decide(
                 f"not significant over {family})"
             )
         else:
-            v, w = "no detectable difference", f"no detectable difference (could hide a drop of up to {fmt(-lower)})"
+            v, w = (
+                "no detectable difference",
+                f"no detectable difference (could hide a drop of up to {fmt(-lower)})",
+            )
         verdicts.append(v)
         words.append(w)
         gates.append(v == "worse" or (v == "gone" and fail_on_missing))
@@ -262,7 +284,9 @@ def decide(
 
 def finish(table: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
     """Add the per-case counts (regressed, improved, significant) and conform to ``CHECK_COLUMNS``."""
-    out = table.drop(columns=["_p_better", "_changed"], errors="ignore").merge(counts, on="check_id", how="left")
+    out = table.drop(columns=["_p_better", "_changed"], errors="ignore").merge(
+        counts, on="check_id", how="left"
+    )
     for c in ("regressed", "improved", "significant"):
         out[c] = out[c].fillna(0)
     return out.reindex(columns=list(CHECK_COLUMNS)).astype(CHECK_COLUMNS)
