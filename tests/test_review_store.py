@@ -220,3 +220,26 @@ def test_html_case_table_sorts_ids_in_natural_order(tmp_path: Path) -> None:
             assert ids == ["case1", "case2", "case10"]
         finally:
             browser.close()
+
+
+def test_compare_all_names_a_suite_only_one_version_has(tmp_path: Path) -> None:
+    store = evalnb.Store(tmp_path / "runs.db")
+    for name in ("A", "B"):
+        store.save(evalnb.run(mk(name), lambda p: "yes", progress=False), version="v1")
+    store.save(evalnb.run(mk("A"), lambda p: "yes", progress=False), version="v2")
+    both = store.compare_all("v1", "v2")
+    assert list(both) == ["A"] and both.missing_suites == {"B": "baseline only"}
+    assert both.exit_code == 0 and "B: compared on one side only (baseline only)" in both.report()
+    assert store.compare_all("v1", "v2", fail_on_missing=True).exit_code == 1
+    with pytest.raises(StoreError) as err:
+        store.compare_all("v1", "nope")
+    assert err.value.code == "RUN_NOT_FOUND"
+    store.save(evalnb.run(mk("C"), lambda p: "yes", progress=False), version="v3")
+    with pytest.raises(StoreError, match="share no suite") as err:
+        store.compare_all("v2", "v3")
+    assert err.value.code == "NO_SHARED_SUITE"
+    runner = CliRunner()
+    out = runner.invoke(
+        app, ["compare", "v1", "v2", "--store", str(tmp_path / "runs.db"), "--fail-on-missing"]
+    )
+    assert out.exit_code == 1 and "(gates: fail on missing)" in out.output, out.output
