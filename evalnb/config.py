@@ -50,8 +50,9 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -426,3 +427,67 @@ def resolve_agent(name_or_spec: str, *, start: str | os.PathLike[str] | None = N
     if ":" not in text:
         return named_agent(text, start=start)
     return load_python_agent(text)
+
+
+def agents_from_specs(specs: Sequence[str] | None, *, start: str | os.PathLike[str] | None = None) -> Any:
+    """The agent (or agents) a command line names, as ``evalnb.run`` takes them.
+
+    ``--agent SPEC`` once: one agent for every case; ``--agent ID=SPEC`` (repeatable): a mapping routing cases by
+    the agent they name (a bare ``SPEC`` beside them serves the cases naming none); no ``--agent``: the agents
+    of ``evalnb.toml`` / ``[tool.evalnb]``, routed the same way (a single one also serves cases naming none).
+
+    Raises:
+        ConfigError: for specs that do not load, two bare specs, or no agent anywhere.
+
+    Example::
+
+        agents_from_specs(["agents.py:answer"])
+        agents_from_specs(["planner=agents.py:plan", "writer=chat"])
+    """
+    if not specs:
+        cfg = load_config(start=start)
+        if cfg is None or not cfg.agent_names:
+            raise ConfigError(
+                "no agent given: use --agent NAME (from evalnb.toml), --agent module:function "
+                "or --agent path/to/file.py:function"
+            )
+        agents = cfg.agents()
+        if len(agents) == 1:
+            agents.setdefault(
+                "default", next(iter(agents.values()))
+            )  # cases naming no agent use the only one
+        return agents
+    named: dict[str, Any] = {}
+    bare: list[str] = []
+    for spec in specs:
+        m = re.match(r"^([A-Za-z0-9_.-]+)=(.+)$", spec)
+        if m:
+            named[m.group(1)] = resolve_agent(m.group(2), start=start)
+        else:
+            bare.append(spec)
+    if len(bare) > 1:
+        raise ConfigError("give one --agent SPEC, or name them: --agent ID=SPEC", code="BAD_AGENT_SPEC")
+    if not named:
+        return resolve_agent(bare[0], start=start)
+    if bare:
+        named.setdefault("default", resolve_agent(bare[0], start=start))
+    return named
+
+
+def judge_from(
+    judge: str | None,
+    *,
+    base_url: str | None = None,
+    cache: Any = None,
+    start: str | os.PathLike[str] | None = None,
+) -> Any:
+    """The judge a command line names (``--judge``, ``--judge-base-url``, ``--no-cache``), else the ``[judge]``
+    of ``evalnb.toml``, else None. A judge that cannot be built is a ConfigError (the run cannot start)."""
+    if judge is not None:
+        from evalnb.judges.resolve import as_judge
+
+        return as_judge(judge, cache=cache, base_url=base_url)
+    cfg = load_config(start=start)
+    if cfg is not None and cfg.judge_config is not None:
+        return cfg.judge(cache=cache)
+    return None

@@ -44,6 +44,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -274,6 +275,14 @@ class Record:
         >>> agent = Record(OpenAIChat("gpt-4o-mini"), "cassettes/kb.jsonl")
         >>> result = evalnb.run("data/suites/knowledge-base.json", agent)
     """
+
+    @classmethod
+    def around(cls, agent: Any, path: str | os.PathLike[str], **options: Any) -> Any:
+        """``agent`` recorded to ``path``; for a mapping of agents (routed by case), each of them, to the one
+        cassette (``evalnb run --record``)."""
+        if isinstance(agent, Mapping) and not hasattr(agent, "respond"):
+            return {k: cls(v, path, **options) for k, v in agent.items()}
+        return cls(agent, path, **options)
 
     def __init__(self, agent: Any, path: str | os.PathLike[str], *, files: bool = True) -> None:
         self.agent: Agent = as_agent(agent)

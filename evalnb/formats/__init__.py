@@ -47,6 +47,7 @@ __all__ = [
     "is_format",
     "json_schema",
     "load",
+    "load_upgrading",
     "names",
     "register",
     "suffixes",
@@ -253,6 +254,22 @@ def upgrade(path: str | os.PathLike[str]) -> Path | None:
     backup = _write_backup(target, stamp, raw)
     atomic_write(target, body)
     return backup
+
+
+def load_upgrading(path: str | os.PathLike[str]) -> tuple[Suite, Path | None]:
+    """Load a suite file, upgrading it in place first when it is a legacy document (with :func:`upgrade`'s
+    backup): dataset spec, running a legacy dataset upgrades it. Returns the suite and the backup (or None).
+
+    Raises:
+        SuiteError: as :func:`load` does.
+
+    Example::
+
+        suite, backup = evalnb.formats.load_upgrading("evals/legacy.json")
+    """
+    fmt = for_path(Path(path))
+    backup = upgrade(path) if fmt is not None and fmt.upgrade is not None else None
+    return load(path), backup
 
 
 def _no_legacy_form(target: Path, fmt: Format, upgradable: list[Format]) -> SuiteError:

@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalnb.formats.dataset_json.documents import inline_suite, items_document, save_items
 from evalnb.formats.dataset_json.evaluators import BUILTIN_EVALUATORS, SYSTEM_DEFAULTS
 from evalnb.formats.dataset_json.legacy import is_legacy, to_versioned
 from evalnb.formats.dataset_json.loading import load_data, load_text, parse, stem
@@ -36,11 +37,14 @@ __all__ = [
     "SYSTEM_DEFAULTS",
     "DatasetDoc",
     "EvaluatorMap",
+    "inline_suite",
     "is_legacy",
+    "items_document",
     "json_schema",
     "load_data",
     "load_text",
     "parse",
+    "save_items",
     "stem",
     "to_versioned",
 ]
