@@ -28,9 +28,10 @@ answer that finished. The file only ever grows by whole lines:
   line that is whole JSON but lacks its newline, as an editor may save it, is kept and ended instead);
 * when replaying, a torn last line (a recording killed and never resumed) is skipped.
 
-Example:
-    >>> result = evalnb.run(suite, evalnb.agents.Record(my_agent, "answers.jsonl"))
-    >>> again = evalnb.run(suite, evalnb.agents.Replay("answers.jsonl"))   # no agent call at all
+Example::
+
+    result = evalnb.run(suite, evalnb.agents.Record(my_agent, "answers.jsonl"))
+    again = evalnb.run(suite, evalnb.agents.Replay("answers.jsonl"))   # no agent call at all
 """
 
 from __future__ import annotations
@@ -79,9 +80,10 @@ _LOCKS_GUARD = threading.Lock()
 def request_key(request: Request) -> dict[str, Any]:
     """The fields that identify a call in a cassette.
 
-    Example:
-        >>> request_key(evalnb.Request(prompt="hi", case="c1"))["case"]
-        'c1'
+    Example::
+
+        request_key(evalnb.Request(prompt="hi", case="c1"))["case"]
+        # 'c1'
     """
     return {
         "suite": request.suite,
@@ -120,9 +122,10 @@ def _json_default(value: Any) -> Any:
 def response_to_json(response: Response) -> dict[str, Any]:
     """A Response as a JSON-ready dict: ``None`` fields left out, rows as a list of dicts.
 
-    Example:
-        >>> response_to_json(evalnb.Response(text="hi", exit_code=0))
-        {'exit_code': 0, 'text': 'hi'}
+    Example::
+
+        response_to_json(evalnb.Response(text="hi", exit_code=0))
+        # {'exit_code': 0, 'text': 'hi'}
     """
     out: dict[str, Any] = {}
     for f in fields(Response):
@@ -271,9 +274,10 @@ class Record:
             line for the same key wins when replaying).
         files: also store the files the agent wrote in the run's working directory during the call.
 
-    Example:
-        >>> agent = Record(OpenAIChat("gpt-4o-mini"), "cassettes/kb.jsonl")
-        >>> result = evalnb.run("data/suites/knowledge-base.json", agent)
+    Example::
+
+        agent = Record(OpenAIChat("gpt-4o-mini"), "cassettes/kb.jsonl")
+        result = evalnb.run("data/suites/knowledge-base.json", agent)
     """
 
     @classmethod
@@ -345,9 +349,10 @@ class Replay:
     Raises:
         ConfigError: when the file does not exist or holds no readable line.
 
-    Example:
-        >>> result = evalnb.run(suite, Replay("cassettes/kb.jsonl"))
-        >>> result.runs["error"].dropna()   # misses, each naming its key
+    Example::
+
+        result = evalnb.run(suite, Replay("cassettes/kb.jsonl"))
+        result.runs["error"].dropna()   # misses, each naming its key
     """
 
     def __init__(self, path: str | os.PathLike[str], *, strict: bool = False) -> None:

@@ -44,10 +44,11 @@ class OpenAIJudge:
         system: the system message (the default states that DATA blocks are material, not instructions).
         extra_body: extra request fields (``seed``, ``response_format`` ...).
 
-    Example:
-        >>> judge = OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1", cache=False)
-        >>> judge.label
-        'openai:llama3.1'
+    Example::
+
+        judge = OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1", cache=False)
+        judge.label
+        # 'openai:llama3.1'
     """
 
     kind: str = "llm"
@@ -113,10 +114,11 @@ class OpenAIJudge:
         Raises:
             ConfigError: naming the endpoint (never a key) and what to do about it.
 
-        Example:
-            >>> await OpenAIJudge("m", base_url="http://127.0.0.1:9/v1").preflight()
-            Traceback (most recent call last):
-            evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
+        Example::
+
+            await OpenAIJudge("m", base_url="http://127.0.0.1:9/v1").preflight()
+            # Traceback (most recent call last):
+            # evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
         """
         await self.client.preflight(
             role="judge", elsewhere="base_url=... or --judge-base-url", timeout=timeout

@@ -10,10 +10,11 @@ Evaluators are resolved once, at load (``evaluators``): the file's ``default_eva
 Coherence), then the item's ``evaluators`` with ``evaluators_mode`` extend/replace, then the turn's. Each
 ``Turn`` of the model holds its final list of checks.
 
-Example:
-    >>> suite = load_text('[{"prompt": "What is 2+2?", "expected_response": "4"}]')
-    >>> [c.name for c in suite.cases[0].turns[0].checks]
-    ['Relevance', 'Coherence']
+Example::
+
+    suite = load_text('[{"prompt": "What is 2+2?", "expected_response": "4"}]')
+    [c.name for c in suite.cases[0].turns[0].checks]
+    # ['Relevance', 'Coherence']
 """
 
 from __future__ import annotations
