@@ -193,3 +193,25 @@ def test_from_dict_and_openai_judge() -> None:
     assert judge.label == "openai:j"
     assert Config.from_dict({}).judge() is None
     assert asyncio.iscoroutinefunction(judge.complete)
+
+
+def test_judge_prices_need_two_numbers(tmp_path: Path) -> None:
+    cfg = tmp_path / "evalnb.toml"
+    cfg.write_text('[judge]\nmodel = "m"\nprices = { m = [0.5] }\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"judge\.prices\.m: give two numbers") as err:
+        load_config(cfg)
+    assert err.value.code == "INVALID_VALUE" and "evalnb.toml" in str(err.value)
+    cfg.write_text('[judge]\nmodel = "m"\nprices = { m = [0.5, 1.5] }\n', encoding="utf-8")
+    loaded = load_config(cfg)
+    assert loaded is not None and loaded.judge(cache=False).prices == {"m": (0.5, 1.5)}
+
+
+def test_a_judge_without_a_model_names_the_file(tmp_path: Path) -> None:
+    cfg = tmp_path / "evalnb.toml"
+    cfg.write_text('[judge]\ntype = "openai"\n', encoding="utf-8")
+    loaded = load_config(cfg)
+    assert loaded is not None
+    with pytest.raises(ConfigError, match=r"evalnb\.toml: judge: no model given"):
+        loaded.judge()
+    with pytest.raises(ConfigError, match=r"^judge: no model given"):
+        Config.from_dict({"judge": {"type": "openai"}}).judge()

@@ -7,10 +7,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+import evalnb
+from tests.support.cli import evalnb_cli, on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ROOT / "tests" / "agents_for_cli.py"
@@ -31,20 +33,8 @@ assertions = [
 """
 
 
-def evalnb_cli(*args: str, cwd: Path, stdin: str | int | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    kw: dict[str, object] = {"input": stdin} if isinstance(stdin, str) or stdin is None else {"stdin": stdin}
-    if stdin is None:
-        kw = {"stdin": subprocess.DEVNULL}
-    return subprocess.run(
-        [sys.executable, "-m", "evalnb", "run", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        **kw,  # type: ignore[arg-type]
-    )
+def run_cli(*args: str, cwd: Path, stdin: str | int | None = None) -> subprocess.CompletedProcess[str]:
+    return evalnb_cli("run", *args, cwd=cwd, stdin=stdin)
 
 
 def agent(name: str) -> str:
@@ -54,12 +44,12 @@ def agent(name: str) -> str:
 def test_exit_0_when_everything_passes_and_json_parses(tmp_path: Path) -> None:
     suite = tmp_path / "ok.toml"
     suite.write_text(PASSING_TOML)
-    out = evalnb_cli(str(suite), "--agent", agent("oracle"), cwd=tmp_path)
+    out = run_cli(str(suite), "--agent", agent("oracle"), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "1/1 passed, 0 failed, 0 degraded, 0 skipped" in out.stdout
     assert "PASS: summarize (" in out.stdout
 
-    out = evalnb_cli(
+    out = run_cli(
         str(suite), "--agent", agent("oracle"), "--format", "json", "--output", "r/res.json", cwd=tmp_path
     )
     assert out.returncode == 0, out.stderr
@@ -71,12 +61,12 @@ def test_exit_0_when_everything_passes_and_json_parses(tmp_path: Path) -> None:
 
 def test_exit_1_for_llm_judge_without_judge_and_report_only_mode(tmp_path: Path) -> None:
     suite = ROOT / "data" / "suites" / "tasks.toml"
-    out = evalnb_cli(str(suite), "--agent", agent("oracle"), "--runs", "1", cwd=tmp_path)
+    out = run_cli(str(suite), "--agent", agent("oracle"), "--runs", "1", cwd=tmp_path)
     assert out.returncode == 1, out.stderr
     assert f"llm_judge: {NO_JUDGE}" in out.stdout
     assert "FAIL: summarize-text" in out.stdout
 
-    out = evalnb_cli(
+    out = run_cli(
         str(suite), "--agent", agent("oracle"), "--runs", "1", "--no-fail-on-regression", cwd=tmp_path
     )
     assert out.returncode == 0
@@ -84,14 +74,14 @@ def test_exit_1_for_llm_judge_without_judge_and_report_only_mode(tmp_path: Path)
 
 
 def test_exit_1_when_the_agent_raises(tmp_path: Path) -> None:
-    out = evalnb_cli("--agent", agent("boom"), "--prompts", "a", "b", "--expected", "x", "y", cwd=tmp_path)
+    out = run_cli("--agent", agent("boom"), "--prompts", "a", "b", "--expected", "x", "y", cwd=tmp_path)
     assert out.returncode == 1
     assert "0/2 passed, 0 failed, 2 degraded" in out.stdout
     assert "error: RuntimeError: agent exploded" in out.stdout
 
 
 def test_inline_prompts_pair_with_expected(tmp_path: Path) -> None:
-    out = evalnb_cli(
+    out = run_cli(
         "--agent",
         agent("oracle"),
         "--prompts",
@@ -130,14 +120,14 @@ def test_exit_2_when_the_run_cannot_start(tmp_path: Path, args: list[str], messa
         "SUITE_OK": str(ok),
     }
     argv = [subst.get(a, a).replace("AGENT", str(AGENTS)) for a in args]
-    out = evalnb_cli(*argv, cwd=tmp_path)
+    out = run_cli(*argv, cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     assert message in out.stderr
     assert out.stdout == ""
 
 
 def test_discovery_without_a_terminal_exits_2_saying_where_it_looked(tmp_path: Path) -> None:
-    out = evalnb_cli("--agent", agent("oracle"), cwd=tmp_path)
+    out = run_cli("--agent", agent("oracle"), cwd=tmp_path)
     assert out.returncode == 2
     assert "current directory" in out.stderr and "./evals/" in out.stderr and "evals.json" in out.stderr
 
@@ -148,7 +138,7 @@ def test_discovery_on_a_terminal_offers_the_starter_file(tmp_path: Path) -> None
     master, slave = pty.openpty()
     try:
         os.write(master, b"y\n")
-        out = evalnb_cli("--agent", agent("oracle"), cwd=tmp_path, stdin=slave)
+        out = run_cli("--agent", agent("oracle"), cwd=tmp_path, stdin=slave)
     finally:
         os.close(slave)
         os.close(master)
@@ -164,7 +154,7 @@ def test_discovery_finds_a_dataset_and_upgrades_a_legacy_one(tmp_path: Path) -> 
     legacy = tmp_path / "evals" / "prompts.json"
     shutil.copy(ROOT / "tests" / "fixtures" / "dataset-legacy.json", legacy)
     original = legacy.read_bytes()
-    out = evalnb_cli("--agent", agent("oracle"), "--no-fail-on-regression", cwd=tmp_path)
+    out = run_cli("--agent", agent("oracle"), "--no-fail-on-regression", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "Upgraded legacy dataset" in out.stderr and "backup" in out.stderr
     backups = [p for p in (tmp_path / "evals").iterdir() if p.name != "prompts.json"]
@@ -175,7 +165,7 @@ def test_discovery_finds_a_dataset_and_upgrades_a_legacy_one(tmp_path: Path) -> 
 
 def test_interactive_loop_scores_and_saves(tmp_path: Path) -> None:
     session = "What is the capital of France?\nParis\nWhat is 2 + 2?\n\n\ny\nevals/tried.json\n"
-    out = evalnb_cli("--agent", agent("oracle"), "--interactive", cwd=tmp_path, stdin=session)
+    out = run_cli("--agent", agent("oracle"), "--interactive", cwd=tmp_path, stdin=session)
     assert out.returncode == 0, out.stderr
     assert "answer: Paris" in out.stdout
     assert "ExactMatch: PASS" in out.stdout and "Match score: 1.000" in out.stdout
@@ -184,4 +174,71 @@ def test_interactive_loop_scores_and_saves(tmp_path: Path) -> None:
     assert saved["items"] == [
         {"prompt": "What is the capital of France?", "expected_response": "Paris"},
         {"prompt": "What is 2 + 2?"},
+    ]
+
+
+def test_ctrl_d_at_the_starter_question_is_a_no_with_exit_2(tmp_path: Path) -> None:
+    out = on_a_terminal("run", "--agent", f"{AGENTS}:oracle", cwd=tmp_path, typed=b"\x04")
+    assert out.returncode == 2, out.stdout + out.stderr  # could not start; never click's "Aborted." (exit 1)
+    assert "Aborted" not in out.stderr
+    assert "no starter file created" in out.stderr
+    assert not (tmp_path / "evals").exists()
+
+
+def test_declining_the_starter_file_says_why_the_run_stops(tmp_path: Path) -> None:
+    out = on_a_terminal("run", "--agent", f"{AGENTS}:oracle", cwd=tmp_path, typed=b"n\n")
+    assert out.returncode == 2
+    assert "error: no suite to run; no starter file created" in out.stderr
+    assert not (tmp_path / "evals").exists()
+
+
+def test_expected_without_prompts_is_an_error_not_ignored(tmp_path: Path) -> None:
+    (tmp_path / "evals.json").write_text(
+        json.dumps({"schemaVersion": "1.7.0", "items": [{"prompt": "What is 2 + 2?"}]})
+    )
+    out = evalnb_cli("run", "--agent", f"{AGENTS}:oracle", "--expected", "4", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "--expected pairs with --prompts" in out.stderr
+    assert "Suite:" not in out.stdout  # nothing ran
+
+
+def test_a_blank_inline_prompt_is_refused(tmp_path: Path) -> None:
+    out = evalnb_cli("run", "--agent", f"{AGENTS}:oracle", "--prompts", "What is 2 + 2?", "  ", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "error: prompts[1]: BLANK_FIELD 'prompt' must not be empty or only whitespace" in out.stderr
+
+
+def test_interactive_save_never_overwrites_a_file(tmp_path: Path) -> None:
+    precious = tmp_path / "evals.json"
+    precious.write_text('{"keep": "me"}\n')
+    session = "What is 2 + 2?\n4\n\ny\nevals.json\ntried.json\n"
+    out = evalnb_cli("run", "--agent", f"{AGENTS}:oracle", "--interactive", cwd=tmp_path, stdin=session)
+    assert out.returncode == 0, out.stderr
+    assert precious.read_text() == '{"keep": "me"}\n'
+    assert "evals.json already exists" in out.stdout
+    saved = json.loads((tmp_path / "tried.json").read_text())
+    assert saved["items"] == [{"prompt": "What is 2 + 2?", "expected_response": "4"}]
+    assert evalnb.load(tmp_path / "tried.json").cases[0].turns[0].expected == "4"
+
+
+def test_interactive_save_cancelled_with_ctrl_d_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "taken.json").write_text("{}\n")
+    session = "What is 2 + 2?\n\n\ny\ntaken.json\n"  # then end of input
+    out = evalnb_cli("run", "--agent", f"{AGENTS}:oracle", "--interactive", cwd=tmp_path, stdin=session)
+    assert out.returncode == 0, out.stderr
+    assert "nothing saved" in out.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken.json"]
+
+
+def test_run_prints_every_error_of_an_invalid_suite(tmp_path: Path) -> None:
+    (tmp_path / "bad.toml").write_text(
+        'name = "s"\n[[tasks]]\nid = "a"\nprompt = ""\nrun = 3\n[[tasks]]\nid = "a"\nprompt = "p"\n'
+    )
+    out = evalnb_cli("run", "bad.toml", "--agent", f"{AGENTS}:oracle", cwd=tmp_path)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert lines == [
+        "error: bad.toml:tasks[0].prompt: BLANK_FIELD 'prompt' must not be empty or only whitespace",
+        "error: bad.toml:tasks[0].run: UNKNOWN_FIELD unknown key 'run' in tasks[0]; did you mean 'runs'?",
+        "error: bad.toml:tasks[1].id: INVALID_VALUE duplicate task id 'a' (first used by tasks[0])",
     ]

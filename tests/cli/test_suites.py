@@ -3,35 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+import evalnb
 from evalnb.cli import app
+from tests.support.cli import evalnb_cli, on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
-
-
-def evalnb_cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "evalnb", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_validate_in_a_real_subprocess(tmp_path):
@@ -141,3 +124,39 @@ def test_schema_prints_json_schema(fmt):
 
 def test_schema_unknown_format():
     assert CliRunner().invoke(app, ["schema", "xml"]).exit_code == 2
+
+
+@pytest.mark.parametrize("name", ["suite.toml", "suite.yaml"])
+def test_upgrading_a_toml_or_yaml_suite_says_so_and_writes_nothing(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    source = {
+        "suite.toml": ROOT / "data/suites/tasks.toml",
+        "suite.yaml": ROOT / "data/suites/foodmart-sales.eval.yaml",
+    }
+    path.write_bytes(source[name].read_bytes())
+    with pytest.raises(evalnb.SuiteError) as info:
+        evalnb.upgrade(path)
+    assert info.value.code != "MALFORMED_JSON"
+    assert "only JSON datasets" in info.value.message
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_init_ctrl_d_writes_nothing_like_no(tmp_path: Path) -> None:
+    out = on_a_terminal("init", cwd=tmp_path, typed=b"\x04")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "nothing written" in out.stdout and "Aborted" not in out.stderr
+    assert not (tmp_path / "evals").exists()
+
+
+def test_validate_an_empty_folder_says_so(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    out = evalnb_cli("validate", "empty", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "empty: no suite files" in out.stdout
+
+
+def test_validate_an_empty_folder_beside_a_valid_file_still_fails(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    out = evalnb_cli("validate", str(ROOT / "data" / "suites" / "tasks.toml"), "empty", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "tasks.toml: OK" in out.stdout and "empty: no suite files" in out.stdout

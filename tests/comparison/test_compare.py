@@ -247,3 +247,60 @@ def test_compare_results_from_runs() -> None:
     assert cmp.regressions["case_id"].tolist() == ["c0"]
     assert cmp.checks["pass_rate_diff"].iloc[0] == pytest.approx(-1 / 6)
     assert not cmp.regressed  # one case of six: triage, not a gate
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    f = pd.DataFrame(rows)
+    f["value"] = f["value"].astype("float64")
+    f["passed"] = f["passed"].astype("boolean")
+    return f
+
+
+def pass_only(passed: bool, *, cases: int = 10, runs: int = 3) -> pd.DataFrame:
+    """A user check that only says pass or fail (no value), several runs per case."""
+    return frame(
+        [
+            {"case_id": f"c{i}", "case_name": f"case {i}", "category": "k", "run": r, "turn": 0,
+             "check": "mine", "check_id": "mine", "value": None, "passed": passed,
+             "status": "passed" if passed else "failed"}
+            for i in range(cases) for r in range(runs)
+        ]
+    )  # fmt: skip
+
+
+def test_a_pass_only_check_that_breaks_is_a_regression() -> None:
+    cmp = compare(pass_only(True), pass_only(False))
+    assert cmp.regressed and cmp.exit_code == 1
+    assert cmp.cases["change"].eq("regressed").all()
+    # three runs a side cannot reach significance (3/3 against 0/3: Fisher p = 0.1)
+    assert not cmp.cases["significant"].any()
+    row = cmp.checks.iloc[0]
+    assert row["verdict"] == "worse" and row["diff"] == -1.0
+    assert compare(pass_only(False), pass_only(True)).cases["change"].eq("improved").all()
+
+
+def test_errors_count_as_the_worst_score_so_the_verdict_is_not_better() -> None:
+    n = 20
+    a = frame(
+        [{"case_id": f"c{i}", "case_name": "x", "category": "k", "run": 0, "turn": 0, "check": "Relevance",
+          "check_id": "Relevance", "value": 4.0, "passed": True, "status": "passed"} for i in range(n)]
+    )  # fmt: skip
+    # the candidate scores a little higher where it answers, and errors on every other case
+    b = frame(
+        [{"case_id": f"c{i}", "case_name": "x", "category": "k", "run": 0, "turn": 0, "check": "Relevance",
+          "check_id": "Relevance", "value": 4.5 if i % 2 else None, "passed": bool(i % 2),
+          "status": "passed" if i % 2 else "degraded"} for i in range(n)]
+    )  # fmt: skip
+    row = compare(a, b).checks.iloc[0]
+    # a judge failure is the bottom of the 1-5 scale (1), not 0: the mean stays on the scale
+    assert row["mean_b"] == pytest.approx((10 * 4.5 + 10 * 1.0) / 20)
+    assert row["scale"] == "1-5 score"
+    assert row["verdict"] == "worse"
+
+
+def test_checks_on_one_side_only_are_new_or_gone_and_other_suites_are_noted() -> None:
+    a = pass_only(True).assign(check="old", check_id="old", suite="s1")
+    b = pass_only(True).assign(check="fresh", check_id="fresh", suite="s2")
+    cmp = compare(a, b)
+    assert cmp.checks.set_index("check_id")["verdict"].to_dict() == {"fresh": "new", "old": "gone"}
+    assert "suite 's1'" in cmp.report() and "suite 's2'" in cmp.report()

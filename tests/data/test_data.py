@@ -290,3 +290,51 @@ def test_markers_follow_the_database(tmp_path: Path) -> None:
     assert sources["duckdb file"].statement(q).params == {"p0": "W", "p1": 1}
     for src in sources.values():
         src.close()
+
+
+def test_dataframes_with_a_cube_model_reach_structured_reference_queries(tmp_path: Path) -> None:
+    import sqlite3
+
+    import pandas as pd
+
+    from evalnb.data import connect
+    from evalnb.demo import foodmart_db
+    from evalnb.demo.analytics import FoodMartAgent
+
+    db = foodmart_db()
+    with sqlite3.connect(db) as con:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        frames = {t: pd.read_sql_query(f'SELECT * FROM "{t}"', con) for t in tables}
+    con.close()
+    suite = evalnb.load(ROOT / "data" / "suites" / "foodmart-sales.eval.yaml")
+    with pytest.raises(evalnb.ConfigError, match=r"data=evalnb\.data\.connect\(data, cube='cube\.yaml'\)"):
+        evalnb.run(suite, FoodMartAgent(db), data=frames, progress=False)
+    source = connect(frames, cube=ROOT / "data" / "foodmart" / "cube.yaml")
+    result = evalnb.run(suite, FoodMartAgent(db), data=source, progress=False)
+    assert result.passed, result.report()
+    # the caller's source is still open after the run
+    assert source.query("SELECT COUNT(*) AS n FROM store")["n"].iloc[0] > 0
+    source.close()
+
+
+def test_a_callers_sqlite_connection_stays_open_after_a_run(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "t.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t (k TEXT, v REAL)")
+    con.execute("INSERT INTO t VALUES ('a', 1.5)")
+    con.commit()
+    text = """
+name: s
+cube: {connectionName: c, catalog: c, schema: c, cubeName: c}
+cases:
+  - name: one
+    question: q
+    referenceQuery: {sql: "SELECT k, v FROM t"}
+"""
+    suite = evalnb.load(text, format="cube-yaml")
+    result = evalnb.run(suite, lambda p: {"rows": [{"k": "a", "v": 1.5}]}, data=con, progress=False)
+    assert result.passed, result.report()
+    assert con.execute("SELECT COUNT(*) FROM t").fetchone() == (1,)
+    con.close()

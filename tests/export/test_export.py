@@ -246,3 +246,41 @@ def test_read_results_says_what_it_reads(result: evalnb.Result, tmp_path: Path) 
     saved = tmp_path / "result.txt"
     saved.write_text(result.to_json())
     assert evalnb.read_results(saved).scores["passed"].tolist() == result.scores["passed"].tolist()
+
+
+def mk(name: str) -> Suite:
+    return Suite(
+        name=name,
+        format="tasks-toml",
+        cases=[
+            Case(id=f"c{i}", name=f"case {i}", runs=1,
+                 turns=[Turn(prompt=f"q{i}", expected="yes", checks=[RegexCheck(on="result", pattern="^yes$")])])
+            for i in range(3)
+        ],
+    )  # fmt: skip
+
+
+def test_html_case_table_sorts_ids_in_natural_order(tmp_path: Path) -> None:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    suite = mk("natural")
+    suite.cases = [
+        c.model_copy(update={"id": f"case{n}"}) for c, n in zip(suite.cases, (10, 2, 1), strict=True)
+    ]
+    path = evalnb.run(suite, lambda p: "yes", progress=False).to_html(tmp_path / "card.html")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )  # fmt: skip
+        try:
+            page = browser.new_page()
+            page.goto(path.as_uri())
+            page.locator("#cases th", has_text="case_id").click()
+            ids = page.locator("#cases tbody tr td:nth-child(1)").all_inner_texts()
+            assert ids == ["case1", "case2", "case10"]
+        finally:
+            browser.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,10 @@ import pytest
 
 import evalnb
 from evalnb import read_results
-from evalnb.errors import FailuresError
+from evalnb.errors import FailuresError, StoreError
 from evalnb.results import CASES_COLUMNS, MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
 from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
+from tests.support.suites import suite_of, task
 
 
 def make_suite() -> Suite:
@@ -101,7 +103,6 @@ def test_views_follow_the_frames_when_they_are_filtered_or_reassigned(result: Re
 
 
 def test_read_results_names_what_it_reads(result: Result, tmp_path: Path) -> None:
-    from evalnb.errors import StoreError
 
     folder = result.to_csv(tmp_path / "csv")
     csv = next(folder.glob("*.csv"))
@@ -246,3 +247,115 @@ def test_html_scorecard_escapes_everything(result: Result) -> None:
     assert "<script>" not in html
     assert "ExactMatch" in html and "kb" in html and "boom" in html
     assert repr(result) == "Result(suite='kb', cases=3, passed=1, failed=1, degraded=1, skipped=0)"
+
+
+def test_to_json_round_trip_keeps_every_frame_with_awkward_values(tmp_path: Path) -> None:
+    import pandas as pd
+
+    cases = [
+        task("uni-é", runs=2),
+        Case(
+            id="talk",
+            name="<b>talk</b>",
+            category="cat & dog",
+            turns=[Turn(prompt="one", checks=[RegexCheck(on="result", pattern="ok")]), Turn(prompt="two")],
+        ),
+    ]
+
+    def agent(request: evalnb.Request) -> Any:
+        if request.turn == 1:
+            raise RuntimeError("boom <script>")
+        return {"text": "ok ✓", "latency_ms": float("nan"), "usage": {"prompt_tokens": 3}}
+
+    result = evalnb.run(suite_of(*cases), agent, progress=False)
+    result.to_json(tmp_path / "r.json")
+    again = evalnb.read_results(tmp_path / "r.json")
+    for name in ("runs", "scores", "mismatches", "cases"):
+        pd.testing.assert_frame_equal(getattr(result, name), getattr(again, name))
+    assert again.report().split("\n", 2)[2] == result.report().split("\n", 2)[2]
+    html = result._repr_html_()
+    assert "<script>" not in html and "<b>talk</b>" not in html
+
+
+def test_report_names_runs_only_when_a_case_ran_more_than_once() -> None:
+    s = suite_of(task("a", runs=3))  # a task's own count is 3; runs=1 overrides it
+    one = evalnb.run(s, lambda p: "no", progress=False, runs=1).report()
+    assert "  regex: pattern 'ok' not found" in one
+    assert "[run" not in one
+    three = evalnb.run(s, lambda p: "no", progress=False).report()
+    assert "FAIL: a (" in three and "0/3 runs passed" in three
+    assert "  [runs 1, 2, 3] regex: pattern 'ok' not found" in three
+
+
+def test_report_and_summary_agree_with_hand_counts_for_runs_and_turns() -> None:
+    talk = Case(
+        id="talk",
+        name="talk",
+        category="chat",
+        runs=2,
+        turns=[
+            Turn(prompt="first", checks=[RegexCheck(on="result", pattern="ok")]),
+            Turn(prompt="second", checks=[RegexCheck(on="result", pattern="ok")]),
+        ],
+    )
+    s = suite_of(task("solo", runs=3), talk)
+
+    def agent(request: evalnb.Request) -> str:
+        if request.case == "talk" and request.run == 1 and request.turn == 0:
+            raise ValueError("flaky")
+        if request.case == "solo" and request.run == 2:
+            return "nope"
+        return "ok"
+
+    result = evalnb.run(s, agent, progress=False)
+    cases = result.cases.set_index("case_id")
+    assert cases.loc["solo", ["status", "runs", "passed_runs"]].tolist() == ["failed", 3, 2]
+    assert cases.loc["talk", ["status", "runs", "passed_runs"]].tolist() == ["degraded", 2, 1]
+    # regex rows: solo 3 (2 pass) + talk run 1 two turns (pass) + talk run 2 turn 1 degraded; turn 2 skipped.
+    summary = result.summary().set_index("check_id")
+    assert summary.loc["regex", ["n", "pass_rate", "degraded"]].tolist() == [6, 4 / 6, 1]
+    by_cat = result.by_category()
+    assert by_cat.loc["chat", "regex"] == pytest.approx(2 / 3)
+    assert by_cat.loc["(none)", "regex"] == pytest.approx(2 / 3)
+    report = result.report()
+    assert "0/2 passed, 1 failed, 1 degraded, 0 skipped" in report
+    assert "  [run 3] regex: pattern 'ok' not found" in report
+    assert "  [run 2, turn 1] error: ValueError: flaky" in report
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _doc_tables() -> dict[str, list[tuple[str, str]]]:
+    """``{frame: [(column, dtype), ...]}`` from the tables of docs/results.md."""
+    text = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    tables: dict[str, list[tuple[str, str]]] = {}
+    for name, body in re.findall(r"^## `(\w+)`[^\n]*\n(.*?)(?=^## |\Z)", text, re.S | re.M):
+        cols: list[tuple[str, str]] = []
+        for row in re.findall(r"^\| ([^|]+) \| (\w+) \|", body, re.M):
+            if row[0].strip() == "column":
+                continue
+            cols += [(c.strip(), row[1]) for c in row[0].split(",")]
+        tables[name] = cols
+    return tables
+
+
+def test_results_doc_lists_every_column_with_its_dtype_in_order() -> None:
+    from evalnb.demo import FoodMartAgent, foodmart_db
+
+    db = foodmart_db()
+    result = evalnb.run(
+        ROOT / "data/suites/foodmart-sales.eval.yaml",
+        FoodMartAgent(db, flaw="cost-for-sales"),
+        data=db,
+        progress=False,
+    )
+    tables = _doc_tables()
+    for frame in ("runs", "scores", "cases", "mismatches"):
+        df = getattr(result, frame)
+        assert tables[frame] == [(c, str(t)) for c, t in df.dtypes.items()], frame
+    # The documented example of the tolerance column is what a mismatch of this suite carries.
+    text = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| tolerance |"))
+    example = re.search(r"`([^`]+)`", row)
+    assert example and example.group(1) in set(result.mismatches["tolerance"].dropna())

@@ -33,13 +33,10 @@ from evalnb.suite import (
     Suite,
     Turn,
 )
+from tests.support.suites import suite_of
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_JUDGE = "llm judge not evaluated: this runner has no judge router"
-
-
-def suite_of(*cases: Case, fmt: str = "tasks-toml") -> Suite:
-    return Suite(name="t", format=fmt, cases=list(cases))  # type: ignore[arg-type]
 
 
 def task(cid: str, prompt: str = "p", *, runs: int = 3, agent: str | None = None, checks: Any = None) -> Case:

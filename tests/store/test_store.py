@@ -16,13 +16,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 import evalnb
+from evalnb.cli import app
 from evalnb.comparison import Comparison
 from evalnb.errors import StoreError
 from evalnb.store import SCHEMA_VERSION, Store
 from evalnb.store.schema import migrate as _migrate
-from evalnb.suite import Case, RowsCheck, Suite, Turn
+from evalnb.suite import Case, RegexCheck, RowsCheck, Suite, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -375,3 +377,75 @@ def test_trend_intervals_stay_inside_each_checks_scale(tmp_path: Path) -> None:
     assert trend.loc["ExactMatch", ["ci_low", "ci_high"]].tolist() == pytest.approx([0.131, 0.984], abs=1e-3)
     # every case at the top of the scale: the interval still has width, on the inside
     assert trend.loc["Groundedness", "ci_high"] == 5 and trend.loc["Groundedness", "ci_low"] < 5
+
+
+def mk(name: str) -> Suite:
+    return Suite(
+        name=name,
+        format="tasks-toml",
+        cases=[
+            Case(id=f"c{i}", name=f"case {i}", runs=1,
+                 turns=[Turn(prompt=f"q{i}", expected="yes", checks=[RegexCheck(on="result", pattern="^yes$")])])
+            for i in range(3)
+        ],
+    )  # fmt: skip
+
+
+def test_a_version_label_shared_by_suites_is_ambiguous(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    store = evalnb.Store(db)
+    answers = {"A": "yes", "B": "no"}
+    ids = {s: store.save(evalnb.run(mk(s), lambda p, s=s: answers[s], progress=False), version="v1")
+           for s in ("A", "B")}  # fmt: skip
+    with pytest.raises(StoreError) as err:
+        store.load("v1")
+    assert err.value.code == "AMBIGUOUS_VERSION" and f"'A' (latest run {ids['A']})" in str(err.value)
+    with pytest.raises(StoreError, match="several suites"):
+        store.compare("v1", "v1")
+    assert store.load("v1", suite="A").meta["run_id"] == ids["A"]
+    # three cases support no verdict on a check: the gate says so instead of "no detectable difference"
+    assert store.compare("v1", "v1", suite="B").checks["words"].tolist() == [
+        "too few cases to tell (3 paired cases)"
+    ]
+    # compare_all compares every suite the label names
+    both = store.compare_all("v1", "v1")
+    assert list(both) == ["A", "B"] and both.exit_code == 0
+    # delete() takes run ids: a label is refused with the ids it names
+    with pytest.raises(StoreError, match="version label, not a run id") as err:
+        store.delete("v1")
+    assert ids["A"] in str(err.value) and ids["B"] in str(err.value)
+    assert len(store.runs()) == 2
+
+    runner = CliRunner()
+    out = runner.invoke(app, ["report", "v1", "--store", str(db)])
+    assert out.exit_code == 2 and "several suites" in out.output
+    assert ids["A"] in out.output and ids["B"] in out.output  # the run ids to report instead
+    out = runner.invoke(app, ["report", ids["A"], "--store", str(db)])
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(app, ["compare", "v1", "v1", "--store", str(db), "--suite", "A"])
+    assert out.exit_code == 0 and "too few cases to tell" in out.output
+    out = runner.invoke(app, ["compare", "v1", "v1", "--store", str(db)])
+    assert out.exit_code == 0 and "=== A ===" in out.output and "=== B ===" in out.output
+
+
+def test_compare_all_names_a_suite_only_one_version_has(tmp_path: Path) -> None:
+    store = evalnb.Store(tmp_path / "runs.db")
+    for name in ("A", "B"):
+        store.save(evalnb.run(mk(name), lambda p: "yes", progress=False), version="v1")
+    store.save(evalnb.run(mk("A"), lambda p: "yes", progress=False), version="v2")
+    both = store.compare_all("v1", "v2")
+    assert list(both) == ["A"] and both.missing_suites == {"B": "baseline only"}
+    assert both.exit_code == 0 and "B: compared on one side only (baseline only)" in both.report()
+    assert store.compare_all("v1", "v2", fail_on_missing=True).exit_code == 1
+    with pytest.raises(StoreError) as err:
+        store.compare_all("v1", "nope")
+    assert err.value.code == "RUN_NOT_FOUND"
+    store.save(evalnb.run(mk("C"), lambda p: "yes", progress=False), version="v3")
+    with pytest.raises(StoreError, match="share no suite") as err:
+        store.compare_all("v2", "v3")
+    assert err.value.code == "NO_SHARED_SUITE"
+    runner = CliRunner()
+    out = runner.invoke(
+        app, ["compare", "v1", "v2", "--store", str(tmp_path / "runs.db"), "--fail-on-missing"]
+    )
+    assert out.exit_code == 1 and "(gates: fail on missing)" in out.output, out.output
