@@ -527,13 +527,31 @@ async def test_run_async_hands_every_record_to_a_recorder() -> None:
 
 
 async def test_cancellation_returns_what_finished_and_skips_the_rest() -> None:
+    never = asyncio.Event()
+    fast_recorded = asyncio.Event()
+
     async def agent(prompt: str) -> str:
-        await asyncio.sleep(0.01 if prompt == "fast" else 10)
+        if prompt == "slow":
+            await never.wait()
         return "ok"
 
+    class WhenFastIsDone:
+        def begin(self, info: Any) -> None: ...
+
+        def completed(self) -> None:
+            return None
+
+        def record(self, record: Any) -> None:
+            if record.case.id == "fast":
+                fast_recorded.set()
+
+        def finish(self, result: Any) -> None: ...
+
     s = suite_of(task("fast", "fast", runs=1), task("slow", "slow", runs=1))
-    job = asyncio.ensure_future(evalnb.run_async(s, agent, concurrency=2, progress=False))
-    await asyncio.sleep(0.3)
+    job = asyncio.ensure_future(
+        evalnb.run_async(s, agent, concurrency=2, progress=False, recorders=[WhenFastIsDone()])
+    )
+    await fast_recorded.wait()  # cancelled exactly when one case run finished and the other is in flight
     job.cancel()
     result = await job
     assert result.cases.set_index("case_id")["status"].to_dict() == {"fast": "passed", "slow": "skipped"}
