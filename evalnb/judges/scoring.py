@@ -144,8 +144,14 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
             if cache is not None and not reply.cached:
                 cache.put(_cache_key(judge, asked), reply)
             value, passed, reason = parsed
+            # A judge that handed this check to another names that one: the row says who scored it.
             return Score(
-                value=value, passed=passed, reason=reason, judge=label, usage=usage or None, cost=cost
+                value=value,
+                passed=passed,
+                reason=reason,
+                judge=reply.label or label,
+                usage=usage or None,
+                cost=cost,
             )
         raw.append(reply.text)
     return Score.degraded(
