@@ -60,9 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--check" in args:
         shipped = target.read_text(encoding="utf-8") if target.is_file() else ""
         if shipped != text:
-            print(
-                f"{target.name} differs from a refit on the labels: run python -m evalnb.judges.fitting"
-            )
+            print(f"{target.name} differs from a refit on the labels: run python -m evalnb.judges.fitting")
             return 1
         print(f"{target.name} matches a refit on the labels")
         return 0
