@@ -51,11 +51,16 @@ def fit(pairs: Any = None) -> Calibration:
 _WITH = {"Similarity": "the expected response", "Relevance": "the question"}
 
 
+def target_file() -> Path:
+    """Where the shipped calibration lives (``evalnb/judges/calibration.json``)."""
+    return Path(__file__).with_name(FILE)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m evalnb.judges.fitting [--check]``: refit and write, or compare with the shipped file."""
     args = list(sys.argv[1:] if argv is None else argv)
     fitted = fit().to_dict()
-    target = Path(__file__).with_name(FILE)
+    target = target_file()
     text = json.dumps(fitted, indent=2) + "\n"
     if "--check" in args:
         shipped = target.read_text(encoding="utf-8") if target.is_file() else ""

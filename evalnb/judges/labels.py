@@ -23,7 +23,18 @@ if TYPE_CHECKING:
     from evalnb.results import Result
     from evalnb.suite import Suite
 
-__all__ = ["COLUMNS", "judge_pairs", "labels_frame", "measure", "pairs_path", "pairs_suite", "read_pairs"]
+__all__ = [
+    "COLUMNS",
+    "compare_judges",
+    "judge_pairs",
+    "labels_frame",
+    "markdown_table",
+    "measure",
+    "offline_judges",
+    "pairs_path",
+    "pairs_suite",
+    "read_pairs",
+]
 
 COLUMNS = {
     "pair_id": "string",
@@ -153,3 +164,45 @@ def measure(
         result.scores, labels_frame(pairs), interval=interval, resamples=resamples, seed=seed, on="check"
     )
     return table.assign(judge=judge_label(judge) if judge is not None else "")
+
+
+def offline_judges() -> dict[str, Any]:
+    """The offline judges, by short name: ``heuristic`` and ``embedding``."""
+    from evalnb.judges.embedding import EmbeddingJudge
+    from evalnb.judges.heuristic import Heuristic
+
+    return {"heuristic": Heuristic(), "embedding": EmbeddingJudge()}
+
+
+def compare_judges(
+    judges: dict[str, Any] | None = None, pairs: pd.DataFrame | None = None, *, split: str | None = "test"
+) -> pd.DataFrame:
+    """:func:`measure` for several judges (the offline ones by default), one table: judge x check."""
+    import pandas as pd
+
+    judges = offline_judges() if judges is None else judges
+    pairs = read_pairs() if pairs is None else pairs
+    frames = [measure(j, pairs, split=split).assign(judge=name) for name, j in judges.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    """The agreement table as Markdown (what the README shows): n, exact, kappa and Spearman with intervals."""
+
+    def cell(row: Any, stat: str) -> str:
+        low, high = row[f"{stat}_low"], row[f"{stat}_high"]
+        point = row[stat]
+        if point != point:  # NaN
+            return "n/a"
+        return f"{point:.2f} [{low:.2f}, {high:.2f}]"
+
+    lines = [
+        "| check | judge | n | exact share | quadratic kappa | Spearman |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in table.sort_values(["check", "judge"], kind="stable").to_dict("records"):
+        lines.append(
+            f"| {row['check']} | {row['judge']} | {row['n']} | {cell(row, 'exact')} | "
+            f"{cell(row, 'kappa')} | {cell(row, 'spearman')} |"
+        )
+    return "\n".join(lines)
