@@ -318,6 +318,12 @@ def _emit(results: list, *, fmt: str, output: Path | None) -> None:
             output.write_text("\n".join(r.report() for r in results), encoding="utf-8")
 
 
+_STORE_HELP = "Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.db)."
+_MARGIN_HELP = "How much worse a check may get before it gates, in its units (0.02: 2 points)."
+_CONFIDENCE_HELP = "One-sided confidence of the gate, over all checks and suites compared."
+_MISSING_HELP = "A check, case or suite the candidate lost gates too (else it is only reported)."
+
+
 @app.command("run")
 def run_command(
     paths: list[Path] = typer.Argument(
@@ -375,19 +381,24 @@ def run_command(
         None, "--store", help="Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.db)."
     ),
     baseline: str | None = typer.Option(
-        None, "--baseline", help="Compare with this stored version (or run id); exit 1 only on regressions."
+        None, "--baseline", help="Compare with this stored version (or run id); exit 1 if a check got worse."
     ),
+    margin: float = typer.Option(0.0, "--margin", help=_MARGIN_HELP),
+    confidence: float = typer.Option(0.95, "--confidence", help=_CONFIDENCE_HELP),
+    fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=_MISSING_HELP),
     resume: str | None = typer.Option(
         None, "--resume", help="Continue the interrupted stored run RUN_ID; finished cases are not repeated."
     ),
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
     import evalnb
+    from evalnb.comparison.verdicts import check_options
     from evalnb.errors import EvalnbError, SuiteError
 
     if fmt not in ("text", "json"):
         raise _fail(f"--format must be text or json, not {fmt!r}")
     try:
+        check_options(margin, confidence)  # bad gate options: exit 2 before anything runs
         if replay is not None:
             from evalnb.agents import Replay
 
@@ -456,13 +467,18 @@ def run_command(
         raise _fail(str(exc)) from exc
     _emit(results, fmt=fmt, output=output)
     if bases:
-        # --baseline: the gate is regressions against the baseline, not failures that were already there
-        regressed = False
-        for base, result in zip(bases, results, strict=True):
-            comparison = evalnb.compare(base, result)
-            typer.echo(comparison.report(), err=fmt == "json")
-            regressed = regressed or comparison.has_regressions
-        raise typer.Exit(0 if no_fail_on_regression or not regressed else 1)
+        # --baseline: the gate is a check worse than the baseline (all suites gated as one family), not the
+        # failures that were already there
+        from functools import partial
+
+        from evalnb.comparison import gate
+
+        against = partial(
+            evalnb.compare, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
+        )
+        verdict = gate([against(base, result) for base, result in zip(bases, results, strict=True)])
+        typer.echo(verdict.report(), err=fmt == "json")
+        raise typer.Exit(0 if no_fail_on_regression else verdict.exit_code)
     if no_fail_on_regression:
         raise typer.Exit(0)
     raise typer.Exit(max((r.exit_code for r in results), default=0))
@@ -563,8 +579,6 @@ def schema_command(
 # evalnb report / compare / trend (the run store)
 # --------------------------------------------------------------------------------------------------
 
-_STORE_HELP = "Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.db)."
-
 
 @app.command("report")
 def report_command(
@@ -604,26 +618,28 @@ def report_command(
 def compare_command(
     a: str = typer.Argument(..., help="Baseline: a stored version label or run id."),
     b: str = typer.Argument(..., help="Candidate: a stored version label or run id."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Confidence of intervals and verdicts."),
-    html_out: Path | None = typer.Option(None, "--html", help="Also write the comparison plot to this file."),
+    margin: float = typer.Option(0.0, "--margin", help=_MARGIN_HELP),
+    confidence: float = typer.Option(0.95, "--confidence", help=_CONFIDENCE_HELP),
+    fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=_MISSING_HELP),
+    html_out: Path | None = typer.Option(None, "--html", help="Also write the comparison plots here."),
     store_url: str | None = typer.Option(None, "--store", help=_STORE_HELP),
-    suite: str | None = typer.Option(None, "--suite", help="The suite, when versions are shared by suites."),
+    suite: str | None = typer.Option(None, "--suite", help="Only this suite (default: all both share)."),
 ) -> None:
-    """Compare two stored versions; exit 1 when a case regressed, else 0."""
+    """Compare two stored versions, every suite they share; exit 1 when the gate finds a check worse, else 0."""
     import evalnb
     from evalnb.errors import EvalnbError
 
     try:
-        comparison = evalnb.Store(store_url).compare(a, b, suite=suite, confidence=confidence)
+        verdict = evalnb.Store(store_url).compare_all(
+            a, b, suite=suite, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
+        )
     except EvalnbError as exc:
         raise _fail(str(exc)) from exc
-    typer.echo(comparison.report())
+    typer.echo(verdict.report())
     if html_out is not None:
-        from evalnb import plots
-
-        plots.compare(comparison).write_html(html_out, include_plotlyjs=True)
+        verdict.write_html(html_out)
         typer.echo(f"Wrote {html_out}")
-    raise typer.Exit(1 if comparison.has_regressions else 0)
+    raise typer.Exit(verdict.exit_code)
 
 
 @app.command("trend")

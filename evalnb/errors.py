@@ -155,6 +155,7 @@ class StoreCode(Code):
     RUN_NOT_FOUND = "RUN_NOT_FOUND"
     UNKNOWN_RESULTS = "UNKNOWN_RESULTS"
     RESULTS_NOT_FOUND = "RESULTS_NOT_FOUND"
+    NO_SHARED_SUITE = "NO_SHARED_SUITE"
 
 
 def _member(codes: type[Code], code: str) -> str:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
 
-    from evalnb.compare import Comparison
+    from evalnb.comparison import Comparison
     from evalnb.results import Result
 
 __all__ = ["categories", "compare", "scorecard", "trend"]
@@ -23,6 +23,7 @@ __all__ = ["categories", "compare", "scorecard", "trend"]
 _CHANGE_COLOURS = {
     "regressed": "#cf222e",
     "improved": "#1a7f37",
+    "changed": "#8250df",
     "same": "#8c959f",
     "new": "#0969da",
     "gone": "#9a6700",
@@ -133,8 +134,8 @@ def compare(comparison: Comparison) -> go.Figure:
         row_heights=[0.45, 0.55],
         vertical_spacing=0.18,
         subplot_titles=(
-            f"Difference in mean per check ({comparison.confidence:.0%} interval)",
-            "Change per case",
+            f"The gate: difference in mean per check ({comparison.confidence:.0%} two-sided interval)",
+            "Triage: change per case (does not gate)",
         ),
     )
     fig.add_trace(
@@ -155,7 +156,7 @@ def compare(comparison: Comparison) -> go.Figure:
                 "array": (c["ci_high"] - c["diff"]).tolist(),
                 "arrayminus": (c["diff"] - c["ci_low"]).tolist(),
             },
-            customdata=list(zip(c["mean_a"], c["mean_b"], c["verdict"], strict=False)),
+            customdata=list(zip(c["mean_a"], c["mean_b"], [_esc(w) for w in c["words"]], strict=False)),
             hovertemplate="<b>%{y}</b><br>diff %{x:+.3f}<br>a %{customdata[0]:.3f} → b %{customdata[1]:.3f}"
             "<br>%{customdata[2]}<extra></extra>",
             name="difference",
@@ -165,6 +166,9 @@ def compare(comparison: Comparison) -> go.Figure:
         col=1,
     )
     fig.add_vline(x=0, line_dash="dot", line_color="#8c959f", row=1, col=1)
+    margin = comparison.margin
+    if isinstance(margin, (int, float)) and margin > 0:
+        fig.add_vline(x=-margin, line_dash="dash", line_color="#cf222e", row=1, col=1)
     cases = comparison.cases
     for change, colour in _CHANGE_COLOURS.items():
         part = cases[cases["change"] == change]
@@ -190,7 +194,9 @@ def compare(comparison: Comparison) -> go.Figure:
         )
     fig.update_xaxes(title_text=f"{_esc(comparison.b_label)} − {_esc(comparison.a_label)}", row=1, col=1)
     fig.update_yaxes(title_text="check", row=1, col=1)
-    fig.update_xaxes(title_text="case", row=2, col=1)
+    # cases in the comparison's (suite) order, not in the order the change traces first mention them
+    order = list(dict.fromkeys(cases["case_id"].tolist()))
+    fig.update_xaxes(title_text="case", categoryorder="array", categoryarray=order, row=2, col=1)
     fig.update_yaxes(title_text="delta", row=2, col=1)
     fig.update_layout(
         title=f"Comparison: {_esc(comparison.a_label)} → {_esc(comparison.b_label)}",

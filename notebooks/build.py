@@ -185,36 +185,51 @@ store.runs()[["run_id", "suite", "version", "model", "status"]]"""),
     md("""
 ## v1 -> v2: did the fix work?
 
-`compare(a, b)` matches cases and checks. Per check: the mean before and after, the difference with a
-bootstrap confidence interval over cases, and a verdict (`better`, `worse`, `no detectable difference`). Per
-case x check: `regressed`, `improved`, `same`, `new` or `gone`.
+`compare(a, b)` matches cases and checks and answers two questions apart:
+
+* **the gate, per check**: is the candidate worse than the baseline by more than a margin, one-sided at the
+  stated confidence? It tests the paired per-case differences (a case's runs and turns are one unit) with an
+  exact sign-flip test, Holm across checks. `cmp.checks` holds it, in words too; `cmp.exit_code` is what
+  `evalnb run --baseline` and `evalnb compare` exit with;
+* **triage, per case x check**: what changed (`regressed`, `improved`, `changed`, `same`, `new`, `gone`) and,
+  with two runs or more a side, whether the case's own runs show it is beyond their noise. It never gates.
 """),
     code("""
 fix = evalnb.compare(results["v1"], results["v2"], labels=("v1", "v2"))
-fix.checks[["check_id", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "verdict", "regressed", "improved"]]"""),
+fix.checks[["check_id", "scale", "paired", "mean_a", "mean_b", "diff", "verdict", "words"]]"""),
     md("""
 Per case, `a` and `b` are the check's value in each version; for `rows` it is the share of expected cells
-that matched (here 0.5: every Store Sales cell wrong, the other half of the cells right).
+that matched (here 0.5: every Store Sales cell wrong, the other half of the cells right). A `Comparison`
+behaves like its per-case frame, so the usual pandas filters work on it directly.
 """),
-    code("""fix.cases[fix.cases["change"] != "same"][["case_id", "check_id", "a", "b", "change"]]"""),
+    code("""fix[fix["change"] != "same"][["case_id", "check_id", "a", "b", "change", "significant"]]"""),
     code("""evalnb.plots.compare(fix)"""),
     md("""
-## v2 -> v3: catch the regression
+## v2 -> v3: the gate and the triage list
 
-The store compares saved versions by label. `has_regressions` is what a CI gate checks
-(`evalnb run --baseline v2` exits 1 on a regression).
+The store compares saved versions by label (`evalnb compare v2 v3` compares every suite the two share).
 """),
     code("""
 drift = store.compare("v2", "v3", suite=suite.name)
 print(drift.report())
-print("regressions:", drift.has_regressions)"""),
+print("gate exit code:", drift.exit_code)"""),
     md("""
-Read the two levels together. Per check, `rows` says *no detectable difference*: one case in eight got
-worse, and at 95 % confidence that is too little evidence that the check as a whole got worse (the interval
-includes 0). Per case, `sales-by-family-in-ca` is `regressed`, and that is what `has_regressions` and the CI
-gate look at: a single broken case is enough to stop a release.
+Read the two levels apart. **The gate** asks whether `rows` as a whole got worse: one case of eight changed,
+and no pattern of signs over eight cases could make one changed case significant, so it says *too few cases
+to tell* and passes (exit code 0), adding how big a drop the suite could hide. **The triage list** names
+`sales-by-family-in-ca` as `regressed`: that is where to look. Its `significant` column is `<NA>` because
+one run per case measures no run-to-run noise; a significant per-case flag needs several runs a side (at
+3 runs a side the smallest possible p-value is 0.1; it falls below 0.001 from 7 runs a side).
 """),
-    code("""drift.regressions[["case_id", "check_id", "a", "b", "change"]]"""),
+    code("""drift.triage[["case_id", "check_id", "a", "b", "change", "significant"]]"""),
+    md("""
+How big would the suite have to be for the gate to catch a break like this one? `evalnb.power` plans from
+the baseline, including how much the drop varies between cases: a drop of 0.1 carried by one case in eight
+is much harder to see than the same drop spread over every case.
+"""),
+    code("""
+print(evalnb.power(results["v2"], drop=0.1, affected=1 / 8).report())
+print(evalnb.power(results["v2"], drop=0.1).report())"""),
     md("""
 ## What exactly went wrong: the row mismatches
 

@@ -50,7 +50,7 @@ def test_demo_runs_in_an_empty_folder_and_writes_store_and_scorecard(tmp_path: P
     assert "FAIL: summarize-text" in out and "PASS: summarize-text (" in out
     # The comparison, and the judge named for what it is.
     assert out.count("Comparison previous -> current") >= 3
-    assert "rows: mean 0.688 -> 1.000" in out
+    assert "rows (0-1): mean 0.688 -> 1.000 over 8 paired cases; better by 0.31" in out
     assert "heuristic (not an LLM)" in out and "embedding (wordllama, not an LLM)" in out
     assert "not installed" not in out  # the embedding judge is there: no fallback, and no fallback notice
     # The store holds both versions of every suite; the scorecard is a page with the plots.
@@ -77,11 +77,18 @@ def test_demo_options_out_and_store(tmp_path: Path) -> None:
     assert not outcome.results["previous"]["foodmart-sales-evals"].passed
     cmp = outcome.comparisons["knowledge-base"]
     checks = cmp.checks.set_index("check_id")
-    assert checks.loc["PartialMatch", "verdict"] == "better"
-    # Citations is checked on one case only: it improved, but one case supports no verdict on the check.
-    assert checks.loc["Citations", "verdict"] == "no detectable difference"
+    # four cases a check: no sign pattern of four cases reaches 5%, so the gate says so instead of guessing
+    assert checks.loc["PartialMatch", "words"] == "too few cases to tell (4 paired cases)"
+    assert checks.loc["Citations", "verdict"] == "too few cases to tell"
+    # the triage list still shows what changed
     assert cmp.cases.set_index(["case_id", "check_id"]).loc[("EXP-001", "Citations"), "change"] == "improved"
-    assert not cmp.has_regressions
+    assert not cmp.regressed
+    # the fixed cube agent: rows better, gated as one family with the other suites
+    assert outcome.gate is not None and outcome.gate.exit_code == 0
+    rows = outcome.comparisons["foodmart-sales-evals"].checks.set_index("check_id").loc["rows"]
+    assert rows["verdict"] == "better" and rows["words"].startswith("better by 0.31 (95% one-sided bound")
+    assert any(line.startswith("Gate over 3 suites: pass") for line in lines)
+    assert any("(triage, does not gate)" in line for line in lines)
     # Judged checks name their judge honestly: embeddings for Relevance, word statistics for the others.
     kb = outcome.results["current"]["knowledge-base"].scores
     judged = kb[kb["judge"].notna()]

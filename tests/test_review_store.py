@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import evalnb
 from evalnb import export
 from evalnb.cli import app
-from evalnb.compare import compare
+from evalnb.comparison import compare
 from evalnb.demo.kb import KBAssistant
 from evalnb.errors import StoreError
 from evalnb.suite import Case, RegexCheck, Suite, Turn
@@ -42,27 +42,31 @@ def pass_only(passed: bool, *, cases: int = 10, runs: int = 3) -> pd.DataFrame:
 
 def test_a_pass_only_check_that_breaks_is_a_regression() -> None:
     cmp = compare(pass_only(True), pass_only(False))
-    assert cmp.has_regressions
+    assert cmp.regressed and cmp.exit_code == 1
     assert cmp.cases["change"].eq("regressed").all()
+    # three runs a side cannot reach significance (3/3 against 0/3: Fisher p = 0.1)
+    assert not cmp.cases["significant"].any()
     row = cmp.checks.iloc[0]
     assert row["verdict"] == "worse" and row["diff"] == -1.0
     assert compare(pass_only(False), pass_only(True)).cases["change"].eq("improved").all()
 
 
-def test_errors_count_as_zero_in_the_check_mean_so_the_verdict_is_not_better() -> None:
+def test_errors_count_as_the_worst_score_so_the_verdict_is_not_better() -> None:
     n = 20
     a = frame(
         [{"case_id": f"c{i}", "case_name": "x", "category": "k", "run": 0, "turn": 0, "check": "Relevance",
-          "check_id": "Relevance", "value": 0.6, "passed": True, "status": "passed"} for i in range(n)]
+          "check_id": "Relevance", "value": 4.0, "passed": True, "status": "passed"} for i in range(n)]
     )  # fmt: skip
     # the candidate scores a little higher where it answers, and errors on every other case
     b = frame(
         [{"case_id": f"c{i}", "case_name": "x", "category": "k", "run": 0, "turn": 0, "check": "Relevance",
-          "check_id": "Relevance", "value": 0.7 if i % 2 else None, "passed": bool(i % 2),
+          "check_id": "Relevance", "value": 4.5 if i % 2 else None, "passed": bool(i % 2),
           "status": "passed" if i % 2 else "degraded"} for i in range(n)]
     )  # fmt: skip
     row = compare(a, b).checks.iloc[0]
-    assert row["mean_b"] == pytest.approx(0.35)
+    # a judge failure is the bottom of the 1-5 scale (1), not 0: the mean stays on the scale
+    assert row["mean_b"] == pytest.approx((10 * 4.5 + 10 * 1.0) / 20)
+    assert row["scale"] == "1-5 score"
     assert row["verdict"] == "worse"
 
 
@@ -98,7 +102,13 @@ def test_a_version_label_shared_by_suites_is_ambiguous(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="several suites"):
         store.compare("v1", "v1")
     assert store.load("v1", suite="A").meta["run_id"] == ids["A"]
-    assert store.compare("v1", "v1", suite="B").checks["verdict"].tolist() == ["no detectable difference"]
+    # three cases support no verdict on a check: the gate says so instead of "no detectable difference"
+    assert store.compare("v1", "v1", suite="B").checks["words"].tolist() == [
+        "too few cases to tell (3 paired cases)"
+    ]
+    # compare_all compares every suite the label names
+    both = store.compare_all("v1", "v1")
+    assert list(both) == ["A", "B"] and both.exit_code == 0
     # delete() takes run ids: a label is refused with the ids it names
     with pytest.raises(StoreError, match="version label, not a run id") as err:
         store.delete("v1")
@@ -112,7 +122,9 @@ def test_a_version_label_shared_by_suites_is_ambiguous(tmp_path: Path) -> None:
     out = runner.invoke(app, ["report", ids["A"], "--store", str(db)])
     assert out.exit_code == 0, out.output
     out = runner.invoke(app, ["compare", "v1", "v1", "--store", str(db), "--suite", "A"])
-    assert out.exit_code == 0 and "no detectable difference" in out.output
+    assert out.exit_code == 0 and "too few cases to tell" in out.output
+    out = runner.invoke(app, ["compare", "v1", "v1", "--store", str(db)])
+    assert out.exit_code == 0 and "=== A ===" in out.output and "=== B ===" in out.output
 
 
 # The parts of the published dataset schema (eval document 1.6.0) that the output document exercises.
@@ -208,3 +220,26 @@ def test_html_case_table_sorts_ids_in_natural_order(tmp_path: Path) -> None:
             assert ids == ["case1", "case2", "case10"]
         finally:
             browser.close()
+
+
+def test_compare_all_names_a_suite_only_one_version_has(tmp_path: Path) -> None:
+    store = evalnb.Store(tmp_path / "runs.db")
+    for name in ("A", "B"):
+        store.save(evalnb.run(mk(name), lambda p: "yes", progress=False), version="v1")
+    store.save(evalnb.run(mk("A"), lambda p: "yes", progress=False), version="v2")
+    both = store.compare_all("v1", "v2")
+    assert list(both) == ["A"] and both.missing_suites == {"B": "baseline only"}
+    assert both.exit_code == 0 and "B: compared on one side only (baseline only)" in both.report()
+    assert store.compare_all("v1", "v2", fail_on_missing=True).exit_code == 1
+    with pytest.raises(StoreError) as err:
+        store.compare_all("v1", "nope")
+    assert err.value.code == "RUN_NOT_FOUND"
+    store.save(evalnb.run(mk("C"), lambda p: "yes", progress=False), version="v3")
+    with pytest.raises(StoreError, match="share no suite") as err:
+        store.compare_all("v2", "v3")
+    assert err.value.code == "NO_SHARED_SUITE"
+    runner = CliRunner()
+    out = runner.invoke(
+        app, ["compare", "v1", "v2", "--store", str(tmp_path / "runs.db"), "--fail-on-missing"]
+    )
+    assert out.exit_code == 1 and "(gates: fail on missing)" in out.output, out.output

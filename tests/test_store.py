@@ -4,6 +4,7 @@ processes, and a migration from the first schema version."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import sqlite3
@@ -17,7 +18,7 @@ import pandas as pd
 import pytest
 
 import evalnb
-from evalnb.compare import Comparison
+from evalnb.comparison import Comparison
 from evalnb.errors import StoreError
 from evalnb.store import SCHEMA_VERSION, Store
 from evalnb.store.schema import migrate as _migrate
@@ -333,3 +334,45 @@ def test_store_accepts_default_path(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     store = Store()
     assert (tmp_path / ".evals" / "evalnb.db").exists()
     assert "evalnb.db" in repr(store)
+
+
+def test_trend_intervals_stay_inside_each_checks_scale(tmp_path: Path) -> None:
+    """ExactMatch 0.75 over four cases once gave [0.26, 1.24] and PartialMatch 0.50 gave [-0.48, 1.48]."""
+    from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result, make_frame
+
+    values = {
+        "ExactMatch": [1.0, 1.0, 1.0, 0.0],
+        "PartialMatch": [1.0, 0.0, 1.0, 0.0],
+        "Relevance": [5.0, 5.0, 5.0, 1.0],
+        "Citations": [0.0, 0.0, 3.0, 0.0],
+        "Groundedness": [5.0, 5.0, 5.0, 5.0],
+    }
+    suite = Suite(name="bounded", format="dataset-json",
+                  cases=[Case(id=f"c{i}", name=f"c{i}", turns=[Turn(prompt="q")]) for i in range(4)])  # fmt: skip
+    base = {"suite": "bounded", "run": 0, "turn": 0}
+    runs = [{**base, "case_id": f"c{i}", "case_name": f"c{i}", "status": "passed"} for i in range(4)]
+    scores = [
+        {**base, "case_id": f"c{i}", "case_name": f"c{i}", "check": check, "check_id": check, "value": v[i],
+         "passed": v[i] >= (3 if check in ("Relevance", "Groundedness") else 1), "status": "passed"}
+        for check, v in values.items() for i in range(4)
+    ]  # fmt: skip
+    result = Result(
+        suite=suite,
+        runs=make_frame(runs, RUNS_COLUMNS),
+        scores=make_frame(scores, SCORES_COLUMNS),
+        mismatches=make_frame([], MISMATCH_COLUMNS),
+        meta={"agent": "a"},
+    )
+    store = Store(tmp_path / "t.db")
+    store.save(result, version="v1")
+    trend = store.trend("bounded").set_index("check_id")
+    for check, (low, high) in {"ExactMatch": (0, 1), "PartialMatch": (0, 1), "Relevance": (1, 5),
+                               "Groundedness": (1, 5), "Citations": (0, math.inf)}.items():  # fmt: skip
+        row = trend.loc[check]
+        assert low <= row["ci_low"] <= row["mean"] <= row["ci_high"] <= high, (check, row)
+        assert 0 <= row["pass_ci_low"] <= row["pass_rate"] <= row["pass_ci_high"] <= 1
+    assert trend.loc["ExactMatch", "mean"] == 0.75 and trend.loc["ExactMatch", "ci_high"] < 1
+    # Wilson with the design-effect sample size (3 here: the cluster-robust variance of 4 cases) and t[3]
+    assert trend.loc["ExactMatch", ["ci_low", "ci_high"]].tolist() == pytest.approx([0.131, 0.984], abs=1e-3)
+    # every case at the top of the scale: the interval still has width, on the inside
+    assert trend.loc["Groundedness", "ci_high"] == 5 and trend.loc["Groundedness", "ci_low"] < 5

@@ -16,6 +16,11 @@ def good(prompt):
     return "yes"
 
 def bad(prompt):
+    # six of the eight cases break: enough for the gate (the exact sign-flip p is 1/64)
+    return "yes" if prompt in ("p0", "p1") else "no"
+
+def one_off(prompt):
+    # one case of eight breaks: a triage entry, too little for the gate to tell from noise
     return "no" if prompt == "p2" else "yes"
 """
 
@@ -28,7 +33,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "schemaVersion": "1.1.0",
         "metadata": {"name": "cli-suite"},
         "default_evaluators": {"ExactMatch": {}},
-        "items": [{"prompt": f"p{i}", "expected_response": "yes", "testId": f"T-{i}"} for i in range(4)],
+        "items": [{"prompt": f"p{i}", "expected_response": "yes", "testId": f"T-{i}"} for i in range(8)],
     }
     (tmp_path / "suite.json").write_text(json.dumps(doc))
     return tmp_path
@@ -43,21 +48,34 @@ def test_versions_baseline_reports_and_trend(project: Path) -> None:
     db = str(project / "h.db")
     code, out = invoke("run", "suite.json", "--agent", "agent.py:good", "--version", "v1", "--store", db)
     assert code == 0, out
-    # a regression against the baseline exits 1
+    # a check worse than the baseline exits 1
     code, out = invoke("run", "suite.json", "--agent", "agent.py:bad", "--version", "v2", "--store", db,
                        "--baseline", "v1", "--output", "out/v2.html")  # fmt: skip
     assert code == 1, out
-    assert "1 regressed" in out and "T-2 [ExactMatch]" in out
+    assert "Gate: FAIL: ExactMatch worse by 0.75 (95% one-sided bound" in out
+    assert "6 regressed" in out and "T-2 [ExactMatch]: 1.000 -> 0.000 (regressed; untested)" in out
     assert "&lt;" not in out and (project / "out" / "v2.html").read_text().startswith("<!DOCTYPE html>")
     # failures that are already in the baseline are not regressions: exit 0
     code, out = invoke("run", "suite.json", "--agent", "agent.py:bad", "--version", "v3", "--store", db,
                        "--baseline", "v2")  # fmt: skip
     assert code == 0, out
+    assert "no change on any of the 8 paired cases" in out
+    # a margin wider than the drop does not gate; a drop of one case in eight is triage, not a gate
+    code, out = invoke("run", "suite.json", "--agent", "agent.py:bad", "--store", db, "--baseline", "v1",
+                       "--margin", "0.8")  # fmt: skip
+    assert code == 0 and "not shown to exceed the margin 0.80" in out, out
+    code, out = invoke("run", "suite.json", "--agent", "agent.py:one_off", "--store", db, "--baseline", "v1")
+    assert code == 0 and "could hide a drop of up to" in out and "T-2 [ExactMatch]" in out, out
+    code, out = invoke("run", "suite.json", "--agent", "agent.py:good", "--store", db, "--baseline", "v1",
+                       "--confidence", "1.5")  # fmt: skip
+    assert code == 2 and "--confidence must be in [0.5, 1)" in out, out
 
     code, out = invoke("compare", "v1", "v2", "--store", db)
-    assert code == 1 and "regressed" in out
+    assert code == 1 and "worse by 0.75" in out
+    code, out = invoke("compare", "v1", "v2", "--store", db, "--confidence", "0.999")
+    assert code == 0 and "too few cases to tell (8 paired cases)" in out, out
     code, out = invoke("compare", "v2", "v3", "--store", db, "--html", "cmp.html")
-    assert code == 0 and (project / "cmp.html").exists()
+    assert code == 0 and (project / "cmp.html").read_text().startswith("<!DOCTYPE html>")
 
     code, out = invoke("report", "v2", "--store", db)
     assert code == 1 and "FAIL: T-2" in out
@@ -103,11 +121,20 @@ def test_a_version_shared_by_two_suites_baselines_and_reports_each_suite(project
     code, out = invoke("run", "suite.json", "other.json", "--agent", "agent.py:good", "--version", "v1",
                        "--store", db)  # fmt: skip
     assert code == 0, out
-    # each suite is compared with its own baseline run, and a regression in either exits 1
+    # each suite is compared with its own baseline run, both gated as one family, and either exits 1
     code, out = invoke("run", "suite.json", "other.json", "--agent", "agent.py:bad", "--store", db,
                        "--baseline", "v1")  # fmt: skip
     assert code == 1, out
-    assert out.count("Cases: 1 regressed") == 2
+    assert "Gate over 2 suites: FAIL" in out and "Holm over the 2 checks of 2 suites compared" in out
+    assert "=== cli-suite ===" in out and "=== other-suite ===" in out
+    assert out.count("Cases (triage, does not gate): 6 regressed") == 2
+    # `evalnb compare` compares every suite the two versions share, one section each
+    code, out = invoke("run", "suite.json", "other.json", "--agent", "agent.py:bad", "--version", "v2",
+                       "--store", db)  # fmt: skip
+    code, out = invoke("compare", "v1", "v2", "--store", db)
+    assert code == 1 and "=== cli-suite ===" in out and "=== other-suite ===" in out, out
+    code, out = invoke("compare", "v1", "v2", "--store", db, "--suite", "other-suite")
+    assert code == 1 and "Gate over 1 suite: FAIL" in out and "cli-suite" not in out, out
     code, out = invoke("run", "suite.json", "other.json", "--agent", "agent.py:good", "--store", db,
                        "--baseline", "v1")  # fmt: skip
     assert code == 0, out

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb._files import atomic_write
 
 if TYPE_CHECKING:
-    from evalnb.compare import Comparison
+    from evalnb.comparison import Comparison, Comparisons
     from evalnb.results import Result
     from evalnb.store import Store
 
@@ -82,7 +82,8 @@ class DemoOutcome:
 
     Attributes:
         results: ``{version: {suite name: Result}}``.
-        comparisons: ``{suite name: Comparison}`` of ``previous -> current``.
+        comparisons: ``{suite name: Comparison}`` of ``previous -> current`` (decided as one family).
+        gate: the three comparisons gated as one (what ``evalnb compare previous current`` exits with).
         run_ids: ``{version: {suite name: run id}}`` in the store.
         store: the store both versions were saved to.
         scorecard: the path of the HTML scorecard.
@@ -91,6 +92,7 @@ class DemoOutcome:
 
     results: dict[str, dict[str, Result]] = field(default_factory=dict)
     comparisons: dict[str, Comparison] = field(default_factory=dict)
+    gate: Comparisons | None = None
     run_ids: dict[str, dict[str, str]] = field(default_factory=dict)
     store: Store | None = None
     scorecard: Path | None = None
@@ -198,17 +200,20 @@ def run_demo(
 
     echo("")
     echo("=" * 100)
-    echo(
-        "Comparison previous -> current (per check: mean and pass rate with a bootstrap interval over cases)"
-    )
+    echo("Comparison previous -> current")
+    echo("  the gate, per check: is current worse than previous? one-sided 95%, paired over cases, all three")
+    echo("  suites as one family; the triage list, per case: what changed, apart (it never gates)")
     echo("=" * 100)
-    for name, current in outcome.results["current"].items():
-        previous = outcome.results["previous"][name]
-        cmp = evalnb.compare(previous, current, labels=("previous", "current"))
-        outcome.comparisons[name] = cmp
-        echo("")
-        echo(f"--- {name}")
-        echo(cmp.report().rstrip())
+    from evalnb.comparison import gate
+
+    outcome.gate = gate(
+        {
+            name: evalnb.compare(outcome.results["previous"][name], current, labels=("previous", "current"))
+            for name, current in outcome.results["current"].items()
+        }
+    )
+    outcome.comparisons = dict(outcome.gate.comparisons)
+    echo(outcome.gate.report().rstrip())
 
     notes = _judge_notes(outcome.results["current"])
     if notes:
@@ -374,29 +379,23 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
     parts.append("</table>")
     for name, cmp in outcome.comparisons.items():
         current = outcome.results["current"][name]
-        parts.append(f"<h2>{esc(name)}</h2><h3>Comparison previous &rarr; current</h3>")
-        cols = [
-            "check_id",
-            "mean_a",
-            "mean_b",
-            "diff",
-            "ci_low",
-            "ci_high",
-            "pass_rate_a",
-            "pass_rate_b",
-            "verdict",
-        ]
+        parts.append(
+            f"<h2>{esc(name)}</h2><h3>The gate, per check: previous &rarr; current</h3>"
+            f'<p class="note">{esc(cmp.summary())}</p>'
+        )
+        cols = ["check_id", "scale", "paired", "mean_a", "mean_b", "diff", "verdict", "words"]
         parts.append(
             cmp.checks[cols]
             .rename(columns={"mean_a": "mean previous", "mean_b": "mean current"})
             .to_html(index=False, escape=True, float_format=lambda v: f"{v:.3f}", na_rep="")
         )
-        changed = cmp.cases[cmp.cases["change"].isin(["regressed", "improved"])]
+        changed = cmp.triage
         if len(changed):
+            parts.append("<h3>Triage, per case (does not gate; surest first)</h3>")
             parts.append(
-                changed[["case_id", "check_id", "a", "b", "change"]]
+                changed[["case_id", "check_id", "a", "b", "change", "significant"]]
                 .rename(columns={"a": "previous", "b": "current"})
-                .to_html(index=False, escape=True, float_format=lambda v: f"{v:.3f}", na_rep="")
+                .to_html(index=False, escape=True, float_format=lambda v: f"{v:.3f}", na_rep="untested")
             )
         for fig in (plots.compare(cmp), plots.scorecard(current)):
             parts.append(figure_div(fig))
