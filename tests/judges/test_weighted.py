@@ -185,3 +185,15 @@ def test_the_simulation_without_logprobs_keeps_plain_scores(openai_server: OpenA
     sc = result.scores
     assert sc["weighted"].isna().all() and sc["spread"].isna().all()
     assert (sc["passed"] == (sc["value"] >= 3)).all()
+
+
+def test_rescore_records_the_weighted_score(openai_server: OpenAIServer) -> None:
+    from tests.support.judge_stability import agent, suite_document
+
+    suite = evalnb.load(json.dumps(suite_document()), format="dataset-json")
+    first = evalnb.run(suite, agent, judge="heuristic", progress=False)
+    assert first.scores["weighted"].isna().all()
+    install(openai_server, seed=3)
+    again = evalnb.rescore(first, judge=_judge(openai_server))
+    judged = again.scores[again.scores["check"] == "Relevance"]
+    assert judged["weighted"].notna().all() and (judged["passed"] == (judged["weighted"] >= 3)).all()
