@@ -152,7 +152,8 @@ class SemanticSimilarityCheck(_CheckBase):
     labelled 1-2 do not; static embeddings give paraphrases cosines of 0.4-0.7, lower than API models do.
     """
 
-    type: Literal["SemanticSimilarity"] = "SemanticSimilarity"
+    # The dataset evaluator's name, or the TOML assertion's (each format's own spelling, kept as the check name).
+    type: Literal["SemanticSimilarity", "semantic_similarity"] = "SemanticSimilarity"
     threshold: float = Field(default=0.5, ge=-1, le=1)
     value: str | None = None
 

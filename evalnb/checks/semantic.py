@@ -14,6 +14,7 @@ from evalnb.checks.registry import CheckContext, Score, builtin
 __all__ = ["semantic_similarity"]
 
 
+@builtin("semantic_similarity", needs={"cpu"})  # the TOML tasks assertion's spelling
 @builtin("SemanticSimilarity", needs={"cpu"})
 def semantic_similarity(spec: Any, ctx: CheckContext) -> Score:
     from evalnb.judges.embedding import cosines
@@ -24,7 +25,7 @@ def semantic_similarity(spec: Any, ctx: CheckContext) -> Score:
         return Score(
             value=None,
             passed=False,
-            reason="SemanticSimilarity not evaluated: the item has no expected_response to compare with",
+            reason=f"{spec.name} not evaluated: the item has no expected_response to compare with",
         )
     response = ctx.response.text if ctx.response.text else (ctx.response.stdout or "")
     cos = float(cosines([response], [other])[0])

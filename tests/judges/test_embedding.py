@@ -222,3 +222,24 @@ def test_check_reports_a_stale_calibration(tmp_path: Path, monkeypatch: pytest.M
     data["checks"]["Relevance"]["cuts"][0] = 0.5
     (tmp_path / "calibration.json").write_text(json.dumps(data))
     assert main(["--check"]) == 1
+
+
+def test_semantic_similarity_as_a_toml_assertion(tmp_path: Path) -> None:
+    suite = tmp_path / "sim.toml"
+    suite.write_text(
+        'name = "sim"\n\n[[tasks]]\nid = "meal"\nprompt = "What is the meal allowance?"\nruns = 2\n\n'
+        '  [[tasks.assertions]]\n  type = "semantic_similarity"\n  value = "The daily meal allowance is $40."\n'
+        "  threshold = 0.3\n",
+        encoding="utf-8",
+    )
+    result = evalnb.run(suite, lambda p: "You may spend forty dollars a day on food.", progress=False)
+    assert result.scores["check"].tolist() == ["semantic_similarity"] * 2  # as the suite writes it
+    assert result.scores["passed"].all() and (result.scores["value"] > 0.3).all()
+    suite.write_text(suite.read_text().replace("threshold", "treshold"), encoding="utf-8")
+    with pytest.raises(evalnb.SuiteError) as err:
+        evalnb.load(suite)
+    assert err.value.code == "UNKNOWN_FIELD" and "threshold" in str(err.value)
+    from evalnb.checks.scales import scale_of
+
+    assert scale_of("semantic_similarity") == scale_of("SemanticSimilarity")
+    assert scale_of("SemanticSimilarity").label == "cosine"  # type: ignore[union-attr]
