@@ -203,12 +203,13 @@ class SuiteError(EvalnbError):
         errors: every error found in the document, in document order, this one first (a list of one when
             the document has a single problem). ``.code`` and ``.location`` are those of the first.
 
-    Example:
-        >>> try:
-        ...     evalnb.load("name: x", format="cube-yaml")
-        ... except evalnb.SuiteError as e:
-        ...     print(e.code, e.location)
-        MISSING_FIELD cube
+    Example::
+
+        try:
+            evalnb.load("name: x", format="cube-yaml")
+        except evalnb.SuiteError as e:
+            print(e.code, e.location)
+        # MISSING_FIELD cube
     """
 
     codes = SuiteCode

@@ -1,9 +1,10 @@
 """Plotly figures of results, comparisons and trends (plotly is imported only when a figure is made).
 
-Example:
-    >>> evalnb.plots.scorecard(result).show()
-    >>> evalnb.plots.trend(store, "foodmart-sales-evals")
-    >>> evalnb.plots.compare(evalnb.compare(v1, v2))
+Example::
+
+    evalnb.plots.scorecard(result).show()
+    evalnb.plots.trend(store, "foodmart-sales-evals")
+    evalnb.plots.compare(evalnb.compare(v1, v2))
 """
 
 from __future__ import annotations
@@ -54,8 +55,9 @@ def trend(source: Any, suite: str | None = None, *, value: str = "mean") -> go.F
         suite: the suite name, when ``source`` is a Store.
         value: ``"mean"`` (mean value) or ``"pass_rate"``.
 
-    Example:
-        >>> evalnb.plots.trend(store, "foodmart-sales-evals", value="pass_rate")
+    Example::
+
+        evalnb.plots.trend(store, "foodmart-sales-evals", value="pass_rate")
     """
     if value not in ("mean", "pass_rate"):
         raise ValueError(f'plots.trend: value must be "mean" or "pass_rate", not {value!r}')
@@ -121,8 +123,9 @@ def trend(source: Any, suite: str | None = None, *, value: str = "mean") -> go.F
 def compare(comparison: Comparison) -> go.Figure:
     """Per-check differences with their intervals (top) and what changed per case (bottom).
 
-    Example:
-        >>> evalnb.plots.compare(store.compare("v1", "v2"))
+    Example::
+
+        evalnb.plots.compare(store.compare("v1", "v2"))
     """
     go = _go()
     from plotly.subplots import make_subplots
@@ -236,8 +239,9 @@ def _case_check_matrix(result: Result) -> tuple[pd.DataFrame, pd.DataFrame]:
 def scorecard(result: Result) -> go.Figure:
     """Case x check heatmap of pass rates (over runs and turns); hover shows the case and a reason.
 
-    Example:
-        >>> evalnb.plots.scorecard(result)
+    Example::
+
+        evalnb.plots.scorecard(result)
     """
     go = _go()
     rate, reasons = _case_check_matrix(result)
@@ -283,8 +287,9 @@ def scorecard(result: Result) -> go.Figure:
 def categories(result: Result, *, value: str = "pass_rate") -> go.Figure:
     """Per-category bars, one bar group per check (``value``: ``"pass_rate"`` or ``"mean"``).
 
-    Example:
-        >>> evalnb.plots.categories(result)
+    Example::
+
+        evalnb.plots.categories(result)
     """
     go = _go()
     wide = result.by_category(value=value)

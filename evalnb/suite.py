@@ -347,12 +347,13 @@ class Case(_Model):
 class Suite(_Model):
     """A loaded suite of any format.
 
-    Example:
-        >>> suite = evalnb.load("data/suites/foodmart-sales.eval.yaml")
-        >>> suite.format, len(suite.cases)
-        ('cube-yaml', 12)
-        >>> suite.to_frame().columns[:3].tolist()
-        ['case_id', 'case_name', 'category']
+    Example::
+
+        suite = evalnb.load("data/suites/foodmart-sales.eval.yaml")
+        suite.format, len(suite.cases)
+        # ('cube-yaml', 12)
+        suite.to_frame().columns[:3].tolist()
+        # ['case_id', 'case_name', 'category']
     """
 
     name: str
@@ -382,8 +383,9 @@ class Suite(_Model):
     def to_frame(self) -> pd.DataFrame:
         """One row per case: id, name, category, runs, agent, number of turns, checks, first prompt.
 
-        Example:
-            >>> evalnb.load("data/suites/tasks.toml").to_frame()[["case_id", "runs"]]
+        Example::
+
+            evalnb.load("data/suites/tasks.toml").to_frame()[["case_id", "runs"]]
         """
         import pandas as pd
 

@@ -220,7 +220,7 @@ def test_expected_without_prompts_is_an_error_not_ignored(tmp_path: Path) -> Non
 def test_a_blank_inline_prompt_is_refused(tmp_path: Path) -> None:
     out = evalnb_cli("run", "--agent", f"{AGENTS}:oracle", "--prompts", "What is 2 + 2?", "  ", cwd=tmp_path)
     assert out.returncode == 2
-    assert "prompt 2 is empty" in out.stderr
+    assert "error: prompts[1]: BLANK_FIELD 'prompt' must not be empty or only whitespace" in out.stderr
 
 
 def test_interactive_save_never_overwrites_a_file(tmp_path: Path) -> None:

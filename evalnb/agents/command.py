@@ -5,9 +5,10 @@ prompt full of quotes, ``$`` or ``;`` reaches the program as one argument. The p
 directory (tasks spec: ``file_exists`` paths resolve against it) in a new process group, so that a timeout
 kills the program and everything it started.
 
-Example:
-    >>> agent = Command(["python", "agent.py"], result="last_line", timeout=60)
-    >>> result = evalnb.run("data/suites/tasks.toml", agent)
+Example::
+
+    agent = Command(["python", "agent.py"], result="last_line", timeout=60)
+    result = evalnb.run("data/suites/tasks.toml", agent)
 """
 
 from __future__ import annotations
@@ -102,11 +103,12 @@ class Command:
     check to judge. A program that cannot be started, or a timeout, raises :class:`evalnb.errors.AgentError`
     (the run becomes ``degraded``).
 
-    Example:
-        >>> agent = Command(["python", "summarize.py", "--text", "{prompt}"], prompt_via="arg")
-        >>> response = asyncio.run(agent.respond(evalnb.Request(prompt="hello", workdir=Path("."))))
-        >>> response.exit_code, response.text
-        (0, 'a summary of: hello')
+    Example::
+
+        agent = Command(["python", "summarize.py", "--text", "{prompt}"], prompt_via="arg")
+        response = asyncio.run(agent.respond(evalnb.Request(prompt="hello", workdir=Path("."))))
+        response.exit_code, response.text
+        # (0, 'a summary of: hello')
     """
 
     def __init__(
@@ -179,10 +181,11 @@ class Command:
         Raises:
             ConfigError: naming the program and what to do about it.
 
-        Example:
-            >>> await Command(["no-such-agent"]).preflight()
-            Traceback (most recent call last):
-            evalnb.errors.ConfigError: agent command 'no-such-agent' was not found on the PATH ...
+        Example::
+
+            await Command(["no-such-agent"]).preflight()
+            # Traceback (most recent call last):
+            # evalnb.errors.ConfigError: agent command 'no-such-agent' was not found on the PATH ...
         """
         exe = self.argv[0]
         if any(p in exe for p in _PLACEHOLDERS):

@@ -10,10 +10,11 @@ Failure handling (judges and agents must survive what real endpoints do):
 
 The official ``openai`` package is not needed (it is only compared against in the benchmarks).
 
-Example:
-    >>> client = ChatClient("gpt-4o-mini", base_url="http://127.0.0.1:11434/v1")
-    >>> reply = await client.complete("Say hi")
-    >>> reply.text, reply.usage, reply.model
+Example::
+
+    client = ChatClient("gpt-4o-mini", base_url="http://127.0.0.1:11434/v1")
+    reply = await client.complete("Say hi")
+    reply.text, reply.usage, reply.model
 """
 
 from __future__ import annotations
@@ -85,9 +86,10 @@ class ChatClient:
         concurrency: initial concurrency limit of this endpoint (adapted by AIMD afterwards).
         extra_body: extra JSON fields sent with every request (``seed``, ``response_format`` ...).
 
-    Example:
-        >>> client = ChatClient("llama3.1", base_url="http://127.0.0.1:11434/v1")
-        >>> (await client.complete([{"role": "user", "content": "2+2?"}])).text
+    Example::
+
+        client = ChatClient("llama3.1", base_url="http://127.0.0.1:11434/v1")
+        (await client.complete([{"role": "user", "content": "2+2?"}])).text
     """
 
     def __init__(
@@ -182,8 +184,9 @@ class ChatClient:
             elsewhere: how to point it at another server (``"base_url=... or --judge-base-url"``).
             timeout: seconds to wait for the connection (default :data:`PREFLIGHT_TIMEOUT`).
 
-        Example:
-            >>> await client.preflight(role="judge", elsewhere="base_url=...")
+        Example::
+
+            await client.preflight(role="judge", elsewhere="base_url=...")
         """
         hint = (
             "check the Azure endpoint (azure_endpoint=... or AZURE_OPENAI_ENDPOINT) and the network"
@@ -233,8 +236,9 @@ class ChatClient:
         Raises:
             ChatError: a non-retryable HTTP error, or retries exhausted (``transient=True``).
 
-        Example:
-            >>> reply = await ChatClient("m", base_url=url).complete("hi")
+        Example::
+
+            reply = await ChatClient("m", base_url=url).complete("hi")
         """
         import aiohttp
 

@@ -6,11 +6,12 @@ reads it to count a failed score without a value as the worst value of the scale
 within ``[low, high]``. A check that is not listed (a user check nobody declared) has no known scale: its
 values are taken as they come (``scale_of`` returns ``None``).
 
-Example:
-    >>> from evalnb.checks.scales import scale_of, declare
-    >>> scale_of("Relevance")
-    Scale(low=1.0, high=5.0, kind='score', label='1-5 score')
-    >>> declare("Tone", low=0.0, high=10.0, kind="score", label="0-10 score")
+Example::
+
+    from evalnb.checks.scales import scale_of, declare
+    scale_of("Relevance")
+    # Scale(low=1.0, high=5.0, kind='score', label='1-5 score')
+    declare("Tone", low=0.0, high=10.0, kind="score", label="0-10 score")
 """
 
 from __future__ import annotations
@@ -86,9 +87,10 @@ _SCALES: dict[str, Scale] = {
 def scale_of(check: str) -> Scale | None:
     """The scale of a check by its name, or of a ``check_id`` (``regex#2`` is a ``regex``); ``None`` if unknown.
 
-    Example:
-        >>> scale_of("regex#2").label
-        'pass rate'
+    Example::
+
+        scale_of("regex#2").label
+        # 'pass rate'
     """
     return _SCALES.get(check) or _SCALES.get(check.split("#", 1)[0])
 
@@ -98,8 +100,9 @@ def declare(
 ) -> Scale:
     """Declare the scale of a user check, so comparisons and trends word it and bound it like a built-in.
 
-    Example:
-        >>> declare("NoApology", low=0.0, high=1.0, kind="pass/fail")
+    Example::
+
+        declare("NoApology", low=0.0, high=1.0, kind="pass/fail")
     """
     if not low < high:
         raise ValueError(f"a scale needs low < high, got [{low}, {high}]")

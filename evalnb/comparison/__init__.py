@@ -6,10 +6,11 @@
 
 Only numpy, pandas and the standard library are used (no scipy). See ``docs/comparison.md``.
 
-Example:
-    >>> cmp = evalnb.compare(baseline, candidate, margin=0.02)
-    >>> cmp.exit_code, cmp.checks[["check_id", "verdict", "words"]]
-    >>> evalnb.power(baseline, drop=0.05).report()
+Example::
+
+    cmp = evalnb.compare(baseline, candidate, margin=0.02)
+    cmp.exit_code, cmp.checks[["check_id", "verdict", "words"]]
+    evalnb.power(baseline, drop=0.05).report()
 """
 
 from evalnb.comparison.core import Comparison, Comparisons, compare, gate

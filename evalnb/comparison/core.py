@@ -9,11 +9,12 @@ Two levels, each with its own question (see ``docs/comparison.md``):
 * **Triage, per case x check** (``Comparison.cases``): what changed (``change``) and whether the case's own
   runs show it is beyond their noise (``significant``, only with two runs or more a side). It never gates.
 
-Example:
-    >>> cmp = evalnb.compare(baseline, candidate)
-    >>> cmp.checks[["check_id", "diff", "upper_bound", "verdict", "words"]]
-    >>> cmp[cmp["change"] == "regressed"]
-    >>> cmp.exit_code
+Example::
+
+    cmp = evalnb.compare(baseline, candidate)
+    cmp.checks[["check_id", "diff", "upper_bound", "verdict", "words"]]
+    cmp[cmp["change"] == "regressed"]
+    cmp.exit_code
 """
 
 from __future__ import annotations
@@ -216,9 +217,10 @@ class Comparison:
     def summary(self) -> str:
         """The gate's outcome in a line or two, naming what is on one side only.
 
-        Example:
-            >>> print(evalnb.compare(a, b).summary())
-            Gate: pass (no check is worse beyond the margin)
+        Example::
+
+            print(evalnb.compare(a, b).summary())
+            # Gate: pass (no check is worse beyond the margin)
         """
         lines = [self._gate_line()]
         missing = self._missing_line()
@@ -229,8 +231,9 @@ class Comparison:
     def report(self) -> str:
         """A plain-text report: the gate per check (with words), then the per-case triage list.
 
-        Example:
-            >>> print(evalnb.compare(a, b).report())
+        Example::
+
+            print(evalnb.compare(a, b).report())
         """
         import pandas as pd
 
@@ -367,10 +370,11 @@ def compare(
     Returns:
         A :class:`Comparison`: ``.checks`` (the gate), ``.cases`` (triage), ``.regressed``, ``.exit_code``.
 
-    Example:
-        >>> cmp = evalnb.compare(result_v1, result_v2, margin=0.02)
-        >>> cmp.checks.set_index("check_id")["words"]
-        >>> cmp[cmp["change"] == "regressed"][["case_id", "check_id", "a", "b", "significant"]]
+    Example::
+
+        cmp = evalnb.compare(result_v1, result_v2, margin=0.02)
+        cmp.checks.set_index("check_id")["words"]
+        cmp[cmp["change"] == "regressed"][["case_id", "check_id", "a", "b", "significant"]]
     """
     check_options(margin, confidence)
     la, lb = labels or (label_of(a, "a"), label_of(b, "b"))
@@ -472,8 +476,9 @@ class Comparisons:
     def report(self) -> str:
         """The combined gate first, then one section per suite.
 
-        Example:
-            >>> print(evalnb.comparison.gate([cmp_a, cmp_b]).report())
+        Example::
+
+            print(evalnb.comparison.gate([cmp_a, cmp_b]).report())
         """
         parts = [self.summary()]
         for name, c in self.comparisons.items():
@@ -483,8 +488,9 @@ class Comparisons:
     def write_html(self, path: str | Path) -> Path:
         """One HTML page with each suite's comparison plot (plotly's script inlined once).
 
-        Example:
-            >>> store.compare_all("v1", "v2").write_html("compare.html")
+        Example::
+
+            store.compare_all("v1", "v2").write_html("compare.html")
         """
         from evalnb import plots
 
@@ -525,9 +531,10 @@ def gate(
         comparisons: Comparison objects (named by their suite) or a mapping ``{name: Comparison}``.
         missing_suites: suites compared on one side only, ``{suite: "baseline only" | "candidate only"}``.
 
-    Example:
-        >>> g = evalnb.comparison.gate([evalnb.compare(a1, b1), evalnb.compare(a2, b2)])
-        >>> g.exit_code, print(g.report())
+    Example::
+
+        g = evalnb.comparison.gate([evalnb.compare(a1, b1), evalnb.compare(a2, b2)])
+        g.exit_code, print(g.report())
     """
     if isinstance(comparisons, Mapping):
         named = dict(comparisons)

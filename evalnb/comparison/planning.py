@@ -127,8 +127,9 @@ class PowerPlan:
     ) -> pd.Series:
         """The promised power per check with ``cases`` cases and ``runs`` runs per case.
 
-        Example:
-            >>> evalnb.power(baseline, drop=0.1).power_at(100, 3)
+        Example::
+
+            evalnb.power(baseline, drop=0.1).power_at(100, 3)
         """
         return self._each(
             lambda m: _power(
@@ -149,8 +150,9 @@ class PowerPlan:
     ) -> pd.Series:
         """Cases needed per check to detect the drop with the target power (``runs`` runs per case).
 
-        Example:
-            >>> evalnb.power(baseline, drop=0.1).cases_needed(runs=1)
+        Example::
+
+            evalnb.power(baseline, drop=0.1).cases_needed(runs=1)
         """
         r = self.plan_runs if runs is None else runs
         return self._each(
@@ -195,8 +197,9 @@ class PowerPlan:
     def report(self) -> str:
         """The plan in words, per check.
 
-        Example:
-            >>> print(evalnb.power(baseline, drop=0.05).report())
+        Example::
+
+            print(evalnb.power(baseline, drop=0.05).report())
         """
         t = self.table
         if t.empty:
@@ -372,10 +375,11 @@ def power(
     Returns:
         A :class:`PowerPlan`; ``.report()`` says it in words, ``.table`` per check.
 
-    Example:
-        >>> plan = evalnb.power(baseline, drop=0.1)
-        >>> plan.table[["check_id", "cases_needed", "cases_needed_one_run", "runs_needed"]]
-        >>> plan.cases_needed(runs=5, drop=0.05)
+    Example::
+
+        plan = evalnb.power(baseline, drop=0.1)
+        plan.table[["check_id", "cases_needed", "cases_needed_one_run", "runs_needed"]]
+        plan.cases_needed(runs=5, drop=0.05)
     """
     import pandas as pd
 

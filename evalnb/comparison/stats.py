@@ -60,9 +60,10 @@ _TIE = 1e-12
 def norm_ppf(p: float) -> float:
     """Quantile of the standard normal.
 
-    Example:
-        >>> round(norm_ppf(0.975), 4)
-        1.96
+    Example::
+
+        round(norm_ppf(0.975), 4)
+        # 1.96
     """
     if not 0.0 < p < 1.0:
         raise ValueError(f"probability must be in (0, 1), got {p}")
@@ -125,9 +126,10 @@ def t_sf(t: float, df: float) -> float:
     Tails are computed directly from the incomplete beta function: ``t_sf(40, 3)`` is about ``1.7e-5``
     exactly, not a rounded ``1 - 0.99998``.
 
-    Example:
-        >>> round(t_sf(2.228139, 10), 6)
-        0.025
+    Example::
+
+        round(t_sf(2.228139, 10), 6)
+        # 0.025
     """
     if df <= 0:
         raise ValueError(f"df must be > 0, got {df}")
@@ -210,9 +212,10 @@ def fisher_exact(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
     The p-value sums the hypergeometric probabilities of every table at most as likely as the observed
     one, on exact integers (so 0/10 against 10/10 gives ``1.08e-05`` with all its digits).
 
-    Example:
-        >>> round(fisher_exact(3, 3, 0, 3), 3)
-        0.1
+    Example::
+
+        round(fisher_exact(3, 3, 0, 3), 3)
+        # 0.1
     """
     total, size = k_a + k_b, n_a + n_b
     lo, hi = max(0, total - n_b), min(total, n_a)
@@ -303,10 +306,11 @@ class SignFlip:
         draws: random sign patterns when there are more than ``EXACT_CASES`` cases.
         seed: seed of those patterns (the same data give the same answer).
 
-    Example:
-        >>> sf = SignFlip(np.array([-1.0, -1.0, -1.0, 0.0, 0.0]))
-        >>> sf.p_below(0.0)   # three discordant cases, all worse: the exact sign test, 1/8
-        0.125
+    Example::
+
+        sf = SignFlip(np.array([-1.0, -1.0, -1.0, 0.0, 0.0]))
+        sf.p_below(0.0)   # three discordant cases, all worse: the exact sign test, 1/8
+        # 0.125
     """
 
     def __init__(self, d: np.ndarray, *, draws: int = 9999, seed: int = 0) -> None:

@@ -19,10 +19,11 @@ the command that installs the embedding judge.
 The flawed agents run first and are saved as version ``previous``; the current agents are saved as
 ``current``; the comparison ``previous -> current`` is printed and ``<out>/scorecard.html`` is written.
 
-Example:
-    >>> from evalnb.demo.main import run_demo
-    >>> outcome = run_demo(out=".evals")
-    >>> outcome.comparisons["foodmart-sales-evals"].checks[["check_id", "verdict"]]
+Example::
+
+    from evalnb.demo.main import run_demo
+    outcome = run_demo(out=".evals")
+    outcome.comparisons["foodmart-sales-evals"].checks[["check_id", "verdict"]]
 """
 
 from __future__ import annotations
@@ -134,10 +135,11 @@ def run_demo(
     Returns:
         A :class:`DemoOutcome` with the results, comparisons, run ids, store and scorecard path.
 
-    Example:
-        >>> outcome = run_demo(out="/tmp/evalnb-demo", echo=lambda s: None)
-        >>> outcome.results["current"]["foodmart-sales-evals"].passed
-        True
+    Example::
+
+        outcome = run_demo(out="/tmp/evalnb-demo", echo=lambda s: None)
+        outcome.results["current"]["foodmart-sales-evals"].passed
+        # True
     """
     import evalnb
     from evalnb.errors import ConfigError
@@ -245,9 +247,10 @@ def next_steps(store: Store, notebooks: Path, *, cwd: Path | None = None) -> lis
     not on PATH (``python3 dev.py demo`` does not activate ``.venv``); and the notebooks need the
     ``notebooks`` extra, which ``dev.py demo`` does not install.
 
-    Example:
-        >>> next_steps(evalnb.Store(".evals/evalnb.db"), Path("notebooks"))[1]
-        '  evalnb compare previous current --suite foodmart-sales-evals'
+    Example::
+
+        next_steps(evalnb.Store(".evals/evalnb.db"), Path("notebooks"))[1]
+        # '  evalnb compare previous current --suite foodmart-sales-evals'
     """
     import importlib.util
     import os
@@ -353,8 +356,9 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
     plotly's JavaScript is inlined once, so the page works offline. Every string from agents or suites is
     escaped. A full per-suite scorecard (sortable case table) is ``result.to_html(path)``.
 
-    Example:
-        >>> write_scorecard(outcome, ".evals/scorecard.html")
+    Example::
+
+        write_scorecard(outcome, ".evals/scorecard.html")
     """
     from evalnb import plots
     from evalnb.export.html import figure_div, page

@@ -36,8 +36,9 @@ def _excel_safe(frame: pd.DataFrame) -> pd.DataFrame:
 def to_excel(result: Result, path: str | Path) -> Path:
     """One workbook with the sheets ``summary``, ``categories``, ``cases`` and ``scores``, written atomically.
 
-    Example:
-        >>> evalnb.export.to_excel(result, "scorecard.xlsx")
+    Example::
+
+        evalnb.export.to_excel(result, "scorecard.xlsx")
     """
     import pandas as pd
 

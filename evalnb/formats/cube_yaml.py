@@ -6,10 +6,11 @@ a suggestion, because a misspelt expectation (``expectedRow``) would otherwise m
 A third guard is for safety: aliases that expand to a huge document (a "billion laughs" file of a few
 hundred bytes) are ``MALFORMED_YAML`` before anything walks the expanded data.
 
-Example:
-    >>> suite = load_text(open("data/suites/foodmart-sales.eval.yaml").read())
-    >>> suite.meta["cube"]["cubeName"]
-    'Sales'
+Example::
+
+    suite = load_text(open("data/suites/foodmart-sales.eval.yaml").read())
+    suite.meta["cube"]["cubeName"]
+    # 'Sales'
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 Strict by design (tasks spec rule 1): a misspelt or unknown key anywhere fails the load and names the key
 and where it is; a check is never skipped silently.
 
-Example:
-    >>> suite = load_text('name = "s"\\n[[tasks]]\\nid = "t"\\nprompt = "hi"\\n')
-    >>> suite.cases[0].runs
-    3
+Example::
+
+    suite = load_text('name = "s"\\n[[tasks]]\\nid = "t"\\nprompt = "hi"\\n')
+    suite.cases[0].runs
+    # 3
 """
 
 from __future__ import annotations

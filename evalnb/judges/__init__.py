@@ -12,10 +12,11 @@
 * `evaluate`: one judged check on one response (``evalnb.rescore`` judges a Result again, without the
   agent); :func:`agreement`: per-check agreement of two judges or a judge and people.
 
-Example:
-    >>> judge = evalnb.judges.OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1")
-    >>> result = evalnb.run("evals/knowledge-base.json", agent, judge=judge)
-    >>> result.scores[["check", "value", "reason", "judge"]]
+Example::
+
+    judge = evalnb.judges.OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1")
+    result = evalnb.run("evals/knowledge-base.json", agent, judge=judge)
+    result.scores[["check", "value", "reason", "judge"]]
 """
 
 from __future__ import annotations

@@ -20,9 +20,10 @@ INTERVAL_COLUMNS = {f"{s}_{end}": "float64" for s in STATISTICS for end in ("low
 def quadratic_kappa(a: np.ndarray, b: np.ndarray, categories: list[float] | None = None) -> float:
     """Cohen's kappa with quadratic weights: 1 perfect agreement, 0 chance level, negative worse than chance.
 
-    Example:
-        >>> quadratic_kappa(np.array([1, 2, 3, 4, 5]), np.array([1, 2, 3, 4, 5]))
-        1.0
+    Example::
+
+        quadratic_kappa(np.array([1, 2, 3, 4, 5]), np.array([1, 2, 3, 4, 5]))
+        # 1.0
     """
     import numpy as np
     import pandas as pd
@@ -51,9 +52,10 @@ def spearman(a: pd.Series, b: pd.Series) -> float:
     ``DataFrame.corr`` ranks in pandas itself, whereas ``Series.corr(method="spearman")`` calls scipy, which
     evalnb does not depend on.
 
-    Example:
-        >>> spearman(pd.Series([1, 2, 3, 4]), pd.Series([10, 20, 40, 30]))
-        0.8
+    Example::
+
+        spearman(pd.Series([1, 2, 3, 4]), pd.Series([10, 20, 40, 30]))
+        # 0.8
     """
     import pandas as pd
 
@@ -155,10 +157,11 @@ def agreement(
         ValueError: a frame lacks a needed column, or both frames have several rows for one key (each row
             would be paired with each).
 
-    Example:
-        >>> humans = pd.DataFrame({"case_id": ["q1", "q2"], "turn": [0, 0],
-        ...                        "check": ["Relevance"] * 2, "value": [5, 2]})
-        >>> evalnb.judges.agreement(result.scores, humans)
+    Example::
+
+        humans = pd.DataFrame({"case_id": ["q1", "q2"], "turn": [0, 0],
+                               "check": ["Relevance"] * 2, "value": [5, 2]})
+        evalnb.judges.agreement(result.scores, humans)
     """
     import numpy as np
     import pandas as pd

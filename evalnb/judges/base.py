@@ -69,12 +69,13 @@ class JudgeReply:
 class Judge(Protocol):
     """What ``evaluate`` calls: an async prompt-to-answer function with a name.
 
-    Example:
-        >>> class Always5:
-        ...     name = label = "always-5"
-        ...     kind = "callable"
-        ...     async def complete(self, prompt):
-        ...         return JudgeReply('{"score": 5, "reason": "always"}')
+    Example::
+
+        class Always5:
+            name = label = "always-5"
+            kind = "callable"
+            async def complete(self, prompt):
+                return JudgeReply('{"score": 5, "reason": "always"}')
     """
 
     name: str
@@ -96,11 +97,12 @@ class JudgeCache:
     Writes go through :func:`evalnb._files.atomic_write` (a temporary file in the same folder renamed into
     place), so concurrent writers of the same key leave one complete file, never a torn one.
 
-    Example:
-        >>> cache = JudgeCache(".evals/cache")
-        >>> key = cache.key(endpoint="http://127.0.0.1:8000/v1", model="m", prompt="p", options={})
-        >>> cache.get(key) is None
-        True
+    Example::
+
+        cache = JudgeCache(".evals/cache")
+        key = cache.key(endpoint="http://127.0.0.1:8000/v1", model="m", prompt="p", options={})
+        cache.get(key) is None
+        # True
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
@@ -186,10 +188,11 @@ class CallableJudge:
     Sync functions run in a worker thread so a slow one does not stall other checks. Not cached unless
     asked (``cache=True`` or a folder).
 
-    Example:
-        >>> judge = CallableJudge(lambda prompt: '{"score": 4, "reason": "fine"}')
-        >>> judge.label
-        'callable:<lambda>'
+    Example::
+
+        judge = CallableJudge(lambda prompt: '{"score": 4, "reason": "fine"}')
+        judge.label
+        # 'callable:<lambda>'
     """
 
     kind: str = "callable"

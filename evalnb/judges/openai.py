@@ -50,10 +50,11 @@ class OpenAIJudge:
             again without them, and this judge stops asking.
         top_logprobs: how many alternatives per token to ask for (5 covers the five score tokens).
 
-    Example:
-        >>> judge = OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1", cache=False)
-        >>> judge.label
-        'openai:llama3.1'
+    Example::
+
+        judge = OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1", cache=False)
+        judge.label
+        # 'openai:llama3.1'
     """
 
     kind: str = "llm"
@@ -125,10 +126,11 @@ class OpenAIJudge:
         Raises:
             ConfigError: naming the endpoint (never a key) and what to do about it.
 
-        Example:
-            >>> await OpenAIJudge("m", base_url="http://127.0.0.1:9/v1").preflight()
-            Traceback (most recent call last):
-            evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
+        Example::
+
+            await OpenAIJudge("m", base_url="http://127.0.0.1:9/v1").preflight()
+            # Traceback (most recent call last):
+            # evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
         """
         await self.client.preflight(
             role="judge", elsewhere="base_url=... or --judge-base-url", timeout=timeout

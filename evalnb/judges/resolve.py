@@ -65,11 +65,12 @@ def as_judge(judge: Any, *, cache: CacheOption = None, base_url: str | None = No
     Raises:
         ConfigError: for a string that names nothing usable, or an object that is not a judge.
 
-    Example:
-        >>> as_judge("openai:gpt-4o-mini", cache=False).label
-        'openai:gpt-4o-mini'
-        >>> as_judge("heuristic").label
-        'heuristic (not an LLM)'
+    Example::
+
+        as_judge("openai:gpt-4o-mini", cache=False).label
+        # 'openai:gpt-4o-mini'
+        as_judge("heuristic").label
+        # 'heuristic (not an LLM)'
     """
     if judge is None:
         return None

@@ -9,12 +9,13 @@ early and pose as instructions (issue: the text under judgment is data, never in
 Parsing is forgiving about form and strict about content: JSON, JSON in a code fence, JSON followed by prose,
 ``Score: 4`` or ``Verdict: PASS`` are read; a score outside 1..5 or an answer with no score is unparseable.
 
-Example:
-    >>> p = build_prompt("Relevance", question="What is 2+2?", response="4")
-    >>> p.task, "<<<DATA response" in p
-    ('Relevance', True)
-    >>> parse_score('```json\\n{"score": 4, "reason": "ok"}\\n```')
-    (4.0, 'ok')
+Example::
+
+    p = build_prompt("Relevance", question="What is 2+2?", response="4")
+    p.task, "<<<DATA response" in p
+    # ('Relevance', True)
+    parse_score('```json\\n{"score": 4, "reason": "ok"}\\n```')
+    # (4.0, 'ok')
 """
 
 from __future__ import annotations
@@ -67,9 +68,10 @@ REMINDER = (
 def template(name: str) -> str:
     """The text of a prompt template (``relevance``, ``groundedness``, ``preamble`` ...).
 
-    Example:
-        >>> "Groundedness" in template("groundedness")
-        True
+    Example::
+
+        "Groundedness" in template("groundedness")
+        # True
     """
     return (
         resources.files("evalnb.judges")
@@ -104,11 +106,12 @@ class JudgePrompt(str):
 def fence(name: str, text: str) -> str:
     """A labelled DATA block; its id is a hash of its content, so the content cannot contain its end marker.
 
-    Example:
-        >>> print(fence("response", "hi"))  # doctest: +ELLIPSIS
-        <<<DATA response id=...>>>
-        hi
-        <<<END DATA response id=...>>>
+    Example::
+
+        print(fence("response", "hi"))  # doctest: +ELLIPSIS
+        # <<<DATA response id=...>>>
+        # hi
+        # <<<END DATA response id=...>>>
     """
     tag = hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()[:12]
     return f"<<<DATA {name} id={tag}>>>\n{text}\n<<<END DATA {name} id={tag}>>>"
@@ -139,9 +142,10 @@ def build_prompt(
         rubric: the criterion (``llm_judge``).
         conversation: earlier messages of a multi-turn case, ``{role, content}`` dicts.
 
-    Example:
-        >>> build_prompt("llm_judge", question="Summarise", response="...", rubric="Three sentences.").task
-        'llm_judge'
+    Example::
+
+        build_prompt("llm_judge", question="Summarise", response="...", rubric="Three sentences.").task
+        # 'llm_judge'
     """
     if task not in TASKS:
         raise ValueError(f"unknown judge task {task!r}; expected one of {', '.join(TASKS)}")
@@ -270,13 +274,14 @@ def _rest(text: str, match: re.Match[str]) -> str:
 def parse_score(text: str) -> tuple[float, str] | None:
     """``(score, reason)`` from a 1..5 judge answer, or None when no valid score can be read.
 
-    Example:
-        >>> parse_score('{"score": 5, "reason": "complete"} Hope this helps!')
-        (5.0, 'complete')
-        >>> parse_score("Score: 2\\nThe answer is off topic.")
-        (2.0, 'The answer is off topic')
-        >>> parse_score("I cannot decide") is None
-        True
+    Example::
+
+        parse_score('{"score": 5, "reason": "complete"} Hope this helps!')
+        # (5.0, 'complete')
+        parse_score("Score: 2\\nThe answer is off topic.")
+        # (2.0, 'The answer is off topic')
+        parse_score("I cannot decide") is None
+        # True
     """
     text = _answer_part(text)
     for obj in _json_objects(text):
@@ -307,11 +312,12 @@ def _as_verdict(value: Any) -> bool | None:
 def parse_verdict(text: str) -> tuple[bool, str] | None:
     """``(passed, reason)`` from a PASS/FAIL judge answer, or None when no single verdict can be read.
 
-    Example:
-        >>> parse_verdict('{"verdict": "FAIL", "reason": "two sentences, not three"}')
-        (False, 'two sentences, not three')
-        >>> parse_verdict("Verdict: PASS - meets the criterion")
-        (True, 'meets the criterion')
+    Example::
+
+        parse_verdict('{"verdict": "FAIL", "reason": "two sentences, not three"}')
+        # (False, 'two sentences, not three')
+        parse_verdict("Verdict: PASS - meets the criterion")
+        # (True, 'meets the criterion')
     """
     text = _answer_part(text)
     for obj in _json_objects(text):

@@ -103,10 +103,11 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
         A Score with value, passed, reason, the judge's label, usage and cost; ``degraded`` when the judge
         failed or never gave a readable answer.
 
-    Example:
-        >>> score = await evaluate(JudgedMetricCheck(type="Relevance"), ctx, judge=Heuristic())
-        >>> score.judge
-        'heuristic (not an LLM)'
+    Example::
+
+        score = await evaluate(JudgedMetricCheck(type="Relevance"), ctx, judge=Heuristic())
+        score.judge
+        # 'heuristic (not an LLM)'
     """
     from evalnb.judges.resolve import as_judge
 

@@ -84,10 +84,11 @@ class Store:
             SQLAlchemy URL (``sqlite:///x.db``, ``postgresql+psycopg://user@host/db``).
         retry_seconds: how long a write keeps retrying while another process holds the database.
 
-    Example:
-        >>> store = evalnb.Store("team.db")
-        >>> run_id = store.save(result, version="v2")
-        >>> store.load("v2").summary()
+    Example::
+
+        store = evalnb.Store("team.db")
+        run_id = store.save(result, version="v2")
+        store.load("v2").summary()
     """
 
     def __init__(
@@ -255,8 +256,9 @@ class Store:
     def save(self, result: Result, *, version: str | None = None) -> str:
         """Save a finished result under a version label; returns its new ``run_id``.
 
-        Example:
-            >>> run_id = store.save(result, version="gpt-4o-2026-11")
+        Example::
+
+            run_id = store.save(result, version="gpt-4o-2026-11")
         """
         meta = dict(result.meta)
         meta["frame_dtypes"] = self._dtypes(result)
@@ -280,8 +282,9 @@ class Store:
         Raises:
             StoreError: when there is no such run (code ``RUN_NOT_FOUND``).
 
-        Example:
-            >>> store.delete("3f2a9c1b7d4e")
+        Example::
+
+            store.delete("3f2a9c1b7d4e")
         """
         pk = self._resolve(run_id, by_version=False)["id"]
 
@@ -298,8 +301,9 @@ class Store:
     def runs(self, suite: str | None = None) -> pd.DataFrame:
         """Saved runs, oldest first: run_id, suite, version, agent, model, judge, status, times, git commit.
 
-        Example:
-            >>> store.runs(suite="foodmart-sales-evals")[["run_id", "version", "status"]]
+        Example::
+
+            store.runs(suite="foodmart-sales-evals")[["run_id", "version", "status"]]
         """
         import pandas as pd
         from sqlalchemy import select
@@ -398,8 +402,9 @@ class Store:
         Raises:
             StoreError: when nothing matches (code ``RUN_NOT_FOUND``).
 
-        Example:
-            >>> store.load("gpt-4o-2026-11").summary()
+        Example::
+
+            store.load("gpt-4o-2026-11").summary()
         """
         from sqlalchemy import select
 
@@ -451,8 +456,9 @@ class Store:
         Columns: ``order, run_id, version, started_at, check_id, n, cases, mean, ci_low, ci_high, pass_rate,
         pass_ci_low, pass_ci_high, latency_ms, cost, prompt_tokens, completion_tokens``.
 
-        Example:
-            >>> store.trend("foodmart-sales-evals").pivot(index="version", columns="check_id", values="mean")
+        Example::
+
+            store.trend("foodmart-sales-evals").pivot(index="version", columns="check_id", values="mean")
         """
         import numpy as np
         import pandas as pd

@@ -8,9 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from evalnb.agents import HTTP, Command, OpenAIChat, Request
+from evalnb.agents import HTTP, Command, OpenAIChat, Record, Request
 from evalnb.agents.spec import load_agent
-from evalnb.config import Config, find_config, load_config, named_agent, resolve_agent
+from evalnb.config import (
+    Config,
+    agents_from_specs,
+    find_config,
+    judge_from,
+    load_config,
+    named_agent,
+    resolve_agent,
+)
 from evalnb.errors import ConfigError
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -92,6 +100,20 @@ def test_resolution_by_name_and_spec(project: Path) -> None:
         ConfigError, match=r"no agent named 'chta'.*did you mean 'chat'.*configured agents: ask, chat"
     ):
         resolve_agent("chta")
+
+
+def test_agents_and_judge_as_a_command_line_names_them(project: Path) -> None:
+    assert isinstance(agents_from_specs(["chat"]), OpenAIChat)  # one --agent: every case
+    routed = agents_from_specs(["w=chat", "local", "s=summarizer"])  # ID=SPEC: a mapping; bare: the default
+    assert isinstance(routed["w"], OpenAIChat) and isinstance(routed["s"], Command)
+    assert routed["default"]("x") == "X"
+    assert sorted(agents_from_specs(None)) == ["ask", "chat", "local", "summarizer"]  # none: evalnb.toml
+    with pytest.raises(ConfigError, match="give one --agent SPEC, or name them"):
+        agents_from_specs(["chat", "local"])
+    assert judge_from(None).label.startswith("heuristic")  # the [judge] of evalnb.toml
+    assert judge_from("heuristic").label.startswith("heuristic")
+    recorded = Record.around(routed, project / "c.jsonl")
+    assert set(recorded) == {"w", "s", "default"} and all(isinstance(r, Record) for r in recorded.values())
 
 
 def test_pyproject_tool_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

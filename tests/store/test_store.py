@@ -24,7 +24,7 @@ from evalnb.store import SCHEMA_VERSION, Store
 from evalnb.store.schema import migrate as _migrate
 from evalnb.suite import Case, RowsCheck, Suite, Turn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SUITE_CODE = textwrap.dedent(
     """

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ROOT / "tests" / "agents_for_cli.py"
 NO_JUDGE = "llm judge not evaluated: this runner has no judge router"
 

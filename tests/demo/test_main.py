@@ -15,7 +15,7 @@ from evalnb.demo.kb import KBAssistant
 from evalnb.demo.task_agent import main as task_main
 from evalnb.demo.task_agent import solve
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env() -> dict[str, str]:

@@ -34,7 +34,7 @@ from evalnb.suite import (
     Turn,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NO_JUDGE = "llm judge not evaluated: this runner has no judge router"
 
 

@@ -16,7 +16,7 @@ from evalnb.data import CubeModel, ReferenceQueryError, Source, connect, detect_
 from evalnb.errors import ConfigError
 from evalnb.suite import Case, ReferenceQuery, RowsCheck, Suite, Turn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CUBE = ROOT / "data" / "foodmart" / "cube.yaml"
 
 

@@ -28,7 +28,7 @@ from evalnb.store import SCHEMA_VERSION, Store
 from evalnb.store.schema import migrate as _migrate
 from evalnb.store.schema import tables as _tables
 from evalnb.suite import Case, RowsCheck, Suite, Turn
-from tests.test_store import (
+from tests.store.test_store import (
     WRITER_SCRIPT,
     _agent,
     _assert_same,

@@ -23,7 +23,7 @@ from evalnb.errors import ConfigError
 from evalnb.judges import Heuristic, OpenAIJudge
 from tests.support.openai_server import OpenAIServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 TOML = """
 name = "preflight"

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from evalnb.cli import app
 
-AGENTS = Path(__file__).resolve().parent / "agents_for_gate.py"
+AGENTS = Path(__file__).resolve().parents[1] / "agents_for_gate.py"
 TRIALS = 60
 CASES = 100
 

@@ -71,8 +71,18 @@ def test_write_by_extension(result: evalnb.Result, tmp_path: Path) -> None:
     assert json.loads((tmp_path / "r.json").read_text())["schema_version"] == 1
     assert export.write(result, tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     assert (export.write(result, tmp_path / "folder.csv") / "runs.csv").exists()
-    with pytest.raises(evalnb.ConfigError):
+    with pytest.raises(evalnb.ConfigError, match=r"use one of .*\.html.*\.json.*\.txt.*\.xlsx"):
         export.write(result, tmp_path / "r.pdf")
+    assert export.write(result, tmp_path / "r.txt").read_text() == result.report()
+
+
+def test_write_several_results(result: evalnb.Result, tmp_path: Path) -> None:
+    both = [result, result]
+    data = json.loads(export.write(both, tmp_path / "all.json").read_text())
+    assert [d["schema_version"] for d in data] == [1, 1]
+    assert export.write(both, tmp_path / "all.txt").read_text() == "\n".join([result.report()] * 2)
+    with pytest.raises(evalnb.ConfigError, match=r"a \.html holds one suite and this run has 2"):
+        export.write(both, tmp_path / "all.html")
 
 
 def test_html_scorecard_in_headless_chromium(result: evalnb.Result, tmp_path: Path) -> None:
