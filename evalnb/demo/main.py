@@ -300,10 +300,11 @@ def next_steps(store: Store, notebooks: Path, *, cwd: Path | None = None) -> lis
 def offline_judge() -> tuple[Any, list[str]]:
     """The best offline judge installed, and the lines that say which one it is (never a silent fallback).
 
-    Example:
-        >>> judge, lines = offline_judge()
-        >>> judge.label
-        'embedding (wordllama, not an LLM)'
+    Example::
+
+        judge, lines = offline_judge()
+        judge.label
+        # 'embedding (wordllama, not an LLM)'
     """
     from evalnb.judges import EmbeddingJudge, Heuristic
     from evalnb.judges.embedding import INSTALL_HINT, available

@@ -20,10 +20,11 @@ The fitted cuts ship as data (``calibration.json`` beside this module): a run re
 ``python -m evalnb.judges.fitting --check`` exits 1 when the shipped file differs from a refit (a test runs
 it, so the data cannot drift from the labels silently).
 
-Example:
-    >>> cal = load()
-    >>> cal.score("Similarity", 0.9), cal.score("Similarity", 0.05)
-    (5, 1)
+Example::
+
+    cal = load()
+    cal.score("Similarity", 0.9), cal.score("Similarity", 0.05)
+    # (5, 1)
 """
 
 from __future__ import annotations
@@ -118,9 +119,10 @@ def fit_cuts(cosines: Sequence[float], labels: Sequence[int]) -> tuple[float | N
     hundred thousand placements for sixty pairs); among equally good ones the first in order (lowest cuts)
     wins, so the fit is deterministic.
 
-    Example:
-        >>> fit_cuts([0.1, 0.2, 0.5, 0.6, 0.9], [1, 1, 3, 4, 5])
-        (0.35, 0.35, 0.55, 0.75)
+    Example::
+
+        fit_cuts([0.1, 0.2, 0.5, 0.6, 0.9], [1, 1, 3, 4, 5])
+        # (0.35, 0.35, 0.55, 0.75)
     """
     import itertools
 

@@ -20,10 +20,11 @@ Known blind spots (measured in notebook 04): an embedding does not see negation 
 "ahead" and "behind" land close), so a fluent answer with the wrong fact scores as similar; an answer that
 repeats the question scores as relevant.
 
-Example:
-    >>> judge = EmbeddingJudge()
-    >>> result = evalnb.run("data/suites/knowledge-base.json", KBAssistant(), judge=judge)
-    >>> result.scores[["check", "value", "judge"]].drop_duplicates("check")
+Example::
+
+    judge = EmbeddingJudge()
+    result = evalnb.run("data/suites/knowledge-base.json", KBAssistant(), judge=judge)
+    result.scores[["check", "value", "judge"]].drop_duplicates("check")
 """
 
 from __future__ import annotations
@@ -123,9 +124,10 @@ def load_model(*, what: str = "the embedding judge") -> Any:
 def cosines(left: Sequence[str], right: Sequence[str]) -> np.ndarray:
     """The cosine similarity of each pair ``(left[i], right[i])`` of texts; 0.0 where either has no tokens.
 
-    Example:
-        >>> cosines(["The allowance is $40 a day."], ["You may spend forty dollars daily."])
-        array([0.4...], dtype=float32)
+    Example::
+
+        cosines(["The allowance is $40 a day."], ["You may spend forty dollars daily."])
+        # array([0.4...], dtype=float32)
     """
     import numpy as np
 
@@ -162,10 +164,11 @@ class EmbeddingJudge:
         ConfigError: ``MISSING_DEPENDENCY`` when wordllama is not installed (``pip install
             "evalnb[offline-judge]"``), at construction, so a run stops before anything is called.
 
-    Example:
-        >>> result = evalnb.run(suite, agent, judge=evalnb.judges.EmbeddingJudge())
-        >>> result.scores["judge"].unique()
-        <StringArray> ['embedding (wordllama, not an LLM)', 'heuristic (not an LLM)']
+    Example::
+
+        result = evalnb.run(suite, agent, judge=evalnb.judges.EmbeddingJudge())
+        result.scores["judge"].unique()
+        # <StringArray> ['embedding (wordllama, not an LLM)', 'heuristic (not an LLM)']
     """
 
     kind: str = "embedding"

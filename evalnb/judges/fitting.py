@@ -4,8 +4,9 @@
 ``data/labels/pairs.csv`` and writes ``evalnb/judges/calibration.json``; ``--check`` exits 1 when the shipped
 file differs from a refit. Runs never call this: they read the shipped file.
 
-Example:
-    >>> fit().cuts["Relevance"]
+Example::
+
+    fit().cuts["Relevance"]
 """
 
 from __future__ import annotations

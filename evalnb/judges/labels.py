@@ -4,10 +4,11 @@ Each row is one answer labelled for one check (see ``data/labels/RULES.md``); ``
 calibrate a judge (``fit``) or only measure one (``test``). :func:`pairs_suite` turns the rows into a suite of
 one case per answer, so a judge is measured through ``evalnb.run`` exactly as it scores real runs.
 
-Example:
-    >>> pairs = read_pairs()
-    >>> table = measure(evalnb.judges.Heuristic(), pairs, split="test")
-    >>> table[["check", "n", "kappa", "kappa_low", "kappa_high"]]
+Example::
+
+    pairs = read_pairs()
+    table = measure(evalnb.judges.Heuristic(), pairs, split="test")
+    table[["check", "n", "kappa", "kappa_low", "kappa_high"]]
 """
 
 from __future__ import annotations

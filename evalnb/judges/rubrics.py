@@ -372,13 +372,14 @@ def score_distribution(text: str, logprobs: Sequence[Mapping[str, Any]] | None) 
     G-Eval weighs its scores. None when there are no logprobs, no readable score, the score's token is more
     than a digit (``"45"``), or no alternative is a score.
 
-    Example:
-        >>> lp = [{"token": '{"score": ', "logprob": 0.0, "top_logprobs": []},
-        ...       {"token": "4", "logprob": -0.4, "top_logprobs": [{"token": "4", "logprob": -0.4},
-        ...                                                         {"token": "3", "logprob": -1.1}]},
-        ...       {"token": '}', "logprob": 0.0, "top_logprobs": []}]
-        >>> {k: round(v, 2) for k, v in score_distribution('{"score": 4}', lp).items()}
-        {3: 0.33, 4: 0.67}
+    Example::
+
+        lp = [{"token": '{"score": ', "logprob": 0.0, "top_logprobs": []},
+              {"token": "4", "logprob": -0.4, "top_logprobs": [{"token": "4", "logprob": -0.4},
+                                                                {"token": "3", "logprob": -1.1}]},
+              {"token": '}', "logprob": 0.0, "top_logprobs": []}]
+        {k: round(v, 2) for k, v in score_distribution('{"score": 4}', lp).items()}
+        # {3: 0.33, 4: 0.67}
     """
     import math
 
