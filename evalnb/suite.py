@@ -44,6 +44,7 @@ __all__ = [
     "RetrievalQueryCheck",
     "RetrievalResultCheck",
     "RowsCheck",
+    "SemanticSimilarityCheck",
     "Suite",
     "Tolerance",
     "Turn",
@@ -139,6 +140,22 @@ class JudgedMetricCheck(_CheckBase):
     @property
     def judged(self) -> bool:
         return True
+
+
+class SemanticSimilarityCheck(_CheckBase):
+    """The cosine of sentence embeddings of the response and the expected response; passes at
+    ``cosine >= threshold``. Like promptfoo's ``similar``, with no API: the embeddings are wordllama's
+    (offline, the ``offline-judge`` extra).
+
+    ``value`` compares with that text instead of the turn's expected response. The default threshold, 0.5, is
+    where, on the fit half of the labelled pairs, most answers labelled 4-5 for Similarity pass and most
+    labelled 1-2 do not; static embeddings give paraphrases cosines of 0.4-0.7, lower than API models do.
+    """
+
+    # The dataset evaluator's name, or the TOML assertion's (each format's own spelling, kept as the check name).
+    type: Literal["SemanticSimilarity", "semantic_similarity"] = "SemanticSimilarity"
+    threshold: float = Field(default=0.5, ge=-1, le=1)
+    value: str | None = None
 
 
 class CitationsCheck(_CheckBase):
@@ -254,6 +271,7 @@ CheckSpec = Annotated[
     | RegexCheck
     | LLMJudgeCheck
     | JudgedMetricCheck
+    | SemanticSimilarityCheck
     | CitationsCheck
     | ExactMatchCheck
     | PartialMatchCheck

@@ -48,8 +48,16 @@ EXPECT: dict[str, tuple[Path, list[str], int]] = {
     ),
     "04-llm-judges.ipynb": (
         NOTEBOOKS,
-        ["heuristic (not an LLM)", "kappa", "callable:concise_judge", "EVALNB_JUDGE_BASE_URL is not set"],
-        2,
+        [
+            "heuristic (not an LLM)",
+            "kappa",
+            "callable:concise_judge",
+            "EVALNB_JUDGE_BASE_URL is not set",
+            "| Relevance | embedding | 61 |",  # the held-out agreement table
+            "weighted 2.55",  # a probability-weighted score
+            "<IPython.core.display.Image object>",  # the variance-reduction figure (a PNG)
+        ],
+        4,
     ),
 }
 

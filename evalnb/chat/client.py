@@ -49,6 +49,10 @@ class ChatReply:
         model: the model name the server reported, else the one asked for.
         latency_ms: wall time of the successful attempt.
         attempts: attempts made, including the successful one.
+        logprobs: when the request asked for them (``logprobs=True``) and the server sent them, one entry
+            per token of the answer: ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}, ...]}``
+            (OpenAI's ``choices[0].logprobs.content``; the older ``tokens`` / ``top_logprobs`` form is
+            converted to it); None otherwise.
     """
 
     text: str
@@ -56,6 +60,7 @@ class ChatReply:
     model: str | None = None
     latency_ms: float = 0.0
     attempts: int = 1
+    logprobs: list[dict[str, Any]] | None = None
 
 
 class ChatClient:
@@ -322,7 +327,43 @@ class ChatClient:
             model=data.get("model") or self.model,
             latency_ms=(time.perf_counter() - t0) * 1000,
             attempts=attempts,
+            logprobs=token_logprobs(data["choices"][0].get("logprobs")),
         )
+
+
+def token_logprobs(raw: Any) -> list[dict[str, Any]] | None:
+    """A choice's ``logprobs`` as one list of ``{"token", "logprob", "top_logprobs"}`` per token, or None.
+
+    OpenAI, Azure, vLLM, llama.cpp and Ollama send ``{"content": [{"token", "logprob", "top_logprobs":
+    [...]}, ...]}``; some servers still send the completions form ``{"tokens": [...], "token_logprobs":
+    [...], "top_logprobs": [{token: logprob}, ...]}``. Anything else, or entries that are not numbers, is
+    treated as no logprobs at all (the answer is still used, without its distribution).
+    """
+    if not isinstance(raw, dict):
+        return None
+    content = raw.get("content")
+    out: list[dict[str, Any]] = []
+    try:
+        if isinstance(content, list):
+            for entry in content:
+                top = [
+                    {"token": str(alt["token"]), "logprob": float(alt["logprob"])}
+                    for alt in entry.get("top_logprobs") or []
+                ]
+                out.append(
+                    {"token": str(entry["token"]), "logprob": float(entry["logprob"]), "top_logprobs": top}
+                )
+            return out
+        tokens, logprobs, tops = raw.get("tokens"), raw.get("token_logprobs"), raw.get("top_logprobs")
+        if isinstance(tokens, list) and isinstance(logprobs, list) and len(tokens) == len(logprobs):
+            tops = tops if isinstance(tops, list) and len(tops) == len(tokens) else [None] * len(tokens)
+            for token, lp, top in zip(tokens, logprobs, tops, strict=True):
+                alts = [{"token": str(k), "logprob": float(v)} for k, v in (top or {}).items()]
+                out.append({"token": str(token), "logprob": float(lp), "top_logprobs": alts})
+            return out
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return None
 
 
 def _snippet(raw: bytes, limit: int = 300) -> str:

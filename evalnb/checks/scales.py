@@ -57,6 +57,7 @@ PASS_FAIL = Scale(0.0, 1.0, "pass/fail", "pass rate")
 FRACTION = Scale(0.0, 1.0, "fraction", "0-1")
 JUDGED = Scale(1.0, 5.0, "score", "1-5 score")
 COUNT = Scale(0.0, math.inf, "count", "count")
+COSINE = Scale(-1.0, 1.0, "score", "cosine")
 
 # check name (the ``check`` column) -> scale of its value; the values are what the checks in this package
 # return (text.py, process.py, cube.py, rows.py, judged.py and the judges' parsers).
@@ -75,6 +76,8 @@ _SCALES: dict[str, Scale] = {
     "Coherence": JUDGED,
     "Groundedness": JUDGED,
     "Similarity": JUDGED,
+    "SemanticSimilarity": COSINE,  # the embedding cosine (semantic.py)
+    "semantic_similarity": COSINE,
     "Citations": COUNT,
     "RetrievalQuery": COUNT,
     "RetrievalResult": COUNT,

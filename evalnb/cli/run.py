@@ -53,7 +53,7 @@ def run_command(
     judge: str | None = typer.Option(
         None,
         "--judge",
-        help="Judge for judged checks: openai:MODEL, azure:DEPLOYMENT, heuristic, module:function.",
+        help="Judge for judged checks: openai:MODEL, azure:DEPLOYMENT, heuristic, embedding, module:function.",
     ),
     judge_base_url: str | None = typer.Option(
         None,

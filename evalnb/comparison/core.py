@@ -49,10 +49,12 @@ class Comparison:
 
     Attributes:
         cases: one row per case x check, in suite order: ``case_id, case_name, category, check_id, a, b,
-            delta, pass_rate_a, pass_rate_b, runs_a, runs_b, p_value, p_adjusted, significant, change``.
+            delta, pass_rate_a, pass_rate_b, runs_a, runs_b, p_value, p_adjusted, significant, change,
+            judge_sd_a, judge_sd_b`` (the judge's mean spread, for a judge that gave its score distribution).
         checks: one row per check: ``check_id, check, scale, cases, paired, mean_a, mean_b, diff, lower_bound,
             upper_bound, ci_low, ci_high, pass_rate_a, pass_rate_b, pass_rate_diff, margin, p_value,
-            p_adjusted, verdict, gates, words, regressed, improved, significant``.
+            p_adjusted, verdict, gates, words, regressed, improved, significant, weighted`` (``weighted``:
+            compared on the judge's probability-weighted scores).
         confidence: the confidence of the gate (one-sided) and of the per-case flags.
         margin: the margin of the gate (a number, or a mapping by check id or name).
         fail_on_missing: whether a check or case the candidate lost gates too.
@@ -233,6 +235,8 @@ class Comparison:
 
             print(evalnb.compare(a, b).report())
         """
+        import pandas as pd
+
         where = f", suite {self.suite}" if self.suite else ""
         lines = [
             f"Comparison {self.a_label} -> {self.b_label}{where} (gate: one-sided {self._conf()}, "
@@ -242,6 +246,8 @@ class Comparison:
         ]
         for r in self.checks.itertuples(index=False):
             scale = f" ({r.scale})" if isinstance(r.scale, str) else ""
+            if r.weighted is not pd.NA and bool(r.weighted):
+                scale = scale[:-1] + ", weighted)" if scale else " (weighted)"
             lines.append(
                 f"  {r.check_id}{scale}: mean {_num(r.mean_a)} -> {_num(r.mean_b)} over {r.paired} paired "
                 f"case{'s' * int(r.paired != 1)}; {r.words}"
@@ -323,9 +329,16 @@ def _flag(r: Any) -> str:
 
     if r.change in ("new", "gone"):
         return "one side only"
-    if pd.isna(r.significant):
-        return "untested"
-    return f"{'significant' if r.significant else 'within its noise'}, adjusted p {r.p_adjusted:.2g}"
+    flag = (
+        "untested"
+        if pd.isna(r.significant)
+        else f"{'significant' if r.significant else 'within its noise'}, adjusted p {r.p_adjusted:.2g}"
+    )
+    sd = max((v for v in (r.judge_sd_a, r.judge_sd_b) if not pd.isna(v)), default=None)
+    if sd is not None and not pd.isna(r.delta):
+        # how sure the judge was: a change no larger than its own spread is one it was unsure of itself
+        flag += f"; {'within' if abs(r.delta) <= sd else 'beyond'} the judge's sd {sd:.2f}"
+    return flag
 
 
 def compare(

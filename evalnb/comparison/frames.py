@@ -6,6 +6,13 @@ scale (0 for a pass rate, 1 for a 1-5 score), so a case that stops answering is 
 value. A check that never has a value (it only passes or fails) is measured by its outcome (1 or 0). A
 case's value is the mean of its runs: the case is the unit (the cluster) of every per-check test.
 
+A judged 1-5 check whose judge gave its score distribution (the ``weighted`` column) for every scored row on
+both sides is compared on its probability-weighted scores: the score a judge writes is one draw from that
+distribution, and its draw-to-draw noise would otherwise be read as a change of the agent (the weighted
+score's run-to-run SD is a fraction of it; see ``docs/comparison.md``). When either side lacks them, both
+sides are compared on the plain scores, like with like. Each cell also keeps the judge's mean ``spread`` (how
+unsure the judge was), which the triage list shows beside a change.
+
 Cases keep the suite's order (the ``Result``'s suite; first appearance in a scores frame otherwise), the
 baseline's cases first, then the ones only the candidate has; checks keep their first appearance.
 """
@@ -80,6 +87,7 @@ class Side:
         passed: mean pass rate per cell.
         run_cell: the cell of every measured run (sorted).
         run_y: that run's value.
+        judge_sd: the mean ``spread`` of the judge's score distribution per cell (NaN without one).
     """
 
     runs: np.ndarray
@@ -87,6 +95,7 @@ class Side:
     passed: np.ndarray
     run_cell: np.ndarray
     run_y: np.ndarray
+    judge_sd: np.ndarray
 
     def run_values(self) -> list[np.ndarray]:
         """The run values of every cell, in cell order (an empty array for an absent cell)."""
@@ -109,6 +118,8 @@ class Cells:
     categories: list[str | None]
     a: Side
     b: Side
+    weighted: np.ndarray
+    """Per check: whether it is compared on the probability-weighted scores (both sides have them)."""
 
     @property
     def n_case(self) -> int:
@@ -136,10 +147,13 @@ def _side(
     n_case: int,
     pass_only: np.ndarray,
     worst: np.ndarray,
+    weighted: np.ndarray,
 ) -> Side:
     import numpy as np
 
-    value = s["value"].to_numpy(dtype="float64", na_value=np.nan)
+    value = _column(s, "value")
+    # the judge's probability-weighted score where the check is compared on it (see the module docstring)
+    value = np.where(weighted[check], _column(s, "weighted"), value)
     pass_f = s["passed"].astype("boolean").to_numpy(dtype="float64", na_value=np.nan)
     # a failed score without a value is the worst outcome of the check's scale, not a missing value
     y = np.where(np.isnan(value), np.where(pass_f == 0.0, worst[check], np.nan), value)
@@ -165,7 +179,17 @@ def _side(
         passed=_group_mean(r_cell[measured], r_p[measured], size),
         run_cell=r_cell[measured],
         run_y=r_y[measured],
+        judge_sd=_group_mean(cell, _column(s, "spread"), size),
     )
+
+
+def _column(s: pd.DataFrame, name: str) -> np.ndarray:
+    """A float column of a scores frame, NaN for NA (and everywhere when the frame lacks it)."""
+    import numpy as np
+
+    if name not in s:
+        return np.full(len(s), np.nan)
+    return s[name].to_numpy(dtype="float64", na_value=np.nan)
 
 
 def build_cells(a: Any, b: Any) -> Cells:
@@ -192,13 +216,21 @@ def build_cells(a: Any, b: Any) -> Cells:
 
     codes = []
     has_value = np.zeros(n_check, dtype=bool)
-    for frame in (sa, sb):
+    # per check and side: scored rows, and scored rows with a weighted score
+    scored = np.zeros((2, n_check))
+    with_weighted = np.zeros((2, n_check))
+    for side, frame in enumerate((sa, sb)):
         chk = frame["check_id"].astype(str).map(check_index).to_numpy(dtype=np.int64)
         cse = frame["case_id"].astype(str).map(case_index).to_numpy(dtype=np.int64)
         codes.append((chk, cse))
-        numeric = ~np.isnan(frame["value"].to_numpy(dtype="float64", na_value=np.nan))
+        numeric = ~np.isnan(_column(frame, "value"))
         has_value[chk[numeric]] = True
+        scored[side] = np.bincount(chk[numeric], minlength=n_check)
+        with_weighted[side] = np.bincount(
+            chk[numeric & ~np.isnan(_column(frame, "weighted"))], minlength=n_check
+        )
     pass_only = ~has_value
+    weighted = ((scored > 0) & (with_weighted == scored)).all(axis=0)
     worst = np.array([sc.low if sc is not None and np.isfinite(sc.low) else 0.0 for sc in scales])
 
     labels: dict[str, tuple[str | None, str | None]] = {}
@@ -220,6 +252,7 @@ def build_cells(a: Any, b: Any) -> Cells:
         case_ids=case_order,
         case_names=[labels.get(c, (None, None))[0] for c in case_order],
         categories=[labels.get(c, (None, None))[1] for c in case_order],
-        a=_side(sa, *codes[0], n_check, n_case, pass_only, worst),
-        b=_side(sb, *codes[1], n_check, n_case, pass_only, worst),
+        a=_side(sa, *codes[0], n_check, n_case, pass_only, worst, weighted),
+        b=_side(sb, *codes[1], n_check, n_case, pass_only, worst, weighted),
+        weighted=weighted,
     )

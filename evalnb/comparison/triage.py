@@ -46,6 +46,8 @@ CASE_COLUMNS: dict[str, str] = {
     "p_adjusted": "float64",
     "significant": "boolean",
     "change": "string",
+    "judge_sd_a": "float64",
+    "judge_sd_b": "float64",
 }
 
 
@@ -129,6 +131,8 @@ def case_table(cells: Cells, *, confidence: float, draws: int = 9999, seed: int 
             "p_adjusted": adjusted[keep],
             "significant": significant[keep],
             "change": change[keep],
+            "judge_sd_a": np.where(has_a, cells.a.judge_sd, np.nan)[keep],
+            "judge_sd_b": np.where(has_b, cells.b.judge_sd, np.nan)[keep],
         }
     )
     return frame.astype(CASE_COLUMNS)
@@ -151,15 +155,19 @@ def check_counts(cases: pd.DataFrame) -> pd.DataFrame:
 
 
 def triage_order(cases: pd.DataFrame) -> pd.DataFrame:
-    """The rows that changed, surest first: significant ones, then by adjusted and raw p, then by size."""
+    """The rows that changed, surest first: significant ones, then by adjusted and raw p, then the changes
+    larger than the judge's own uncertainty before those within it, then by size."""
     import numpy as np
 
     part = cases[cases["change"] != "same"]
+    # a judged change no larger than the judge's spread on either side is one the judge itself was unsure of
+    unsure = part["delta"].abs() <= part[["judge_sd_a", "judge_sd_b"]].max(axis=1)
     keys = part.assign(
         _sig=~part["significant"].fillna(False).astype(bool),
         _padj=part["p_adjusted"].fillna(np.inf),
         _p=part["p_value"].fillna(np.inf),
+        _unsure=unsure.fillna(False).astype(bool),
         _size=-part["delta"].abs().fillna(0.0),
     )
-    order = keys.sort_values(["_sig", "_padj", "_p", "_size"], kind="stable").index
+    order = keys.sort_values(["_sig", "_padj", "_p", "_unsure", "_size"], kind="stable").index
     return cases.loc[order].reset_index(drop=True)

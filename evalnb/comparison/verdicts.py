@@ -72,6 +72,7 @@ CHECK_COLUMNS: dict[str, str] = {
     "regressed": "Int64",
     "improved": "Int64",
     "significant": "Int64",
+    "weighted": "boolean",
 }
 
 
@@ -179,10 +180,16 @@ def check_tests(
                 "p_value": sf.p_below(-m) if tested else math.nan,
                 "_p_better": sf.p_above(0.0) if tested else math.nan,
                 "_changed": int((np.abs(d) > 1e-12).sum()),
+                "weighted": bool(cells.weighted[k]),
             }
         )
     # the family-dependent columns (p_adjusted onwards) are filled by decide() and finish()
-    columns = [*list(CHECK_COLUMNS)[: list(CHECK_COLUMNS).index("p_adjusted")], "_p_better", "_changed"]
+    columns = [
+        *list(CHECK_COLUMNS)[: list(CHECK_COLUMNS).index("p_adjusted")],
+        "_p_better",
+        "_changed",
+        "weighted",
+    ]
     return pd.DataFrame(rows, columns=columns), states
 
 

@@ -9,8 +9,12 @@ Everything runs offline, with no API key and no server:
 * ``data/suites/knowledge-base.json`` (JSON dataset) against the knowledge-base assistant
   (:class:`~evalnb.demo.kb.KBAssistant`).
 
-Judged checks (the TOML ``llm_judge`` task, Relevance, Coherence, Groundedness) are scored by the offline
-:class:`evalnb.judges.Heuristic`, which is word statistics and says so (``heuristic (not an LLM)``).
+Judged checks are scored by the best offline judge installed, named for what it is: with wordllama (the
+``offline-judge`` extra, which ``python3 dev.py demo`` installs) :class:`evalnb.judges.EmbeddingJudge` scores
+Relevance and Similarity from sentence embeddings (``embedding (wordllama, not an LLM)``) and hands the TOML
+``llm_judge`` task, Coherence and Groundedness to the word-statistics :class:`evalnb.judges.Heuristic`
+(``heuristic (not an LLM)``); without wordllama the heuristic scores everything and the demo says so, with
+the command that installs the embedding judge.
 
 The flawed agents run first and are saved as version ``previous``; the current agents are saved as
 ``current``; the comparison ``previous -> current`` is printed and ``<out>/scorecard.html`` is written.
@@ -139,7 +143,6 @@ def run_demo(
     """
     import evalnb
     from evalnb.errors import ConfigError
-    from evalnb.judges import Heuristic
     from evalnb.store import as_store
 
     started = time.perf_counter()
@@ -150,7 +153,7 @@ def run_demo(
         raise ConfigError(f"the demo cannot write into {out}: {exc.strerror or exc}") from exc
     data = data_dir()
     the_store = as_store(store if store is not None else out / "evalnb.db")
-    judge = Heuristic()
+    judge, judge_note = offline_judge()
     from evalnb.demo.sample import foodmart_db
 
     db = foodmart_db()
@@ -160,10 +163,8 @@ def run_demo(
         "evalnb demo: the three example suites in data/suites/ against offline demo agents "
         "(no API key, no server, no network)."
     )
-    echo(
-        f"Judged checks (llm_judge, Relevance, Coherence, Groundedness) are scored by the judge "
-        f"'{judge.label}': word statistics, offline. It is not an LLM; see notebooks/04-llm-judges.ipynb."
-    )
+    for line in judge_note:
+        echo(line)
     for version in VERSIONS:
         agents = _agents(version, data)
         outcome.results[version] = {}
@@ -216,7 +217,7 @@ def run_demo(
     outcome.comparisons = dict(outcome.gate.comparisons)
     echo(outcome.gate.report().rstrip())
 
-    notes = _heuristic_notes(outcome.results["current"])
+    notes = _judge_notes(outcome.results["current"])
     if notes:
         echo("")
         echo("Note on the current version's remaining failures:")
@@ -296,8 +297,36 @@ def next_steps(store: Store, notebooks: Path, *, cwd: Path | None = None) -> lis
     return lines
 
 
-def _heuristic_notes(results: dict[str, Result]) -> list[str]:
-    """Explain failures of the current version that come only from the heuristic judge."""
+def offline_judge() -> tuple[Any, list[str]]:
+    """The best offline judge installed, and the lines that say which one it is (never a silent fallback).
+
+    Example::
+
+        judge, lines = offline_judge()
+        judge.label
+        # 'embedding (wordllama, not an LLM)'
+    """
+    from evalnb.judges import EmbeddingJudge, Heuristic
+    from evalnb.judges.embedding import INSTALL_HINT, available
+
+    if available():
+        judge: Any = EmbeddingJudge()
+        return judge, [
+            f"Judged checks are scored offline: Relevance and Similarity by '{judge.label}' (sentence "
+            f"embeddings calibrated on labelled pairs), llm_judge, Coherence and Groundedness by "
+            f"'{judge.fallback.label}' (word statistics). Neither is an LLM; notebooks/04-llm-judges.ipynb "
+            f"measures both against labels."
+        ]
+    judge = Heuristic()
+    return judge, [
+        f"Judged checks are scored by '{judge.label}': word statistics, offline. It is not an LLM.",
+        "NOTE: the embedding judge is not installed, so Relevance and Similarity are scored by word statistics "
+        f"too, and an on-topic answer in other words scores low. Install it: {INSTALL_HINT}",
+    ]
+
+
+def _judge_notes(results: dict[str, Result]) -> list[str]:
+    """Explain failures of the current version that come only from an offline judge."""
     lines = []
     for name, result in results.items():
         sc = result.scores
@@ -306,10 +335,10 @@ def _heuristic_notes(results: dict[str, Result]) -> list[str]:
             lines.append(f"{name} / {row.case_id} / {row.check_id}: {row.reason} [judge: {row.judge}]")
     if lines:
         lines.append(
-            "These come from the offline heuristic judge, which reads words, not meaning (a correct "
-            "one-line-per-capital answer mentions few of the rubric's words; an on-topic answer that does not "
-            "repeat the question's words scores low on Relevance). Notebook 04 measures it against reference "
-            "labels; use a model judge for decisions (evalnb run ... --judge openai:MODEL)."
+            "These come from an offline judge, not from a model: the heuristic reads words, not meaning (a "
+            "correct one-line-per-capital answer mentions few of the rubric's words), and embeddings miss "
+            "negation and numbers. Notebook 04 measures both against labelled pairs; use a model judge for "
+            "decisions (evalnb run ... --judge openai:MODEL)."
         )
     return lines
 
@@ -339,7 +368,7 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
     parts = [
         "<h1>evalnb demo scorecard</h1>",
         '<p class="note">Versions <b>previous</b> (flawed demo agents) and <b>current</b>; judged checks scored '
-        "by the offline heuristic judge (not an LLM).</p>",
+        "offline, each score row naming its judge (embeddings or word statistics, neither an LLM).</p>",
         "<table><tr><th>suite</th><th>format</th><th>version</th><th>passed</th><th>failed</th>"
         "<th>degraded</th><th>skipped</th><th>run id</th></tr>",
     ]

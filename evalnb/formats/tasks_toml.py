@@ -27,6 +27,7 @@ from evalnb.suite import (
     FileExistsCheck,
     LLMJudgeCheck,
     RegexCheck,
+    SemanticSimilarityCheck,
     Suite,
     Turn,
 )
@@ -82,8 +83,21 @@ class LLMJudgeAssertion(Edge):
     rubric: NonBlank
 
 
+class SemanticSimilarityAssertion(Edge):
+    """Passes when the cosine of offline sentence embeddings of the result and ``value`` is ``>= threshold``
+    (an evalnb assertion; wordllama, ``pip install "evalnb[offline-judge]"``)."""
+
+    type: Literal["semantic_similarity"]
+    value: NonBlank
+    threshold: float = Field(default=0.5, ge=-1, le=1)
+
+
 Assertion = Annotated[
-    ExitCodeAssertion | FileExistsAssertion | RegexAssertion | LLMJudgeAssertion,
+    ExitCodeAssertion
+    | FileExistsAssertion
+    | RegexAssertion
+    | LLMJudgeAssertion
+    | SemanticSimilarityAssertion,
     Field(discriminator="type"),
 ]
 
@@ -130,6 +144,8 @@ def _check(a: Any) -> CheckSpec:
         return FileExistsCheck(path=a.path)
     if isinstance(a, RegexAssertion):
         return RegexCheck(on=a.on, pattern=a.pattern)
+    if isinstance(a, SemanticSimilarityAssertion):
+        return SemanticSimilarityCheck(type="semantic_similarity", value=a.value, threshold=a.threshold)
     return LLMJudgeCheck(rubric=a.rubric)
 
 

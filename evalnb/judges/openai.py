@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalnb.chat import ChatClient, safe_url
-from evalnb.errors import ConfigError
+from evalnb.errors import ChatError, ConfigError
 from evalnb.judges.base import JudgeCache, JudgeReply, Prices, cache_from
 from evalnb.judges.resolve import JudgeOptions, register_judge_string
 
@@ -43,6 +43,12 @@ class OpenAIJudge:
         prices: ``{"model": (per 1k prompt tokens, per 1k completion tokens)}`` for the ``cost`` column.
         system: the system message (the default states that DATA blocks are material, not instructions).
         extra_body: extra request fields (``seed``, ``response_format`` ...).
+        logprobs: ask for the answer's token probabilities (``logprobs``, ``top_logprobs``), from which a 1-5
+            score is read as the probability-weighted mean over the score tokens (G-Eval); the ``weighted``
+            column records it and the pass decision uses it. A server that answers without them changes
+            nothing; one that refuses the request because of them (HTTP 400 naming ``logprobs``) is asked
+            again without them, and this judge stops asking.
+        top_logprobs: how many alternatives per token to ask for (5 covers the five score tokens).
 
     Example::
 
@@ -74,6 +80,8 @@ class OpenAIJudge:
         prices: Prices | None = None,
         system: str | None = SYSTEM,
         extra_body: Mapping[str, Any] | None = None,
+        logprobs: bool = True,
+        top_logprobs: int = 5,
     ) -> None:
         self.client = ChatClient(
             model or os.environ.get("EVALNB_JUDGE_MODEL") or None,
@@ -98,6 +106,8 @@ class OpenAIJudge:
         self.cache = cache_from(cache, default_on=True)
         self.prices = prices
         self.system = system
+        self.logprobs = bool(logprobs)
+        self.top_logprobs = int(top_logprobs)
 
     @property
     def base_url(self) -> str:
@@ -106,6 +116,8 @@ class OpenAIJudge:
     def cache_key(self, prompt: str) -> str:
         """sha256 of base URL, model, prompt and options (issue: the cache key)."""
         options = {**self.client.options(), "system": self.system}
+        if self.logprobs:
+            options["top_logprobs"] = self.top_logprobs  # answers with and without probabilities differ
         return JudgeCache.key(endpoint=self.client.endpoint, model=self.model, prompt=prompt, options=options)
 
     async def preflight(self, *, timeout: float | None = None) -> None:
@@ -129,8 +141,18 @@ class OpenAIJudge:
         messages = [{"role": "user", "content": str(prompt)}]
         if self.system:
             messages.insert(0, {"role": "system", "content": self.system})
-        reply = await self.client.complete(messages)
-        return JudgeReply(text=reply.text, usage=reply.usage, model=reply.model)
+        if self.logprobs:
+            try:
+                reply = await self.client.complete(messages, logprobs=True, top_logprobs=self.top_logprobs)
+            except ChatError as exc:
+                if exc.status != 400 or "logprob" not in str(exc).lower():
+                    raise
+                # This endpoint does not offer token probabilities: plain answers from now on.
+                self.logprobs = False
+                reply = await self.client.complete(messages)
+        else:
+            reply = await self.client.complete(messages)
+        return JudgeReply(text=reply.text, usage=reply.usage, model=reply.model, logprobs=reply.logprobs)
 
     def __repr__(self) -> str:
         return (

@@ -36,6 +36,7 @@ __all__ = [
     "fence",
     "parse_score",
     "parse_verdict",
+    "score_distribution",
     "template",
 ]
 
@@ -334,3 +335,83 @@ def parse_verdict(text: str) -> tuple[bool, str] | None:
             return None  # "does NOT PASS": asked again rather than read as the word it negates
         return words == {"PASS"}, _rest(text, m2)
     return None  # none, or both PASS and FAIL in prose: ambiguous, never guessed
+
+
+# --------------------------------------------------------------------------------------------------
+# Probability-weighted scores (G-Eval)
+# --------------------------------------------------------------------------------------------------
+
+# The score inside a JSON answer: "score": 4 (or "4", 4.0), the keys parse_score reads.
+_JSON_SCORE_RE = re.compile(r'"(?:score|rating|grade|value)"\s*:\s*"?([1-5])(?:\.0+)?"?\s*[,}\n]', re.I)
+# A token that is a score and nothing more: "4", " 4", "4," (tokenisers glue spaces and punctuation on).
+_SCORE_TOKEN_RE = re.compile(r"\s*([1-5])[\s,.}\"']*")
+
+
+def _score_start(text: str, value: float) -> int | None:
+    """Where the digit of ``value`` that :func:`parse_score` read starts in ``text``, outside think blocks."""
+    hidden = [(m.start(), m.end()) for m in _THINK_RE.finditer(text)]
+    if hidden and not _answer_part(text).strip():
+        hidden = []  # nothing but reasoning: parse_score read the whole text, so do we
+    for rx in (_JSON_SCORE_RE, _SCORE_RE, _LEADING_RE):
+        for m in rx.finditer(text):
+            start = m.start(1)
+            if any(a <= start < b for a, b in hidden):
+                continue
+            if float(m.group(1)) == value:
+                return start
+            break  # the first score there is another one: parse_score read something else, do not guess
+    return None
+
+
+def score_distribution(text: str, logprobs: Sequence[Mapping[str, Any]] | None) -> dict[int, float] | None:
+    """The probability of each score 1..5 at the token where the answer states its score, or None.
+
+    The tokens are joined back into the answer; the score is found in it as :func:`parse_score` finds it;
+    the token covering the score's digit gives the distribution: its alternatives that are a score token
+    (``"4"``, ``" 4"``, ``"4,"``; the same digit in several spellings adds up), renormalised over 1..5, as
+    G-Eval weighs its scores. None when there are no logprobs, no readable score, the score's token is more
+    than a digit (``"45"``), or no alternative is a score.
+
+    Example::
+
+        lp = [{"token": '{"score": ', "logprob": 0.0, "top_logprobs": []},
+              {"token": "4", "logprob": -0.4, "top_logprobs": [{"token": "4", "logprob": -0.4},
+                                                                {"token": "3", "logprob": -1.1}]},
+              {"token": '}', "logprob": 0.0, "top_logprobs": []}]
+        {k: round(v, 2) for k, v in score_distribution('{"score": 4}', lp).items()}
+        # {3: 0.33, 4: 0.67}
+    """
+    import math
+
+    if not logprobs:
+        return None
+    tokens = [str(t.get("token") or "") for t in logprobs]
+    joined = "".join(tokens)
+    parsed = parse_score(joined)
+    if parsed is None:
+        return None
+    start = _score_start(joined, parsed[0])
+    if start is None:
+        return None
+    pos = 0
+    for token, entry in zip(tokens, logprobs, strict=True):
+        if pos <= start < pos + len(token):
+            if not _SCORE_TOKEN_RE.fullmatch(token):
+                return None
+            alternatives = list(entry.get("top_logprobs") or [])
+            if not any(str(a.get("token")) == token for a in alternatives):
+                alternatives.append({"token": token, "logprob": entry.get("logprob")})
+            probs: dict[int, float] = {}
+            for alt in alternatives:
+                m = _SCORE_TOKEN_RE.fullmatch(str(alt.get("token") or ""))
+                lp = alt.get("logprob")
+                if m is None or not isinstance(lp, (int, float)) or lp != lp:
+                    continue
+                k = int(m.group(1))
+                probs[k] = probs.get(k, 0.0) + math.exp(float(lp))
+            total = sum(probs.values())
+            if total <= 0:
+                return None
+            return {k: probs[k] / total for k in sorted(probs)}
+        pos += len(token)
+    return None

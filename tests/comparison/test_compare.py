@@ -304,3 +304,46 @@ def test_checks_on_one_side_only_are_new_or_gone_and_other_suites_are_noted() ->
     cmp = compare(a, b)
     assert cmp.checks.set_index("check_id")["verdict"].to_dict() == {"fresh": "new", "old": "gone"}
     assert "suite 's1'" in cmp.report() and "suite 's2'" in cmp.report()
+
+
+def _judged_frame(
+    values: list[float], weighted: list[float] | None, spread: list[float] | None
+) -> pd.DataFrame:
+    n = len(values)
+    return pd.DataFrame(
+        {
+            "case_id": [f"c{i}" for i in range(n)],
+            "run": 0,
+            "turn": 0,
+            "check": "Relevance",
+            "check_id": "Relevance",
+            "value": values,
+            "passed": [v >= 3 for v in values],
+            "weighted": weighted if weighted is not None else [float("nan")] * n,
+            "spread": spread if spread is not None else [float("nan")] * n,
+        }
+    )
+
+
+def test_a_judged_check_with_weighted_scores_is_compared_on_them() -> None:
+    a = _judged_frame([3, 4, 2, 5, 3, 4], [3.1, 3.9, 2.4, 4.6, 3.2, 3.8], [0.5, 0.4, 0.6, 0.3, 0.5, 0.1])
+    b = _judged_frame([4, 3, 2, 5, 2, 4], [3.2, 3.7, 2.4, 4.5, 2.9, 3.2], [0.5, 0.5, 0.5, 0.3, 0.6, 0.2])
+    cmp = compare(a, b)
+    row = cmp.checks.set_index("check_id").loc["Relevance"]
+    assert bool(row["weighted"]) and row["mean_a"] == pytest.approx(np.mean([3.1, 3.9, 2.4, 4.6, 3.2, 3.8]))
+    report = cmp.report()
+    assert "Relevance (1-5 score, weighted): mean 3.500 -> 3.317 over 6 paired cases" in report
+    assert "c5 [Relevance]: 3.800 -> 3.200 (regressed; untested; beyond the judge's sd 0.20)" in report
+    assert "c1 [Relevance]: 3.900 -> 3.700 (regressed; untested; within the judge's sd 0.50)" in report
+    cases = cmp.cases.set_index("case_id")
+    # the written score of c0 went up (3 -> 4) but the judge's weighted score barely moved: the weighted one
+    assert cases.loc["c0", "delta"] == pytest.approx(0.1) and cases.loc["c0", "judge_sd_a"] == 0.5
+    assert str(cmp.cases["judge_sd_b"].dtype) == "float64"
+    # triage: c5's drop (0.6) is beyond the judge's spread (0.2), c1's (0.2) within it (0.5): c5 first
+    order = cmp.triage["case_id"].tolist()
+    assert order.index("c5") < order.index("c1")
+    # one side without distributions: both are compared on the written scores, like with like
+    plain = compare(a, _judged_frame([4, 3, 2, 5, 2, 4], None, None))
+    prow = plain.checks.set_index("check_id").loc["Relevance"]
+    assert not bool(prow["weighted"]) and prow["mean_a"] == pytest.approx(np.mean([3, 4, 2, 5, 3, 4]))
+    assert plain.cases["judge_sd_b"].isna().all()

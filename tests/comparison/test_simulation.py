@@ -196,3 +196,85 @@ def test_trend_intervals_cover_the_mean_and_stay_in_range(cases: int) -> None:
     rates = {c: n / trials_n for c, n in covered.items()}
     print(f"\ntrend interval, {cases} cases x 3 runs: coverage of the mean {rates}")
     assert all(0.92 <= r <= 0.985 for r in rates.values()), rates
+
+
+# --------------------------------------------------------------------------------------------------
+# A judged check whose judge gives its score distribution (probability-weighted scores)
+# --------------------------------------------------------------------------------------------------
+
+LEVELS = np.arange(1, 6, dtype=float)
+
+
+def judged(
+    quality: np.ndarray, runs: int, rng: np.random.Generator, *, logprobs: bool = True
+) -> pd.DataFrame:
+    """Relevance rows of a model judge: per run, its belief is a discretised normal around the case's
+    quality (SD 0.8 on the 1-5 scale) whose logits move a little from call to call (SD 0.3); it writes a
+    score drawn from that belief and, with ``logprobs``, reports the belief (``weighted``, ``spread``)."""
+    n = len(quality)
+    q = np.repeat(quality, runs)
+    logits = -((LEVELS[None, :] - q[:, None]) ** 2) / (2 * 0.8**2) + rng.normal(0, 0.3, (len(q), 5))
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    written = 1 + (rng.random(len(q))[:, None] > probs.cumsum(axis=1)).sum(axis=1).astype(float)
+    weighted = probs @ LEVELS
+    spread = np.sqrt((probs * (LEVELS[None, :] - weighted[:, None]) ** 2).sum(axis=1))
+    out = pd.DataFrame({
+        "case_id": "c" + pd.Series(np.repeat(np.arange(n), runs)).astype(str), "run": np.tile(np.arange(runs), n),
+        "turn": 0, "check": "Relevance", "check_id": "Relevance", "value": written,
+        "weighted": weighted if logprobs else np.nan, "spread": spread if logprobs else np.nan,
+    })  # fmt: skip
+    out["passed"] = np.where(np.isnan(out["weighted"]), out["value"], out["weighted"]) >= 3
+    return out
+
+
+def judged_trials(
+    runs: int,
+    *,
+    drop: float = 0.0,
+    logprobs: bool = True,
+    cases: int = 100,
+    trials: int = TRIALS,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Comparisons of a suite with five rule checks and a judged Relevance. Each version writes its own
+    answers, whose quality varies around the case's (SD 0.3); the candidate's lose ``drop`` on average."""
+    out = []
+    rules = ["regex", "ExactMatch", "intent", "PartialMatch", "Citations"]
+    for t in range(trials):
+        rng = np.random.default_rng([seed, runs, cases, t, int(logprobs)])
+        params = population(rng, cases)
+        quality = params["Relevance"]
+        qa = quality + rng.normal(0, 0.3, cases)
+        qb = quality - drop + rng.normal(0, 0.3, cases)
+        a = pd.concat([frame(params, runs, rng, rules), judged(qa, runs, rng, logprobs=logprobs)])
+        b = pd.concat([frame(params, runs, rng, rules), judged(qb, runs, rng, logprobs=logprobs)])
+        cmp = compare(a, b)
+        row = cmp.checks.set_index("check_id").loc["Relevance"]
+        out.append({"fired": cmp.regressed, "relevance_gates": bool(row["gates"]), "weighted": row["weighted"],
+                    "ci_low": row["ci_low"], "ci_high": row["ci_high"]})  # fmt: skip
+    return pd.DataFrame(out)
+
+
+@pytest.mark.parametrize("runs", [1, 3])
+def test_identical_agents_with_a_weighted_judged_check_fire_the_gate_at_most_alpha(runs: int) -> None:
+    result = judged_trials(runs, seed=5)
+    assert result["weighted"].all()  # the judged check is compared on its weighted scores
+    rate = float(result["fired"].mean())
+    coverage = float(((result["ci_low"] <= 0) & (result["ci_high"] >= 0)).mean())
+    print(f"\nidentical agents, 100 cases x {runs} run(s), 5 rule checks + weighted Relevance: gate fired "
+          f"{rate:.3f}; the Relevance interval covered 0 in {coverage:.3f}")  # fmt: skip
+    assert rate <= _limit(0.05)
+    assert coverage >= 0.95 - 2.33 * math.sqrt(0.05 * 0.95 / TRIALS)
+
+
+def test_weighted_scores_give_the_gate_more_power_on_a_judged_drop() -> None:
+    # A 0.3 drop of Relevance quality, 40 cases x 1 run: the judge's sampling noise hides it in the written
+    # scores far more often than in the weighted ones.
+    weighted = judged_trials(1, drop=0.3, cases=40, trials=100, seed=6)
+    plain = judged_trials(1, drop=0.3, cases=40, trials=100, seed=6, logprobs=False)
+    assert not plain["weighted"].any()
+    power_w, power_p = float(weighted["relevance_gates"].mean()), float(plain["relevance_gates"].mean())
+    print(f"\na 0.3 Relevance drop, 40 cases x 1 run: the gate fired {power_w:.2f} on weighted scores, "
+          f"{power_p:.2f} on the written ones")  # fmt: skip
+    assert power_w >= 0.8 and power_w >= power_p + 0.3

@@ -56,7 +56,8 @@ def test_demo_runs_in_an_empty_folder_and_writes_store_and_scorecard(tmp_path: P
     # The comparison, and the judge named for what it is.
     assert out.count("Comparison previous -> current") >= 3
     assert "rows (0-1): mean 0.688 -> 1.000 over 8 paired cases; better by 0.31" in out
-    assert "heuristic (not an LLM)" in out
+    assert "heuristic (not an LLM)" in out and "embedding (wordllama, not an LLM)" in out
+    assert "not installed" not in out  # the embedding judge is there: no fallback, and no fallback notice
     # The store holds both versions of every suite; the scorecard is a page with the plots.
     db = tmp_path / ".evals" / "evalnb.db"
     assert db.is_file()
@@ -93,10 +94,32 @@ def test_demo_options_out_and_store(tmp_path: Path) -> None:
     assert rows["verdict"] == "better" and rows["words"].startswith("better by 0.31 (95% one-sided bound")
     assert any(line.startswith("Gate over 3 suites: pass") for line in lines)
     assert any("(triage, does not gate)" in line for line in lines)
-    # Judged checks name their judge honestly.
+    # Judged checks name their judge honestly: embeddings for Relevance, word statistics for the others.
+    kb = outcome.results["current"]["knowledge-base"].scores
+    judged = kb[kb["judge"].notna()]
+    assert set(judged["judge"]) == {"embedding (wordllama, not an LLM)", "heuristic (not an LLM)"}
+    assert set(judged.loc[judged["check"] == "Relevance", "judge"]) == {"embedding (wordllama, not an LLM)"}
+    assert set(judged.loc[judged["check"] != "Relevance", "judge"]) == {"heuristic (not an LLM)"}
+    # The current knowledge-base assistant passes every judged check offline (EXP-003's on-topic answer too,
+    # which the word-statistics judge gave Relevance 1/5).
+    assert judged["passed"].all(), judged.loc[~judged["passed"], ["case_id", "check", "reason"]]
+    exp3 = judged.set_index(["case_id", "check"]).loc[("EXP-003", "Relevance")]
+    assert exp3["value"] >= 3 and "embedding: cosine" in exp3["reason"]
+    assert any("embedding (wordllama, not an LLM)" in line for line in lines)
+
+
+def test_demo_without_wordllama_says_so_and_names_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalnb.demo.main import run_demo
+
+    monkeypatch.setitem(sys.modules, "wordllama", None)  # as if the offline-judge extra were not installed
+    lines: list[str] = []
+    outcome = run_demo(out=tmp_path / "o", echo=lines.append)
+    text = "\n".join(lines)
+    assert 'pip install "evalnb[offline-judge]"' in text and "not installed" in text
     judges = set(outcome.results["current"]["knowledge-base"].scores["judge"].dropna())
     assert judges == {"heuristic (not an LLM)"}
-    assert any("heuristic" in line for line in lines)
 
 
 def test_kb_assistant_answers_with_bracket_citations() -> None:

@@ -251,8 +251,8 @@ def test_migration_from_schema_version_1_on_postgres(pg_url: str) -> None:
     assert "cost" not in cols and getattr(cols["case_name"], "length", None) == 500
     engine.dispose()
 
-    with _store(pg_url) as store:  # opening migrates 1 -> 3 and backfills the per-check statistics
-        assert store.schema_version == SCHEMA_VERSION == 3
+    with _store(pg_url) as store:  # opening migrates 1 -> 4 and backfills the per-check statistics
+        assert store.schema_version == SCHEMA_VERSION == 4
         insp = inspect(store.engine)
         cols = {c["name"]: c["type"] for c in insp.get_columns("scores")}
         assert "cost" in cols and getattr(cols["case_name"], "length", None) is None  # TEXT now
