@@ -9,6 +9,7 @@ Tables::
     run_rows          result.runs, one row per case x run x turn
     scores            result.scores, one row per case x run x turn x check
     mismatches        result.mismatches
+    tool_calls        result.tool_calls, one row per tool call an agent reported (schema 4)
     run_check_stats   per run x check: sufficient statistics (sums per case) so trends aggregate in SQL fast
 
 The schema is versioned (``SCHEMA_VERSION``); opening an older database runs the missing migrations in one
@@ -30,13 +31,14 @@ __all__ = [
     "RUN_COLS",
     "SCHEMA_VERSION",
     "SCORE_COLS",
+    "TOOL_CALL_COLS",
     "migrate",
     "refresh_stats",
     "schema_version",
     "tables",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # result frame column -> stored in a typed column. Columns a frame has beyond these go to ``extra`` (JSON).
 RUN_COLS_V1 = [
@@ -79,8 +81,25 @@ SCORE_COLS_V1 = [
 MISMATCH_COLS = ["case_id", "run", "turn", "row", "key", "expected", "actual", "tolerance", "reason"]
 RUN_COLS = [*RUN_COLS_V1, "prompt_tokens", "completion_tokens"]  # schema 2
 SCORE_COLS = [*SCORE_COLS_V1, "prompt_tokens", "completion_tokens", "cost"]  # schema 2
+TOOL_CALL_COLS = [  # schema 4
+    "case_id",
+    "case_name",
+    "category",
+    "run",
+    "turn",
+    "order",
+    "tool",
+    "plugin",
+    "function",
+    "arguments",
+    "status",
+    "http_status",
+    "allowed",
+    "call_id",
+    "output",
+]
 
-_INTS = {"run", "turn", "exit_code", "row", "prompt_tokens", "completion_tokens"}
+_INTS = {"run", "turn", "exit_code", "row", "prompt_tokens", "completion_tokens", "order", "http_status"}
 _FLOATS = {"latency_ms", "value", "cost"}
 _TEXTS = {
     "prompt",
@@ -95,6 +114,8 @@ _TEXTS = {
     "actual",
     "tolerance",
     "refusal",
+    "arguments",
+    "output",
 }
 
 
@@ -118,7 +139,7 @@ def _column(name: str, version: int = SCHEMA_VERSION) -> Any:
         return Column(name, Integer)
     if name in _FLOATS:
         return Column(name, Float)
-    if name == "passed":
+    if name in ("passed", "allowed"):
         return Column(name, Boolean)
     if name in _TEXTS:
         return Column(name, Text)
@@ -126,7 +147,7 @@ def _column(name: str, version: int = SCHEMA_VERSION) -> Any:
 
 
 def tables(version: int) -> tuple[MetaData, dict[str, Table]]:
-    """The table definitions as they are at schema ``version`` (1, 2 or 3)."""
+    """The table definitions as they are at schema ``version`` (1 to 4)."""
     from sqlalchemy import (
         Column,
         Float,
@@ -214,6 +235,15 @@ def tables(version: int) -> tuple[MetaData, dict[str, Table]]:
         *[_column(c, version) for c in MISMATCH_COLS],
         Column("extra", Text),
     )
+    if version >= 4:
+        t["tool_calls"] = Table(
+            "tool_calls",
+            md,
+            Column("run_pk", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+            Column("seq", Integer),
+            *[_column(c, version) for c in TOOL_CALL_COLS],
+            Column("extra", Text),
+        )
     if version >= 2:
         Index("ix_scores_run_check", t["scores"].c.run_pk, t["scores"].c.check_id)
         t["run_check_stats"] = Table(
@@ -295,7 +325,18 @@ def _migration_3(conn: Connection) -> None:
                 )
 
 
-_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migration_1, 2: _migration_2, 3: _migration_3}
+def _migration_4(conn: Connection) -> None:
+    """Schema 4: the ``tool_calls`` table (``result.tool_calls``); runs saved before it have no tool calls."""
+    _md, t = tables(4)
+    t["tool_calls"].create(conn)
+
+
+_MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _migration_1,
+    2: _migration_2,
+    3: _migration_3,
+    4: _migration_4,
+}
 
 
 def schema_version(conn: Connection) -> int:
