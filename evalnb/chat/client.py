@@ -49,6 +49,8 @@ class ChatReply:
         model: the model name the server reported, else the one asked for.
         latency_ms: wall time of the successful attempt.
         attempts: attempts made, including the successful one.
+        tool_calls: the first choice's ``message.tool_calls`` as the server sent them (the calls the model asks
+            for; nothing is executed here).
     """
 
     text: str
@@ -56,6 +58,7 @@ class ChatReply:
     model: str | None = None
     latency_ms: float = 0.0
     attempts: int = 1
+    tool_calls: tuple[dict[str, Any], ...] = ()
 
 
 class ChatClient:
@@ -316,12 +319,14 @@ class ChatClient:
         content = message.get("content")
         if isinstance(content, list):  # some servers send content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        calls = message.get("tool_calls")
         return ChatReply(
             text=content or "",
             usage=dict(usage) if isinstance(usage := data.get("usage"), dict) else {},
             model=data.get("model") or self.model,
             latency_ms=(time.perf_counter() - t0) * 1000,
             attempts=attempts,
+            tool_calls=tuple(c for c in calls if isinstance(c, dict)) if isinstance(calls, list) else (),
         )
 
 
