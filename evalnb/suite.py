@@ -118,7 +118,8 @@ class ExitCodeCheck(_CheckBase):
 
 
 class FileExistsCheck(_CheckBase):
-    """tasks spec: passes when ``path`` exists after the run, relative to the run's working directory."""
+    """tasks spec: passes when ``path`` exists after the run: a relative path in the run's working directory, an
+    absolute one as written."""
 
     type: Literal["file_exists"] = "file_exists"
     path: str
