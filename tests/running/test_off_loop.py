@@ -16,7 +16,6 @@ from evalnb.suite import Case, RegexCheck, Suite, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 CUBE_SUITE = ROOT / "data" / "suites" / "foodmart-sales.eval.yaml"
-FOODMART = ROOT / "data" / "foodmart" / "foodmart.db"
 
 
 async def _constant_analyst(prompt: str) -> dict:
@@ -24,10 +23,10 @@ async def _constant_analyst(prompt: str) -> dict:
     return {"text": "Sales by state.", "intent": "QUERY", "rows": [{"state": "CA", "storeSales": 1.0}]}
 
 
-def test_a_50ms_agent_reads_50ms_at_concurrency_8_on_the_cube_suite() -> None:
+def test_a_50ms_agent_reads_50ms_at_concurrency_8_on_the_cube_suite(foodmart_db: Path) -> None:
     suite = evalnb.load(CUBE_SUITE)
-    evalnb.run(suite, _constant_analyst, data=FOODMART, concurrency=1, runs=1, progress=False)  # warm imports
-    result = evalnb.run(suite, _constant_analyst, data=FOODMART, concurrency=8, runs=3, progress=False)
+    evalnb.run(suite, _constant_analyst, data=foodmart_db, concurrency=1, runs=1, progress=False)  # warm imports
+    result = evalnb.run(suite, _constant_analyst, data=foodmart_db, concurrency=8, runs=3, progress=False)
     latencies = result.runs["latency_ms"].dropna().tolist()
     assert len(latencies) == 36
     # The rows checks and their reference SQL ran meanwhile: none of it shows in the agent's latency.
