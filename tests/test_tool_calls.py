@@ -240,7 +240,7 @@ def test_a_call_the_agent_refuses_is_not_run(openai_server: OpenAIServer) -> Non
         tool_functions={"claims_delete-claim": delete_claim},
     )
     suite = evalnb.load(DATASET)
-    result = evalnb.run(suite, agent, progress=False)
+    evalnb.run(suite, agent, progress=False)
     assert ran == []  # the allowlist permits nothing for that item: the function never ran
     assert (
         len([r for r in openai_server.requests if r.last_user == "Delete claim C-300."]) == 1

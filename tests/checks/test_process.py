@@ -36,7 +36,6 @@ def test_file_exists_path_escaping_the_workdir_is_an_error(tmp_path: Path) -> No
     assert s.status == "degraded" and "escapes" in s.reason
 
 
-
 def test_file_exists_checks_an_absolute_path_as_written(tmp_path: Path) -> None:
     # suites written for one repository check absolute paths: those are checked where they say, run dir or not
     inner = tmp_path / "run"

@@ -25,7 +25,9 @@ async def _constant_analyst(prompt: str) -> dict:
 
 def test_a_50ms_agent_reads_50ms_at_concurrency_8_on_the_cube_suite(foodmart_db: Path) -> None:
     suite = evalnb.load(CUBE_SUITE)
-    evalnb.run(suite, _constant_analyst, data=foodmart_db, concurrency=1, runs=1, progress=False)  # warm imports
+    evalnb.run(
+        suite, _constant_analyst, data=foodmart_db, concurrency=1, runs=1, progress=False
+    )  # warm imports
     result = evalnb.run(suite, _constant_analyst, data=foodmart_db, concurrency=8, runs=3, progress=False)
     latencies = result.runs["latency_ms"].dropna().tolist()
     assert len(latencies) == 36
