@@ -165,7 +165,7 @@ def test_a_repository_suite_runs_from_its_root_with_workdir(tmp_path: Path, agen
     assert fresh.returncode == 1
     assert "file_exists#2: pyproject.toml does not exist in the working directory" in fresh.stdout
     assert "regex: pattern '\\bpyproject\\.toml\\b' not found" in fresh.stdout  # as the suite wrote it
-    failed = list(list(junit_checked(report))[0])[0]
+    failed = next(iter(next(iter(junit_checked(report)))))
     assert failed.name == "build" and not failed.is_passed
     (outcome,) = failed.result
     assert isinstance(outcome, junitparser.Failure)
@@ -185,7 +185,7 @@ def test_a_repository_suite_runs_from_its_root_with_workdir(tmp_path: Path, agen
     )
     assert rooted.returncode == 0, rooted.stdout + rooted.stderr
     assert "1/1 passed" in rooted.stdout and (repo / "dist" / "app.whl").exists()
-    assert all(c.is_passed for c in list(junit_checked(report))[0])
+    assert all(c.is_passed for c in next(iter(junit_checked(report))))
 
 
 def test_retries_reach_the_run(tmp_path: Path, agents: Path) -> None:

@@ -102,14 +102,13 @@ def _from_document(p: Path, data: dict[str, Any]) -> Result:
         where = {"suite": suite.name, "case_id": case.id, "case_name": case.name, "category": case.category}
         for run, turns in sets:
             for t, (turn, tdoc) in enumerate(zip(case.turns, turns, strict=False)):
-                ids = dict(zip([s.name for s in turn.checks], turn.check_ids(), strict=False))
                 options = {
                     cid: options_json(spec) for cid, spec in zip(turn.check_ids(), turn.checks, strict=True)
                 }
                 t_ext = (tdoc.get("extensions") or {}).get("evalnb") or {}
                 failed_without_score = set(t_ext.get("failed_without_score") or [])
                 rows = [
-                    {**where, "run": run, "turn": t, **_score_row(key, entry, ids, failed_without_score)}
+                    {**where, "run": run, "turn": t, **_score_row(key, entry, failed_without_score)}
                     for key, entry in (tdoc.get("scores") or {}).items()
                 ]
                 error = tdoc.get("error") or {}
@@ -223,11 +222,10 @@ def _tool_calls(tdoc: dict[str, Any], ext: dict[str, Any]) -> list[dict[str, Any
     return out
 
 
-def _score_row(
-    key: str, entry: dict[str, Any], ids: dict[str, str], failed_without_score: set[str]
-) -> dict[str, Any]:
+def _score_row(key: str, entry: dict[str, Any], failed_without_score: set[str]) -> dict[str, Any]:
     """The scores-frame fields of one ScoreCollection entry."""
-    check = FROM_SCORE_KEYS.get(key.split("#")[0], key.split("#")[0])
+    base, sep, nth = key.partition("#")
+    check = FROM_SCORE_KEYS.get(base, base)
     res = entry.get("result")
     value = entry.get("score", entry.get("count"))
     if value is None and "match" in entry:
@@ -240,7 +238,8 @@ def _score_row(
         status = "degraded"
     return {
         "check": check,
-        "check_id": ids.get(check, key),
+        # the key says which check of a name it is: `regex` the first (api: check ids), `regex#2` the second
+        "check_id": f"{check}#{nth}" if sep else check,
         "value": value,
         # an errored evaluator did not pass: False, as the runner writes it
         "passed": res == "pass",
