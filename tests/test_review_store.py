@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from evalnb.errors import StoreError
 from evalnb.suite import Case, RegexCheck, Suite, Turn
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "suites"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
@@ -127,35 +129,12 @@ def test_a_version_label_shared_by_suites_is_ambiguous(tmp_path: Path) -> None:
     assert out.exit_code == 0 and "=== A ===" in out.output and "=== B ===" in out.output
 
 
-# The parts of the published dataset schema (eval document 1.6.0) that the output document exercises.
-_VALID = {"type": "object", "required": ["score", "result", "threshold"],
-          "properties": {"score": {"type": "number"}, "result": {"enum": ["pass", "fail"]},
-                         "threshold": {"type": "number"}}}  # fmt: skip
-_ERRORED = {"type": "object", "required": ["result", "error"], "additionalProperties": False,
-            "properties": {"result": {"const": "error"}, "error": {"type": "string", "minLength": 1}}}  # fmt: skip
-_SCORES = {
-    "type": "object",
-    "properties": {
-        k: {"oneOf": [_VALID, _ERRORED]} for k in ("relevance", "coherence", "groundedness", "partialMatch")
-    },
-}
-_STATUS = {"enum": ["pass", "fail", "partial", "error"]}
-_TURN_PROPS = {k: {} for k in ("prompt", "expected_response", "response", "context", "evaluators",
-                               "evaluators_mode", "citations", "diagnostics", "error", "extensions")}  # fmt: skip
-_TURN = {"type": "object", "required": ["prompt"], "additionalProperties": False,
-         "properties": {**_TURN_PROPS, "scores": _SCORES, "status": _STATUS}}  # fmt: skip
-SCHEMA = {
-    "type": "object",
-    "required": ["schemaVersion", "items"],
-    "properties": {
-        "items": {"type": "array", "items": {"oneOf": [
-            {**_TURN, "not": {"required": ["turns"]}},
-            {"type": "object", "required": ["turns"], "additionalProperties": False,
-             "properties": {"name": {}, "description": {}, "conversation_id": {}, "extensions": {},
-                            "summary": {}, "turns": {"type": "array", "items": _TURN}}},
-        ]}},
-    },
-}  # fmt: skip
+# The published dataset schema itself (shared/reference), which every output document must satisfy.
+SCHEMA = json.loads(
+    (ROOT.parent / "shared" / "reference" / "m365-dataset-schema" / "eval-document.schema.json").read_text(
+        encoding="utf-8"
+    )
+)
 
 
 def test_dataset_document_without_a_judge_follows_the_schema_and_reads_back(tmp_path: Path) -> None:
@@ -165,7 +144,11 @@ def test_dataset_document_without_a_judge_follows_the_schema_and_reads_back(tmp_
     doc = export.to_document(result, path)
     jsonschema.validate(doc, SCHEMA)
     first = doc["items"][0]["scores"]["relevance"]
-    assert first == {"result": "error", "error": "llm judge not evaluated: this runner has no judge router"}
+    assert first == {
+        "result": "error",
+        "code": "evaluatorConfigurationError",
+        "error": "llm judge not evaluated: this runner has no judge router",
+    }
     # the not-evaluated judge is a failure in our terms, so the item is partial or failed, never an error
     assert {i.get("status") or i["summary"]["overall_status"] for i in doc["items"]} <= {
         "pass",
@@ -187,9 +170,12 @@ def test_degraded_scores_read_back_as_not_passed(tmp_path: Path) -> None:
     path = tmp_path / "down.json"
     jsonschema.validate(export.to_document(result, path), SCHEMA)
     back = evalnb.read_results(path)
-    # as the runner writes them: an errored check did not pass (False, not missing)
-    assert back.scores["passed"].notna().all() and not back.scores["passed"].any()
-    assert back.scores["status"].eq("degraded").all()
+    # as the runner writes them: a check of a turn whose agent failed did not pass (False, not missing), and the
+    # turns after it in a conversation were skipped
+    cols = ["case_id", "turn", "check_id", "passed", "status", "reason"]
+    pd.testing.assert_frame_equal(back.scores[cols], result.scores[cols])
+    assert not back.scores["passed"].fillna(False).any()
+    assert set(back.scores["status"]) == {"degraded", "skipped"}
     assert back.cases["status"].eq("degraded").all()
 
 
