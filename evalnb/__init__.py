@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from evalnb.agents.base import Request, Response
+from evalnb.agents.base import Request, Response, ToolCall
 from evalnb.errors import ConfigError, EvalnbError, SuiteError
 from evalnb.suite import Case, Suite, Turn
 
@@ -42,6 +42,7 @@ __all__ = [
     "Store",
     "Suite",
     "SuiteError",
+    "ToolCall",
     "Turn",
     "__version__",
     "agents",

@@ -6,7 +6,9 @@
 * :func:`unanswered`: the scores of a turn that got no answer (skipped or degraded);
 * :func:`status_of`: the Score -> status rule; :func:`turn_status`, :func:`worst`: how statuses combine
   into a turn's, a run's and a case's (api contract: ``passed``, ``failed``, ``degraded``, ``skipped``);
-* :func:`from_exception`: a check that raised becomes a degraded Score.
+* :func:`from_exception`: a check that raised becomes a degraded Score;
+* :func:`disallowed_calls`, :func:`not_allowed`: a reported tool call outside the turn's allowlist makes the
+  turn an error like an agent failure (dataset spec, allowlists): the turn is degraded, its checks not checked.
 
 The runner, :func:`evalnb.rescore` and :class:`~evalnb.results.Result` all use these; nothing else decides a
 status.
@@ -32,13 +34,17 @@ from evalnb.checks.registry import CheckContext, CheckDef, Offload, Score, coerc
 from evalnb.suite import CustomCheck, IntentCheck
 
 if TYPE_CHECKING:
+    from evalnb.agents.base import ToolCall
     from evalnb.suite import Turn
 
 __all__ = [
     "RANK",
     "STATUSES",
+    "TOOL_NOT_ALLOWED",
     "TurnPlan",
+    "disallowed_calls",
     "from_exception",
+    "not_allowed",
     "options_json",
     "score_turn",
     "status_of",
@@ -102,6 +108,33 @@ def worst(statuses: Iterable[str], *, empty: str = "skipped") -> str:
 def from_exception(spec: Any, exc: BaseException) -> Score:
     """A check that raised: degraded, with the exception in the reason (failures are data)."""
     return Score.degraded(f"check {spec.name} raised {type(exc).__name__}: {exc}")
+
+
+TOOL_NOT_ALLOWED = "tool call not allowed"
+"""How the error of a turn whose agent called a tool outside its allowlist starts (``runs.error``)."""
+
+
+def disallowed_calls(allowed: list[str] | None, calls: list[ToolCall] | None) -> list[ToolCall]:
+    """The reported tool calls the allowlist does not permit, in order.
+
+    dataset spec (allowlists): only a suite that declares an allowlist is checked (``allowed`` is ``None``
+    otherwise: nothing is); entries and tools match exactly and case-sensitively after trimming, and an empty
+    list permits nothing. Every reported call counts, whatever became of it: the agent asked to make it.
+    """
+    if allowed is None or not calls:
+        return []
+    permitted = {t.strip() for t in allowed}
+    return [c for c in calls if c.tool.strip() not in permitted]
+
+
+def not_allowed(calls: list[ToolCall], allowed: list[str]) -> str:
+    """The turn error of calls outside the allowlist: ``tool call not allowed: ...`` naming the tools and the
+    allowlist (the dataset output document writes it with code ``toolCallNotAllowed``)."""
+    tools = ", ".join(repr(t) for t in dict.fromkeys(c.tool for c in calls))
+    permitted = (
+        ", ".join(allowed) if allowed else "none (the suite declares an allowlist that permits no tool)"
+    )
+    return f"{TOOL_NOT_ALLOWED}: the agent asked to call {tools}, which allowed_tools does not permit (allowed: {permitted})"
 
 
 def unanswered(plan: TurnPlan, status: str, reason: str) -> list[Score]:

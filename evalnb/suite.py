@@ -16,7 +16,14 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from evalnb.formats.registry import is_format, names
 
@@ -30,6 +37,7 @@ __all__ = [
     "CustomCheck",
     "ExactMatchCheck",
     "ExitCodeCheck",
+    "ExpectedToolCall",
     "FileExistsCheck",
     "FormatName",
     "InsightCheck",
@@ -47,6 +55,9 @@ __all__ = [
     "SemanticSimilarityCheck",
     "Suite",
     "Tolerance",
+    "ToolCallExecutionCheck",
+    "ToolCallSelectionCheck",
+    "ToolRef",
     "Turn",
 ]
 
@@ -61,6 +72,9 @@ def _registered_format(name: str) -> str:
 FormatName = Annotated[str, AfterValidator(_registered_format)]
 """A registered format's name: ``"tasks-toml"``, ``"cube-yaml"``, ``"dataset-json"`` or a plugin's."""
 JUDGED_METRICS = ("Relevance", "Coherence", "Groundedness", "Similarity")
+CITATION_FORMATS = ("oai_unicode", "bracket", "markdown", "mixed")
+"""The citation formats whose markers evalnb detects (published dataset schema: ``citation_format`` is an open
+string; another value counts the citations of every one of these)."""
 INTENTS = ("QUERY", "INSIGHT", "VIEW_CHANGE", "REFUSED")
 
 
@@ -105,7 +119,8 @@ class ExitCodeCheck(_CheckBase):
 
 
 class FileExistsCheck(_CheckBase):
-    """tasks spec: passes when ``path`` exists after the run, relative to the run's working directory."""
+    """tasks spec: passes when ``path`` exists after the run: a relative path in the run's working directory, an
+    absolute one as written."""
 
     type: Literal["file_exists"] = "file_exists"
     path: str
@@ -163,7 +178,8 @@ class CitationsCheck(_CheckBase):
 
     type: Literal["Citations"] = "Citations"
     threshold: int = Field(default=1, ge=1)
-    citation_format: Literal["oai_unicode", "bracket", "markdown", "mixed"] = "oai_unicode"
+    # published schema: an open string; a format evalnb does not know counts the citations of every known one
+    citation_format: str = Field(default="oai_unicode", min_length=1)
 
 
 class ExactMatchCheck(_CheckBase):
@@ -196,6 +212,49 @@ class RetrievalResultCheck(_CheckBase):
 
     type: Literal["RetrievalResult"] = "RetrievalResult"
     settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolRef(_Model):
+    """A tool identity as the published dataset schema names it: ``plugin_name`` and ``function_name``."""
+
+    plugin_name: str = Field(min_length=1)
+    function_name: str = Field(min_length=1)
+
+    @property
+    def label(self) -> str:
+        """``plugin_function``: the full identifier allowlists use."""
+        return f"{self.plugin_name}_{self.function_name}"
+
+
+class ExpectedToolCall(_Model):
+    """One expected call of a tool-call evaluator: the tool, and an optional label for diagnostics."""
+
+    tool: ToolRef
+    id: str | None = Field(default=None, min_length=1)
+
+
+class _ToolCallCheck(_CheckBase):
+    calls: list[ExpectedToolCall] = Field(min_length=1)
+
+    def options(self) -> dict[str, Any]:
+        # published schema: `id` is a string when given, never null
+        return self.model_dump(exclude={"type"}, exclude_none=True, mode="json")
+
+
+class ToolCallSelectionCheck(_ToolCallCheck):
+    """Published dataset schema: ToolCallSelection, which tools the agent selected (called, whatever became of
+    the call). Every expected tool must be among them (repeats count once); with ``allow_additional_calls``
+    false, no other tool may be."""
+
+    type: Literal["ToolCallSelection"] = "ToolCallSelection"
+    allow_additional_calls: bool = True
+
+
+class ToolCallExecutionCheck(_ToolCallCheck):
+    """Published dataset schema: ToolCallExecution, successful executions per tool: an identity listed N times
+    needs at least N calls of it whose status is ``succeeded``."""
+
+    type: Literal["ToolCallExecution"] = "ToolCallExecution"
 
 
 class IntentCheck(_CheckBase):
@@ -277,6 +336,8 @@ CheckSpec = Annotated[
     | PartialMatchCheck
     | RetrievalQueryCheck
     | RetrievalResultCheck
+    | ToolCallSelectionCheck
+    | ToolCallExecutionCheck
     | IntentCheck
     | RefusalCheck
     | InsightCheck
@@ -301,6 +362,9 @@ class Turn(_Model):
             the agent's own earlier answers for later turns of a multi-turn case.
         context: grounding text the file gives for this turn (dataset ``context``).
         checks: the final, resolved list of checks for this turn.
+        allowed_tools: the tools the agent may call in this turn (a dataset's resolved ``allowed_tools``), or
+            ``None`` when the suite declares no allowlist: then no tool call is checked against one.
+        meta: extra data the file gives for the turn (a dataset's ``tags``, output keys ...).
     """
 
     prompt: str
@@ -308,7 +372,17 @@ class Turn(_Model):
     history: list[Message] = Field(default_factory=list)
     context: str | None = None
     checks: list[CheckSpec] = Field(default_factory=list)
+    allowed_tools: list[str] | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_allowlist(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # No allowlist is no key at all: the saved definition (and the content hash) of a suite without one is
+        # what it was before allowlists existed.
+        out: dict[str, Any] = handler(self)
+        if out.get("allowed_tools", ()) is None:
+            out.pop("allowed_tools")
+        return out
 
     def check_ids(self) -> list[str]:
         """Unique ids of this turn's checks: ``regex``, ``regex#2`` for a second regex (api contract)."""

@@ -17,3 +17,11 @@ def offline_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "AZURE_OPENAI_ENDPOINT"):
         monkeypatch.delenv(var, raising=False)
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def foodmart_db() -> Path:
+    """The FoodMart sample database (data/foodmart/foodmart.db), built on first use: it is not committed."""
+    from evalnb.demo import foodmart_db as build
+
+    return build()

@@ -41,6 +41,7 @@ def test_public_api_is_pinned():
         "Store",
         "Suite",
         "SuiteError",
+        "ToolCall",
         "Turn",
         "__version__",
         "agents",

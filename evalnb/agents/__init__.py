@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from evalnb.agents.base import Agent, CallableAgent, Request, Response, as_agent, to_response
+from evalnb.agents.base import Agent, CallableAgent, Request, Response, ToolCall, as_agent, to_response
 
 __all__ = [
     "HTTP",
@@ -23,6 +23,7 @@ __all__ = [
     "Replay",
     "Request",
     "Response",
+    "ToolCall",
     "as_agent",
     "register_agent_type",
     "to_response",

@@ -20,13 +20,150 @@ import functools
 import inspect
 import numbers
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from evalnb.errors import AgentError
 
-__all__ = ["Agent", "CallableAgent", "Request", "Response", "as_agent", "to_response"]
+__all__ = [
+    "TOOL_STATUSES",
+    "Agent",
+    "CallableAgent",
+    "Request",
+    "Response",
+    "ToolCall",
+    "as_agent",
+    "to_response",
+]
+
+TOOL_STATUSES = ("requested", "succeeded", "failed", "refused")
+"""What became of a tool call (:attr:`ToolCall.status`): ``requested`` (the agent asked for it and nobody reports
+running it: the chat API's ``tool_calls`` without tool functions), ``succeeded`` / ``failed`` (it ran), ``refused``
+(it was not run because the allowlist does not permit it)."""
+
+
+@dataclass
+class ToolCall:
+    """One tool call an agent reported: which tool, with which arguments, and what became of it.
+
+    Attributes:
+        tool: the full tool identifier, ``namespace_toolname`` as allowlists name it
+            (``zavainsurance_get-claim-summary``); for an OpenAI-style function call, the function's name.
+        arguments: the arguments (a dict when they were JSON, else as given).
+        status: one of :data:`TOOL_STATUSES` (default ``requested``).
+        plugin: the plugin (namespace) of the identity, when the agent reports it apart.
+        function: the function of the identity, when the agent reports it apart.
+        id: the call's id (OpenAI ``tool_call_id``), if any.
+        http_status: the HTTP status the tool's execution answered (published dataset schema:
+            ``diagnostics.tool_calls.executions[].response_status``), if any.
+        output: what the tool returned, when it ran.
+
+    Example::
+
+        ToolCall("zava_get-claim", {"claim": "C-1"}, status="succeeded").identity
+        # ('zava', 'get-claim')
+    """
+
+    tool: str = ""
+    arguments: Any = None
+    status: str = "requested"
+    plugin: str | None = None
+    function: str | None = None
+    id: str | None = None
+    http_status: int | None = None
+    output: Any = None
+
+    def __post_init__(self) -> None:
+        if not self.tool and self.plugin and self.function:
+            self.tool = f"{self.plugin}_{self.function}"
+        if not isinstance(self.tool, str) or not self.tool.strip():
+            raise AgentError(f"a tool call needs its tool's name, got {self.tool!r}")
+        if self.status not in TOOL_STATUSES:
+            raise AgentError(
+                f"tool call {self.tool!r}: status {self.status!r} is not one of {list(TOOL_STATUSES)}"
+            )
+        if self.http_status is not None and (
+            isinstance(self.http_status, bool) or not isinstance(self.http_status, int)
+        ):
+            raise AgentError(f"tool call {self.tool!r}: http_status must be an int, got {self.http_status!r}")
+        if isinstance(self.arguments, str):
+            self.arguments = _json_or_text(self.arguments)
+
+    @property
+    def identity(self) -> tuple[str | None, str]:
+        """``(plugin, function)``: as reported, else the tool identifier split at its first ``_`` (no ``_``: no
+        plugin). The published dataset schema names a tool by ``plugin_name`` and ``function_name``."""
+        if self.plugin is not None and self.function is not None:
+            return self.plugin, self.function
+        name = self.tool.strip()
+        plugin, sep, function = name.partition("_")
+        return (plugin, function) if sep and plugin and function else (None, name)
+
+    def matches(self, plugin: str, function: str) -> bool:
+        """Whether this call is the tool ``plugin`` / ``function`` (the reported identity, else ``plugin_function``)."""
+        if self.plugin is not None and self.function is not None:
+            return (self.plugin, self.function) == (plugin, function)
+        return self.tool.strip() == f"{plugin}_{function}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The call as a plain dict, without the fields that are not set (what cassettes and files hold)."""
+        return {
+            k: v
+            for k, v in asdict(self).items()
+            if v is not None and not (k == "status" and v == "requested")
+        }
+
+    @classmethod
+    def from_value(cls, value: Any) -> ToolCall:
+        """A ToolCall from what agents report: a ToolCall; a dict of its fields (``name`` for ``tool``;
+        ``plugin_name``, ``function_name``, ``response_status`` as the published dataset schema writes them);
+        or an OpenAI chat ``tool_calls`` entry ``{"id", "type": "function", "function": {"name", "arguments"}}``.
+
+        Raises:
+            AgentError: for anything else, naming what is wrong.
+        """
+        if isinstance(value, ToolCall):
+            return value
+        if not isinstance(value, Mapping):
+            raise AgentError(f"a tool call must be an evalnb.ToolCall or a dict, got {type(value).__name__}")
+        data = dict(value)
+        fn = data.get("function")
+        if isinstance(fn, Mapping):  # the OpenAI chat shape
+            data.pop("type", None)
+            data.pop("function")
+            data.setdefault("tool", fn.get("name") or "")
+            data.setdefault("arguments", fn.get("arguments"))
+        for alias, name in _TOOL_ALIASES.items():
+            if alias in data:
+                if name in data:
+                    raise AgentError(f"a tool call gives both {alias!r} and {name!r}")
+                data[name] = data.pop(alias)
+        if "http_status" in data and "status" not in data and isinstance(data["http_status"], int):
+            # an execution with an HTTP outcome (published schema: response_status) ran
+            data["status"] = "succeeded" if 200 <= data["http_status"] < 300 else "failed"
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise AgentError(f"a tool call has unknown key(s) {unknown}; use {sorted(known)}")
+        return cls(**data)
+
+
+_TOOL_ALIASES = {
+    "name": "tool",
+    "plugin_name": "plugin",
+    "function_name": "function",
+    "response_status": "http_status",
+}
+
+
+def _json_or_text(text: str) -> Any:
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 @dataclass
@@ -43,6 +180,9 @@ class Request:
         workdir: the run's working directory (where ``file_exists`` looks).
         suite: the suite name.
         case_meta: extra fields the suite gives for the case (category, cube, context ...).
+        allowed_tools: the tools the agent may call in this turn, when the suite declares an allowlist (a
+            dataset's ``allowed_tools``, resolved); ``None`` when it declares none (nothing is enforced). A call
+            the agent reports outside the list makes the turn an error (``toolCallNotAllowed``).
     """
 
     prompt: str
@@ -53,6 +193,7 @@ class Request:
     workdir: Path | None = None
     suite: str = ""
     case_meta: dict[str, Any] = field(default_factory=dict)
+    allowed_tools: list[str] | None = None
 
 
 @dataclass
@@ -72,6 +213,8 @@ class Response:
         model: the model name that answered.
         usage: token usage, e.g. ``{"prompt_tokens": 12, "completion_tokens": 30}``.
         latency_ms: wall time of the call; the runner fills it when the agent does not.
+        tool_calls: the tool calls the agent made, in order (:class:`ToolCall`, or dicts of its fields);
+            ``None`` when the agent does not report tool calls at all, ``[]`` when it made none.
         meta: anything else worth keeping (the runner stores it with the run).
     """
 
@@ -87,7 +230,14 @@ class Response:
     model: str | None = None
     usage: dict[str, Any] | None = None
     latency_ms: float | None = None
+    tool_calls: list[ToolCall] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.tool_calls is not None:
+            if isinstance(self.tool_calls, (str, bytes, Mapping)) or not hasattr(self.tool_calls, "__iter__"):
+                raise AgentError(_wrong("tool_calls", self.tool_calls, "a list of tool calls"))
+            self.tool_calls = [ToolCall.from_value(c) for c in self.tool_calls]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Response:

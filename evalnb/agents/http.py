@@ -5,8 +5,15 @@ placeholder is replaced by the value itself, as JSON (``"{history}"`` becomes a 
 a placeholder inside a longer string is replaced by its text. Nothing is pasted into JSON text, so a prompt
 full of quotes cannot break or inject into the body.
 
-Placeholders: ``{prompt}``, ``{history}``, ``{case}``, ``{turn}``, ``{run}``, ``{suite}``, and
-``{case_meta.NAME}`` (dotted) for fields the suite gives for the case (e.g. the cube).
+Placeholders: ``{prompt}``, ``{history}``, ``{case}``, ``{turn}``, ``{run}``, ``{suite}``, ``{allowed_tools}``
+(the turn's allowlist, a list, or null when the suite declares none), and ``{case_meta.NAME}`` (dotted) for
+fields the suite gives for the case (e.g. the cube).
+
+Tool calls: ``response_map={"tool_calls": "path"}`` (or a ``tool_calls`` key in an unmapped answer) reads a
+list of calls, each a dict of :class:`~evalnb.agents.base.ToolCall` fields (``tool`` or ``name``,
+``arguments``, ``status``, ``plugin_name``/``function_name``, ``response_status`` ...) or an OpenAI chat
+``tool_calls`` entry. The service says what became of each call; without a ``status`` a call was ``requested``
+(asked for, not reported run), and one with a ``response_status`` ran (2xx: ``succeeded``).
 
 Headers marked secret take values from the environment with ``${NAME}`` (``"Bearer ${ASK_TOKEN}"``); the
 values never appear in a ``repr``, an exception or a result.
@@ -53,8 +60,21 @@ ASK_MAPPING: dict[str, str | list[str]] = {
     "model": "model",
 }
 
-_RESPONSE_FIELDS = ("text", "intent", "rows", "insight", "refusal", "citations", "context", "model", "usage")
-_PLACEHOLDER = re.compile(r"\{(prompt|history|case|turn|run|suite|case_meta(?:\.[A-Za-z0-9_\-]+)+)\}")
+_RESPONSE_FIELDS = (
+    "text",
+    "intent",
+    "rows",
+    "insight",
+    "refusal",
+    "citations",
+    "context",
+    "model",
+    "usage",
+    "tool_calls",
+)
+_PLACEHOLDER = re.compile(
+    r"\{(prompt|history|case|turn|run|suite|allowed_tools|case_meta(?:\.[A-Za-z0-9_\-]+)+)\}"
+)
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SNIPPET = 300
 
@@ -172,6 +192,7 @@ def _values(request: Request) -> dict[str, Any]:
         "turn": request.turn,
         "run": request.run,
         "suite": request.suite,
+        "allowed_tools": None if request.allowed_tools is None else list(request.allowed_tools),
     }
     for key, value in _flatten(request.case_meta, "case_meta"):
         values[key] = value
@@ -201,7 +222,7 @@ class HTTP:
             ``{"Authorization": "Bearer ${ASK_TOKEN}"}``; never shown anywhere.
         response_map: Response field -> dotted path (or a list of paths, first present wins) in the JSON answer.
             Fields: ``text``, ``intent``, ``rows``, ``insight``, ``refusal``, ``citations``, ``context``,
-            ``model``, ``usage``. Default: a JSON string answer is the text; a JSON object's keys that are
+            ``model``, ``usage``, ``tool_calls``. Default: a JSON string answer is the text; a JSON object's keys that are
             Response fields are taken as they are; a non-JSON answer is the text.
         timeout: seconds for the whole call.
         name: a display name.
@@ -392,6 +413,10 @@ class HTTP:
             values["citations"] = [values["citations"]]
         if "usage" in values and not isinstance(values["usage"], Mapping):
             values.pop("usage")
+        if "tool_calls" in values and not isinstance(values["tool_calls"], list):
+            raise AgentError(
+                f"{where} answered tool_calls that are not a list: {_text(values['tool_calls'])[:_SNIPPET]}"
+            )
         return Response(**values)
 
 

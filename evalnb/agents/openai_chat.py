@@ -3,6 +3,12 @@
 It shares the chat client of the judges (:mod:`evalnb.chat`): the same retries with backoff, ``Retry-After`` on
 429 and one adaptive concurrency limit per endpoint, so agent and judge calls to one server back off together.
 
+Tool calls: the chat API only reports the calls the model asks for (``message.tool_calls``); it runs none. So
+``Response.tool_calls`` holds them with status ``requested``, unless the agent is given ``tool_functions``: then
+it runs each call with its Python function and sends the result back (``role: tool``) until the model answers
+without calls, and each call's status says what happened (``succeeded``, ``failed``, or ``refused`` for a tool
+the request's ``allowed_tools`` does not permit: it is not run, and the turn ends there).
+
 Example::
 
     agent = OpenAIChat("gpt-4o-mini", system="Answer in one sentence.")
@@ -12,12 +18,15 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import inspect
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalnb.agents.base import Request, Response
+from evalnb.agents.base import Request, Response, ToolCall
 from evalnb.agents.http import expand_env, scrub
 from evalnb.agents.types import BuildContext, register_agent_type
 from evalnb.chat import ChatClient, safe_url
@@ -45,6 +54,11 @@ class OpenAIChat:
         timeout: seconds per attempt.
         retries: retries of 429, 5xx, timeouts and dropped connections (with backoff) inside one call.
         extra_body: extra request fields (``seed``, ``response_format`` ...).
+        tools: tool definitions sent with every request (the chat API's ``tools``); with ``tool_functions`` and
+            no ``tools``, one definition per function (its name and docstring) is sent.
+        tool_functions: tool name -> a Python function (sync or async) that runs the call with the call's
+            arguments as keywords; without it no call is run (status ``requested``).
+        max_tool_rounds: how many rounds of calls are run before the last answer is taken as it is.
         name: a display name.
 
     The answer's text, the model the server reports and its token usage go into the Response (and from there
@@ -74,9 +88,19 @@ class OpenAIChat:
         timeout: float = 60.0,
         retries: int = 4,
         extra_body: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_functions: Mapping[str, Callable[..., Any]] | None = None,
+        max_tool_rounds: int = 8,
         name: str | None = None,
     ) -> None:
         self.system = system
+        self.tool_functions = dict(tool_functions or {})
+        self.tools = (
+            [dict(t) for t in tools] if tools else [_definition(n, f) for n, f in self.tool_functions.items()]
+        )
+        if max_tool_rounds < 0:
+            raise ConfigError(f"max_tool_rounds must be >= 0, not {max_tool_rounds}")
+        self.max_tool_rounds = int(max_tool_rounds)
         self._secret_headers = {
             str(k): expand_env(str(v), what=f"OpenAIChat header {k}")
             for k, v in (secret_headers or {}).items()
@@ -140,25 +164,101 @@ class OpenAIChat:
         return out
 
     async def respond(self, request: Request) -> Response:
-        """Ask the model once (the client retries what is worth retrying)."""
+        """Ask the model (the client retries what is worth retrying); with ``tool_functions``, run the calls it
+        asks for and ask again with their results, up to ``max_tool_rounds`` rounds."""
+        messages = self.messages(request)
+        extra = {"tools": self.tools} if self.tools else {}
+        calls: list[ToolCall] = []
+        usage: dict[str, Any] = {}
+        latency, attempts, rounds = 0.0, 0, 0
+        while True:
+            reply = await self._complete(messages, extra)
+            latency += reply.latency_ms
+            attempts += reply.attempts
+            _add(usage, reply.usage)
+            asked = [_call(raw) for raw in reply.tool_calls]
+            if not asked or not self.tool_functions or rounds >= self.max_tool_rounds:
+                calls += asked
+                break
+            rounds += 1
+            messages.append(
+                {"role": "assistant", "content": reply.text or None, "tool_calls": list(reply.tool_calls)}
+            )
+            ran = [await self._run(call, request.allowed_tools) for call in asked]
+            calls += ran
+            messages += [
+                {"role": "tool", "tool_call_id": call.id or "", "content": _content(call.output)}
+                for call in ran
+            ]
+            if any(call.status == "refused" for call in ran):
+                break  # the turn is an error (toolCallNotAllowed): asking the model again changes nothing
+        return Response(
+            text=reply.text,
+            model=reply.model,
+            usage=usage or None,
+            latency_ms=latency,
+            tool_calls=calls,
+            meta={"attempts": attempts, **({"tool_rounds": rounds} if rounds else {})},
+        )
+
+    async def _complete(self, messages: list[dict[str, Any]], extra: Mapping[str, Any]) -> Any:
         try:
-            reply = await self.client.complete(self.messages(request))
+            return await self.client.complete(messages, **extra)
         except ChatError as e:
             message = scrub(e.message, list(self._secret_headers.values()))
             # Not transient for the runner: the client has already retried with backoff and Retry-After, and
             # retrying on top would multiply the waits.
             raise AgentError(message, code="AGENT_HTTP_ERROR") from None
-        return Response(
-            text=reply.text,
-            model=reply.model,
-            usage=dict(reply.usage) or None,
-            latency_ms=reply.latency_ms,
-            meta={"attempts": reply.attempts},
-        )
+
+    async def _run(self, call: ToolCall, allowed: list[str] | None) -> ToolCall:
+        """One call run with its tool function; refused (not run) when the allowlist does not permit it."""
+        if allowed is not None and call.tool.strip() not in {a.strip() for a in allowed}:
+            call.status, call.output = "refused", "refused: allowed_tools does not permit this tool"
+            return call
+        fn = self.tool_functions.get(call.tool)
+        if fn is None:
+            call.status, call.output = "failed", f"no tool function is given for {call.tool!r}"
+            return call
+        args = call.arguments if isinstance(call.arguments, Mapping) else {}
+        try:
+            out = await fn(**args) if inspect.iscoroutinefunction(fn) else await asyncio.to_thread(fn, **args)
+        except Exception as exc:  # a tool that raises is a failed call, not a failed agent
+            call.status, call.output = "failed", f"{type(exc).__name__}: {exc}"
+            return call
+        call.status, call.output = "succeeded", out
+        return call
 
 
 def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _call(raw: Mapping[str, Any]) -> ToolCall:
+    """A chat API ``tool_calls`` entry as a ToolCall (status ``requested``: the API runs nothing)."""
+    try:
+        return ToolCall.from_value(raw)
+    except AgentError as exc:
+        raise AgentError(f"the chat answer holds a tool call evalnb cannot read: {exc.message}") from None
+
+
+def _definition(name: str, fn: Callable[..., Any]) -> dict[str, Any]:
+    doc = inspect.getdoc(fn) or ""
+    return {
+        "type": "function",
+        "function": {"name": name, "description": doc.split("\n\n")[0], "parameters": {"type": "object"}},
+    }
+
+
+def _content(output: Any) -> str:
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+
+
+def _add(total: dict[str, Any], usage: Mapping[str, Any]) -> None:
+    for k, v in usage.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            total[k] = total.get(k, 0) + v
+        else:
+            total.setdefault(k, v)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -185,10 +285,21 @@ class OpenAIAgentConfig(BaseModel):
     timeout: float = Field(default=60.0, gt=0)
     retries: int = Field(default=4, ge=0)
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    #: tool name -> ``module:function`` or ``path/to/file.py:function`` (a relative file: the config's folder)
+    tool_functions: dict[str, str] = Field(default_factory=dict)
+    max_tool_rounds: int = Field(default=8, ge=0)
 
 
 def _from_config(cfg: OpenAIAgentConfig, ctx: BuildContext) -> OpenAIChat:
-    return OpenAIChat(name=ctx.name, **cfg.model_dump())
+    from evalnb._usercode import load_object
+
+    opts = cfg.model_dump()
+    opts["tool_functions"] = {
+        name: load_object(spec, what=f"tool function {name!r}", code="BAD_AGENT_SPEC", base=ctx.folder)
+        for name, spec in cfg.tool_functions.items()
+    }
+    return OpenAIChat(name=ctx.name, **opts)
 
 
 register_agent_type("openai", OpenAIAgentConfig, _from_config)

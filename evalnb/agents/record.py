@@ -134,6 +134,8 @@ def response_to_json(response: Response) -> dict[str, Any]:
             continue
         if f.name == "rows" and hasattr(value, "to_dict"):
             value = value.to_dict(orient="records")  # a DataFrame
+        if f.name == "tool_calls":
+            value = [call.to_dict() for call in value]  # read back by Response (a dict per ToolCall)
         out[f.name] = value
     # Through JSON once so that what is returned equals what a replay will read back.
     return json.loads(json.dumps(out, default=_json_default, ensure_ascii=False))

@@ -53,6 +53,8 @@ class ChatReply:
             per token of the answer: ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}, ...]}``
             (OpenAI's ``choices[0].logprobs.content``; the older ``tokens`` / ``top_logprobs`` form is
             converted to it); None otherwise.
+        tool_calls: the first choice's ``message.tool_calls`` as the server sent them (the calls the model asks
+            for; nothing is executed here).
     """
 
     text: str
@@ -61,6 +63,7 @@ class ChatReply:
     latency_ms: float = 0.0
     attempts: int = 1
     logprobs: list[dict[str, Any]] | None = None
+    tool_calls: tuple[dict[str, Any], ...] = ()
 
 
 class ChatClient:
@@ -321,6 +324,7 @@ class ChatClient:
         content = message.get("content")
         if isinstance(content, list):  # some servers send content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        calls = message.get("tool_calls")
         return ChatReply(
             text=content or "",
             usage=dict(usage) if isinstance(usage := data.get("usage"), dict) else {},
@@ -328,6 +332,7 @@ class ChatClient:
             latency_ms=(time.perf_counter() - t0) * 1000,
             attempts=attempts,
             logprobs=token_logprobs(data["choices"][0].get("logprobs")),
+            tool_calls=tuple(c for c in calls if isinstance(c, dict)) if isinstance(calls, list) else (),
         )
 
 

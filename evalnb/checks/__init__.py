@@ -1,7 +1,8 @@
 """Checks: the registry and the built-in checks, grouped by what they look at.
 
 ``text`` (regex, ExactMatch, PartialMatch, Citations), ``process`` (exit_code, file_exists), ``cube`` (intent,
-refusal, insight), ``rows`` (row comparison) and ``judged`` (llm_judge and the 1-5 metrics). Register your own
+refusal, insight), ``rows`` (row comparison), ``judged`` (llm_judge and the 1-5 metrics) and ``tools``
+(ToolCallSelection, ToolCallExecution). Register your own
 with :func:`check` (the built-ins' signature) or :func:`register` (the short form).
 """
 

@@ -20,7 +20,8 @@ def intent_check(spec: IntentCheck, ctx: CheckContext) -> Score:
         return Score.of(False, f"no intent returned, expected {spec.expected}")
     if str(got).strip().upper() == spec.expected.upper():
         return Score.of(True, f"intent {spec.expected}")
-    return Score.of(False, f"intent: expected {spec.expected}, got {str(got).strip().upper()}")
+    # The report prefixes the check id: `intent: expected INSIGHT, got QUERY` (cube spec), not `intent: intent: ...`.
+    return Score.of(False, f"expected {spec.expected}, got {str(got).strip().upper()}")
 
 
 @builtin("refusal", needs=())

@@ -24,13 +24,19 @@ def exit_code_check(spec: ExitCodeCheck, ctx: CheckContext) -> Score:
 
 @builtin("file_exists", needs={"workdir"})
 def file_exists_check(spec: FileExistsCheck, ctx: CheckContext) -> Score:
-    # tasks spec: `path` is relative to the run's working directory.
+    # tasks spec: `path` is relative to the run's working directory; an absolute path (suites written for one
+    # repository check those) is checked as written.
+    rel = PurePath(spec.path)
+    if rel.is_absolute():
+        target = Path(spec.path)
+        if target.is_file():
+            return Score.of(True, f"{spec.path} exists")
+        if target.exists():
+            return Score.of(False, f"{spec.path} exists but is not a file")
+        return Score.of(False, f"{spec.path} does not exist")
     workdir = ctx.workdir or ctx.request.workdir
     if workdir is None:
         return Score.degraded("file_exists needs a working directory and this run has none")
-    rel = PurePath(spec.path)
-    if rel.is_absolute():
-        return Score.degraded(f"path {spec.path!r} must be relative to the working directory")
     root = Path(workdir).resolve()
     target = (root / rel).resolve()
     if target != root and root not in target.parents:

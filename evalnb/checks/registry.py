@@ -346,7 +346,7 @@ def _is_bool(value: Any) -> bool:
 
 
 _loaded = False
-_BUILTIN_MODULES = ("text", "process", "cube", "rows", "judged", "semantic")
+_BUILTIN_MODULES = ("text", "process", "cube", "rows", "judged", "semantic", "tools")
 """The modules under ``evalnb.checks`` whose import registers the built-in checks."""
 
 

@@ -9,7 +9,7 @@ Rules, each from the cube spec:
   allowed. The actual value must then parse too, or the cell is a mismatch ("not a number"). Other values
   compare as trimmed strings, case-sensitively;
 * a numeric cell passes when ``|a-e| <= absolute`` or (``e != 0`` and ``|a-e|/|e| <= relative``); NaN equals
-  NaN only;
+  NaN only; an expected null matches an actual null or an empty (blank) string, as saiku reads one;
 * an expected key missing from the actual row is a mismatch; an actual key not in the expectation is not;
 * a different number of rows is a mismatch, and the first rows are still compared pair by pair;
 * ``orderMatters: false`` sorts both sides by the same normalised keys and values before comparing.
@@ -409,6 +409,8 @@ def compare_rows(
                 # cube spec: NaN equals NaN only
                 within |= np.isnan(a_vals) & np.isnan(e_vals)
                 ok |= e_num & c.a_ok[a_sel] & within
+                if c.e_null is not None and c.a_blank is not None:
+                    ok |= c.e_null[e_sel] & c.a_blank[a_sel]
             if c.e_code is not None and c.a_code is not None:
                 e_code, a_code = c.e_code[e_sel], c.a_code[a_sel]
                 ok |= ~e_num & (e_code == a_code) & (e_code >= 0)
@@ -452,6 +454,8 @@ class _Column:
     a_ok: np.ndarray | None = None
     e_code: np.ndarray | None = None  # text cells as integer codes shared by both sides (-1: null)
     a_code: np.ndarray | None = None
+    e_null: np.ndarray | None = None  # expected cells that are null (only when some are)
+    a_blank: np.ndarray | None = None  # actual cells that are blank strings (then)
 
     @property
     def numeric_only(self) -> bool:
@@ -493,6 +497,11 @@ def _prepare(key: str, exp: _Side, act: _Side, a_name: str | None, *, sort: bool
     a_dist = _distinct(a_series) if a_series is not None and n_e and n_a else None
     if a_series is not None and e_num.any():
         col.a_vals, col.a_ok = _parse(a_series, a_dist, strict_types=False)
+        e_null = e_series.isna().to_numpy(dtype=bool) & e_pres
+        if e_null.any():
+            # an expected null (YAML `~`) matches an actual empty string, as saiku writes an empty cell
+            col.e_null = e_null
+            col.a_blank = a_series.map(lambda v: isinstance(v, str) and not v.strip()).to_numpy(dtype=bool)
     if not e_num.all():
         e_str, e_inv = _texts(e_series, e_dist)
         a_str: pd.Series
@@ -567,7 +576,9 @@ def _detail(r: int, e_row: int, a_row: int, c: _Column, tol: str) -> dict[str, A
     # The detail keeps typed cells (a float for a number, a str for text) and the full line as ``reason``.
     numeric = bool(c.e_num[e_row])
     e_cell: Any
-    if numeric:
+    if numeric and c.e_null is not None and c.e_null[e_row]:
+        e_cell, e_text = None, "null"
+    elif numeric:
         e_cell = float(c.e_vals[e_row])
         e_text = f"{_fmt_num(e_cell)} ± ({tol})"
     else:

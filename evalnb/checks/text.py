@@ -18,6 +18,7 @@ from evalnb._text import f1, normalize_tokens
 from evalnb.checks.registry import CheckContext, Offload, Score, builtin
 from evalnb.errors import RegexTimeout
 from evalnb.suite import (
+    CITATION_FORMATS,
     CitationsCheck,
     ExactMatchCheck,
     PartialMatchCheck,
@@ -154,9 +155,10 @@ def _regex_slow(spec: RegexCheck, text: str) -> Score:
 
 
 def _regex_score(spec: RegexCheck, text: str, m: Any) -> Score:
+    # The pattern as the suite wrote it (a repr would double every backslash: '\\d+' for \d+).
     if m is None:
-        return Score.of(False, f"pattern {spec.pattern!r} not found in {spec.on} ({len(text)} chars)")
-    return Score.of(True, f"pattern {spec.pattern!r} found in {spec.on}: {_preview(m.group(0))!r}")
+        return Score.of(False, f"pattern '{spec.pattern}' not found in {spec.on} ({len(text)} chars)")
+    return Score.of(True, f"pattern '{spec.pattern}' found in {spec.on}: {_preview(m.group(0))!r}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -248,9 +250,18 @@ _CITATION_PATTERNS = {
 }
 
 
+_FORMAT_KINDS = {
+    "oai_unicode": ("oai_unicode",),
+    "bracket": ("bracket",),
+    "markdown": ("markdown_link", "footnote"),
+    "mixed": ("oai_unicode", "bracket", "markdown_link", "footnote"),
+}
+
+
 def citation_count(text: str | None, citation_format: str = "oai_unicode") -> int:
     """Count citations in ``text``: ``oai_unicode`` markers, ``bracket`` numbers, ``markdown`` links and
-    footnotes, or ``mixed`` (any of these).
+    footnotes, or ``mixed`` (any of these). Any other format (the published dataset schema leaves
+    ``citation_format`` an open string, e.g. ``"inline"``) counts the citations of every known format, as ``mixed``.
 
     Example::
 
@@ -258,14 +269,7 @@ def citation_count(text: str | None, citation_format: str = "oai_unicode") -> in
         # 3
     """
     text = text or ""
-    kinds = {
-        "oai_unicode": ("oai_unicode",),
-        "bracket": ("bracket",),
-        "markdown": ("markdown_link", "footnote"),
-        "mixed": ("oai_unicode", "bracket", "markdown_link", "footnote"),
-    }.get(citation_format)
-    if kinds is None:
-        raise ValueError(f"unknown citation_format {citation_format!r}")
+    kinds = _FORMAT_KINDS.get(citation_format, _FORMAT_KINDS["mixed"])
     n = 0
     for kind in kinds:
         for m in _CITATION_PATTERNS[kind].finditer(text):
@@ -280,9 +284,10 @@ def citations_check(spec: CitationsCheck, ctx: CheckContext) -> Score:
     structured = len(ctx.response.citations or [])
     count = in_text + structured
     ok = count >= spec.threshold
-    where = f"{in_text} in the text ({spec.citation_format})" + (
-        f" + {structured} structured" if structured else ""
-    )
+    how = spec.citation_format
+    if how not in _FORMAT_KINDS:
+        how = f"format {how!r} is not one evalnb detects, so every known format was counted: {', '.join(CITATION_FORMATS[:3])}"
+    where = f"{in_text} in the text ({how})" + (f" + {structured} structured" if structured else "")
     return Score(
         value=float(count),
         passed=ok,

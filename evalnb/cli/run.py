@@ -29,8 +29,30 @@ def run_command(
     runs: int | None = typer.Option(None, "--runs", help="Override every case's run count."),
     concurrency: int = typer.Option(8, "--concurrency", "-c", help="Case runs in flight at once."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds per agent call."),
+    retries: int = typer.Option(2, "--retries", help="Retries of transient agent failures and timeouts."),
+    data: str | None = typer.Option(
+        None, "--data", help="Data for cube referenceQuery: a SQLite or DuckDB file, or a SQLAlchemy URL."
+    ),
+    workdir: Path | None = typer.Option(
+        None,
+        "--workdir",
+        help="Run every case in this directory (a suite written for a repository: its root). "
+        "Default: a fresh one per run.",
+    ),
+    executor: str | None = typer.Option(
+        None, "--executor", help="Where case runs execute: local (default) or a registered executor."
+    ),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Also write the results to this file."),
+    junit: Path | None = typer.Option(
+        None, "--junit", help="Also write JUnit XML (a test case per suite case) for the CI's test report."
+    ),
+    summary: Path | None = typer.Option(
+        None,
+        "--summary",
+        help="Also write a Markdown summary (pass counts, the gate's verdicts, failed cases), "
+        "e.g. $GITHUB_STEP_SUMMARY.",
+    ),
     no_fail_on_regression: bool = typer.Option(
         False,
         "--no-fail-on-regression",
@@ -110,7 +132,15 @@ def run_command(
                     f"Upgraded legacy dataset {path} to the versioned format (backup: {backup})", err=True
                 )
             suites.append(suite)
-        options: dict = {"runs": runs, "concurrency": concurrency, "timeout": timeout}
+        options: dict = {
+            "runs": runs,
+            "concurrency": concurrency,
+            "timeout": timeout,
+            "retries": retries,
+            "data": data,
+            "workdir": workdir,
+            "executor": executor,
+        }
         options["judge"] = config.judge_from(
             judge, base_url=judge_base_url, cache=False if no_cache else None
         )
@@ -132,17 +162,22 @@ def run_command(
             # A cassette that does not match the suite is a setup problem, not an agent failure.
             raise fail(str(the_agent.misses[0]))
         _emit(results, fmt=fmt, output=output)
-    if bases:
-        # --baseline: the gate is a check worse than the baseline (all suites gated as one family), not the
-        # failures that were already there
-        from evalnb.comparison import gate
+        verdict = None
+        if bases:
+            # --baseline: the gate is a check worse than the baseline (all suites gated as one family), not the
+            # failures that were already there
+            from evalnb.comparison import gate
 
-        verdict = gate(
-            [
-                evalnb.compare(b, r, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing)
-                for b, r in zip(bases, results, strict=True)
-            ]
-        )
+            verdict = gate(
+                [
+                    evalnb.compare(
+                        b, r, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
+                    )
+                    for b, r in zip(bases, results, strict=True)
+                ]
+            )
+        _ci_files(results, verdict, junit=junit, summary=summary)
+    if verdict is not None:
         typer.echo(verdict.report(), err=fmt == "json")
         raise typer.Exit(0 if no_fail_on_regression else verdict.exit_code)
     raise typer.Exit(0 if no_fail_on_regression else max((r.exit_code for r in results), default=0))
@@ -161,6 +196,18 @@ def _emit(results: list, *, fmt: str, output: Path | None) -> None:
         from evalnb import export
 
         export.write(results, output)
+
+
+def _ci_files(results: list, verdict: object, *, junit: Path | None, summary: Path | None) -> None:
+    """``--junit`` and ``--summary``: the files a CI system reads (the test report, the job summary page)."""
+    if junit is None and summary is None:
+        return
+    from evalnb import export
+
+    if junit is not None:
+        export.to_junit(results, junit)
+    if summary is not None:
+        export.to_summary(results, summary, gate=verdict)  # type: ignore[arg-type]
 
 
 def _discover_or_offer() -> Path:

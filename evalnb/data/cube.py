@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalnb.data._names import axis_name, bare, lookup
+from evalnb.data._names import axis_name, bare, lookup, norm
 from evalnb.data.sql import ParamStyle, Statement, build_statement
 from evalnb.errors import ConfigError, ReferenceQueryError
 
@@ -58,6 +58,9 @@ class CubeModel:
     levels: dict[str, Level]
     joins: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     path: str | None = None
+    unavailable: dict[str, dict[str, str]] = field(default_factory=dict)
+    """``{"levels": {name: why}, "measures": {name: why}}``: names a query may use (those of the cube the model
+    follows) that this data cannot serve; an error naming one says why."""
 
     @classmethod
     def load(cls, path: str | Path) -> CubeModel:
@@ -112,7 +115,21 @@ class CubeModel:
                 spec.get("order"),
                 tuple(spec.get("aliases") or ()),
             )
-        return cls(str(data.get("name") or "cube"), str(data["fact"]), measures, levels, joins)
+        gaps = data.get("unavailable") or {}
+        if not isinstance(gaps, Mapping) or not all(isinstance(gaps.get(k) or {}, Mapping) for k in gaps):
+            raise ConfigError(f"{where}: 'unavailable' maps levels and measures to why they cannot be served")
+        unavailable = {
+            kind: {str(n): str(w) for n, w in (gaps.get(kind) or {}).items()}
+            for kind in ("levels", "measures")
+        }
+        return cls(
+            str(data.get("name") or "cube"),
+            str(data["fact"]),
+            measures,
+            levels,
+            joins,
+            unavailable=unavailable,
+        )
 
     # -- lookups ------------------------------------------------------------------------------------
 
@@ -124,7 +141,7 @@ class CubeModel:
         """
         found = lookup(self.measures, bare(name))
         if found is None:
-            raise ReferenceQueryError(f"unknown measure {name!r}; the cube has {', '.join(self.measures)}")
+            raise ReferenceQueryError(self._unknown("measure", name, self.measures))
         return found
 
     def level(self, name: str) -> Level:
@@ -135,8 +152,16 @@ class CubeModel:
         """
         found = lookup(self.levels, bare(name))
         if found is None:
-            raise ReferenceQueryError(f"unknown level {name!r}; the cube has {', '.join(self.levels)}")
+            raise ReferenceQueryError(self._unknown("level", name, self.levels))
         return found
+
+    def _unknown(self, kind: str, name: str, known: Mapping[str, Any]) -> str:
+        gaps = self.unavailable.get(f"{kind}s") or {}
+        key = norm(bare(name))
+        why = next((w for n, w in gaps.items() if norm(n) == key), None)
+        if why is not None:
+            return f"{kind} {name!r} has no data here ({why}); the cube has {', '.join(known)}"
+        return f"unknown {kind} {name!r}; the cube has {', '.join(known)}"
 
     def axis_level(self, item: Any) -> Level:
         """The level of a row axis or filter: ``{dimension: Store, level: State}``, ``{level: ...}`` or a string.

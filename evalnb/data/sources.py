@@ -358,7 +358,8 @@ def open_source(
             cases = ", ".join(dict.fromkeys(cid for cid, _ in needing))
             raise ConfigError(
                 f"suite {suite.name} needs a data source for referenceQuery in cases {cases}: "
-                "pass data=... (a SQLite or DuckDB file, a SQLAlchemy URL or engine, or a mapping of DataFrames)"
+                "pass data=... (a SQLite or DuckDB file, a SQLAlchemy URL or engine, or a mapping of DataFrames), "
+                "or on the command line --data SOURCE (a SQLite or DuckDB file, or a SQLAlchemy URL)"
             )
         return None
     source = connect(data, cube=cube)

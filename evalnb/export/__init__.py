@@ -20,7 +20,22 @@ from evalnb.export.csv import to_csv
 from evalnb.export.document import DOCUMENT_SCHEMA_VERSION, to_document
 from evalnb.export.excel import to_excel
 from evalnb.export.html import to_html
+from evalnb.export.junit import junit_xml, to_junit
 from evalnb.export.reading import read_results
+from evalnb.export.summary import gate_markdown, summary_markdown, to_summary
 from evalnb.export.writers import write
 
-__all__ = ["DOCUMENT_SCHEMA_VERSION", "read_results", "to_csv", "to_document", "to_excel", "to_html", "write"]
+__all__ = [
+    "DOCUMENT_SCHEMA_VERSION",
+    "gate_markdown",
+    "junit_xml",
+    "read_results",
+    "summary_markdown",
+    "to_csv",
+    "to_document",
+    "to_excel",
+    "to_html",
+    "to_junit",
+    "to_summary",
+    "write",
+]

@@ -12,7 +12,9 @@ from typing import Any
 
 from evalnb.errors import StoreError
 from evalnb.export.document import FROM_SCORE_KEYS
-from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
+from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS, Result
+from evalnb.results.frames import json_cell
+from evalnb.scoring import TOOL_NOT_ALLOWED, options_json, worst
 
 __all__ = ["read_results"]
 
@@ -21,7 +23,7 @@ READS = (
     "dataset output documents (evalnb.export.to_document); CSV, HTML and Excel exports are not read back"
 )
 
-# dataset schema item/turn status -> our run status
+# dataset schema item/turn status -> our run status (partial: the worst of its scores; see _run_status)
 _RUN_STATUS = {"pass": "passed", "fail": "failed", "partial": "failed", "error": "degraded"}
 
 
@@ -83,8 +85,11 @@ def _from_document(p: Path, data: dict[str, Any]) -> Result:
 
     suite = load(_strip_outputs(data), format="dataset-json")
     suite.name = (data.get("metadata") or {}).get("name") or p.stem.removesuffix("-results")
-    runs, scores = [], []
+    runs: list[dict[str, Any]] = []
+    scores: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
     for case, item in zip(suite.cases, data["items"], strict=False):
+        _restore_checks(case, item)
         ext = (item.get("extensions") or {}).get("evalnb") or {}
         # the published schema has no place for our case id and category: they travel in extensions
         if ext.get("case_id"):
@@ -97,6 +102,35 @@ def _from_document(p: Path, data: dict[str, Any]) -> Result:
         where = {"suite": suite.name, "case_id": case.id, "case_name": case.name, "category": case.category}
         for run, turns in sets:
             for t, (turn, tdoc) in enumerate(zip(case.turns, turns, strict=False)):
+                options = {
+                    cid: options_json(spec) for cid, spec in zip(turn.check_ids(), turn.checks, strict=True)
+                }
+                t_ext = (tdoc.get("extensions") or {}).get("evalnb") or {}
+                failed_without_score = set(t_ext.get("failed_without_score") or [])
+                rows = [
+                    {**where, "run": run, "turn": t, **_score_row(key, entry, failed_without_score)}
+                    for key, entry in (tdoc.get("scores") or {}).items()
+                ]
+                error = tdoc.get("error") or {}
+                status = _run_status(tdoc.get("status", ""), error.get("code"), rows)
+                if status in ("degraded", "skipped") and not rows and error:
+                    # no evaluator ran: every check is recorded, none passes (as the runner writes such a turn)
+                    message = error.get("message") or ""
+                    reason = message if status == "skipped" else f"not checked: the agent failed ({message})"
+                    if message.startswith(TOOL_NOT_ALLOWED):
+                        reason = f"not checked: {message}"
+                    passed = None if status == "skipped" else False  # as scoring.unanswered writes them
+                    rows = [
+                        {
+                            **where,
+                            **{"run": run, "turn": t, "check": spec.name, "check_id": cid, "value": None},
+                            **{"passed": passed, "status": status, "reason": reason},
+                        }
+                        for cid, spec in zip(turn.check_ids(), turn.checks, strict=True)
+                    ]
+                for row in rows:
+                    row["options"] = options.get(row["check_id"])
+                scores += rows
                 runs.append(
                     {
                         **where,
@@ -106,17 +140,14 @@ def _from_document(p: Path, data: dict[str, Any]) -> Result:
                         "expected": turn.expected,
                         "response": tdoc.get("response"),
                         "context": tdoc.get("context"),
-                        "status": _RUN_STATUS.get(tdoc.get("status", ""), "passed"),
-                        "error": (tdoc.get("error") or {}).get("message"),
+                        "status": status,
+                        # only a turn without an answer has an error (`partial`: evaluators failed, not the agent)
+                        "error": error.get("message")
+                        if status == "degraded" and not tdoc.get("scores")
+                        else None,
                     }
                 )
-                ids = dict(zip([s.name for s in turn.checks], turn.check_ids(), strict=False))
-                t_ext = (tdoc.get("extensions") or {}).get("evalnb") or {}
-                failed_without_score = set(t_ext.get("failed_without_score") or [])
-                for key, entry in (tdoc.get("scores") or {}).items():
-                    scores.append(
-                        {**where, "run": run, "turn": t, **_score_row(key, entry, ids, failed_without_score)}
-                    )
+                calls += [{**where, "run": run, "turn": t, **c} for c in _tool_calls(tdoc, t_ext)]
     meta = ((data.get("metadata") or {}).get("extensions") or {}).get("evalnb", {}).get("meta") or {}
     return Result.from_frames(
         suite=suite,
@@ -124,14 +155,77 @@ def _from_document(p: Path, data: dict[str, Any]) -> Result:
         scores=pd.DataFrame(scores, columns=list(SCORES_COLUMNS)),
         mismatches=pd.DataFrame([], columns=list(MISMATCH_COLUMNS)),
         meta=meta,
+        tool_calls=pd.DataFrame(calls, columns=list(TOOL_CALLS_COLUMNS)),
     )
 
 
-def _score_row(
-    key: str, entry: dict[str, Any], ids: dict[str, str], failed_without_score: set[str]
-) -> dict[str, Any]:
+def _run_status(status: str, code: str | None, rows: list[dict[str, Any]]) -> str:
+    """Our run status of a document's turn status: ``partial`` is the worst of its scores (failed or
+    degraded), an ``error`` is degraded, or skipped for ``turnSkipped``."""
+    if status == "error":
+        return "skipped" if code == "turnSkipped" else "degraded"
+    if status == "partial":
+        return worst([r["status"] for r in rows], empty="failed") if rows else "failed"
+    return _RUN_STATUS.get(status, "passed")
+
+
+def _restore_checks(case: Any, item: dict[str, Any]) -> None:
+    """Checks of other formats (regex, rows ...) that the document keeps in ``extensions.evalnb.checks``."""
+    from pydantic import TypeAdapter
+
+    from evalnb.suite import CheckSpec
+
+    adapter: TypeAdapter[Any] = TypeAdapter(CheckSpec)
+    turns = item.get("turns") or [item]
+    for turn, tdoc in zip(case.turns, turns, strict=False):
+        ext = (tdoc.get("extensions") or {}).get("evalnb") or {}
+        for spec in ext.get("checks") or []:
+            turn.checks.append(adapter.validate_python(spec))
+
+
+def _tool_calls(tdoc: dict[str, Any], ext: dict[str, Any]) -> list[dict[str, Any]]:
+    """A turn's tool calls: as evalnb recorded them, else from the published ``diagnostics.tool_calls``
+    (each selected function a call; an execution's HTTP status says whether it succeeded)."""
+    if ext.get("tool_calls"):
+        return [dict(c) for c in ext["tool_calls"]]
+    diag = ((tdoc.get("diagnostics") or {}).get("tool_calls")) or {}
+    executions = list(diag.get("executions") or [])
+    out: list[dict[str, Any]] = []
+    for sel in diag.get("selected_functions") or []:
+        plugin, function = sel.get("plugin_name"), sel.get("function_name")
+        ran = next(
+            (e for e in executions if (e.get("plugin_name"), e.get("function_name")) == (plugin, function)),
+            None,
+        )
+        if ran is not None:
+            executions.remove(ran)
+        code = None if ran is None else ran.get("response_status")
+        status = (
+            "requested"
+            if ran is None
+            else "succeeded"
+            if isinstance(code, int) and 200 <= code < 300
+            else "failed"
+        )
+        tool = f"{plugin}_{function}" if plugin and function else str(function or plugin or "unknown")
+        out.append(
+            {
+                "order": len(out),
+                "tool": tool,
+                "plugin": plugin,
+                "function": function,
+                "arguments": json_cell(None),
+                "status": status,
+                "http_status": code,
+            }
+        )
+    return out
+
+
+def _score_row(key: str, entry: dict[str, Any], failed_without_score: set[str]) -> dict[str, Any]:
     """The scores-frame fields of one ScoreCollection entry."""
-    check = FROM_SCORE_KEYS.get(key.split("#")[0], key.split("#")[0])
+    base, sep, nth = key.partition("#")
+    check = FROM_SCORE_KEYS.get(base, base)
     res = entry.get("result")
     value = entry.get("score", entry.get("count"))
     if value is None and "match" in entry:
@@ -144,7 +238,8 @@ def _score_row(
         status = "degraded"
     return {
         "check": check,
-        "check_id": ids.get(check, key),
+        # the key says which check of a name it is: `regex` the first (api: check ids), `regex#2` the second
+        "check_id": f"{check}#{nth}" if sep else check,
         "value": value,
         # an errored evaluator did not pass: False, as the runner writes it
         "passed": res == "pass",

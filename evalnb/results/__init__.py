@@ -1,7 +1,7 @@
 """Results: what a run returns (:class:`Result`), its documented frame shapes, and where it can be written.
 
-* :mod:`~evalnb.results.frames`: the columns, order and dtypes of ``runs``, ``scores``, ``cases`` and
-  ``mismatches``, and the typed frames built from rows;
+* :mod:`~evalnb.results.frames`: the columns, order and dtypes of ``runs``, ``scores``, ``cases``,
+  ``mismatches`` and ``tool_calls``, and the typed frames built from rows;
 * :mod:`~evalnb.results.result`: :class:`Result`, whose views are derived from its frames;
 * :mod:`~evalnb.results.report`: the summary, category view, text report and notebook scorecard;
 * :mod:`~evalnb.results.files`: the versioned JSON of a Result;
@@ -22,6 +22,7 @@ from evalnb.results.frames import (
     MISMATCH_COLUMNS,
     RUNS_COLUMNS,
     SCORES_COLUMNS,
+    TOOL_CALLS_COLUMNS,
     conform,
     frame_from_tuples,
     make_frame,
@@ -37,6 +38,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SCORES_COLUMNS",
     "STATUSES",
+    "TOOL_CALLS_COLUMNS",
     "Result",
     "conform",
     "frame_from_tuples",

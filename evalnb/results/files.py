@@ -39,6 +39,7 @@ def to_dict(result: Result) -> dict[str, Any]:
         "runs": records(result.runs),
         "scores": records(result.scores),
         "mismatches": records(result.mismatches),
+        "tool_calls": records(result.tool_calls),
         "definition": result.suite.model_dump(mode="json"),
     }
 

@@ -21,6 +21,7 @@ __all__ = [
     "MISMATCH_COLUMNS",
     "RUNS_COLUMNS",
     "SCORES_COLUMNS",
+    "TOOL_CALLS_COLUMNS",
     "conform",
     "frame_from_tuples",
     "in_suite_order",
@@ -102,6 +103,37 @@ MISMATCH_COLUMNS: dict[str, str] = {
     "tolerance": "string",
     "reason": "string",
 }
+
+
+TOOL_CALLS_COLUMNS: dict[str, str] = {
+    "suite": "string",
+    "case_id": "string",
+    "case_name": "string",
+    "category": "string",
+    "run": "Int64",
+    "turn": "Int64",
+    "order": "Int64",
+    "tool": "string",
+    "plugin": "string",
+    "function": "string",
+    "arguments": "string",
+    "status": "string",
+    "http_status": "Int64",
+    "allowed": "boolean",
+    "call_id": "string",
+    "output": "string",
+}
+"""One row per tool call an agent reported (``Response.tool_calls``), in the order it made them."""
+
+
+def json_cell(value: Any) -> str | None:
+    """How the tool-call frame stores arguments and outputs: JSON text (``None`` stays missing)."""
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return json.dumps(str(value), ensure_ascii=False)
 
 
 def in_suite_order(frame: pd.DataFrame, suite: Suite) -> pd.DataFrame:

@@ -1,9 +1,9 @@
 """``Result``: what a run returns, as long and tidy pandas DataFrames plus wide views, gates and reports.
 
 A Result holds the :class:`~evalnb.suite.Suite` it ran, a ``meta`` dict (agent, model, judge, started_at,
-finished_at, elapsed_ms, options, checks) and three long frames with explicit dtypes and a stable column order
-(see ``docs/results.md``): ``runs`` (case x run x turn), ``scores`` (case x run x turn x check) and
-``mismatches`` (row mismatches of ``rows`` checks). Everything else is derived from them each time it is asked
+finished_at, elapsed_ms, options, checks) and four long frames with explicit dtypes and a stable column order
+(see ``docs/results.md``): ``runs`` (case x run x turn), ``scores`` (case x run x turn x check),
+``mismatches`` (row mismatches of ``rows`` checks) and ``tool_calls`` (the tool calls agents reported). Everything else is derived from them each time it is asked
 for: ``cases``, ``passed``, ``exit_code``, ``counts()``, ``summary()``, ``by_category()``, ``report()``. A frame
 you filter or reassign (``result.scores = result.scores[...]``) is what those views then describe: they can
 never disagree with the frames.
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalnb.agents.base import Response
+from evalnb.agents.base import Response, ToolCall
 from evalnb.errors import FailuresError
 from evalnb.results import outputs, report
 from evalnb.results.frames import (
@@ -23,11 +23,13 @@ from evalnb.results.frames import (
     MISMATCH_COLUMNS,
     RUNS_COLUMNS,
     SCORES_COLUMNS,
+    TOOL_CALLS_COLUMNS,
     conform,
     frame_from_tuples,
     make_frame,
     plain,
 )
+from evalnb.results.frames import records as records_of
 from evalnb.scoring import RANK, STATUSES
 
 if TYPE_CHECKING:
@@ -36,6 +38,24 @@ if TYPE_CHECKING:
     from evalnb.suite import Suite
 
 __all__ = ["Result"]
+
+
+def _tool_call(row: Mapping[str, Any]) -> ToolCall:
+    import json
+
+    def value(cell: Any) -> Any:
+        return None if cell is None else json.loads(cell)
+
+    return ToolCall(
+        tool=row["tool"],
+        arguments=value(row.get("arguments")),
+        status=row.get("status") or "requested",
+        plugin=row.get("plugin") if row.get("function") is not None else None,
+        function=row.get("function") if row.get("plugin") is not None else None,
+        id=row.get("call_id"),
+        http_status=row.get("http_status"),
+        output=value(row.get("output")),
+    )
 
 
 class Result:
@@ -49,6 +69,7 @@ class Result:
         runs: one row per case x run x turn.
         scores: one row per case x run x turn x check.
         mismatches: one row per row mismatch of ``rows`` checks.
+        tool_calls: one row per tool call an agent reported (``Response.tool_calls``), in call order.
         responses: the agent's Response objects keyed by ``(case_id, run, turn)`` (in memory only).
 
     Example::
@@ -67,11 +88,13 @@ class Result:
         mismatches: pd.DataFrame | None = None,
         meta: Mapping[str, Any] | None = None,
         responses: Mapping[tuple[str, int, int], Response] | None = None,
+        tool_calls: pd.DataFrame | None = None,
     ) -> None:
         self.suite = suite
         self.runs = runs
         self.scores = scores
         self.mismatches = mismatches if mismatches is not None else make_frame([], MISMATCH_COLUMNS)
+        self.tool_calls = tool_calls if tool_calls is not None else make_frame([], TOOL_CALLS_COLUMNS)
         self.meta: dict[str, Any] = dict(meta or {})
         self.responses: dict[tuple[str, int, int], Response] = dict(responses or {})
 
@@ -86,6 +109,7 @@ class Result:
         scores: pd.DataFrame,
         mismatches: pd.DataFrame | None = None,
         meta: Mapping[str, Any] | None = None,
+        tool_calls: pd.DataFrame | None = None,
     ) -> Result:
         """Rebuild a Result from its frames (as a store or a saved file holds them).
 
@@ -102,6 +126,7 @@ class Result:
             scores=conform(scores, SCORES_COLUMNS),
             mismatches=conform(mismatches, MISMATCH_COLUMNS) if mismatches is not None else None,
             meta=meta,
+            tool_calls=conform(tool_calls, TOOL_CALLS_COLUMNS) if tool_calls is not None else None,
         )
 
     @classmethod
@@ -131,6 +156,8 @@ class Result:
             scores=pd.DataFrame(data.get("scores") or [], columns=list(SCORES_COLUMNS)),
             mismatches=pd.DataFrame(data.get("mismatches") or [], columns=list(MISMATCH_COLUMNS)),
             meta=data.get("meta") or {},
+            # a result written before tool calls were recorded has none
+            tool_calls=pd.DataFrame(data.get("tool_calls") or [], columns=list(TOOL_CALLS_COLUMNS)),
         )
 
     # -- derived frames ------------------------------------------------------------------------------
@@ -285,6 +312,8 @@ class Result:
             raise KeyError(key)
         row = {k: plain(v) for k, v in hit.iloc[0].items()}
         usage = {k: row[k] for k in ("prompt_tokens", "completion_tokens") if row.get(k) is not None} or None
+        tc = self.tool_calls
+        calls = tc[(tc["case_id"] == case_id) & (tc["run"] == run) & (tc["turn"] == turn)]
         return Response(
             text=row.get("response"),
             stdout=row.get("stdout"),
@@ -296,6 +325,10 @@ class Result:
             model=row.get("model"),
             usage=usage,
             latency_ms=row.get("latency_ms"),
+            # rows of the tool_calls frame, in call order; a turn without rows reported none (or no evidence)
+            tool_calls=[_tool_call(c) for c in records_of(calls.sort_values("order"))]
+            if len(calls)
+            else None,
         )
 
     # -- reports and files ---------------------------------------------------------------------------

@@ -22,7 +22,16 @@ from evalnb.checks.registry import CheckContext
 from evalnb.running.calls import Caller, DaemonThreads, PooledCallable, is_sync_callable
 from evalnb.running.records import CaseRunRecord, TurnRecord
 from evalnb.running.workdirs import Workdirs
-from evalnb.scoring import TurnPlan, options_json, score_turn, status_of, turn_status, unanswered
+from evalnb.scoring import (
+    TurnPlan,
+    disallowed_calls,
+    not_allowed,
+    options_json,
+    score_turn,
+    status_of,
+    turn_status,
+    unanswered,
+)
 from evalnb.suite import Case, Suite, Turn
 
 __all__ = ["Plans", "RunJob", "Worker", "after_turn", "skipped", "turn_history"]
@@ -220,6 +229,7 @@ class Worker:
                 workdir=workdir,
                 suite=job.suite.name,
                 case_meta=dict(self._case_meta(case)),
+                allowed_tools=None if turn.allowed_tools is None else list(turn.allowed_tools),
             )
             response, error, latency = await self.caller.call(agent, request)
             if response is None:
@@ -227,6 +237,31 @@ class Worker:
                 stopped = "skipped: an earlier turn degraded"
                 reason = f"not checked: the agent failed ({error})"
                 record.turns.append(_without_answer(plan, t, request, "degraded", error, latency, reason))
+                continue
+            bad = disallowed_calls(turn.allowed_tools, response.tool_calls)
+            if bad:
+                # dataset spec (allowlists): a call outside the allowlist makes the turn an error, as an agent
+                # that did not answer (its checks are not checked), not a failed check; the answer and its tool
+                # calls are kept. The conversation stops here, as after any turn without a usable answer.
+                stopped = "skipped: an earlier turn degraded"
+                error = not_allowed(bad, turn.allowed_tools or [])
+                scores = unanswered(plan, "degraded", f"not checked: {error}")
+                statuses = [status_of(sc) for sc in scores]
+                record.turns.append(
+                    TurnRecord(
+                        t,
+                        request,
+                        response,
+                        "degraded",
+                        error,
+                        latency,
+                        scores,
+                        statuses,
+                        plan.ids,
+                        plan.names,
+                        plan.options,
+                    )
+                )
                 continue
             ctx = CheckContext(
                 suite=job.suite,

@@ -24,12 +24,19 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result, frame_from_tuples
+from evalnb.results import (
+    MISMATCH_COLUMNS,
+    RUNS_COLUMNS,
+    SCORES_COLUMNS,
+    TOOL_CALLS_COLUMNS,
+    Result,
+    frame_from_tuples,
+)
 from evalnb.results.frames import in_suite_order
 
 if TYPE_CHECKING:
     from evalnb.agents.base import Response
-    from evalnb.running.records import CaseRunRecord
+    from evalnb.running.records import CaseRunRecord, Rows
     from evalnb.suite import Suite
 
 __all__ = ["Prior", "Recorder", "ResultRecorder", "RunInfo"]
@@ -80,7 +87,7 @@ class ResultRecorder:
     def __init__(self, suite: Suite) -> None:
         self.suite = suite
         self._order = {c.id: i for i, c in enumerate(suite.cases)}
-        self._rows: dict[tuple[int, int], tuple[list[Any], list[Any], list[Any]]] = {}
+        self._rows: dict[tuple[int, int], Rows] = {}
         self.responses: dict[tuple[str, int, int], Response] = {}
 
     def begin(self, info: RunInfo) -> None:
@@ -108,15 +115,18 @@ class ResultRecorder:
         runs: list[Any] = []
         scores: list[Any] = []
         mismatches: list[Any] = []
+        calls: list[Any] = []
         for key in sorted(self._rows):
-            r, s, m = self._rows[key]
+            r, s, m, c = self._rows[key]
             runs += r
             scores += s
             mismatches += m
+            calls += c
         fresh = [
             frame_from_tuples(runs, RUNS_COLUMNS),
             frame_from_tuples(scores, SCORES_COLUMNS),
             frame_from_tuples(mismatches, MISMATCH_COLUMNS),
+            frame_from_tuples(calls, TOOL_CALLS_COLUMNS),
         ]
         if prior is not None and prior.result is not None and prior.keys:
             import pandas as pd
@@ -125,7 +135,9 @@ class ResultRecorder:
             # the case runs recorded before keep their place among the new ones
             fresh = [
                 in_suite_order(pd.concat([before, now], ignore_index=True), self.suite)
-                for before, now in zip((old.runs, old.scores, old.mismatches), fresh, strict=True)
+                for before, now in zip(
+                    (old.runs, old.scores, old.mismatches, old.tool_calls), fresh, strict=True
+                )
             ]
         return Result(
             suite=self.suite,
@@ -134,4 +146,5 @@ class ResultRecorder:
             mismatches=fresh[2],
             meta=meta,
             responses=self.responses,
+            tool_calls=fresh[3],
         )

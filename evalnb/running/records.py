@@ -9,7 +9,7 @@ frames of a :class:`~evalnb.results.Result` and the rows of a store are derived 
 Example::
 
     record.status                   # worst of its turns: passed, failed, degraded or skipped
-    runs, scores, mismatches = record.rows()
+    runs, scores, mismatches, tool_calls = record.rows()
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalnb.results.frames import mismatch_value
+from evalnb.results.frames import json_cell, mismatch_value
 from evalnb.scoring import worst
 
 if TYPE_CHECKING:
@@ -27,7 +27,10 @@ if TYPE_CHECKING:
     from evalnb.checks.registry import Score
     from evalnb.suite import Case
 
-__all__ = ["CaseRunRecord", "TurnRecord"]
+__all__ = ["CaseRunRecord", "Rows", "TurnRecord"]
+
+Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+"""A record's rows: runs, scores, mismatches and tool calls (see :meth:`CaseRunRecord.rows`)."""
 
 
 @dataclass(slots=True)
@@ -93,18 +96,44 @@ class CaseRunRecord:
         """The run's status: the worst of its turns (api contract)."""
         return worst(t.status for t in self.turns)
 
-    def rows(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-        """The record as row tuples in the column order of ``RUNS_COLUMNS``, ``SCORES_COLUMNS`` and
-        ``MISMATCH_COLUMNS`` (plain python values), as the Result's frames and a store's tables hold them."""
+    def rows(self) -> Rows:
+        """The record as row tuples in the column order of ``RUNS_COLUMNS``, ``SCORES_COLUMNS``,
+        ``MISMATCH_COLUMNS`` and ``TOOL_CALLS_COLUMNS`` (plain python values), as the Result's frames and a
+        store's tables hold them."""
         case = self.case
         suite, cid, name, cat, run = self.suite, case.id, case.name, case.category, self.run
         run_rows: list[tuple[Any, ...]] = []
         score_rows: list[tuple[Any, ...]] = []
         mismatch_rows: list[tuple[Any, ...]] = []
+        tool_rows: list[tuple[Any, ...]] = []
         for tr in self.turns:
             t = tr.index
             turn = case.turns[t]
             r = tr.response
+            if r is not None and r.tool_calls:
+                permitted = None if turn.allowed_tools is None else {a.strip() for a in turn.allowed_tools}
+                for order, call in enumerate(r.tool_calls):
+                    plugin, function = call.identity
+                    tool_rows.append(
+                        (
+                            suite,
+                            cid,
+                            name,
+                            cat,
+                            run,
+                            t,
+                            order,
+                            call.tool,
+                            plugin,
+                            function,
+                            json_cell(call.arguments),
+                            call.status,
+                            call.http_status,
+                            None if permitted is None else call.tool.strip() in permitted,
+                            call.id,
+                            json_cell(call.output),
+                        )
+                    )
             usage = (r.usage or {}) if r is not None else {}
             run_rows.append(
                 (
@@ -161,7 +190,7 @@ class CaseRunRecord:
                 )
                 if score.details:
                     mismatch_rows += [_mismatch(suite, cid, run, t, d) for d in score.details]
-        return run_rows, score_rows, mismatch_rows
+        return run_rows, score_rows, mismatch_rows, tool_rows
 
 
 def _mismatch(suite: str, cid: str, run: int, t: int, d: Mapping[str, Any]) -> tuple[Any, ...]:

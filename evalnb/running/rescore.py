@@ -177,6 +177,7 @@ async def rescore_async(
         mismatches=result.mismatches,
         meta=meta,
         responses=result.responses,
+        tool_calls=result.tool_calls,
     )
 
 

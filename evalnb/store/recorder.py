@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 from evalnb.errors import ConfigError
 from evalnb.running.recorders import Prior, RunInfo
 from evalnb.store.codec import insert_many, tuple_rows
-from evalnb.store.schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, refresh_stats
+from evalnb.store.schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS, refresh_stats
 from evalnb.store.store import Store, as_store
 
 if TYPE_CHECKING:
     from evalnb.results import Result
-    from evalnb.running.records import CaseRunRecord
+    from evalnb.running.records import CaseRunRecord, Rows
     from evalnb.suite import Suite
 
 __all__ = ["StoreRecorder"]
@@ -64,7 +64,7 @@ class StoreRecorder:
             if version is None:
                 self.version = info["version"]
         self._lock = threading.Lock()
-        self._pending: list[tuple[list[Any], list[Any], list[Any]]] = []
+        self._pending: list[Rows] = []
         self._busy = False
         self._error: BaseException | None = None
         self._future: asyncio.Future[None] | None = None
@@ -182,17 +182,19 @@ class StoreRecorder:
                     self._busy = False
                 raise
 
-    def _write(self, batch: list[tuple[list[Any], list[Any], list[Any]]]) -> None:
-        """One transaction: every case run of the batch, whole (its turns, scores and row mismatches)."""
+    def _write(self, batch: list[Rows]) -> None:
+        """One transaction: every case run of the batch, whole (its turns, scores, row mismatches and tool
+        calls)."""
         assert self.run_pk is not None
         t = self.store._t
         with self.store.engine.begin() as conn:
             seq = self._seq
-            for runs, scores, mismatches in batch:
+            for runs, scores, mismatches, calls in batch:
                 for name, rows, cols in (
                     ("run_rows", runs, RUN_COLS),
                     ("scores", scores, SCORE_COLS),
                     ("mismatches", mismatches, MISMATCH_COLS),
+                    ("tool_calls", calls, TOOL_CALL_COLS),
                 ):
                     if rows:
                         names = ["run_pk", "seq", *cols, "extra"]

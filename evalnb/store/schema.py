@@ -9,6 +9,7 @@ Tables::
     run_rows          result.runs, one row per case x run x turn
     scores            result.scores, one row per case x run x turn x check (schema 4: weighted, spread)
     mismatches        result.mismatches
+    tool_calls        result.tool_calls, one row per tool call an agent reported (schema 5)
     run_check_stats   per run x check: sufficient statistics (sums per case) so trends aggregate in SQL fast
 
 The schema is versioned (``SCHEMA_VERSION``); opening an older database runs the missing migrations in one
@@ -30,13 +31,14 @@ __all__ = [
     "RUN_COLS",
     "SCHEMA_VERSION",
     "SCORE_COLS",
+    "TOOL_CALL_COLS",
     "migrate",
     "refresh_stats",
     "schema_version",
     "tables",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # result frame column -> stored in a typed column. Columns a frame has beyond these go to ``extra`` (JSON).
 RUN_COLS_V1 = [
@@ -80,8 +82,25 @@ MISMATCH_COLS = ["case_id", "run", "turn", "row", "key", "expected", "actual", "
 RUN_COLS = [*RUN_COLS_V1, "prompt_tokens", "completion_tokens"]  # schema 2
 SCORE_COLS_V2 = [*SCORE_COLS_V1, "prompt_tokens", "completion_tokens", "cost"]  # schema 2
 SCORE_COLS = [*SCORE_COLS_V2, "weighted", "spread"]  # schema 4
+TOOL_CALL_COLS = [  # schema 5
+    "case_id",
+    "case_name",
+    "category",
+    "run",
+    "turn",
+    "order",
+    "tool",
+    "plugin",
+    "function",
+    "arguments",
+    "status",
+    "http_status",
+    "allowed",
+    "call_id",
+    "output",
+]
 
-_INTS = {"run", "turn", "exit_code", "row", "prompt_tokens", "completion_tokens"}
+_INTS = {"run", "turn", "exit_code", "row", "prompt_tokens", "completion_tokens", "order", "http_status"}
 _FLOATS = {"latency_ms", "value", "cost", "weighted", "spread"}
 _TEXTS = {
     "prompt",
@@ -96,6 +115,8 @@ _TEXTS = {
     "actual",
     "tolerance",
     "refusal",
+    "arguments",
+    "output",
 }
 
 
@@ -119,7 +140,7 @@ def _column(name: str, version: int = SCHEMA_VERSION) -> Any:
         return Column(name, Integer)
     if name in _FLOATS:
         return Column(name, Float)
-    if name == "passed":
+    if name in ("passed", "allowed"):
         return Column(name, Boolean)
     if name in _TEXTS:
         return Column(name, Text)
@@ -215,6 +236,15 @@ def tables(version: int) -> tuple[MetaData, dict[str, Table]]:
         *[_column(c, version) for c in MISMATCH_COLS],
         Column("extra", Text),
     )
+    if version >= 5:
+        t["tool_calls"] = Table(
+            "tool_calls",
+            md,
+            Column("run_pk", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+            Column("seq", Integer),
+            *[_column(c, version) for c in TOOL_CALL_COLS],
+            Column("extra", Text),
+        )
     if version >= 2:
         Index("ix_scores_run_check", t["scores"].c.run_pk, t["scores"].c.check_id)
         t["run_check_stats"] = Table(
@@ -304,11 +334,18 @@ def _migration_4(conn: Connection) -> None:
         conn.execute(text(f"ALTER TABLE scores ADD COLUMN {name} FLOAT"))
 
 
+def _migration_5(conn: Connection) -> None:
+    """Schema 5: the ``tool_calls`` table (``result.tool_calls``); runs saved before it have no tool calls."""
+    _md, t = tables(5)
+    t["tool_calls"].create(conn)
+
+
 _MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migration_1,
     2: _migration_2,
     3: _migration_3,
     4: _migration_4,
+    5: _migration_5,
 }
 
 

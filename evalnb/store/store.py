@@ -31,6 +31,7 @@ from evalnb.store.schema import (
     RUN_COLS,
     SCHEMA_VERSION,
     SCORE_COLS,
+    TOOL_CALL_COLS,
     migrate,
     refresh_stats,
     tables,
@@ -241,6 +242,7 @@ class Store:
             ("run_rows", result.runs, RUN_COLS),
             ("scores", result.scores, SCORE_COLS),
             ("mismatches", result.mismatches, MISMATCH_COLS),
+            ("tool_calls", result.tool_calls, TOOL_CALL_COLS),
         ):
             if len(frame):
                 insert_many(conn, t[name], frame_rows(frame, cols, run_pk=run_pk))
@@ -251,6 +253,7 @@ class Store:
             "runs": {c: str(d) for c, d in result.runs.dtypes.items()},
             "scores": {c: str(d) for c, d in result.scores.dtypes.items()},
             "mismatches": {c: str(d) for c, d in result.mismatches.dtypes.items()},
+            "tool_calls": {c: str(d) for c, d in result.tool_calls.dtypes.items()},
         }
 
     def save(self, result: Result, *, version: str | None = None) -> str:
@@ -290,7 +293,7 @@ class Store:
 
         def tx() -> None:
             with self.engine.begin() as conn:
-                for name in ("run_check_stats", "mismatches", "scores", "run_rows"):
+                for name in ("run_check_stats", "tool_calls", "mismatches", "scores", "run_rows"):
                     conn.execute(self._t[name].delete().where(self._t[name].c.run_pk == pk))
                 conn.execute(self._t["runs"].delete().where(self._t["runs"].c.id == pk))
 
@@ -408,7 +411,7 @@ class Store:
         """
         from sqlalchemy import select
 
-        from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
+        from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS, Result
         from evalnb.suite import Suite
 
         run = self._resolve(run_id_or_version, suite=suite)
@@ -419,6 +422,8 @@ class Store:
             "scores": SCORES_COLUMNS,
             "mismatches": MISMATCH_COLUMNS,
         }
+        # a run saved before tool calls were stored has no dtypes for them
+        dtypes.setdefault("tool_calls", TOOL_CALLS_COLUMNS)
         with self.engine.connect() as conn:
             definition = conn.execute(select(s.c.definition).where(s.c.id == run["suite_id"])).scalar_one()
             the_suite = Suite.model_validate_json(definition)
@@ -428,19 +433,22 @@ class Store:
                     ("run_rows", RUN_COLS, "runs"),
                     ("scores", SCORE_COLS, "scores"),
                     ("mismatches", MISMATCH_COLS, "mismatches"),
+                    ("tool_calls", TOOL_CALL_COLS, "tool_calls"),
                 )
             ]
         if meta.pop("row_order", None) == "suite":
             # written case run by case run as they finished (evalnb.run(store=...)): rows come back in suite
             # order, then run, then turn, as the run's own Result has them
             frames = [in_suite_order(f, the_suite) for f in frames]
-        runs, scores, mism = frames
+        runs, scores, mism, calls = frames
         meta.update(
             run_id=run["run_id"], version=run["version"], status=run["status"], git_commit=run["git_commit"]
         )
         if run["status"] != "complete":
             meta["interrupted"] = True
-        return Result.from_frames(suite=the_suite, runs=runs, scores=scores, mismatches=mism, meta=meta)
+        return Result.from_frames(
+            suite=the_suite, runs=runs, scores=scores, mismatches=mism, meta=meta, tool_calls=calls
+        )
 
     def trend(
         self, suite: str, *, confidence: float = 0.95, include_incomplete: bool = False

@@ -9,7 +9,7 @@ from tests.checks._ctx import score
 def test_intent_case_insensitive() -> None:
     assert score(IntentCheck(expected="QUERY"), intent="query").passed is True
     s = score(IntentCheck(expected="QUERY"), intent="Insight")
-    assert s.passed is False and s.reason == "intent: expected QUERY, got INSIGHT"
+    assert s.passed is False and s.reason == "expected QUERY, got INSIGHT"
     assert score(IntentCheck(expected="REFUSED"), intent=None).passed is False
 
 

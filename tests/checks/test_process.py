@@ -34,8 +34,20 @@ def test_file_exists_path_escaping_the_workdir_is_an_error(tmp_path: Path) -> No
     (tmp_path / "secret.txt").write_text("x")
     s = score(FileExistsCheck(path="../secret.txt"), workdir=inner)
     assert s.status == "degraded" and "escapes" in s.reason
-    s = score(FileExistsCheck(path=str(tmp_path / "secret.txt")), workdir=inner)
-    assert s.status == "degraded" and "relative" in s.reason
+
+
+def test_file_exists_checks_an_absolute_path_as_written(tmp_path: Path) -> None:
+    # suites written for one repository check absolute paths: those are checked where they say, run dir or not
+    inner = tmp_path / "run"
+    inner.mkdir()
+    (tmp_path / "built.txt").write_text("x")
+    for workdir in (inner, None):
+        s = score(FileExistsCheck(path=str(tmp_path / "built.txt")), workdir=workdir)
+        assert (s.status, s.passed, s.reason) == ("ok", True, f"{tmp_path / 'built.txt'} exists")
+        s = score(FileExistsCheck(path=str(tmp_path / "missing.txt")), workdir=workdir)
+        assert (s.status, s.passed) == ("ok", False) and "does not exist" in s.reason
+    s = score(FileExistsCheck(path=str(inner)), workdir=None)
+    assert s.passed is False and "not a file" in s.reason
 
 
 def test_file_exists_without_workdir_is_degraded() -> None:

@@ -102,7 +102,7 @@ def test_output_by_extension_and_default_store(project: Path) -> None:
     assert code == 0, out
     assert (project / ".evals" / "evalnb.db").exists()
     doc = json.loads((project / "r.json").read_text())
-    assert doc["schemaVersion"] == "1.6.0" and doc["items"][0]["scores"]["exactMatch"]["result"] == "pass"
+    assert doc["schemaVersion"] == "1.11.0" and doc["items"][0]["scores"]["exactMatch"]["result"] == "pass"
     code, out = invoke("run", "suite.json", "--agent", "agent.py:good", "--output", "r.xlsx")
     assert code == 0 and (project / "r.xlsx").exists()
     code, out = invoke("run", "suite.json", "--agent", "agent.py:good", "--output", "csvdir.csv")

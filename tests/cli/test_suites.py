@@ -92,7 +92,7 @@ def test_init_writes_the_starter_without_a_terminal(tmp_path):
     proc = evalnb_cli("init", cwd=tmp_path, stdin="")
     assert proc.returncode == 0, proc.stderr
     path = tmp_path / "evals" / "evals.json"
-    assert json.loads(path.read_text(encoding="utf-8"))["schemaVersion"] == "1.7.0"
+    assert json.loads(path.read_text(encoding="utf-8"))["schemaVersion"] == "1.11.0"
     again = evalnb_cli("init", "--yes", cwd=tmp_path)
     assert again.returncode == 0 and "already exists" in again.stdout
     check = evalnb_cli("validate", "evals/evals.json", cwd=tmp_path)

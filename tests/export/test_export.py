@@ -151,7 +151,7 @@ def test_dataset_document_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "v1-results.json"
     export.write(result, path)
     doc = json.loads(path.read_text())
-    assert doc["schemaVersion"] == "1.6.0"
+    assert doc["schemaVersion"] == evalnb.export.DOCUMENT_SCHEMA_VERSION == "1.11.0"
     item, thread = doc["items"]
     assert item["response"] == "A unified API"
     assert item["scores"]["exactMatch"] == {
@@ -164,15 +164,22 @@ def test_dataset_document_round_trip(tmp_path: Path) -> None:
         and item["scores"]["partialMatch"]["result"] == "pass"
     )
     # no judge: Relevance fails as not evaluated (api contract); with no score, the schema's entry for it is
-    # an errored one (a pass/fail entry needs a number), and the item's status still counts it as failed
+    # an errored one (a pass/fail entry needs a number) with the code of an evaluator not set up for the run,
+    # and the item is partial: the agent answered, an evaluator did not run (dataset spec, Output statuses)
     assert item["scores"]["relevance"] == {
         "result": "error",
+        "code": "evaluatorConfigurationError",
         "error": "llm judge not evaluated: this runner has no judge router",
     }
     assert item["status"] == "partial"
+    assert item["error"] == {
+        "code": "evaluatorsFailed",
+        "message": "Agent response obtained. 1 of 3 evaluators failed to run.",
+    }
+    # one turn passed and one failed: the thread failed (error > partial > fail > pass)
     assert thread["summary"] == {
         "turns_total": 2, "turns_passed": 1, "turns_failed": 1, "turns_partial": 0, "turns_errored": 0,
-        "overall_status": "partial",
+        "overall_status": "fail",
     }  # fmt: skip
     assert thread["turns"][1]["status"] == "fail"
 

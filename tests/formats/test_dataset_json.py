@@ -236,8 +236,8 @@ def _ev(name: str, options: Any) -> str:
         ("Citations", {"threshold": 1.5}, "TYPE_MISMATCH", "items[0].evaluators.Citations.threshold"),
         (
             "Citations",
-            {"citation_format": "apa"},
-            "INVALID_VALUE",
+            {"citation_format": " "},  # an open string (published schema), but not a blank one
+            "BLANK_FIELD",
             "items[0].evaluators.Citations.citation_format",
         ),
         (

@@ -164,7 +164,7 @@ def test_upgrade_backs_up_then_rewrites(tmp_path, fixtures, name):
     assert backup.parent == tmp_path
     assert backup.read_bytes() == original  # byte-identical
     upgraded = json.loads(path.read_text(encoding="utf-8"))
-    assert upgraded["schemaVersion"] == "1.7.0"
+    assert upgraded["schemaVersion"] == "1.11.0"
     after = evalnb.load(path)
     assert _items(after) == _items(before)  # the upgraded file loads to the same items
     assert after.meta["legacy"] is False

@@ -23,13 +23,12 @@ async def _constant_analyst(prompt: str) -> dict:
     return {"text": "Sales by state.", "intent": "QUERY", "rows": [{"state": "CA", "storeSales": 1.0}]}
 
 
-def test_a_50ms_agent_reads_50ms_at_concurrency_8_on_the_cube_suite() -> None:
-    from evalnb.demo.sample import foodmart_db
-
-    db = foodmart_db()  # built on first use (a fresh checkout has no data/foodmart/foodmart.db yet)
+def test_a_50ms_agent_reads_50ms_at_concurrency_8_on_the_cube_suite(foodmart_db: Path) -> None:
     suite = evalnb.load(CUBE_SUITE)
-    evalnb.run(suite, _constant_analyst, data=db, concurrency=1, runs=1, progress=False)  # warm imports
-    result = evalnb.run(suite, _constant_analyst, data=db, concurrency=8, runs=3, progress=False)
+    evalnb.run(
+        suite, _constant_analyst, data=foodmart_db, concurrency=1, runs=1, progress=False
+    )  # warm imports
+    result = evalnb.run(suite, _constant_analyst, data=foodmart_db, concurrency=8, runs=3, progress=False)
     latencies = result.runs["latency_ms"].dropna().tolist()
     assert len(latencies) == 36
     # The rows checks and their reference SQL ran meanwhile: none of it shows in the agent's latency.

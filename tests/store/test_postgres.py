@@ -251,9 +251,10 @@ def test_migration_from_schema_version_1_on_postgres(pg_url: str) -> None:
     assert "cost" not in cols and getattr(cols["case_name"], "length", None) == 500
     engine.dispose()
 
-    with _store(pg_url) as store:  # opening migrates 1 -> 4 and backfills the per-check statistics
-        assert store.schema_version == SCHEMA_VERSION == 4
+    with _store(pg_url) as store:  # opening migrates 1 -> 5 and backfills the per-check statistics
+        assert store.schema_version == SCHEMA_VERSION == 5
         insp = inspect(store.engine)
+        assert "tool_calls" in insp.get_table_names()  # schema 5
         cols = {c["name"]: c["type"] for c in insp.get_columns("scores")}
         assert "cost" in cols and getattr(cols["case_name"], "length", None) is None  # TEXT now
         assert "ix_scores_run" not in {ix["name"] for ix in insp.get_indexes("scores")}
@@ -283,3 +284,37 @@ def test_nul_characters_in_answers_are_kept_as_replacement_characters(pg_url: st
         loaded = store.load(store.save(result, version="v1"))
         assert set(loaded.runs["response"]) == {"bin\ufffdary"}
         assert len(loaded.scores) == len(result.scores)
+
+
+def test_tool_calls_on_postgres(pg_url: str) -> None:
+    from evalnb.results import TOOL_CALLS_COLUMNS
+
+    def agent(request: evalnb.Request) -> dict:
+        calls = [
+            {
+                "tool": "claims_get-claim",
+                "arguments": {"claim": "C'1"},
+                "status": "succeeded",
+                "http_status": 200,
+            }
+        ]
+        return {"text": "ok", "tool_calls": [*calls, {"tool": "claims_pay-claim", "output": "x" * 2000}]}
+
+    suite = Suite(
+        name="pg-tools",
+        format="dataset-json",
+        cases=[
+            Case(id=f"c{i}", name=f"c{i}", turns=[Turn(prompt=f"q{i}", allowed_tools=["claims_get-claim"])])
+            for i in range(3)
+        ],
+    )
+    with _store(pg_url) as store:
+        assert store.schema_version == 5
+        saved = evalnb.run(suite, agent, progress=False)
+        store.save(saved, version="v1")
+        streamed = evalnb.run(suite, agent, store=store, version="v2", progress=False)
+        for version, result in (("v1", saved), ("v2", streamed)):
+            loaded = store.load(version)
+            assert {c: str(d) for c, d in loaded.tool_calls.dtypes.items()} == TOOL_CALLS_COLUMNS
+            pd.testing.assert_frame_equal(loaded.tool_calls, result.tool_calls)
+        assert saved.runs["status"].tolist() == ["degraded"] * 3  # claims_pay-claim is not allowed

@@ -312,8 +312,8 @@ def test_migration_from_schema_version_1(tmp_path: Path) -> None:
         assert "cost" not in cols
         assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("1",)
 
-    store = Store(db)  # opening migrates 1 -> 4 and backfills the per-check statistics
-    assert store.schema_version == SCHEMA_VERSION == 4
+    store = Store(db)  # opening migrates 1 -> 5 and backfills the per-check statistics
+    assert store.schema_version == SCHEMA_VERSION == 5
     with sqlite3.connect(db) as con:
         assert {"cost", "weighted", "spread"} <= {r[1] for r in con.execute("PRAGMA table_info(scores)")}
     loaded = store.load("v0")

@@ -17,8 +17,15 @@ from a default (a string, a :class:`Reply`, or a function of the request)::
 A queued item or the default may be:
 
 * ``str``: the assistant message content of a 200 answer;
-* ``Reply``: full control (status, headers, delay before answering, raw body, usage, model);
+* ``Reply``: full control (status, headers, delay before answering, raw body, usage, model, tool calls);
 * ``callable(request) -> str | Reply``: computed from the :class:`Recorded` request.
+
+Tool calls: ``Reply(tool_calls=[("zava_get-claim", {"claim": "C-1"})])`` answers with the chat API's
+``message.tool_calls`` (ids ``call_1``, ``call_2`` ..., arguments as JSON text, ``finish_reason: tool_calls``);
+``Recorded.tools`` is the ``tools`` a request declared and ``Recorded.tool_results`` the ``role: tool`` messages
+it sent back, so a callable can script the round after the calls::
+
+    server.default = lambda req: "Claim C-1 is approved." if req.tool_results else Reply(tool_calls=[...])
 
 ``server.delay`` adds a delay to every answer (seconds). Every request is logged before it is answered.
 
@@ -64,6 +71,7 @@ class Reply:
         logprobs: the ``logprobs.content`` list, sent when the request asks for logprobs.
         logprobs_form: ``"content"`` (OpenAI's, the default) or ``"legacy"`` (the completions form:
             ``tokens``, ``token_logprobs``, ``top_logprobs`` as dicts), as some servers still send.
+        tool_calls: calls the assistant asks for, as ``(name, arguments)`` pairs or full chat API entries.
     """
 
     content: str | None = None
@@ -75,6 +83,21 @@ class Reply:
     model: str | None = None
     logprobs: list[dict[str, Any]] | None = None
     logprobs_form: str = "content"
+    tool_calls: list[Any] | None = None
+
+    def chat_tool_calls(self) -> list[dict[str, Any]]:
+        """The tool calls as the chat API writes them."""
+        out = []
+        for i, call in enumerate(self.tool_calls or []):
+            if isinstance(call, dict):
+                out.append(call)
+                continue
+            name, arguments = call
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            out.append(
+                {"id": f"call_{i + 1}", "type": "function", "function": {"name": name, "arguments": text}}
+            )
+        return out
 
 
 def score_tokens(score: int, reason: str, probs: Mapping[int, float]) -> list[dict[str, Any]]:
@@ -126,6 +149,16 @@ class Recorded:
     @property
     def messages(self) -> list[dict[str, Any]]:
         return list(self.json.get("messages") or [])
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tool definitions the request declared."""
+        return list(self.json.get("tools") or [])
+
+    @property
+    def tool_results(self) -> list[dict[str, Any]]:
+        """The ``role: tool`` messages of the request (results of earlier tool calls)."""
+        return [m for m in self.messages if m.get("role") == "tool"]
 
     @property
     def last_user(self) -> str:
@@ -255,8 +288,12 @@ class OpenAIServer:
             return web.json_response(err, status=reply.status, headers=reply.headers)
         choice: dict[str, Any] = {
             "index": 0,
-            "message": {"role": "assistant", "content": reply.content},
-            "finish_reason": "stop",
+            "message": {
+                "role": "assistant",
+                "content": reply.content,
+                **({"tool_calls": reply.chat_tool_calls()} if reply.tool_calls else {}),
+            },
+            "finish_reason": "tool_calls" if reply.tool_calls else "stop",
         }
         if reply.logprobs is not None and body.get("logprobs"):
             # Only the alternatives asked for, as a real server sends them.

@@ -55,25 +55,19 @@ __all__ = [
 # are the deterministic matchers: a first run needs no judge. It shows single items and a short conversation.
 STARTER: dict[str, Any] = {
     "schemaVersion": LATEST_VERSION,
-    "description": "Starter prompts: replace them with prompts your agent should handle.",
+    # Only keys of the published schema: the upstream tool reads the starter as evalnb does. Tags group the items
+    # (evalnb's own testId and category are not in the published schema).
+    "metadata": {
+        "name": "evals",
+        "description": "Starter prompts: replace them with prompts your agent should handle.",
+    },
     "default_evaluators": {"ExactMatch": {}, "PartialMatch": {}},
     "items": [
+        {"prompt": "What is the capital of France?", "expected_response": "Paris", "tags": ["knowledge"]},
+        {"prompt": "What is 2 + 2?", "expected_response": "4", "tags": ["arithmetic"]},
         {
-            "testId": "SAMPLE-001",
-            "category": "knowledge",
-            "prompt": "What is the capital of France?",
-            "expected_response": "Paris",
-        },
-        {
-            "testId": "SAMPLE-002",
-            "category": "arithmetic",
-            "prompt": "What is 2 + 2?",
-            "expected_response": "4",
-        },
-        {
-            "testId": "SAMPLE-003",
-            "category": "conversation",
             "name": "Two questions in one conversation",
+            "tags": ["conversation"],
             "turns": [
                 {"prompt": "What is 2 + 2?", "expected_response": "4"},
                 {

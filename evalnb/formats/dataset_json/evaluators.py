@@ -22,6 +22,8 @@ from evalnb.formats.dataset_json.models import (
     RetrievalQueryOptions,
     RetrievalResultOptions,
     SemanticSimilarityOptions,
+    ToolCallExecutionOptions,
+    ToolCallSelectionOptions,
 )
 from evalnb.suite import (
     JUDGED_METRICS,
@@ -34,9 +36,17 @@ from evalnb.suite import (
     RetrievalQueryCheck,
     RetrievalResultCheck,
     SemanticSimilarityCheck,
+    ToolCallExecutionCheck,
+    ToolCallSelectionCheck,
 )
 
-__all__ = ["BUILTIN_EVALUATORS", "SYSTEM_DEFAULTS", "apply_evaluators", "evaluator_spec"]
+__all__ = [
+    "BUILTIN_EVALUATORS",
+    "SYSTEM_DEFAULTS",
+    "apply_allowed_tools",
+    "apply_evaluators",
+    "evaluator_spec",
+]
 
 SYSTEM_DEFAULTS: dict[str, dict[str, Any]] = {"Relevance": {}, "Coherence": {}}
 BUILTIN_EVALUATORS = (
@@ -47,6 +57,8 @@ BUILTIN_EVALUATORS = (
     "SemanticSimilarity",
     "RetrievalQuery",
     "RetrievalResult",
+    "ToolCallSelection",
+    "ToolCallExecution",
 )
 
 
@@ -89,6 +101,10 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
                 )
                 return None
             return RetrievalResultCheck(settings=o.model_dump(exclude_none=True))
+        if isinstance(o, ToolCallSelectionOptions):
+            return ToolCallSelectionCheck.model_validate(o.model_dump(exclude_none=True))
+        if isinstance(o, ToolCallExecutionOptions):
+            return ToolCallExecutionCheck.model_validate(o.model_dump(exclude_none=True))
         return None  # the options did not validate; validation recorded why
     # dataset spec: any other name is a check the user registered (evalnb.checks.register).
     registered = registry.user_definition(name)
@@ -161,3 +177,19 @@ def apply_evaluators(
     merged = dict(base)
     merged.update(own)  # an item's options for a default evaluator replace the default's
     return merged
+
+
+def apply_allowed_tools(base: list[str], raw: Mapping[str, Any]) -> list[str]:
+    """published schema: ``allowed_tools_mode`` ``extend`` (default) takes the union with ``base`` (the
+    ``default_allowed_tools``), ``replace`` only the item's or turn's own ``allowed_tools``.
+
+    Entries are trimmed (published schema: matched after trimming, exactly and case-sensitively); the order is
+    the defaults', then the new ones'. Validation reports a wrong type of either key; here it is skipped.
+    """
+    given, mode = raw.get("allowed_tools"), raw.get("allowed_tools_mode")
+    own = [t.strip() for t in given if isinstance(t, str) and t.strip()] if isinstance(given, list) else None
+    if own is None and mode not in ("extend", "replace"):
+        return list(base)
+    if mode == "replace":
+        return list(dict.fromkeys(own or []))
+    return list(dict.fromkeys([*base, *(own or [])]))

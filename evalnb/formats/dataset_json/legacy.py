@@ -4,7 +4,7 @@
 Example::
 
     to_versioned([{"prompt": "Hi"}])
-    # {'schemaVersion': '1.7.0', 'items': [{'prompt': 'Hi'}]}
+    # {'schemaVersion': '1.11.0', 'items': [{'prompt': 'Hi'}]}
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def to_versioned(data: Any) -> dict[str, Any] | None:
     Example::
 
         to_versioned([{"prompt": "Hi"}])
-        # {'schemaVersion': '1.7.0', 'items': [{'prompt': 'Hi'}]}
+        # {'schemaVersion': '1.11.0', 'items': [{'prompt': 'Hi'}]}
     """
     if not is_legacy(data):
         return None

@@ -13,8 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalnb.formats._common import Edge, Loc, Problems, fail, nearest, type_name
-from evalnb.formats.dataset_json.evaluators import SYSTEM_DEFAULTS, apply_evaluators, evaluator_spec
+from evalnb.formats._common import Loc, Problems, fail, nearest, type_name
+from evalnb.formats.dataset_json.evaluators import (
+    SYSTEM_DEFAULTS,
+    apply_allowed_tools,
+    apply_evaluators,
+    evaluator_spec,
+)
 from evalnb.formats.dataset_json.legacy import is_legacy, pair_items
 from evalnb.formats.dataset_json.models import (
     EVALUATORS_SINCE,
@@ -114,11 +119,28 @@ def _gate(
 # ------------------------------------------------------------------------------------------------------
 
 _TURN_OUTPUT = ("response", "citations", "scores", "diagnostics", "status", "error", "extensions")
+_ALLOWLIST_KEYS = ("allowed_tools", "allowed_tools_mode")
 
 
-def _meta(doc: Edge, keys: tuple[str, ...]) -> dict[str, Any]:
-    dumped = doc.model_dump(mode="json", exclude_none=True)
-    return {k: dumped[k] for k in keys if k in dumped}
+def _meta(raw: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    # The values as the document wrote them (validated already): a null inside `diagnostics` is information
+    # (published schema: the evidence was unavailable), which a dump without nulls would drop.
+    return {k: raw[k] for k in keys if raw.get(k) is not None}
+
+
+def declares_allowlist(root: Mapping[str, Any]) -> bool:
+    """published schema (1.11): whether a document declares a tool allowlist anywhere (root, item, thread or
+    turn). Only then are tool calls checked: a document without one is not checked for tool calls at all."""
+    if "default_allowed_tools" in root:
+        return True
+    for item in root.get("items") or []:
+        if not isinstance(item, Mapping):
+            continue
+        turns = item.get("turns")
+        scopes = [item, *(t for t in (turns if isinstance(turns, list) else []) if isinstance(t, Mapping))]
+        if any(key in scope for scope in scopes for key in _ALLOWLIST_KEYS):
+            return True
+    return False
 
 
 def _case_id(raw: Mapping[str, Any], i: int) -> str:
@@ -130,7 +152,12 @@ def _case_id(raw: Mapping[str, Any], i: int) -> str:
 
 
 def _item(
-    raw: Any, i: int, version: tuple[int, int, int] | None, defaults: dict[str, CheckSpec], problems: Problems
+    raw: Any,
+    i: int,
+    version: tuple[int, int, int] | None,
+    defaults: dict[str, CheckSpec],
+    tools: list[str] | None,
+    problems: Problems,
 ) -> Case | None:
     """One item -> its case, or None after recording every problem found in it."""
     loc: Loc = ("items", i)
@@ -191,15 +218,18 @@ def _item(
         ]
         if thread is None or len(problems) > before:
             return None
+        # published schema: allowlists resolve like evaluators (the thread's own list is evalnb's, as evaluators)
+        thread_tools = None if tools is None else apply_allowed_tools(tools, raw)
         model_turns = [
             Turn(
                 prompt=td.prompt,
                 expected=td.expected_response,
                 context=td.context,
                 checks=checks,
-                meta=_meta(td, _TURN_OUTPUT),
+                allowed_tools=None if thread_tools is None else apply_allowed_tools(thread_tools, rt),
+                meta=_meta(rt, (*_TURN_OUTPUT, "tags")),
             )
-            for td, checks in zip(thread.turns, turn_checks, strict=True)
+            for td, rt, checks in zip(thread.turns, raw_turns or [], turn_checks, strict=True)
         ]
         case_id = thread.testId or thread.name or f"item-{i + 1:03d}"
         return Case(
@@ -209,7 +239,7 @@ def _item(
             notes=thread.notes,
             runs=1,
             turns=model_turns,
-            meta=_meta(thread, ("description", "conversation_id", "summary", "extensions")),
+            meta=_meta(raw, ("description", "conversation_id", "summary", "tags", "extensions")),
         )
     single: SingleItemDoc | None = problems.validate(SingleItemDoc, raw, prefix=loc)
     checks = apply_evaluators(defaults, raw, loc, problems)
@@ -220,7 +250,8 @@ def _item(
         expected=single.expected_response,
         context=single.context,
         checks=list(checks.values()),
-        meta=_meta(single, _TURN_OUTPUT),
+        allowed_tools=None if tools is None else apply_allowed_tools(tools, raw),
+        meta=_meta(raw, _TURN_OUTPUT),
     )
     case_id = single.testId or single.name or f"item-{i + 1:03d}"
     return Case(
@@ -230,6 +261,7 @@ def _item(
         notes=single.notes,
         runs=1,
         turns=[turn],
+        meta=_meta(raw, ("tags",)),
     )
 
 
@@ -281,10 +313,15 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
         spec = evaluator_spec(n, o, ("default_evaluators", n), problems)
         if spec is not None:
             defaults[n] = spec
+    raw_tools = root.get("default_allowed_tools")
+    # published schema: an absent allowlist resolves to empty (fail closed), in a document that declares one
+    tools: list[str] | None = (
+        apply_allowed_tools([], {"allowed_tools": raw_tools}) if declares_allowlist(root) else None
+    )
     cases: list[Case] = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(raw_items if isinstance(raw_items, list) else []):
-        case = _item(raw, i, version, defaults, problems)
+        case = _item(raw, i, version, defaults, tools, problems)
         if case is not None:
             cases.append(case)
         if not isinstance(raw, Mapping):
@@ -313,6 +350,8 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
         meta["metadata"] = doc.metadata.model_dump(mode="json", exclude_none=True)
     if doc.schema_uri is not None:
         meta["$schema"] = doc.schema_uri
+    if tools is not None:
+        meta["default_allowed_tools"] = tools
     return Suite(
         name=meta_name or name or "dataset",
         description=description,

@@ -16,11 +16,13 @@ from evalnb.formats._common import Edge, NonBlank, custom_error
 from evalnb.suite import JUDGED_METRICS
 
 __all__ = [
+    "ERROR_CODES",
     "EVALUATORS_SINCE",
     "EVALUATOR_NAME",
     "LATEST_VERSION",
     "MAX_TURNS",
     "OPTIONS",
+    "SCORE_ERROR_CODES",
     "TURNS_SINCE",
     "DatasetDoc",
     "EvaluatorMap",
@@ -33,12 +35,40 @@ __all__ = [
     "json_schema",
 ]
 
-LATEST_VERSION = "1.7.0"  # the published schema evalnb follows (see its changelog)
+LATEST_VERSION = (
+    "1.11.0"  # the published schema evalnb follows (see docs/dataset-json.md, version by version)
+)
 # Published changelog: per-prompt evaluator configuration arrived in 1.1.0, multi-turn in 1.2.0.
 EVALUATORS_SINCE = (1, 1, 0)
 TURNS_SINCE = (1, 2, 0)
 MAX_TURNS = 20
 EVALUATOR_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # published schema: EvaluatorMap.propertyNames
+
+#: published schema (1.9.0, categorised error codes): ErrorObject.code of an item or turn.
+ERROR_CODES = (
+    "agentRequestFailed",
+    "agentAuthenticationError",
+    "agentRateLimited",
+    "agentTimeout",
+    "agentResponseUnparseable",
+    "toolCallNotAllowed",
+    "turnSkipped",
+    "evaluatorsFailed",
+    "evaluationCrashed",
+)
+#: published schema (1.9.0): ErroredScore.code of an evaluator that produced no result.
+SCORE_ERROR_CODES = (
+    "emptyAgentResponse",
+    "judgeOutputUnparseable",
+    "judgeAuthenticationError",
+    "judgeRateLimited",
+    "judgeTimeout",
+    "evaluatorConfigurationError",
+    "evaluatorLoadError",
+    "invalidEvaluatorResult",
+    "evaluatorError",
+    "toolCallEvidenceIndeterminate",
+)
 
 # ------------------------------------------------------------------------------------------------------
 # Evaluator options (published schema: LlmEvaluatorOptions, CitationsOptions, ...)
@@ -57,7 +87,8 @@ class CitationsOptions(Edge):
     """Citations: pass at ``count >= threshold`` (default 1)."""
 
     threshold: int = Field(default=1, ge=1)
-    citation_format: Literal["oai_unicode", "bracket", "markdown", "mixed"] = "oai_unicode"
+    # published schema: an open string (known: oai_unicode, bracket, markdown, mixed)
+    citation_format: NonBlank = "oai_unicode"
 
 
 class ExactMatchOptions(Edge):
@@ -105,6 +136,33 @@ class RetrievalResultOptions(Edge):
     expected_items: Annotated[list[RetrievalExpectedItem], Field(min_length=1)] | None = None
 
 
+class ToolIdentityDoc(Edge):
+    """A tool identity (published schema: ToolIdentity)."""
+
+    plugin_name: NonBlank
+    function_name: NonBlank
+
+
+class ToolCallExpectedDoc(Edge):
+    """One expected call (published schema: ToolCallExpectedCall)."""
+
+    tool: ToolIdentityDoc
+    id: NonBlank | None = None
+
+
+class ToolCallSelectionOptions(Edge):
+    """ToolCallSelection: which tools were selected (repeats count once)."""
+
+    calls: Annotated[list[ToolCallExpectedDoc], Field(min_length=1)]
+    allow_additional_calls: bool = True
+
+
+class ToolCallExecutionOptions(Edge):
+    """ToolCallExecution: successful executions per tool (an identity listed N times needs N)."""
+
+    calls: Annotated[list[ToolCallExpectedDoc], Field(min_length=1)]
+
+
 class CustomEvaluatorOptions(Edge):
     """Options of a user-registered check; evalnb passes them to the check as keyword arguments."""
 
@@ -126,6 +184,8 @@ class EvaluatorMap(Edge):
     SemanticSimilarity: SemanticSimilarityOptions | None = None
     RetrievalQuery: RetrievalQueryOptions | None = None
     RetrievalResult: RetrievalResultOptions | None = None
+    ToolCallSelection: ToolCallSelectionOptions | None = None
+    ToolCallExecution: ToolCallExecutionOptions | None = None
 
 
 OPTIONS: dict[str, type[Edge]] = {
@@ -136,6 +196,8 @@ OPTIONS: dict[str, type[Edge]] = {
     "SemanticSimilarity": SemanticSimilarityOptions,
     "RetrievalQuery": RetrievalQueryOptions,
     "RetrievalResult": RetrievalResultOptions,
+    "ToolCallSelection": ToolCallSelectionOptions,
+    "ToolCallExecution": ToolCallExecutionOptions,
 }
 
 # Validated entry by entry (each evaluator's own options model, user checks by their signature), so the
@@ -160,10 +222,64 @@ class CitationDoc(Edge):
 
 
 class ErrorDoc(Edge):
-    """A turn or item error (output documents)."""
+    """A turn or item error (output documents; published schema: ErrorObject, its codes categorised)."""
 
-    code: NonBlank
+    code: Literal[ERROR_CODES]  # type: ignore[valid-type]
     message: NonBlank
+
+
+def _no_blank_tool(tools: list[str]) -> list[str]:
+    # published schema (AllowedToolList): entries are trimmed before matching, so a blank one never matches
+    for t in tools:
+        if not t.strip():
+            raise custom_error("BLANK_FIELD", "a tool identifier must not be blank")
+    return tools
+
+
+AllowedTools = Annotated[list[str], AfterValidator(_no_blank_tool)]
+
+
+class ToolCallIdentityDiag(Edge):
+    """published schema: ToolCallDiagnosticIdentity (null: observed but unparseable)."""
+
+    plugin_name: str | None
+    function_name: str | None
+
+
+class ToolCallExecutionDiag(ToolCallIdentityDiag):
+    """published schema: ToolCallDiagnosticExecution."""
+
+    response_status: int | None
+
+
+class ToolCallsDiag(Edge):
+    """published schema: Diagnostics.tool_calls (null: the evidence was unavailable; [] : none)."""
+
+    selected_functions: list[ToolCallIdentityDiag] | None
+    executions: list[ToolCallExecutionDiag] | None
+    evidence_error: str | None = None
+
+
+class DiagnosticsDoc(Edge):
+    """Output diagnostics, keyed by category (published schema: Diagnostics; other categories are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    retrieval_executions: list[dict[str, Any]] | None = None
+    tool_calls: ToolCallsDiag | None = None
+
+
+def _scores(scores: dict[str, Any]) -> dict[str, Any]:
+    # published schema (ErroredScore): an errored entry says why, with a code of the schema if any
+    for key, entry in scores.items():
+        if isinstance(entry, dict) and entry.get("result") == "error":
+            code = entry.get("code")
+            if code is not None and code not in SCORE_ERROR_CODES:
+                raise custom_error(
+                    "INVALID_VALUE",
+                    f"scores.{key}.code {code!r} is not an errored-score code ({', '.join(SCORE_ERROR_CODES)})",
+                )
+    return scores
 
 
 class ThreadSummaryDoc(Edge):
@@ -188,10 +304,13 @@ class TurnDoc(Edge):
     context: str | None = None
     evaluators: Evaluators | None = None
     evaluators_mode: Literal["extend", "replace"] | None = None
+    allowed_tools: AllowedTools | None = None
+    allowed_tools_mode: Literal["extend", "replace"] | None = None
+    tags: list[str] | None = None
     response: str | None = None
     citations: list[CitationDoc] | None = None
-    scores: dict[str, Any] | None = None
-    diagnostics: dict[str, Any] | None = None
+    scores: Annotated[dict[str, Any], AfterValidator(_scores)] | None = None
+    diagnostics: DiagnosticsDoc | None = None
     status: Status | None = None
     error: ErrorDoc | None = None
     extensions: dict[str, Any] | None = None
@@ -226,6 +345,9 @@ class ThreadItemDoc(Edge):
     notes: str | None = None
     evaluators: Evaluators | None = None
     evaluators_mode: Literal["extend", "replace"] | None = None
+    allowed_tools: AllowedTools | None = None
+    allowed_tools_mode: Literal["extend", "replace"] | None = None
+    tags: list[str] | None = None
     conversation_id: str | None = None
     summary: ThreadSummaryDoc | None = None
     extensions: dict[str, Any] | None = None
@@ -254,6 +376,7 @@ class DatasetDoc(Edge):
     description: str | None = None
     metadata: MetadataDoc | None = None
     default_evaluators: Evaluators | None = None
+    default_allowed_tools: AllowedTools | None = None
     items: Annotated[list[SingleItemDoc | ThreadItemDoc], Field(min_length=1)]
 
 
