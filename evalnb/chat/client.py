@@ -137,7 +137,30 @@ class ChatClient:
         self.max_backoff = float(max_backoff)
         self.concurrency = int(concurrency)
         self.extra_body = dict(extra_body or {})
+        self._check_one_authorization(given_key=api_key is not None)
         self._proxy = proxy_for(self.url)
+
+    def _check_one_authorization(self, *, given_key: bool) -> None:
+        """A URL's ``user:password@`` is sent as HTTP Basic auth in the Authorization header, which an API key
+        (``Bearer``) or an Authorization header of one's own needs too: every call would fail, so refuse at
+        start-up."""
+        import urllib.parse
+
+        parts = urllib.parse.urlsplit(self.base_url)
+        if parts.username is None and parts.password is None:
+            return
+        if self._api_key and not self.azure:
+            where = "given as api_key" if given_key else f"from ${self.api_key_env}"
+            clash = f"an API key is set ({where})"
+        elif any(k.lower() == "authorization" for k in self.headers):
+            clash = "an Authorization header is given"
+        else:
+            return
+        raise ConfigError(
+            f"the endpoint {safe_url(self.base_url)} has a user name and password in its URL and {clash}: both "
+            "go in the one Authorization header; remove user:password@ from the URL, or send no key "
+            '(api_key="" or an unset api_key_env)'
+        )
 
     # -- identity ---------------------------------------------------------------------------------
 
