@@ -24,9 +24,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from evalnb._unicode import clean, clean_data
 from evalnb.errors import AgentError
 
-__all__ = ["Agent", "CallableAgent", "Request", "Response", "as_agent", "to_response"]
+__all__ = ["Agent", "CallableAgent", "Request", "Response", "as_agent", "encodable", "to_response"]
 
 
 @dataclass
@@ -154,6 +155,21 @@ def _wrong(name: str, value: Any, want: str) -> str:
     shown = repr(value)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     return f"the agent returned {name}={shown} ({type(value).__name__}); {name} must be {want} or None"
+
+
+def encodable(response: Response) -> Response:
+    """The response with its text as every file, database and judge can take: lone surrogates (an escaped
+    ``"\\ud800"`` in an HTTP service's JSON, a callable's ``surrogateescape`` text) become U+FFFD
+    (:mod:`evalnb._unicode`). Changed in place; checks and judges see the cleaned text."""
+    for name in _TEXT_FIELDS:
+        value = getattr(response, name)
+        if isinstance(value, str):
+            setattr(response, name, clean(value))
+    for name in ("rows", "citations", "meta"):
+        value = getattr(response, name)
+        if isinstance(value, (dict, list)):
+            setattr(response, name, clean_data(value))
+    return response
 
 
 @runtime_checkable
