@@ -20,7 +20,16 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import AfterValidator, Field
 
-from evalnb.formats._common import Edge, NonBlank, Problems, custom_error, fail, nearest, type_name
+from evalnb.formats._common import (
+    Edge,
+    NonBlank,
+    Problems,
+    custom_error,
+    fail,
+    nearest,
+    shown,
+    type_name,
+)
 from evalnb.formats.registry import Format, Sniff, register
 from evalnb.suite import (
     INTENTS,
@@ -54,7 +63,7 @@ def _intent(value: str) -> str:
         hint = nearest(up, INTENTS)
         raise custom_error(
             "INVALID_VALUE",
-            f"must be one of {', '.join(INTENTS)} (any case), got {value!r}"
+            f"must be one of {', '.join(INTENTS)} (any case), got {shown(value)}"
             + (f"; did you mean {hint!r}?" if hint else ""),
         )
     return up
@@ -73,14 +82,16 @@ def _scalar_row(row: dict[str, Any]) -> dict[str, Any]:
     seen: dict[str, str] = {}
     for key, value in row.items():
         if value is not None and not isinstance(value, (str, int, float, bool)):
-            raise custom_error("TYPE_MISMATCH", f"value of {key!r} must be a scalar, got {type_name(value)}")
+            raise custom_error(
+                "TYPE_MISMATCH", f"value of {shown(key)} must be a scalar, got {type_name(value)}"
+            )
         # cube spec: `Store Sales`, `storeSales`, `store_sales` are one key. Two of them in one row would
         # both be compared with the same actual column, so the case could never pass when they differ.
         same = seen.setdefault(normalise_key(key), key)
         if same != key:
             raise custom_error(
                 "INVALID_VALUE",
-                f"keys {same!r} and {key!r} name the same column (keys compare ignoring case, spaces, "
+                f"keys {shown(same)} and {shown(key)} name the same column (keys compare ignoring case, spaces, "
                 "'_' and '-'); keep one",
             )
     return row
@@ -190,7 +201,7 @@ class _StrictLoader(yaml.SafeLoader):
                         raise _DuplicateKeyError(
                             "while constructing a mapping",
                             node.start_mark,
-                            f"duplicate key {key!r}",
+                            f"duplicate key {shown(key)}",
                             key_node.start_mark,
                         )
                     seen.add(key)
@@ -269,7 +280,7 @@ def _case_rules(data: dict[str, Any], problems: Problems) -> None:
                 # cube spec: names are unique within the suite (mismatch paths and reports use them).
                 problems.add(
                     "INVALID_VALUE",
-                    f"duplicate case name {name!r} (first used by cases[{seen[name]}])",
+                    f"duplicate case name {shown(name)} (first used by cases[{seen[name]}])",
                     ("cases", i, "name"),
                 )
             else:
