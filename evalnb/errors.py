@@ -149,6 +149,10 @@ class StoreCode(Code):
     STORE_ERROR = "STORE_ERROR"
     STORE_BUSY = "STORE_BUSY"
     STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+    #: the file is not a SQLite database, or is truncated or damaged (named in the message; never changed)
+    STORE_CORRUPT = "STORE_CORRUPT"
+    #: the store can only be read here (its file or folder is not writable): saving into it is refused
+    STORE_READ_ONLY = "STORE_READ_ONLY"
     STORE_SCHEMA_TOO_NEW = "STORE_SCHEMA_TOO_NEW"
     AMBIGUOUS_VERSION = "AMBIGUOUS_VERSION"
     RUN_NOT_FOUND = "RUN_NOT_FOUND"
