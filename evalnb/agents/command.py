@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalnb._caps import MAX_ANSWER, note
 from evalnb.agents.base import Request, Response
 from evalnb.agents.processes import MARK, Tree, signal_all
 from evalnb.agents.types import BuildContext, register_agent_type
@@ -121,7 +122,7 @@ class Command:
         env: Mapping[str, str] | None = None,
         pass_env: Sequence[str] = (),
         result: str = "stdout",
-        max_output: int = 1_000_000,
+        max_output: int = MAX_ANSWER,
         timeout: float | None = None,
         cwd: str | os.PathLike[str] | None = None,
         encoding: str = "utf-8",
@@ -343,7 +344,7 @@ class Command:
         if out.truncated:
             meta["stdout_truncated"] = True
             meta["max_output"] = self.max_output
-            stdout += f"\n[evalnb: stdout truncated at {self.max_output} bytes; the program wrote {out.total} bytes]"
+            stdout += note("stdout", self.max_output, out.total, unit="bytes")
         if err.truncated:
             meta["stderr_truncated"] = True
             meta["max_output"] = self.max_output
@@ -487,7 +488,7 @@ class CommandAgentConfig(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     pass_env: list[str] = Field(default_factory=list)
     result: str = "stdout"
-    max_output: int = Field(default=1_000_000, ge=1)
+    max_output: int = Field(default=MAX_ANSWER, ge=1)
     timeout: float | None = Field(default=None, gt=0)
     cwd: str | None = None
     encoding: str = "utf-8"

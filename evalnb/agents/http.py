@@ -31,9 +31,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalnb.agents.base import Request, Response
+from evalnb._caps import MAX_ANSWER, MAX_BODY, note
+from evalnb.agents.base import Request, Response, capped
 from evalnb.agents.types import BuildContext, register_agent_type
-from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, require_reachable, safe_url
+from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, read_body, require_reachable, safe_url
 from evalnb.errors import AgentError, ConfigError
 
 __all__ = ["ASK_BODY", "ASK_MAPPING", "HTTP", "HTTPAgentConfig", "Secret", "expand_env", "get_path"]
@@ -315,7 +316,7 @@ class HTTP:
                 session.request(self.method, self.url, **kwargs) as resp,
             ):
                 status = resp.status
-                raw = await resp.read()
+                raw, cut = await read_body(resp)
                 content_type = resp.headers.get("Content-Type", "")
                 retry_after = resp.headers.get("Retry-After")
         except asyncio.TimeoutError:
@@ -333,7 +334,17 @@ class HTTP:
                 # The runner waits this long before its retry (it reads ``retry_after`` from the error).
                 error.retry_after = parse_retry_after(retry_after)  # type: ignore[attr-defined]
             raise error
-        response = self._map(text, content_type, where)
+        if cut:
+            # Only the head was read: as text it is kept (and cut to the answer cap below); a mapping needs JSON.
+            if self.response_map is not None:
+                raise AgentError(
+                    f"{where} answered more than {MAX_BODY} bytes; evalnb reads at most that much, and the mapped "
+                    "fields need the whole JSON body"
+                )
+            head = text[:MAX_ANSWER] + note("the answer", MAX_BODY, None, unit="bytes of the response body")
+            response = Response(text=head, meta={"body_truncated": True, "max_body": MAX_BODY})
+        else:
+            response = capped(self._map(text, content_type, where))
         response.latency_ms = elapsed
         response.meta.setdefault("http_status", status)
         return response

@@ -26,9 +26,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalnb._caps import MAX_ANSWER, MAX_BODY, cap, note
 from evalnb._retry import backoff as retry_wait
 from evalnb.chat.limiter import learn, limiter_for
-from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, proxy_for, require_reachable, safe_url
+from evalnb.chat.net import (
+    PREFLIGHT_TIMEOUT,
+    parse_retry_after,
+    proxy_for,
+    read_body,
+    require_reachable,
+    safe_url,
+)
 from evalnb.chat.session import shared_session
 from evalnb.errors import ChatError, ConfigError
 
@@ -48,6 +56,8 @@ class ChatReply:
         model: the model name the server reported, else the one asked for.
         latency_ms: wall time of the successful attempt.
         attempts: attempts made, including the successful one.
+        truncated: True when the answer was cut (its head kept, ending in a note): more than
+            ``MAX_ANSWER`` characters of content, or a body over ``MAX_BODY`` bytes.
     """
 
     text: str
@@ -55,6 +65,7 @@ class ChatReply:
     model: str | None = None
     latency_ms: float = 0.0
     attempts: int = 1
+    truncated: bool = False
 
 
 class ChatClient:
@@ -275,9 +286,9 @@ class ChatClient:
                         self.url, data=payload, headers=headers, timeout=timeout, proxy=self._proxy
                     ) as resp:
                         status = resp.status
-                        raw = await resp.read()
+                        raw, cut = await read_body(resp)
                         if status == 200:
-                            reply = self._parse(raw, t0, attempt + 1)
+                            reply = self._parse(raw, t0, attempt + 1, cut=cut)
                             limiter.on_success()
                             learn(self.endpoint, limiter.limit)
                             return reply
@@ -319,7 +330,9 @@ class ChatClient:
         # Messages reach results and logs: never the user:password of a gateway URL.
         return f"{safe_url(self.endpoint)} (model {self.model})"
 
-    def _parse(self, raw: bytes, t0: float, attempts: int) -> ChatReply:
+    def _parse(self, raw: bytes, t0: float, attempts: int, *, cut: bool = False) -> ChatReply:
+        if cut:
+            return self._head(raw, t0, attempts)
         try:
             data = json.loads(raw)
             message = data["choices"][0]["message"]
@@ -335,13 +348,54 @@ class ChatClient:
         content = message.get("content")
         if isinstance(content, list):  # some servers send content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        text, truncated = cap(content if isinstance(content, str) else "", "the answer")
         return ChatReply(
-            text=content or "",
+            text=text,
             usage=dict(usage) if isinstance(usage := data.get("usage"), dict) else {},
             model=data.get("model") or self.model,
             latency_ms=(time.perf_counter() - t0) * 1000,
             attempts=attempts,
+            truncated=truncated,
         )
+
+    def _head(self, raw: bytes, t0: float, attempts: int) -> ChatReply:
+        """A body cut at ``MAX_BODY`` bytes is no JSON any more: the head of its message content is kept."""
+        head = _content_head(raw)
+        if head is None:
+            raise ChatError(
+                f"chat completion at {self._where()} answered more than {MAX_BODY} bytes, and its first bytes "
+                f"hold no message content: {_scrub(_snippet(raw), self._api_key)}",
+                status=200,
+                transient=False,
+                attempts=attempts,
+            )
+        return ChatReply(
+            text=head[:MAX_ANSWER] + note("the answer", MAX_BODY, None, unit="bytes of the response body"),
+            model=self.model,
+            latency_ms=(time.perf_counter() - t0) * 1000,
+            attempts=attempts,
+            truncated=True,
+        )
+
+
+def _content_head(raw: bytes) -> str | None:
+    """The start of the first ``"content": "..."`` string of a chat-completions body cut short, or None."""
+    import re
+
+    m = re.search(rb'"content"\s*:\s*"', raw)
+    if m is None:
+        return None
+    rest = raw[m.end() :].decode("utf-8", "ignore")  # a character cut in half is dropped
+    # An escape cut in half ("\\", "\\u00"): drop it. An even run of backslashes is whole escapes.
+    tail = re.search(r"(\\+)(u[0-9a-fA-F]{0,3})?$", rest)
+    if tail is not None and len(tail.group(1)) % 2:
+        rest = rest[: tail.start() + len(tail.group(1)) - 1]
+    try:
+        # raw_decode reads one JSON string and stops at its closing quote, wherever that is.
+        text, _ = json.JSONDecoder().raw_decode('"' + rest + '"')
+    except ValueError:
+        return None
+    return text if isinstance(text, str) else None
 
 
 def _snippet(raw: bytes, limit: int = 300) -> str:

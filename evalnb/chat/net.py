@@ -9,10 +9,20 @@ import contextlib
 import email.utils
 import math
 import time
+from typing import Any
 
+from evalnb._caps import MAX_BODY
 from evalnb.errors import ConfigError
 
-__all__ = ["PREFLIGHT_TIMEOUT", "parse_retry_after", "probe", "proxy_for", "require_reachable", "safe_url"]
+__all__ = [
+    "PREFLIGHT_TIMEOUT",
+    "parse_retry_after",
+    "probe",
+    "proxy_for",
+    "read_body",
+    "require_reachable",
+    "safe_url",
+]
 
 PREFLIGHT_TIMEOUT = 5.0
 """Seconds a start-up reachability probe waits for a TCP connection before it calls the endpoint unreachable."""
@@ -43,6 +53,24 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if math.isnan(secs):
         return None
     return max(0.0, secs)
+
+
+async def read_body(resp: Any, limit: int = MAX_BODY) -> tuple[bytes, bool]:
+    """An HTTP answer's body, at most ``limit`` bytes, and whether there was more (the rest is never read: a
+    200 MB answer costs ``limit`` bytes of memory, not 200 MB; the connection is closed instead of reused).
+
+    Example:
+        >>> async with session.post(url, json=body) as resp:
+        ...     raw, cut = await read_body(resp)
+    """
+    buf = bytearray()
+    async for chunk in resp.content.iter_chunked(64 * 1024):
+        room = limit - len(buf)
+        if len(chunk) > room:
+            buf += chunk[:room]
+            return bytes(buf), True
+        buf += chunk
+    return bytes(buf), False
 
 
 def safe_url(url: str) -> str:

@@ -14,9 +14,11 @@ Rules (issue 5, api contract):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from evalnb._caps import cap
 from evalnb.checks.registry import Score
 from evalnb.judges.base import JudgeCache, JudgeReply, cost_of
 from evalnb.judges.rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict
@@ -84,7 +86,8 @@ async def _ask(judge: Any, prompt: JudgePrompt) -> JudgeReply:
     reply = await judge.complete(prompt)
     if not isinstance(reply, JudgeReply):  # a Judge written against the protocol loosely
         reply = JudgeReply(text=str(reply))
-    return reply
+    text, cut = cap(reply.text, "the judge's answer")  # a judge that never stops: its head, like an agent's
+    return dataclasses.replace(reply, text=text) if cut else reply
 
 
 async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
