@@ -28,6 +28,7 @@ from typing import Any
 
 from evalnb._caps import MAX_ANSWER, MAX_BODY, cap, note
 from evalnb._retry import backoff as retry_wait
+from evalnb._secrets import scrub, url_secrets
 from evalnb.chat.limiter import learn, limiter_for
 from evalnb.chat.net import (
     PREFLIGHT_TIMEOUT,
@@ -81,7 +82,9 @@ class ChatClient:
             header. Falls back to ``$AZURE_OPENAI_ENDPOINT`` when ``deployment`` is given.
         deployment: the Azure deployment name.
         api_version: Azure ``api-version`` (``$OPENAI_API_VERSION`` or a recent GA version).
-        headers: extra HTTP headers (e.g. an organisation or a gateway token).
+        headers: extra HTTP headers (e.g. an organisation).
+        secret_headers: headers whose values are secret (a gateway token): sent like ``headers``, scrubbed from
+            every error (with the API key and the URL's password and query values), never in a ``repr``.
         temperature: sampling temperature, 0 by default (judges should be as repeatable as possible).
         max_tokens: completion token cap, if any.
         timeout: seconds per attempt.
@@ -107,6 +110,7 @@ class ChatClient:
         deployment: str | None = None,
         api_version: str | None = None,
         headers: Mapping[str, str] | None = None,
+        secret_headers: Mapping[str, str] | None = None,
         temperature: float | None = 0.0,
         max_tokens: int | None = None,
         timeout: float = 60.0,
@@ -140,6 +144,9 @@ class ChatClient:
         self.api_key_env = env
         self._api_key = api_key if api_key is not None else os.environ.get(env)
         self.headers = dict(headers or {})
+        self._secret_headers = {str(k): str(v) for k, v in (secret_headers or {}).items()}
+        # Everything a server's error body may echo back that must not reach a reason, a report or the store.
+        self._secrets = [self._api_key, *self._secret_headers.values(), *url_secrets(self.base_url)]
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.timeout = float(timeout)
@@ -163,7 +170,7 @@ class ChatClient:
         if self._api_key and not self.azure:
             where = "given as api_key" if given_key else f"from ${self.api_key_env}"
             clash = f"an API key is set ({where})"
-        elif any(k.lower() == "authorization" for k in self.headers):
+        elif any(k.lower() == "authorization" for k in [*self.headers, *self._secret_headers]):
             clash = "an Authorization header is given"
         else:
             return
@@ -237,6 +244,7 @@ class ChatClient:
             else:
                 h["Authorization"] = f"Bearer {self._api_key}"
         h.update(self.headers)
+        h.update(self._secret_headers)
         return h
 
     def _body(self, messages: Sequence[Mapping[str, Any]], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -292,7 +300,7 @@ class ChatClient:
                             limiter.on_success()
                             learn(self.endpoint, limiter.limit)
                             return reply
-                        snippet = _scrub(_snippet(raw), self._api_key)
+                        snippet = scrub(_snippet(raw), self._secrets)
                         if status == 429:
                             limiter.on_rate_limited(started)
                             learn(self.endpoint, limiter.limit)
@@ -314,7 +322,7 @@ class ChatClient:
                     last = f"timed out after {self.timeout:g} s"
                 except aiohttp.ClientError as exc:
                     status = None
-                    last = f"connection failed: {type(exc).__name__}: {_scrub(str(exc), self._api_key)}"
+                    last = f"connection failed: {type(exc).__name__}: {scrub(str(exc), self._secrets)}"
             if attempt + 1 >= attempts:
                 break
             # The slot is released while we wait, so other calls (and other clients) can proceed.
@@ -340,7 +348,7 @@ class ChatClient:
                 raise TypeError("message is not an object")
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise ChatError(
-                f"chat completion at {self._where()} returned an unexpected body: {_scrub(_snippet(raw), self._api_key)}",
+                f"chat completion at {self._where()} returned an unexpected body: {scrub(_snippet(raw), self._secrets)}",
                 status=200,
                 transient=False,
                 attempts=attempts,
@@ -364,7 +372,7 @@ class ChatClient:
         if head is None:
             raise ChatError(
                 f"chat completion at {self._where()} answered more than {MAX_BODY} bytes, and its first bytes "
-                f"hold no message content: {_scrub(_snippet(raw), self._api_key)}",
+                f"hold no message content: {scrub(_snippet(raw), self._secrets)}",
                 status=200,
                 transient=False,
                 attempts=attempts,
@@ -401,7 +409,3 @@ def _content_head(raw: bytes) -> str | None:
 def _snippet(raw: bytes, limit: int = 300) -> str:
     text = raw.decode("utf-8", "replace").strip().replace("\n", " ")
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _scrub(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text

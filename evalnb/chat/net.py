@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from evalnb._caps import MAX_BODY
+from evalnb._secrets import safe_url
 from evalnb.errors import ConfigError
 
 __all__ = [
@@ -71,20 +72,6 @@ async def read_body(resp: Any, limit: int = MAX_BODY) -> tuple[bytes, bool]:
             return bytes(buf), True
         buf += chunk
     return bytes(buf), False
-
-
-def safe_url(url: str) -> str:
-    """``url`` fit for a message: no user name or password, no query string (either may carry a key).
-
-    Example:
-        >>> safe_url("https://user:pw@example.com/v1?code=abc")
-        'https://example.com/v1'
-    """
-    import urllib.parse
-
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 async def probe(url: str, *, timeout: float = PREFLIGHT_TIMEOUT, proxy: str | None = None) -> str | None:

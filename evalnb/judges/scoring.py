@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalnb._caps import cap
+from evalnb._secrets import redact_urls
 from evalnb.checks.registry import Score
 from evalnb.judges.base import JudgeCache, JudgeReply, cost_of
 from evalnb.judges.rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict
@@ -33,8 +34,10 @@ PARSE_RETRIES = 1
 
 
 def judge_label(judge: Any) -> str:
-    """What score rows name as the judge (``openai:gpt-4o-mini``, ``heuristic (not an LLM)``)."""
-    return str(getattr(judge, "label", None) or getattr(judge, "name", None) or type(judge).__name__)
+    """What score rows and the meta name as the judge (``openai:gpt-4o-mini``, ``heuristic (not an LLM)``); a URL
+    in it without password or query string."""
+    label = getattr(judge, "label", None) or getattr(judge, "name", None) or type(judge).__name__
+    return redact_urls(str(label))
 
 
 def _response_text(ctx: CheckContext) -> str:
