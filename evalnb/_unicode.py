@@ -40,8 +40,8 @@ def clean_data(data: Any, _seen: dict[int, Any] | None = None) -> Any:
     """
     if isinstance(data, str):
         return clean(data)
-    if not isinstance(data, (dict, list, tuple)):
-        return data
+    if type(data) not in (dict, list, tuple):
+        return data  # numbers, None, and objects of a caller's own (a namedtuple, a frame) stay as they are
     seen: dict[int, Any] = {} if _seen is None else _seen
     key = id(data)
     if key in seen:
