@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The project's two commands, runnable on a fresh machine with only Python 3.10+ installed.
 
-    python3 dev.py demo     # set up .venv, then run the demo on the embedded defaults
+    python3 dev.py demo     # set up .venv with the offline judge, then run the demo on the embedded defaults
     python3 dev.py test     # set up .venv with the dev extras, then ruff, mypy and pytest
 
 Each creates ``.venv`` next to this file when it is missing and installs the package into it (editable), so
@@ -115,7 +115,9 @@ def main() -> None:
         sys.exit(2)
     cmd, rest = sys.argv[1], sys.argv[2:]
     if cmd == "demo":
-        setup("")
+        # The demo's judged checks are scored by the offline embedding judge (wordllama, the offline-judge
+        # extra); without it the demo says so and falls back to word statistics.
+        setup("offline-judge")
         sh(BIN / "evalnb", "demo", *rest)
     else:
         setup("dev")

@@ -22,11 +22,12 @@ from evalnb.suite import Case, Suite, Turn
 
 if TYPE_CHECKING:
     from evalnb import agents, checks, judges, plots
-    from evalnb.compare import compare
+    from evalnb.comparison import compare, power
     from evalnb.export import read_results
     from evalnb.formats import discover, load, upgrade
     from evalnb.results import Result
-    from evalnb.running import rescore, run, run_async
+    from evalnb.running.api import run, run_async
+    from evalnb.running.rescore import rescore
     from evalnb.store import Store
 
 __version__ = "0.1.0"
@@ -51,6 +52,7 @@ __all__ = [
     "judges",
     "load",
     "plots",
+    "power",
     "read_results",
     "rescore",
     "run",
@@ -68,10 +70,12 @@ _LAZY: dict[str, str | None] = {
     "Result": "evalnb.results",
     "read_results": "evalnb.export",
     "Store": "evalnb.store",
-    "compare": "evalnb.compare",
+    "compare": "evalnb.comparison",
+    "power": "evalnb.comparison",
     "rescore": "evalnb.running",
     "agents": None,
     "checks": None,
+    "comparison": None,
     "judges": None,
     "plots": None,
     "errors": None,

@@ -7,14 +7,15 @@ Callers pick the variant they need with keyword options (a word pattern, a stop-
 breaks end sentences), because their scores and answers are pinned by reference data: the demo's saved
 results, the reference labels and the notebooks. Changing a default here changes those numbers.
 
-Example:
-    >>> from evalnb._text import content_words, sentences, token_f1
-    >>> content_words("The meal allowance is $40 per day.")
-    ['meal', 'allowance', '40', 'per', 'day']
-    >>> sentences("It rains. We stay in.")
-    ['It rains.', 'We stay in.']
-    >>> round(token_f1(["meal", "allowance"], ["daily", "meal", "allowance"]), 3)
-    0.8
+Example::
+
+    from evalnb._text import content_words, sentences, token_f1
+    content_words("The meal allowance is $40 per day.")
+    # ['meal', 'allowance', '40', 'per', 'day']
+    sentences("It rains. We stay in.")
+    # ['It rains.', 'We stay in.']
+    round(token_f1(["meal", "allowance"], ["daily", "meal", "allowance"]), 3)
+    # 0.8
 """
 
 from __future__ import annotations
@@ -52,9 +53,10 @@ PLAIN_WORD = re.compile(r"\w+")
 def word_set(text: str) -> frozenset[str]:
     """The white-space separated words of ``text`` as a set: keeps long word lists readable.
 
-    Example:
-        >>> sorted(word_set("to be or not to be"))
-        ['be', 'not', 'or', 'to']
+    Example::
+
+        sorted(word_set("to be or not to be"))
+        # ['be', 'not', 'or', 'to']
     """
     return frozenset(text.split())
 
@@ -81,9 +83,10 @@ def words(text: str | None, *, pattern: re.Pattern[str] = WORD) -> list[str]:
         text: the text (None reads as empty).
         pattern: what a word is; :data:`WORD` by default, :data:`PLAIN_WORD` for ``\\w+`` runs.
 
-    Example:
-        >>> words("Don't panic: 42 towels!")
-        ["don't", 'panic', '42', 'towels']
+    Example::
+
+        words("Don't panic: 42 towels!")
+        # ["don't", 'panic', '42', 'towels']
     """
     # Lower-case after matching: lower-casing first can split a letter into a letter and a combining
     # mark (``İ``), which would change where words end.
@@ -93,9 +96,10 @@ def words(text: str | None, *, pattern: re.Pattern[str] = WORD) -> list[str]:
 def is_content(word: str, *, min_length: int = 2) -> bool:
     """Whether a non-stop word carries content: ``min_length`` characters or more, or a number.
 
-    Example:
-        >>> [w for w in ["x", "7", "ox"] if is_content(w)]
-        ['7', 'ox']
+    Example::
+
+        [w for w in ["x", "7", "ox"] if is_content(w)]
+        # ['7', 'ox']
     """
     return len(word) >= min_length or word.isdigit()
 
@@ -115,9 +119,10 @@ def content_words(
         pattern: what a word is (see :func:`words`).
         min_length: shorter words are dropped, numbers excepted; 1 keeps every non-stop word.
 
-    Example:
-        >>> content_words("What is the capital of France?")
-        ['capital', 'france']
+    Example::
+
+        content_words("What is the capital of France?")
+        # ['capital', 'france']
     """
     return [w for w in words(text, pattern=pattern) if w not in stop and is_content(w, min_length=min_length)]
 
@@ -140,9 +145,10 @@ def sentences(text: str | None, *, lines: bool = False, capital: bool = False) -
         capital: a sentence ends only where the next one starts with a capital letter A-Z, which keeps
             ``9 a.m. to 5 p.m.`` in one piece.
 
-    Example:
-        >>> sentences("Meals cost $40. Trips need approval.\\nAsk HR", lines=True)
-        ['Meals cost $40.', 'Trips need approval.', 'Ask HR']
+    Example::
+
+        sentences("Meals cost $40. Trips need approval.\\nAsk HR", lines=True)
+        # ['Meals cost $40.', 'Trips need approval.', 'Ask HR']
     """
     text = text or ""
     if not lines:
@@ -160,9 +166,10 @@ _ASCII_PUNCT = str.maketrans("", "", string.punctuation)
 def strip_punctuation(text: str) -> str:
     """Remove ASCII punctuation and every Unicode punctuation character (category ``P*``).
 
-    Example:
-        >>> strip_punctuation("¿Qué? «Oui», it's.")
-        'Qué Oui its'
+    Example::
+
+        strip_punctuation("¿Qué? «Oui», it's.")
+        # 'Qué Oui its'
     """
     text = text.translate(_ASCII_PUNCT)
     if text.isascii():  # the common case needs no per-character look-up
@@ -174,9 +181,10 @@ def normalize_tokens(text: str | None, *, case_sensitive: bool = False) -> list[
     """dataset spec normalisation: lower-case unless case-sensitive, punctuation and articles removed,
     whitespace collapsed; returns the tokens.
 
-    Example:
-        >>> normalize_tokens("The unified API, endpoint!")
-        ['unified', 'api', 'endpoint']
+    Example::
+
+        normalize_tokens("The unified API, endpoint!")
+        # ['unified', 'api', 'endpoint']
     """
     text = text or ""
     if not case_sensitive:
@@ -189,9 +197,10 @@ def f1(common: int, n_got: int, n_want: int) -> float:
     """The F1 of ``common`` shared tokens between ``n_got`` produced and ``n_want`` expected ones; 0.0
     when nothing is shared.
 
-    Example:
-        >>> f1(2, 2, 3)
-        0.8
+    Example::
+
+        f1(2, 2, 3)
+        # 0.8
     """
     if not common:
         return 0.0
@@ -203,9 +212,10 @@ def token_f1(got: Sequence[str], want: Sequence[str]) -> float:
     """Token-level F1 of two token lists, counting repeated tokens as often as both have them; 0.0 when
     either is empty.
 
-    Example:
-        >>> token_f1(["a", "b", "b"], ["b", "b", "c"])
-        0.6666666666666666
+    Example::
+
+        token_f1(["a", "b", "b"], ["b", "b", "c"])
+        # 0.6666666666666666
     """
     if not got or not want:
         return 0.0

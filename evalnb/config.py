@@ -38,11 +38,12 @@ their adapters' modules, ``python`` by ``evalnb.agents.python_spec``, and a modu
 another (:func:`evalnb.agents.register_agent_type`; name the module in ``$EVALNB_PLUGINS`` for the command
 line). Each type's options model is validated strictly, like the rest of the file.
 
-Example:
-    >>> from evalnb import config
-    >>> cfg = config.load_config()           # None when no file defines agents or a judge
-    >>> agent = config.resolve_agent("chat")
-    >>> result = evalnb.run("evals/tasks.toml", cfg.agents())
+Example::
+
+    from evalnb import config
+    cfg = config.load_config()           # None when no file defines agents or a judge
+    agent = config.resolve_agent("chat")
+    result = evalnb.run("evals/tasks.toml", cfg.agents())
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -147,9 +149,10 @@ def find_config(start: str | os.PathLike[str] | None = None) -> tuple[Path, str]
         ``(path, table)`` where ``table`` is ``""`` for ``evalnb.toml`` and ``"tool.evalnb"`` for a
         ``pyproject.toml``; ``None`` when no folder up to the root has one.
 
-    Example:
-        >>> find_config()
-        (PosixPath('/home/me/project/evalnb.toml'), '')
+    Example::
+
+        find_config()
+        # (PosixPath('/home/me/project/evalnb.toml'), '')
     """
     here = Path(start) if start is not None else Path.cwd()
     here = here.resolve()
@@ -184,10 +187,11 @@ def load_config(
     Raises:
         ConfigError: a file that is not valid TOML, or an unknown or invalid key (named, with the file).
 
-    Example:
-        >>> cfg = load_config("evalnb.toml")
-        >>> sorted(cfg.agent_names)
-        ['ask', 'chat', 'summarizer']
+    Example::
+
+        cfg = load_config("evalnb.toml")
+        sorted(cfg.agent_names)
+        # ['ask', 'chat', 'summarizer']
     """
     if path is not None:
         file = Path(path)
@@ -287,9 +291,10 @@ class Config:
     def from_dict(cls, data: Mapping[str, Any], *, path: Path | None = None, table: str = "") -> Config:
         """Validate a parsed configuration table.
 
-        Example:
-            >>> Config.from_dict({"agents": {"echo": {"type": "python", "spec": "m:f"}}}).agent_names
-            ['echo']
+        Example::
+
+            Config.from_dict({"agents": {"echo": {"type": "python", "spec": "m:f"}}}).agent_names
+            # ['echo']
         """
         try:
             parsed: Any = _file_model(_agent_types()).model_validate(dict(data))
@@ -315,9 +320,10 @@ class Config:
         Raises:
             ConfigError: an unknown name (the configured ones are listed), or options the adapter rejects.
 
-        Example:
-            >>> load_config().agent("chat")
-            OpenAIChat('gpt-4o-mini', endpoint='https://api.openai.com/v1', api_key=<set>)
+        Example::
+
+            load_config().agent("chat")
+            # OpenAIChat('gpt-4o-mini', endpoint='https://api.openai.com/v1', api_key=<set>)
         """
         cfg = self.agent_configs.get(name)
         if cfg is None:
@@ -335,8 +341,9 @@ class Config:
     def agents(self, names: Iterable[str] | None = None) -> dict[str, Any]:
         """Build the named agents (default: all), as the mapping ``evalnb.run`` routes cases with.
 
-        Example:
-            >>> evalnb.run("evals/tasks.toml", load_config().agents())
+        Example::
+
+            evalnb.run("evals/tasks.toml", load_config().agents())
         """
         return {n: self.agent(n) for n in (self.agent_names if names is None else names)}
 
@@ -354,8 +361,9 @@ class Config:
     def judge(self, *, cache: Any = None) -> Any:
         """Build the ``[judge]`` (``None`` when the file has none).
 
-        Example:
-            >>> evalnb.run(suite, agent, judge=load_config().judge())
+        Example::
+
+            evalnb.run(suite, agent, judge=load_config().judge())
         """
         j = self.judge_config
         if j is None:
@@ -397,9 +405,10 @@ def named_agent(name: str, *, start: str | os.PathLike[str] | None = None) -> An
     Raises:
         ConfigError: when there is no configuration file, or it has no such agent.
 
-    Example:
-        >>> named_agent("summarizer")
-        Command(['python', '/home/me/project/agents/summarize.py'], prompt_via='stdin', result='last_line')
+    Example::
+
+        named_agent("summarizer")
+        # Command(['python', '/home/me/project/agents/summarize.py'], prompt_via='stdin', result='last_line')
     """
     cfg = load_config(start=start)
     if cfg is None:
@@ -419,11 +428,76 @@ def resolve_agent(name_or_spec: str, *, start: str | os.PathLike[str] | None = N
     Raises:
         ConfigError: an unknown name, a spec that does not load, or a configuration error.
 
-    Example:
-        >>> resolve_agent("chat")
-        >>> resolve_agent("my_project.agents:answer")
+    Example::
+
+        resolve_agent("chat")
+        resolve_agent("my_project.agents:answer")
     """
     text = name_or_spec.strip()
     if ":" not in text:
         return named_agent(text, start=start)
     return load_python_agent(text)
+
+
+def agents_from_specs(specs: Sequence[str] | None, *, start: str | os.PathLike[str] | None = None) -> Any:
+    """The agent (or agents) a command line names, as ``evalnb.run`` takes them.
+
+    ``--agent SPEC`` once: one agent for every case; ``--agent ID=SPEC`` (repeatable): a mapping routing cases by
+    the agent they name (a bare ``SPEC`` beside them serves the cases naming none); no ``--agent``: the agents
+    of ``evalnb.toml`` / ``[tool.evalnb]``, routed the same way (a single one also serves cases naming none).
+
+    Raises:
+        ConfigError: for specs that do not load, two bare specs, or no agent anywhere.
+
+    Example::
+
+        agents_from_specs(["agents.py:answer"])
+        agents_from_specs(["planner=agents.py:plan", "writer=chat"])
+    """
+    if not specs:
+        cfg = load_config(start=start)
+        if cfg is None or not cfg.agent_names:
+            raise ConfigError(
+                "no agent given: use --agent NAME (from evalnb.toml), --agent module:function "
+                "or --agent path/to/file.py:function"
+            )
+        agents = cfg.agents()
+        if len(agents) == 1:
+            agents.setdefault(
+                "default", next(iter(agents.values()))
+            )  # cases naming no agent use the only one
+        return agents
+    named: dict[str, Any] = {}
+    bare: list[str] = []
+    for spec in specs:
+        m = re.match(r"^([A-Za-z0-9_.-]+)=(.+)$", spec)
+        if m:
+            named[m.group(1)] = resolve_agent(m.group(2), start=start)
+        else:
+            bare.append(spec)
+    if len(bare) > 1:
+        raise ConfigError("give one --agent SPEC, or name them: --agent ID=SPEC", code="BAD_AGENT_SPEC")
+    if not named:
+        return resolve_agent(bare[0], start=start)
+    if bare:
+        named.setdefault("default", resolve_agent(bare[0], start=start))
+    return named
+
+
+def judge_from(
+    judge: str | None,
+    *,
+    base_url: str | None = None,
+    cache: Any = None,
+    start: str | os.PathLike[str] | None = None,
+) -> Any:
+    """The judge a command line names (``--judge``, ``--judge-base-url``, ``--no-cache``), else the ``[judge]``
+    of ``evalnb.toml``, else None. A judge that cannot be built is a ConfigError (the run cannot start)."""
+    if judge is not None:
+        from evalnb.judges.resolve import as_judge
+
+        return as_judge(judge, cache=cache, base_url=base_url)
+    cfg = load_config(start=start)
+    if cfg is not None and cfg.judge_config is not None:
+        return cfg.judge(cache=cache)
+    return None

@@ -111,6 +111,7 @@ class ConfigCode(Code):
     PLUGIN_ERROR = "PLUGIN_ERROR"
     REPLAY_MISSING = "REPLAY_MISSING"
     UNREACHABLE = "UNREACHABLE"
+    MISSING_DEPENDENCY = "MISSING_DEPENDENCY"
 
 
 class AgentCode(Code):
@@ -158,6 +159,7 @@ class StoreCode(Code):
     RUN_NOT_FOUND = "RUN_NOT_FOUND"
     UNKNOWN_RESULTS = "UNKNOWN_RESULTS"
     RESULTS_NOT_FOUND = "RESULTS_NOT_FOUND"
+    NO_SHARED_SUITE = "NO_SHARED_SUITE"
 
 
 def _member(codes: type[Code], code: str) -> str:
@@ -205,12 +207,13 @@ class SuiteError(EvalnbError):
         errors: every error found in the document, in document order, this one first (a list of one when
             the document has a single problem). ``.code`` and ``.location`` are those of the first.
 
-    Example:
-        >>> try:
-        ...     evalnb.load("name: x", format="cube-yaml")
-        ... except evalnb.SuiteError as e:
-        ...     print(e.code, e.location)
-        MISSING_FIELD cube
+    Example::
+
+        try:
+            evalnb.load("name: x", format="cube-yaml")
+        except evalnb.SuiteError as e:
+            print(e.code, e.location)
+        # MISSING_FIELD cube
     """
 
     codes = SuiteCode

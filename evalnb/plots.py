@@ -1,9 +1,10 @@
 """Plotly figures of results, comparisons and trends (plotly is imported only when a figure is made).
 
-Example:
-    >>> evalnb.plots.scorecard(result).show()
-    >>> evalnb.plots.trend(store, "foodmart-sales-evals")
-    >>> evalnb.plots.compare(evalnb.compare(v1, v2))
+Example::
+
+    evalnb.plots.scorecard(result).show()
+    evalnb.plots.trend(store, "foodmart-sales-evals")
+    evalnb.plots.compare(evalnb.compare(v1, v2))
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
 
-    from evalnb.compare import Comparison
+    from evalnb.comparison import Comparison
     from evalnb.results import Result
 
 __all__ = ["categories", "compare", "scorecard", "trend"]
@@ -23,6 +24,7 @@ __all__ = ["categories", "compare", "scorecard", "trend"]
 _CHANGE_COLOURS = {
     "regressed": "#cf222e",
     "improved": "#1a7f37",
+    "changed": "#8250df",
     "same": "#8c959f",
     "new": "#0969da",
     "gone": "#9a6700",
@@ -53,8 +55,9 @@ def trend(source: Any, suite: str | None = None, *, value: str = "mean") -> go.F
         suite: the suite name, when ``source`` is a Store.
         value: ``"mean"`` (mean value) or ``"pass_rate"``.
 
-    Example:
-        >>> evalnb.plots.trend(store, "foodmart-sales-evals", value="pass_rate")
+    Example::
+
+        evalnb.plots.trend(store, "foodmart-sales-evals", value="pass_rate")
     """
     if value not in ("mean", "pass_rate"):
         raise ValueError(f'plots.trend: value must be "mean" or "pass_rate", not {value!r}')
@@ -120,8 +123,9 @@ def trend(source: Any, suite: str | None = None, *, value: str = "mean") -> go.F
 def compare(comparison: Comparison) -> go.Figure:
     """Per-check differences with their intervals (top) and what changed per case (bottom).
 
-    Example:
-        >>> evalnb.plots.compare(store.compare("v1", "v2"))
+    Example::
+
+        evalnb.plots.compare(store.compare("v1", "v2"))
     """
     go = _go()
     from plotly.subplots import make_subplots
@@ -133,8 +137,8 @@ def compare(comparison: Comparison) -> go.Figure:
         row_heights=[0.45, 0.55],
         vertical_spacing=0.18,
         subplot_titles=(
-            f"Difference in mean per check ({comparison.confidence:.0%} interval)",
-            "Change per case",
+            f"The gate: difference in mean per check ({comparison.confidence:.0%} two-sided interval)",
+            "Triage: change per case (does not gate)",
         ),
     )
     fig.add_trace(
@@ -155,7 +159,7 @@ def compare(comparison: Comparison) -> go.Figure:
                 "array": (c["ci_high"] - c["diff"]).tolist(),
                 "arrayminus": (c["diff"] - c["ci_low"]).tolist(),
             },
-            customdata=list(zip(c["mean_a"], c["mean_b"], c["verdict"], strict=False)),
+            customdata=list(zip(c["mean_a"], c["mean_b"], [_esc(w) for w in c["words"]], strict=False)),
             hovertemplate="<b>%{y}</b><br>diff %{x:+.3f}<br>a %{customdata[0]:.3f} → b %{customdata[1]:.3f}"
             "<br>%{customdata[2]}<extra></extra>",
             name="difference",
@@ -165,6 +169,9 @@ def compare(comparison: Comparison) -> go.Figure:
         col=1,
     )
     fig.add_vline(x=0, line_dash="dot", line_color="#8c959f", row=1, col=1)
+    margin = comparison.margin
+    if isinstance(margin, (int, float)) and margin > 0:
+        fig.add_vline(x=-margin, line_dash="dash", line_color="#cf222e", row=1, col=1)
     cases = comparison.cases
     for change, colour in _CHANGE_COLOURS.items():
         part = cases[cases["change"] == change]
@@ -190,7 +197,9 @@ def compare(comparison: Comparison) -> go.Figure:
         )
     fig.update_xaxes(title_text=f"{_esc(comparison.b_label)} − {_esc(comparison.a_label)}", row=1, col=1)
     fig.update_yaxes(title_text="check", row=1, col=1)
-    fig.update_xaxes(title_text="case", row=2, col=1)
+    # cases in the comparison's (suite) order, not in the order the change traces first mention them
+    order = list(dict.fromkeys(cases["case_id"].tolist()))
+    fig.update_xaxes(title_text="case", categoryorder="array", categoryarray=order, row=2, col=1)
     fig.update_yaxes(title_text="delta", row=2, col=1)
     fig.update_layout(
         title=f"Comparison: {_esc(comparison.a_label)} → {_esc(comparison.b_label)}",
@@ -230,8 +239,9 @@ def _case_check_matrix(result: Result) -> tuple[pd.DataFrame, pd.DataFrame]:
 def scorecard(result: Result) -> go.Figure:
     """Case x check heatmap of pass rates (over runs and turns); hover shows the case and a reason.
 
-    Example:
-        >>> evalnb.plots.scorecard(result)
+    Example::
+
+        evalnb.plots.scorecard(result)
     """
     go = _go()
     rate, reasons = _case_check_matrix(result)
@@ -277,8 +287,9 @@ def scorecard(result: Result) -> go.Figure:
 def categories(result: Result, *, value: str = "pass_rate") -> go.Figure:
     """Per-category bars, one bar group per check (``value``: ``"pass_rate"`` or ``"mean"``).
 
-    Example:
-        >>> evalnb.plots.categories(result)
+    Example::
+
+        evalnb.plots.categories(result)
     """
     go = _go()
     wide = result.by_category(value=value)

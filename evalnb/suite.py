@@ -45,6 +45,7 @@ __all__ = [
     "RetrievalQueryCheck",
     "RetrievalResultCheck",
     "RowsCheck",
+    "SemanticSimilarityCheck",
     "Suite",
     "Tolerance",
     "Turn",
@@ -151,6 +152,22 @@ class JudgedMetricCheck(_CheckBase):
     @property
     def judged(self) -> bool:
         return True
+
+
+class SemanticSimilarityCheck(_CheckBase):
+    """The cosine of sentence embeddings of the response and the expected response; passes at
+    ``cosine >= threshold``. Like promptfoo's ``similar``, with no API: the embeddings are wordllama's
+    (offline, the ``offline-judge`` extra).
+
+    ``value`` compares with that text instead of the turn's expected response. The default threshold, 0.5, is
+    where, on the fit half of the labelled pairs, most answers labelled 4-5 for Similarity pass and most
+    labelled 1-2 do not; static embeddings give paraphrases cosines of 0.4-0.7, lower than API models do.
+    """
+
+    # The dataset evaluator's name, or the TOML assertion's (each format's own spelling, kept as the check name).
+    type: Literal["SemanticSimilarity", "semantic_similarity"] = "SemanticSimilarity"
+    threshold: float = Field(default=0.5, ge=-1, le=1)
+    value: str | None = None
 
 
 class CitationsCheck(_CheckBase):
@@ -266,6 +283,7 @@ CheckSpec = Annotated[
     | RegexCheck
     | LLMJudgeCheck
     | JudgedMetricCheck
+    | SemanticSimilarityCheck
     | CitationsCheck
     | ExactMatchCheck
     | PartialMatchCheck
@@ -341,12 +359,13 @@ class Case(_Model):
 class Suite(_Model):
     """A loaded suite of any format.
 
-    Example:
-        >>> suite = evalnb.load("data/suites/foodmart-sales.eval.yaml")
-        >>> suite.format, len(suite.cases)
-        ('cube-yaml', 12)
-        >>> suite.to_frame().columns[:3].tolist()
-        ['case_id', 'case_name', 'category']
+    Example::
+
+        suite = evalnb.load("data/suites/foodmart-sales.eval.yaml")
+        suite.format, len(suite.cases)
+        # ('cube-yaml', 12)
+        suite.to_frame().columns[:3].tolist()
+        # ['case_id', 'case_name', 'category']
     """
 
     name: str
@@ -376,8 +395,9 @@ class Suite(_Model):
     def to_frame(self) -> pd.DataFrame:
         """One row per case: id, name, category, runs, agent, number of turns, checks, first prompt.
 
-        Example:
-            >>> evalnb.load("data/suites/tasks.toml").to_frame()[["case_id", "runs"]]
+        Example::
+
+            evalnb.load("data/suites/tasks.toml").to_frame()[["case_id", "runs"]]
         """
         import pandas as pd
 

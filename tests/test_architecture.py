@@ -44,3 +44,15 @@ def test_the_cycle_finder_sees_imports_inside_functions(tmp_path: Path) -> None:
     assert graph["evalnb.demo.typed"] == set()  # TYPE_CHECKING imports are not imports
     assert graph["evalnb.demo.fine"] == {"evalnb.demo.typed"}  # a submodule named from its package
     assert cycles(graph) == [["evalnb.demo", "evalnb.demo.analytics"]]
+
+
+def test_docstring_examples_are_code_blocks_not_doctests_that_never_run() -> None:
+    # An example written as a doctest (`>>> `) promises output that no test checks; evalnb's examples are
+    # plain code blocks (`Example::`), with the output they give as comments.
+    prompts = {
+        f"{m}:{n}"
+        for m, p in module_files().items()
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if line.lstrip().startswith(">>> ")
+    }
+    assert not prompts, f"doctest prompts in docstrings: {sorted(prompts)}"

@@ -84,6 +84,9 @@ def test_evalnb_itself_is_installed_from_the_checkout_with_the_dev_tools() -> No
     dev = {_name(r) for r in _pyproject()["optional-dependencies"]["dev"]}
     assert "evalnb" in dev
     assert all(extra in str(_pyproject()["optional-dependencies"]["dev"]) for extra in EXTRAS)
+    # wordllama is on PyPI only: the offline judge's extra reaches a conda user through `.[dev]`.
+    assert "offline-judge" in str(_pyproject()["optional-dependencies"]["dev"])
+    assert _name(_pyproject()["optional-dependencies"]["offline-judge"][0]) == "wordllama"
 
 
 def test_names_are_normalised_without_version_specifiers() -> None:

@@ -30,7 +30,15 @@ EXPECT: dict[str, tuple[Path, list[str], int]] = {
     ),
     "02-compare-versions.ipynb": (
         NOTEBOOKS,
-        ["Comparison v2 -> v3", "regressions: True", "sales-by-family-in-ca", "better", "v3.xlsx"],
+        [
+            "Comparison v2 -> v3",
+            "gate exit code: 0",
+            "too few cases to tell (only 1 of the 8 paired cases changed",
+            "sales-by-family-in-ca [rows]: 1.000 -> 0.500 (regressed; untested)",
+            "better by 0.31 (95% one-sided bound 0.12)",
+            "Power plan",
+            "v3.xlsx",
+        ],
         2,
     ),
     "03-analytics-agent.ipynb": (
@@ -40,8 +48,16 @@ EXPECT: dict[str, tuple[Path, list[str], int]] = {
     ),
     "04-llm-judges.ipynb": (
         NOTEBOOKS,
-        ["heuristic (not an LLM)", "kappa", "callable:concise_judge", "EVALNB_JUDGE_BASE_URL is not set"],
-        2,
+        [
+            "heuristic (not an LLM)",
+            "kappa",
+            "callable:concise_judge",
+            "EVALNB_JUDGE_BASE_URL is not set",
+            "| Relevance | embedding | 61 |",  # the held-out agreement table
+            "weighted 2.55",  # a probability-weighted score
+            "<IPython.core.display.Image object>",  # the variance-reduction figure (a PNG)
+        ],
+        4,
     ),
 }
 

@@ -51,6 +51,7 @@ def test_public_api_is_pinned():
         "judges",
         "load",
         "plots",
+        "power",
         "read_results",
         "rescore",
         "run",
@@ -84,3 +85,16 @@ def test_the_version_is_written_once() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+(\.dev\d+|rc\d+)?", evalnb.__version__)
     # the installed (editable) distribution reports the version the code defines
     assert importlib.metadata.version("evalnb") == evalnb.__version__
+
+
+def test_compare_and_power_are_plain_functions_of_the_comparison_package():
+    import importlib.util
+    import types
+
+    from evalnb import comparison
+
+    assert evalnb.compare is comparison.compare and isinstance(evalnb.compare, types.FunctionType)
+    assert evalnb.power is comparison.power and isinstance(evalnb.power, types.FunctionType)
+    assert comparison.__all__ == ["Comparison", "Comparisons", "PowerPlan", "compare", "gate", "power"]
+    # the old module is gone: `from evalnb.compare import power` became `evalnb.power`
+    assert importlib.util.find_spec("evalnb.compare") is None

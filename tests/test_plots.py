@@ -76,7 +76,8 @@ def test_trend_from_store_and_compare(tmp_path: Path) -> None:
 
     cmp = store.compare("v1", "v2")
     cfig = plots.compare(cmp)
-    assert cfig.data[0].name == "difference" and list(cfig.data[0].y) == ["ExactMatch", "regex"]
+    # checks in suite order
+    assert cfig.data[0].name == "difference" and list(cfig.data[0].y) == ["regex", "ExactMatch"]
     changes = {t.name for t in cfig.data[1:]}
     assert changes == {"regressed", "same"}
     reg = next(t for t in cfig.data if t.name == "regressed")

@@ -111,3 +111,11 @@ def test_the_quickstart_runs_as_written(tmp_path: Path, monkeypatch: pytest.Monk
     result = namespace["result"]
     assert result.suite.name == "knowledge-base" and len(result.cases) == 9  # type: ignore[attr-defined]
     assert (tmp_path / "q.db").is_file()
+
+
+def test_readme_installs_what_the_notebooks_use() -> None:
+    # Notebook 02 exports an Excel workbook (openpyxl, the `excel` extra), which `notebooks` alone lacks.
+    assert "to_excel" in (ROOT / "notebooks" / "02-compare-versions.ipynb").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    installs = re.findall(r"pip install -e \"\.\[([^\]]+)\]\"", readme)
+    assert installs and all("excel" in extras.split(",") for extras in installs if "notebooks" in extras)

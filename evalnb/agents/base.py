@@ -234,10 +234,11 @@ def _is_async_callable(fn: Callable[..., Any]) -> bool:
 class CallableAgent:
     """Adapts a plain sync or async callable to the Agent protocol (sync ones run in a worker thread).
 
-    Example:
-        >>> agent = CallableAgent(lambda prompt: prompt.upper())
-        >>> asyncio.run(agent.respond(Request(prompt="hi"))).text
-        'HI'
+    Example::
+
+        agent = CallableAgent(lambda prompt: prompt.upper())
+        asyncio.run(agent.respond(Request(prompt="hi"))).text
+        # 'HI'
     """
 
     def __init__(self, fn: Callable[..., Any], *, name: str | None = None) -> None:

@@ -6,9 +6,10 @@ directory (tasks spec: ``file_exists`` paths resolve against it) in a new proces
 starts is marked (:mod:`evalnb.agents.processes`), so that when the call ends (a timeout, or the program's own
 exit) the program and everything it started are killed, a ``setsid`` daemon that left the group included.
 
-Example:
-    >>> agent = Command(["python", "agent.py"], result="last_line", timeout=60)
-    >>> result = evalnb.run("data/suites/tasks.toml", agent)
+Example::
+
+    agent = Command(["python", "agent.py"], result="last_line", timeout=60)
+    result = evalnb.run("data/suites/tasks.toml", agent)
 """
 
 from __future__ import annotations
@@ -106,11 +107,12 @@ class Command:
     ``kill -9``: named in the error, whatever it printed before) raises :class:`evalnb.errors.AgentError` (the
     run becomes ``degraded``).
 
-    Example:
-        >>> agent = Command(["python", "summarize.py", "--text", "{prompt}"], prompt_via="arg")
-        >>> response = asyncio.run(agent.respond(evalnb.Request(prompt="hello", workdir=Path("."))))
-        >>> response.exit_code, response.text
-        (0, 'a summary of: hello')
+    Example::
+
+        agent = Command(["python", "summarize.py", "--text", "{prompt}"], prompt_via="arg")
+        response = asyncio.run(agent.respond(evalnb.Request(prompt="hello", workdir=Path("."))))
+        response.exit_code, response.text
+        # (0, 'a summary of: hello')
     """
 
     def __init__(
@@ -183,10 +185,11 @@ class Command:
         Raises:
             ConfigError: naming the program and what to do about it.
 
-        Example:
-            >>> await Command(["no-such-agent"]).preflight()
-            Traceback (most recent call last):
-            evalnb.errors.ConfigError: agent command 'no-such-agent' was not found on the PATH ...
+        Example::
+
+            await Command(["no-such-agent"]).preflight()
+            # Traceback (most recent call last):
+            # evalnb.errors.ConfigError: agent command 'no-such-agent' was not found on the PATH ...
         """
         exe = self.argv[0]
         if any(p in exe for p in _PLACEHOLDERS):

@@ -11,11 +11,12 @@ Placeholders: ``{prompt}``, ``{history}``, ``{case}``, ``{turn}``, ``{run}``, ``
 Headers marked secret take values from the environment with ``${NAME}`` (``"Bearer ${ASK_TOKEN}"``); the
 values never appear in a ``repr``, an exception or a result.
 
-Example:
-    >>> agent = HTTP("http://127.0.0.1:8080/ai/ask", body={"question": "{prompt}", "history": "{history}"},
-    ...              secret_headers={"Authorization": "Bearer ${ASK_TOKEN}"},
-    ...              response_map={"text": "answer", "rows": "data.rows"})
-    >>> agent = HTTP.ask("http://127.0.0.1:8080/ai/ask")    # the ready mapping of an "ask" service
+Example::
+
+    agent = HTTP("http://127.0.0.1:8080/ai/ask", body={"question": "{prompt}", "history": "{history}"},
+                 secret_headers={"Authorization": "Bearer ${ASK_TOKEN}"},
+                 response_map={"text": "answer", "rows": "data.rows"})
+    agent = HTTP.ask("http://127.0.0.1:8080/ai/ask")    # the ready mapping of an "ask" service
 """
 
 from __future__ import annotations
@@ -63,9 +64,10 @@ def get_path(data: Any, path: str) -> Any:
 
     Returns ``None`` when any step is missing.
 
-    Example:
-        >>> get_path({"a": {"b": [{"c": 1}]}}, "a.b[0].c")
-        1
+    Example::
+
+        get_path({"a": {"b": [{"c": 1}]}}, "a.b[0].c")
+        # 1
     """
     return _lookup(data, path)[1]
 
@@ -157,8 +159,9 @@ class HTTP:
     HTTP 429, 5xx, timeouts and connection failures raise a transient :class:`~evalnb.errors.AgentError`
     (the runner retries them); other 4xx raise a permanent one. Both make the run ``degraded`` in the end.
 
-    Example:
-        >>> agent = HTTP("http://127.0.0.1:8080/answer", response_map={"text": "answer", "rows": "data.rows"})
+    Example::
+
+        agent = HTTP("http://127.0.0.1:8080/answer", response_map={"text": "answer", "rows": "data.rows"})
     """
 
     def __init__(
@@ -205,9 +208,10 @@ class HTTP:
     def ask(cls, url: str, **kwargs: Any) -> HTTP:
         """An agent for an "ask" service answering ``{intent, rows, insight: {markdown}, refusalReason}``.
 
-        Example:
-            >>> agent = HTTP.ask("http://127.0.0.1:8080/ai/ask",
-            ...                  secret_headers={"Authorization": "Bearer ${ASK_TOKEN}"})
+        Example::
+
+            agent = HTTP.ask("http://127.0.0.1:8080/ai/ask",
+                             secret_headers={"Authorization": "Bearer ${ASK_TOKEN}"})
         """
         kwargs.setdefault("body", ASK_BODY)
         kwargs.setdefault("response_map", ASK_MAPPING)
@@ -229,10 +233,11 @@ class HTTP:
         Raises:
             ConfigError: naming the URL (without its query string) and what to do about it.
 
-        Example:
-            >>> await HTTP("http://127.0.0.1:9/ai/ask").preflight()
-            Traceback (most recent call last):
-            evalnb.errors.ConfigError: agent endpoint http://127.0.0.1:9/ai/ask is not reachable: connection refused; ...
+        Example::
+
+            await HTTP("http://127.0.0.1:9/ai/ask").preflight()
+            # Traceback (most recent call last):
+            # evalnb.errors.ConfigError: agent endpoint http://127.0.0.1:9/ai/ask is not reachable: connection refused; ...
         """
         await require_reachable(
             self.url,

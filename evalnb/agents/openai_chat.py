@@ -3,10 +3,11 @@
 It shares the chat client of the judges (:mod:`evalnb.chat`): the same retries with backoff, ``Retry-After`` on
 429 and one adaptive concurrency limit per endpoint, so agent and judge calls to one server back off together.
 
-Example:
-    >>> agent = OpenAIChat("gpt-4o-mini", system="Answer in one sentence.")
-    >>> result = evalnb.run("data/suites/knowledge-base.json", agent)
-    >>> result.runs[["case_id", "model", "prompt_tokens", "completion_tokens"]]
+Example::
+
+    agent = OpenAIChat("gpt-4o-mini", system="Answer in one sentence.")
+    result = evalnb.run("data/suites/knowledge-base.json", agent)
+    result.runs[["case_id", "model", "prompt_tokens", "completion_tokens"]]
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ class OpenAIChat:
     The answer's text, the model the server reports and its token usage go into the Response (and from there
     into ``result.runs``: ``model``, ``prompt_tokens``, ``completion_tokens``).
 
-    Example:
-        >>> agent = OpenAIChat("llama3.1", base_url="http://127.0.0.1:11434/v1", system="Be brief.")
-        >>> asyncio.run(agent.respond(evalnb.Request(prompt="2+2?"))).text
-        '4'
+    Example::
+
+        agent = OpenAIChat("llama3.1", base_url="http://127.0.0.1:11434/v1", system="Be brief.")
+        asyncio.run(agent.respond(evalnb.Request(prompt="2+2?"))).text
+        # '4'
     """
 
     def __init__(
@@ -117,10 +119,11 @@ class OpenAIChat:
         Raises:
             ConfigError: naming the endpoint (never a key) and what to do about it.
 
-        Example:
-            >>> await OpenAIChat("m", base_url="http://127.0.0.1:9/v1").preflight()
-            Traceback (most recent call last):
-            evalnb.errors.ConfigError: agent endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
+        Example::
+
+            await OpenAIChat("m", base_url="http://127.0.0.1:9/v1").preflight()
+            # Traceback (most recent call last):
+            # evalnb.errors.ConfigError: agent endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
         """
         await self.client.preflight(
             role="agent", elsewhere="base_url=... or OPENAI_BASE_URL", timeout=timeout

@@ -28,9 +28,10 @@ answer that finished. The file only ever grows by whole lines:
   line that is whole JSON but lacks its newline, as an editor may save it, is kept and ended instead);
 * when replaying, a torn last line (a recording killed and never resumed) is skipped.
 
-Example:
-    >>> result = evalnb.run(suite, evalnb.agents.Record(my_agent, "answers.jsonl"))
-    >>> again = evalnb.run(suite, evalnb.agents.Replay("answers.jsonl"))   # no agent call at all
+Example::
+
+    result = evalnb.run(suite, evalnb.agents.Record(my_agent, "answers.jsonl"))
+    again = evalnb.run(suite, evalnb.agents.Replay("answers.jsonl"))   # no agent call at all
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -78,9 +80,10 @@ _LOCKS_GUARD = threading.Lock()
 def request_key(request: Request) -> dict[str, Any]:
     """The fields that identify a call in a cassette.
 
-    Example:
-        >>> request_key(evalnb.Request(prompt="hi", case="c1"))["case"]
-        'c1'
+    Example::
+
+        request_key(evalnb.Request(prompt="hi", case="c1"))["case"]
+        # 'c1'
     """
     return {
         "suite": request.suite,
@@ -119,9 +122,10 @@ def _json_default(value: Any) -> Any:
 def response_to_json(response: Response) -> dict[str, Any]:
     """A Response as a JSON-ready dict: ``None`` fields left out, rows as a list of dicts.
 
-    Example:
-        >>> response_to_json(evalnb.Response(text="hi", exit_code=0))
-        {'exit_code': 0, 'text': 'hi'}
+    Example::
+
+        response_to_json(evalnb.Response(text="hi", exit_code=0))
+        # {'exit_code': 0, 'text': 'hi'}
     """
     out: dict[str, Any] = {}
     for f in fields(Response):
@@ -270,10 +274,19 @@ class Record:
             line for the same key wins when replaying).
         files: also store the files the agent wrote in the run's working directory during the call.
 
-    Example:
-        >>> agent = Record(OpenAIChat("gpt-4o-mini"), "cassettes/kb.jsonl")
-        >>> result = evalnb.run("data/suites/knowledge-base.json", agent)
+    Example::
+
+        agent = Record(OpenAIChat("gpt-4o-mini"), "cassettes/kb.jsonl")
+        result = evalnb.run("data/suites/knowledge-base.json", agent)
     """
+
+    @classmethod
+    def around(cls, agent: Any, path: str | os.PathLike[str], **options: Any) -> Any:
+        """``agent`` recorded to ``path``; for a mapping of agents (routed by case), each of them, to the one
+        cassette (``evalnb run --record``)."""
+        if isinstance(agent, Mapping) and not hasattr(agent, "respond"):
+            return {k: cls(v, path, **options) for k, v in agent.items()}
+        return cls(agent, path, **options)
 
     def __init__(self, agent: Any, path: str | os.PathLike[str], *, files: bool = True) -> None:
         self.agent: Agent = as_agent(agent)
@@ -336,9 +349,10 @@ class Replay:
     Raises:
         ConfigError: when the file does not exist or holds no readable line.
 
-    Example:
-        >>> result = evalnb.run(suite, Replay("cassettes/kb.jsonl"))
-        >>> result.runs["error"].dropna()   # misses, each naming its key
+    Example::
+
+        result = evalnb.run(suite, Replay("cassettes/kb.jsonl"))
+        result.runs["error"].dropna()   # misses, each naming its key
     """
 
     def __init__(self, path: str | os.PathLike[str], *, strict: bool = False) -> None:

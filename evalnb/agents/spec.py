@@ -30,8 +30,9 @@ def load_agent(spec: str) -> Any:
     Raises:
         ConfigError: when the spec is malformed, the module or file cannot be imported, or the name is missing.
 
-    Example:
-        >>> load_agent("tests/agents_for_cli.py:echo")("hi")
-        'hi'
+    Example::
+
+        load_agent("tests/agents_for_cli.py:echo")("hi")
+        # 'hi'
     """
     return resolve_agent(spec)

@@ -8,9 +8,10 @@
 
 Importing it stays light: aiohttp is imported by the first call.
 
-Example:
-    >>> from evalnb.chat import ChatClient
-    >>> reply = await ChatClient("llama3.1", base_url="http://127.0.0.1:11434/v1").complete("Say hi")
+Example::
+
+    from evalnb.chat import ChatClient
+    reply = await ChatClient("llama3.1", base_url="http://127.0.0.1:11434/v1").complete("Say hi")
 """
 
 from __future__ import annotations

@@ -10,10 +10,11 @@ Failure handling (judges and agents must survive what real endpoints do):
 
 The official ``openai`` package is not needed (it is only compared against in the benchmarks).
 
-Example:
-    >>> client = ChatClient("gpt-4o-mini", base_url="http://127.0.0.1:11434/v1")
-    >>> reply = await client.complete("Say hi")
-    >>> reply.text, reply.usage, reply.model
+Example::
+
+    client = ChatClient("gpt-4o-mini", base_url="http://127.0.0.1:11434/v1")
+    reply = await client.complete("Say hi")
+    reply.text, reply.usage, reply.model
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ class ChatReply:
         attempts: attempts made, including the successful one.
         truncated: True when the answer was cut (its head kept, ending in a note): more than
             ``MAX_ANSWER`` characters of content, or a body over ``MAX_BODY`` bytes.
+        logprobs: when the request asked for them (``logprobs=True``) and the server sent them, one entry
+            per token of the answer: ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}, ...]}``
+            (OpenAI's ``choices[0].logprobs.content``; the older ``tokens`` / ``top_logprobs`` form is
+            converted to it); None otherwise.
     """
 
     text: str
@@ -67,6 +72,7 @@ class ChatReply:
     latency_ms: float = 0.0
     attempts: int = 1
     truncated: bool = False
+    logprobs: list[dict[str, Any]] | None = None
 
 
 class ChatClient:
@@ -94,9 +100,10 @@ class ChatClient:
         concurrency: initial concurrency limit of this endpoint (adapted by AIMD afterwards).
         extra_body: extra JSON fields sent with every request (``seed``, ``response_format`` ...).
 
-    Example:
-        >>> client = ChatClient("llama3.1", base_url="http://127.0.0.1:11434/v1")
-        >>> (await client.complete([{"role": "user", "content": "2+2?"}])).text
+    Example::
+
+        client = ChatClient("llama3.1", base_url="http://127.0.0.1:11434/v1")
+        (await client.complete([{"role": "user", "content": "2+2?"}])).text
     """
 
     def __init__(
@@ -218,8 +225,9 @@ class ChatClient:
             elsewhere: how to point it at another server (``"base_url=... or --judge-base-url"``).
             timeout: seconds to wait for the connection (default :data:`PREFLIGHT_TIMEOUT`).
 
-        Example:
-            >>> await client.preflight(role="judge", elsewhere="base_url=...")
+        Example::
+
+            await client.preflight(role="judge", elsewhere="base_url=...")
         """
         hint = (
             "check the Azure endpoint (azure_endpoint=... or AZURE_OPENAI_ENDPOINT) and the network"
@@ -270,8 +278,9 @@ class ChatClient:
         Raises:
             ChatError: a non-retryable HTTP error, or retries exhausted (``transient=True``).
 
-        Example:
-            >>> reply = await ChatClient("m", base_url=url).complete("hi")
+        Example::
+
+            reply = await ChatClient("m", base_url=url).complete("hi")
         """
         import aiohttp
 
@@ -364,6 +373,7 @@ class ChatClient:
             latency_ms=(time.perf_counter() - t0) * 1000,
             attempts=attempts,
             truncated=truncated,
+            logprobs=token_logprobs(data["choices"][0].get("logprobs")),
         )
 
     def _head(self, raw: bytes, t0: float, attempts: int) -> ChatReply:
@@ -404,6 +414,41 @@ def _content_head(raw: bytes) -> str | None:
     except ValueError:
         return None
     return text if isinstance(text, str) else None
+
+
+def token_logprobs(raw: Any) -> list[dict[str, Any]] | None:
+    """A choice's ``logprobs`` as one list of ``{"token", "logprob", "top_logprobs"}`` per token, or None.
+
+    OpenAI, Azure, vLLM, llama.cpp and Ollama send ``{"content": [{"token", "logprob", "top_logprobs":
+    [...]}, ...]}``; some servers still send the completions form ``{"tokens": [...], "token_logprobs":
+    [...], "top_logprobs": [{token: logprob}, ...]}``. Anything else, or entries that are not numbers, is
+    treated as no logprobs at all (the answer is still used, without its distribution).
+    """
+    if not isinstance(raw, dict):
+        return None
+    content = raw.get("content")
+    out: list[dict[str, Any]] = []
+    try:
+        if isinstance(content, list):
+            for entry in content:
+                top = [
+                    {"token": str(alt["token"]), "logprob": float(alt["logprob"])}
+                    for alt in entry.get("top_logprobs") or []
+                ]
+                out.append(
+                    {"token": str(entry["token"]), "logprob": float(entry["logprob"]), "top_logprobs": top}
+                )
+            return out
+        tokens, logprobs, tops = raw.get("tokens"), raw.get("token_logprobs"), raw.get("top_logprobs")
+        if isinstance(tokens, list) and isinstance(logprobs, list) and len(tokens) == len(logprobs):
+            tops = tops if isinstance(tops, list) and len(tops) == len(tokens) else [None] * len(tokens)
+            for token, lp, top in zip(tokens, logprobs, tops, strict=True):
+                alts = [{"token": str(k), "logprob": float(v)} for k, v in (top or {}).items()]
+                out.append({"token": str(token), "logprob": float(lp), "top_logprobs": alts})
+            return out
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return None
 
 
 def _snippet(raw: bytes, limit: int = 300) -> str:

@@ -22,9 +22,10 @@ class AIMDLimiter:
     per burst: only a call started after the previous decrease can cause another, so 30 calls refused at once
     halve it once, not 30 times. Each success adds ``1 / limit``, i.e. about one slot per window of successes.
 
-    Example:
-        >>> lim = AIMDLimiter(initial=8)
-        >>> async with lim.slot() as started: ...
+    Example::
+
+        lim = AIMDLimiter(initial=8)
+        async with lim.slot() as started: ...
     """
 
     def __init__(self, *, initial: float = 64, minimum: float = 1, maximum: float = 512) -> None:
@@ -111,9 +112,10 @@ _LEARNED: dict[str, float] = {}
 def limiter_for(endpoint: str, *, initial: float = 64) -> AIMDLimiter:
     """The limiter shared by every client of ``endpoint`` (a base URL) on the running event loop.
 
-    Example:
-        >>> limiter_for("http://127.0.0.1:8000/v1").limit
-        64.0
+    Example::
+
+        limiter_for("http://127.0.0.1:8000/v1").limit
+        # 64.0
     """
     loop = asyncio.get_running_loop()
     per_loop = _LIMITERS.setdefault(loop, {})

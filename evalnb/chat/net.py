@@ -32,11 +32,12 @@ PREFLIGHT_TIMEOUT = 5.0
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date (RFC 9110 10.2.3).
 
-    Example:
-        >>> parse_retry_after("1.5")
-        1.5
-        >>> parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0)
-        10.0
+    Example::
+
+        parse_retry_after("1.5")
+        # 1.5
+        parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0)
+        # 10.0
     """
     if value is None or not value.strip():
         return None
@@ -60,9 +61,10 @@ async def read_body(resp: Any, limit: int = MAX_BODY) -> tuple[bytes, bool]:
     """An HTTP answer's body, at most ``limit`` bytes, and whether there was more (the rest is never read: a
     200 MB answer costs ``limit`` bytes of memory, not 200 MB; the connection is closed instead of reused).
 
-    Example:
-        >>> async with session.post(url, json=body) as resp:
-        ...     raw, cut = await read_body(resp)
+    Example::
+
+        async with session.post(url, json=body) as resp:
+            raw, cut = await read_body(resp)
     """
     buf = bytearray()
     async for chunk in resp.content.iter_chunked(64 * 1024):
@@ -83,9 +85,10 @@ async def probe(url: str, *, timeout: float = PREFLIGHT_TIMEOUT, proxy: str | No
     Returns:
         ``None`` when the connection opened, else a short reason (``"connection refused"``, ...).
 
-    Example:
-        >>> await probe("http://127.0.0.1:9/v1", timeout=1.0)
-        'connection refused'
+    Example::
+
+        await probe("http://127.0.0.1:9/v1", timeout=1.0)
+        # 'connection refused'
     """
     import socket
     import urllib.parse
@@ -127,10 +130,11 @@ async def require_reachable(
         timeout: seconds to wait for the connection.
         proxy: the proxy the calls go through, when there is one: it is the first hop, so it is probed.
 
-    Example:
-        >>> await require_reachable("http://127.0.0.1:9/v1", what="judge endpoint", hint="start the server")
-        Traceback (most recent call last):
-        evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
+    Example::
+
+        await require_reachable("http://127.0.0.1:9/v1", what="judge endpoint", hint="start the server")
+        # Traceback (most recent call last):
+        # evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
     """
     reason = await probe(url, timeout=timeout, proxy=proxy)
     if reason is None:

@@ -79,6 +79,11 @@ class Score:
         usage: judge token usage.
         cost: judge cost, when a price table is given.
         details: structured detail (row mismatches) that a result frame expands.
+        weighted: for a 1-5 judged check whose judge returned token probabilities, the probability-weighted
+            score ``sum p(k) * k`` over the score tokens 1..5 (renormalised), as G-Eval does; the pass
+            decision uses it. ``value`` keeps the score the judge wrote.
+        spread: the standard deviation of that distribution, ``sqrt(sum p(k) * (k - weighted)**2)``: how
+            unsure the judge was (0 when it put all its probability on one score).
     """
 
     value: float | None
@@ -89,6 +94,8 @@ class Score:
     usage: dict[str, Any] | None = None
     cost: float | None = None
     details: list[dict[str, Any]] | None = None
+    weighted: float | None = None
+    spread: float | None = None
 
     @classmethod
     def of(cls, passed: bool, reason: str = "", value: float | None = None) -> Score:
@@ -339,7 +346,7 @@ def _is_bool(value: Any) -> bool:
 
 
 _loaded = False
-_BUILTIN_MODULES = ("text", "process", "cube", "rows", "judged")
+_BUILTIN_MODULES = ("text", "process", "cube", "rows", "judged", "semantic")
 """The modules under ``evalnb.checks`` whose import registers the built-in checks."""
 
 

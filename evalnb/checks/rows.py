@@ -50,9 +50,10 @@ _MAYBE_NUMBER = r"\s*[-+($£€¥.\d]"
 def normalise_key(key: object) -> str:
     """The form under which row keys compare: ``Store Sales``, ``store_sales``, ``STORE-SALES`` -> ``storesales``.
 
-    Example:
-        >>> normalise_key("Store Sales") == normalise_key("store_sales") == normalise_key("storeSales")
-        True
+    Example::
+
+        normalise_key("Store Sales") == normalise_key("store_sales") == normalise_key("storeSales")
+        # True
     """
     return re.sub(r"[\s_\-]+", "", str(key)).lower()
 
@@ -60,9 +61,10 @@ def normalise_key(key: object) -> str:
 def parse_number(value: Any) -> float | None:
     """Parse one value the lenient way the cube spec reads expected numbers; ``None`` if it is not a number.
 
-    Example:
-        >>> parse_number("$565,238.13"), parse_number("(500)"), parse_number("12%"), parse_number("Food")
-        (565238.13, -500.0, 12.0, None)
+    Example::
+
+        parse_number("$565,238.13"), parse_number("(500)"), parse_number("12%"), parse_number("Food")
+        # (565238.13, -500.0, 12.0, None)
     """
     if isinstance(value, bool):
         return None
@@ -352,10 +354,11 @@ def compare_rows(
     Raises:
         TypeError: when a side is neither a list of mappings nor a DataFrame.
 
-    Example:
-        >>> d = compare_rows([{"productFamily": "Food"}], [{"product_family": "Drink"}])
-        >>> d.lines
-        ['rows[0].productFamily: expected "Food", got "Drink"']
+    Example::
+
+        d = compare_rows([{"productFamily": "Food"}], [{"product_family": "Drink"}])
+        d.lines
+        # ['rows[0].productFamily: expected "Food", got "Drink"']
     """
     import numpy as np
 
@@ -605,8 +608,9 @@ def rows_check(spec: RowsCheck, ctx: CheckContext) -> Score:
     A reference query that cannot run is an authoring mismatch at ``referenceQuery`` carrying the
     database's message: the check fails, the run goes on.
 
-    Example:
-        >>> rows_check(RowsCheck(expected=[{"state": "CA"}]), ctx).passed
+    Example::
+
+        rows_check(RowsCheck(expected=[{"state": "CA"}]), ctx).passed
     """
     from evalnb.data import ReferenceQueryError
 

@@ -85,9 +85,10 @@ def regex_search(pattern: str, text: str, *, timeout: float | None = None, concu
     hang a run. ``concurrent=True`` lets other threads run meanwhile (the engine releases the GIL), for
     searches run off the event loop.
 
-    Example:
-        >>> bool(regex_search(r"\\bsummary\\b", "here is the summary."))
-        True
+    Example::
+
+        bool(regex_search(r"\\bsummary\\b", "here is the summary."))
+        # True
     """
     if timeout is None:
         timeout = REGEX_TIMEOUT
@@ -166,9 +167,10 @@ def _regex_score(spec: RegexCheck, text: str, m: Any) -> Score:
 def exact_match(response: str | None, expected: str, *, case_sensitive: bool = False) -> bool:
     """dataset spec: the response contains the expected string, both trimmed; case-insensitive by default.
 
-    Example:
-        >>> exact_match("It is a unified API endpoint.", "unified api")
-        True
+    Example::
+
+        exact_match("It is a unified API endpoint.", "unified api")
+        # True
     """
     got, want = (response or "").strip(), expected.strip()
     if not case_sensitive:
@@ -199,9 +201,10 @@ def _expected_counts(expected: str, case_sensitive: bool) -> tuple[Counter[str],
 def partial_match_f1(response: str | None, expected: str, *, case_sensitive: bool = False) -> float:
     """Token-level F1 between the response and the expected response after normalisation (0..1).
 
-    Example:
-        >>> round(partial_match_f1("unified API endpoint", "A unified API endpoint for services"), 3)
-        0.75
+    Example::
+
+        round(partial_match_f1("unified API endpoint", "A unified API endpoint for services"), 3)
+        # 0.75
     """
     got = normalize_tokens(response, case_sensitive=case_sensitive)
     want, n_want = _expected_counts(expected, case_sensitive)
@@ -249,9 +252,10 @@ def citation_count(text: str | None, citation_format: str = "oai_unicode") -> in
     """Count citations in ``text``: ``oai_unicode`` markers, ``bracket`` numbers, ``markdown`` links and
     footnotes, or ``mixed`` (any of these).
 
-    Example:
-        >>> citation_count("See [1] and [docs](https://x.org) and 【3:0†source】", "mixed")
-        3
+    Example::
+
+        citation_count("See [1] and [docs](https://x.org) and 【3:0†source】", "mixed")
+        # 3
     """
     text = text or ""
     kinds = {

@@ -44,11 +44,12 @@ class Level:
 class CubeModel:
     """Measure names to aggregate SQL, level names to columns, and the joins each level needs.
 
-    Example:
-        >>> cube = CubeModel.load("data/foodmart/cube.yaml")
-        >>> stmt = cube.statement({"measures": [{"name": "Unit Sales"}], "rows": [{"level": "Quarter"}]})
-        >>> print(stmt.sql)
-        SELECT t.quarter AS "Quarter", SUM(f.unit_sales) AS "Unit Sales" FROM sales_fact_1997 f ...
+    Example::
+
+        cube = CubeModel.load("data/foodmart/cube.yaml")
+        stmt = cube.statement({"measures": [{"name": "Unit Sales"}], "rows": [{"level": "Quarter"}]})
+        print(stmt.sql)
+        # SELECT t.quarter AS "Quarter", SUM(f.unit_sales) AS "Unit Sales" FROM sales_fact_1997 f ...
     """
 
     name: str
@@ -173,9 +174,10 @@ class CubeModel:
         Raises:
             ReferenceQueryError: for unknown names or a malformed filter.
 
-        Example:
-            >>> stmt = cube.statement({"measures": ["Unit Sales"], "filters": [{"level": "State", "in": ["CA"]}]})
-            >>> con.execute(stmt.sql, stmt.params).fetchall()     # a sqlite3 connection
+        Example::
+
+            stmt = cube.statement({"measures": ["Unit Sales"], "filters": [{"level": "State", "in": ["CA"]}]})
+            con.execute(stmt.sql, stmt.params).fetchall()     # a sqlite3 connection
         """
         return build_statement(
             self, query, order_by=order_by, descending=descending, limit=limit, paramstyle=paramstyle

@@ -54,10 +54,11 @@ class Source:
         cube: the cube model used for structured reference queries, if any.
         description: where the data comes from (a file name or a URL without password).
 
-    Example:
-        >>> src = connect("data/foodmart/foodmart.db")
-        >>> src.query("SELECT COUNT(*) AS n FROM store")["n"][0]
-        13
+    Example::
+
+        src = connect("data/foodmart/foodmart.db")
+        src.query("SELECT COUNT(*) AS n FROM store")["n"][0]
+        # 13
     """
 
     def __init__(
@@ -196,9 +197,10 @@ def detect_file(path: str | Path) -> str:
     Raises:
         ConfigError: for a missing file or one that is neither.
 
-    Example:
-        >>> detect_file("data/foodmart/foodmart.db")
-        'sqlite'
+    Example::
+
+        detect_file("data/foodmart/foodmart.db")
+        # 'sqlite'
     """
     p = Path(path)
     try:
@@ -226,10 +228,11 @@ def connect(data: Any, *, cube: CubeModel | str | Path | Mapping[str, Any] | Non
     Raises:
         ConfigError: when the data cannot be opened or is of an unknown kind.
 
-    Example:
-        >>> import pandas as pd
-        >>> src = connect({"sales": pd.DataFrame({"state": ["CA"], "units": [3]})})
-        >>> src.query("SELECT SUM(units) AS u FROM sales")
+    Example::
+
+        import pandas as pd
+        src = connect({"sales": pd.DataFrame({"state": ["CA"], "units": [3]})})
+        src.query("SELECT SUM(units) AS u FROM sales")
     """
     model = _as_cube(cube)
     if isinstance(data, Source):
@@ -344,9 +347,10 @@ def open_source(
         ConfigError: when the suite has a ``referenceQuery`` and ``data`` is ``None``, when a structured
             ``referenceQuery`` has no cube model to translate it, or when ``data`` cannot be opened.
 
-    Example:
-        >>> open_source(suite, "data/foodmart/foodmart.db")
-        Source(sqlite: foodmart.db, cube='Sales')
+    Example::
+
+        open_source(suite, "data/foodmart/foodmart.db")
+        # Source(sqlite: foodmart.db, cube='Sales')
     """
     needing = reference_checks(suite)
     if data is None:

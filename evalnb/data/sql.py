@@ -35,12 +35,13 @@ _COMPARISONS = {"=": "=", "==": "=", "!=": "!=", "<>": "<>", "<": "<", "<=": "<=
 class Statement:
     """One SQL statement and the values of its parameter markers.
 
-    Example:
-        >>> stmt = cube.statement({"measures": ["Unit Sales"], "filters": [{"level": "State", "equals": "CA"}]})
-        >>> stmt.sql
-        'SELECT SUM(f.unit_sales) AS "Unit Sales" FROM sales_fact_1997 f ... WHERE s.store_state = :p0'
-        >>> stmt.params
-        {'p0': 'CA'}
+    Example::
+
+        stmt = cube.statement({"measures": ["Unit Sales"], "filters": [{"level": "State", "equals": "CA"}]})
+        stmt.sql
+        # 'SELECT SUM(f.unit_sales) AS "Unit Sales" FROM sales_fact_1997 f ... WHERE s.store_state = :p0'
+        stmt.params
+        # {'p0': 'CA'}
     """
 
     sql: str

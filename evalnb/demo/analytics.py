@@ -83,10 +83,11 @@ class FoodMartAgent:
             member filters. Either makes it "the previous model version" of a demo comparison.
         cube: the cube model; by default ``cube.yaml`` next to the database.
 
-    Example:
-        >>> agent = FoodMartAgent()
-        >>> agent.answer("show me unit sales by product family").rows[0]
-        {'productFamily': 'Food', 'unitSales': 191940}
+    Example::
+
+        agent = FoodMartAgent()
+        agent.answer("show me unit sales by product family").rows[0]
+        # {'productFamily': 'Food', 'unitSales': 191940}
     """
 
     def __init__(
@@ -125,9 +126,10 @@ class FoodMartAgent:
     def answer(self, question: str, history: list[dict[str, str]] | None = None) -> Response:
         """Answer a question synchronously (handy in a notebook).
 
-        Example:
-            >>> FoodMartAgent().answer("what's the weather in Paris?").intent
-            'REFUSED'
+        Example::
+
+            FoodMartAgent().answer("what's the weather in Paris?").intent
+            # 'REFUSED'
         """
         previous: _Query | None = None
         for msg in history or []:

@@ -10,10 +10,11 @@ the retrieval diagnostics go into ``Response.meta["retrieval"]`` (RetrievalQuery
 ``KBAssistant(flaw="no-citations")`` is the "previous version": it answers with the whole matching section
 and cites nothing, so answers are long (PartialMatch drops) and Citations fails.
 
-Example:
-    >>> from evalnb.demo.kb import KBAssistant
-    >>> print(KBAssistant().answer("How often are laptops replaced?").text)
-    Laptops are replaced every three years [6].
+Example::
+
+    from evalnb.demo.kb import KBAssistant
+    print(KBAssistant().answer("How often are laptops replaced?").text)
+    # Laptops are replaced every three years [6].
 """
 
 from __future__ import annotations
@@ -105,9 +106,10 @@ class Section:
 def parse_handbook(text: str) -> list[Section]:
     """Split a markdown handbook into sections at ``## N. Title`` headings (the preamble is section 0).
 
-    Example:
-        >>> [s.number for s in parse_handbook(handbook_path().read_text())][:3]
-        ['0', '1', '2']
+    Example::
+
+        [s.number for s in parse_handbook(handbook_path().read_text())][:3]
+        # ['0', '1', '2']
     """
     sections: list[Section] = []
     number, title, lines = "0", "Introduction", list[str]()
@@ -133,8 +135,9 @@ class KBAssistant:
         flaw: ``"no-citations"`` answers with the whole matching section and no citation (the previous
             version of the demo).
 
-    Example:
-        >>> result = evalnb.run("data/suites/knowledge-base.json", KBAssistant(), judge="heuristic")
+    Example::
+
+        result = evalnb.run("data/suites/knowledge-base.json", KBAssistant(), judge="heuristic")
     """
 
     def __init__(self, handbook: str | Path | None = None, *, flaw: Flaw | None = None) -> None:
@@ -172,9 +175,10 @@ class KBAssistant:
     def answer(self, question: str, history: list[dict[str, str]] | None = None) -> Response:
         """Answer a question synchronously (handy in a notebook).
 
-        Example:
-            >>> KBAssistant().answer("What is the daily meal allowance?").text
-            'The daily meal allowance when travelling for work is $40 [5].'
+        Example::
+
+            KBAssistant().answer("What is the daily meal allowance?").text
+            # 'The daily meal allowance when travelling for work is $40 [5].'
         """
         ranked = self._ranked(question, history or [])
         best_score, section, sentence = ranked[0] if ranked else (0.0, None, "")

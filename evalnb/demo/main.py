@@ -9,16 +9,21 @@ Everything runs offline, with no API key and no server:
 * ``data/suites/knowledge-base.json`` (JSON dataset) against the knowledge-base assistant
   (:class:`~evalnb.demo.kb.KBAssistant`).
 
-Judged checks (the TOML ``llm_judge`` task, Relevance, Coherence, Groundedness) are scored by the offline
-:class:`evalnb.judges.Heuristic`, which is word statistics and says so (``heuristic (not an LLM)``).
+Judged checks are scored by the best offline judge installed, named for what it is: with wordllama (the
+``offline-judge`` extra, which ``python3 dev.py demo`` installs) :class:`evalnb.judges.EmbeddingJudge` scores
+Relevance and Similarity from sentence embeddings (``embedding (wordllama, not an LLM)``) and hands the TOML
+``llm_judge`` task, Coherence and Groundedness to the word-statistics :class:`evalnb.judges.Heuristic`
+(``heuristic (not an LLM)``); without wordllama the heuristic scores everything and the demo says so, with
+the command that installs the embedding judge.
 
 The flawed agents run first and are saved as version ``previous``; the current agents are saved as
 ``current``; the comparison ``previous -> current`` is printed and ``<out>/scorecard.html`` is written.
 
-Example:
-    >>> from evalnb.demo.main import run_demo
-    >>> outcome = run_demo(out=".evals")
-    >>> outcome.comparisons["foodmart-sales-evals"].checks[["check_id", "verdict"]]
+Example::
+
+    from evalnb.demo.main import run_demo
+    outcome = run_demo(out=".evals")
+    outcome.comparisons["foodmart-sales-evals"].checks[["check_id", "verdict"]]
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb._files import atomic_write
 
 if TYPE_CHECKING:
-    from evalnb.compare import Comparison
+    from evalnb.comparison import Comparison, Comparisons
     from evalnb.results import Result
     from evalnb.store import Store
 
@@ -78,7 +83,8 @@ class DemoOutcome:
 
     Attributes:
         results: ``{version: {suite name: Result}}``.
-        comparisons: ``{suite name: Comparison}`` of ``previous -> current``.
+        comparisons: ``{suite name: Comparison}`` of ``previous -> current`` (decided as one family).
+        gate: the three comparisons gated as one (what ``evalnb compare previous current`` exits with).
         run_ids: ``{version: {suite name: run id}}`` in the store.
         store: the store both versions were saved to.
         scorecard: the path of the HTML scorecard.
@@ -87,6 +93,7 @@ class DemoOutcome:
 
     results: dict[str, dict[str, Result]] = field(default_factory=dict)
     comparisons: dict[str, Comparison] = field(default_factory=dict)
+    gate: Comparisons | None = None
     run_ids: dict[str, dict[str, str]] = field(default_factory=dict)
     store: Store | None = None
     scorecard: Path | None = None
@@ -128,14 +135,14 @@ def run_demo(
     Returns:
         A :class:`DemoOutcome` with the results, comparisons, run ids, store and scorecard path.
 
-    Example:
-        >>> outcome = run_demo(out="/tmp/evalnb-demo", echo=lambda s: None)
-        >>> outcome.results["current"]["foodmart-sales-evals"].passed
-        True
+    Example::
+
+        outcome = run_demo(out="/tmp/evalnb-demo", echo=lambda s: None)
+        outcome.results["current"]["foodmart-sales-evals"].passed
+        # True
     """
     import evalnb
     from evalnb.errors import ConfigError
-    from evalnb.judges import Heuristic
     from evalnb.store import as_store
 
     started = time.perf_counter()
@@ -146,7 +153,7 @@ def run_demo(
         raise ConfigError(f"the demo cannot write into {out}: {exc.strerror or exc}") from exc
     data = data_dir()
     the_store = as_store(store if store is not None else out / "evalnb.db")
-    judge = Heuristic()
+    judge, judge_note = offline_judge()
     from evalnb.demo.sample import foodmart_db
 
     db = foodmart_db()
@@ -156,10 +163,8 @@ def run_demo(
         "evalnb demo: the three example suites in data/suites/ against offline demo agents "
         "(no API key, no server, no network)."
     )
-    echo(
-        f"Judged checks (llm_judge, Relevance, Coherence, Groundedness) are scored by the judge "
-        f"'{judge.label}': word statistics, offline. It is not an LLM; see notebooks/04-llm-judges.ipynb."
-    )
+    for line in judge_note:
+        echo(line)
     for version in VERSIONS:
         agents = _agents(version, data)
         outcome.results[version] = {}
@@ -197,19 +202,22 @@ def run_demo(
 
     echo("")
     echo("=" * 100)
-    echo(
-        "Comparison previous -> current (per check: mean and pass rate with a bootstrap interval over cases)"
-    )
+    echo("Comparison previous -> current")
+    echo("  the gate, per check: is current worse than previous? one-sided 95%, paired over cases, all three")
+    echo("  suites as one family; the triage list, per case: what changed, apart (it never gates)")
     echo("=" * 100)
-    for name, current in outcome.results["current"].items():
-        previous = outcome.results["previous"][name]
-        cmp = evalnb.compare(previous, current, labels=("previous", "current"))
-        outcome.comparisons[name] = cmp
-        echo("")
-        echo(f"--- {name}")
-        echo(cmp.report().rstrip())
+    from evalnb.comparison import gate
 
-    notes = _heuristic_notes(outcome.results["current"])
+    outcome.gate = gate(
+        {
+            name: evalnb.compare(outcome.results["previous"][name], current, labels=("previous", "current"))
+            for name, current in outcome.results["current"].items()
+        }
+    )
+    outcome.comparisons = dict(outcome.gate.comparisons)
+    echo(outcome.gate.report().rstrip())
+
+    notes = _judge_notes(outcome.results["current"])
     if notes:
         echo("")
         echo("Note on the current version's remaining failures:")
@@ -239,9 +247,10 @@ def next_steps(store: Store, notebooks: Path, *, cwd: Path | None = None) -> lis
     not on PATH (``python3 dev.py demo`` does not activate ``.venv``); and the notebooks need the
     ``notebooks`` extra, which ``dev.py demo`` does not install.
 
-    Example:
-        >>> next_steps(evalnb.Store(".evals/evalnb.db"), Path("notebooks"))[1]
-        '  evalnb compare previous current --suite foodmart-sales-evals'
+    Example::
+
+        next_steps(evalnb.Store(".evals/evalnb.db"), Path("notebooks"))[1]
+        # '  evalnb compare previous current --suite foodmart-sales-evals'
     """
     import importlib.util
     import os
@@ -288,8 +297,36 @@ def next_steps(store: Store, notebooks: Path, *, cwd: Path | None = None) -> lis
     return lines
 
 
-def _heuristic_notes(results: dict[str, Result]) -> list[str]:
-    """Explain failures of the current version that come only from the heuristic judge."""
+def offline_judge() -> tuple[Any, list[str]]:
+    """The best offline judge installed, and the lines that say which one it is (never a silent fallback).
+
+    Example::
+
+        judge, lines = offline_judge()
+        judge.label
+        # 'embedding (wordllama, not an LLM)'
+    """
+    from evalnb.judges import EmbeddingJudge, Heuristic
+    from evalnb.judges.embedding import INSTALL_HINT, available
+
+    if available():
+        judge: Any = EmbeddingJudge()
+        return judge, [
+            f"Judged checks are scored offline: Relevance and Similarity by '{judge.label}' (sentence "
+            f"embeddings calibrated on labelled pairs), llm_judge, Coherence and Groundedness by "
+            f"'{judge.fallback.label}' (word statistics). Neither is an LLM; notebooks/04-llm-judges.ipynb "
+            f"measures both against labels."
+        ]
+    judge = Heuristic()
+    return judge, [
+        f"Judged checks are scored by '{judge.label}': word statistics, offline. It is not an LLM.",
+        "NOTE: the embedding judge is not installed, so Relevance and Similarity are scored by word statistics "
+        f"too, and an on-topic answer in other words scores low. Install it: {INSTALL_HINT}",
+    ]
+
+
+def _judge_notes(results: dict[str, Result]) -> list[str]:
+    """Explain failures of the current version that come only from an offline judge."""
     lines = []
     for name, result in results.items():
         sc = result.scores
@@ -298,10 +335,10 @@ def _heuristic_notes(results: dict[str, Result]) -> list[str]:
             lines.append(f"{name} / {row.case_id} / {row.check_id}: {row.reason} [judge: {row.judge}]")
     if lines:
         lines.append(
-            "These come from the offline heuristic judge, which reads words, not meaning (a correct "
-            "one-line-per-capital answer mentions few of the rubric's words; an on-topic answer that does not "
-            "repeat the question's words scores low on Relevance). Notebook 04 measures it against reference "
-            "labels; use a model judge for decisions (evalnb run ... --judge openai:MODEL)."
+            "These come from an offline judge, not from a model: the heuristic reads words, not meaning (a "
+            "correct one-line-per-capital answer mentions few of the rubric's words), and embeddings miss "
+            "negation and numbers. Notebook 04 measures both against labelled pairs; use a model judge for "
+            "decisions (evalnb run ... --judge openai:MODEL)."
         )
     return lines
 
@@ -320,8 +357,9 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
     plotly's JavaScript is inlined once, so the page works offline. Every string from agents or suites is
     escaped. A full per-suite scorecard (sortable case table) is ``result.to_html(path)``.
 
-    Example:
-        >>> write_scorecard(outcome, ".evals/scorecard.html")
+    Example::
+
+        write_scorecard(outcome, ".evals/scorecard.html")
     """
     from evalnb import plots
     from evalnb.export.html import figure_div, page
@@ -330,7 +368,7 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
     parts = [
         "<h1>evalnb demo scorecard</h1>",
         '<p class="note">Versions <b>previous</b> (flawed demo agents) and <b>current</b>; judged checks scored '
-        "by the offline heuristic judge (not an LLM).</p>",
+        "offline, each score row naming its judge (embeddings or word statistics, neither an LLM).</p>",
         "<table><tr><th>suite</th><th>format</th><th>version</th><th>passed</th><th>failed</th>"
         "<th>degraded</th><th>skipped</th><th>run id</th></tr>",
     ]
@@ -346,29 +384,23 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
     parts.append("</table>")
     for name, cmp in outcome.comparisons.items():
         current = outcome.results["current"][name]
-        parts.append(f"<h2>{esc(name)}</h2><h3>Comparison previous &rarr; current</h3>")
-        cols = [
-            "check_id",
-            "mean_a",
-            "mean_b",
-            "diff",
-            "ci_low",
-            "ci_high",
-            "pass_rate_a",
-            "pass_rate_b",
-            "verdict",
-        ]
+        parts.append(
+            f"<h2>{esc(name)}</h2><h3>The gate, per check: previous &rarr; current</h3>"
+            f'<p class="note">{esc(cmp.summary())}</p>'
+        )
+        cols = ["check_id", "scale", "paired", "mean_a", "mean_b", "diff", "verdict", "words"]
         parts.append(
             cmp.checks[cols]
             .rename(columns={"mean_a": "mean previous", "mean_b": "mean current"})
             .to_html(index=False, escape=True, float_format=lambda v: f"{v:.3f}", na_rep="")
         )
-        changed = cmp.cases[cmp.cases["change"].isin(["regressed", "improved"])]
+        changed = cmp.triage
         if len(changed):
+            parts.append("<h3>Triage, per case (does not gate; surest first)</h3>")
             parts.append(
-                changed[["case_id", "check_id", "a", "b", "change"]]
+                changed[["case_id", "check_id", "a", "b", "change", "significant"]]
                 .rename(columns={"a": "previous", "b": "current"})
-                .to_html(index=False, escape=True, float_format=lambda v: f"{v:.3f}", na_rep="")
+                .to_html(index=False, escape=True, float_format=lambda v: f"{v:.3f}", na_rep="untested")
             )
         for fig in (plots.compare(cmp), plots.scorecard(current)):
             parts.append(figure_div(fig))

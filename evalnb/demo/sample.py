@@ -46,10 +46,11 @@ def foodmart_db(*, rebuild: bool = False) -> Path:
     It is built into ``data/foodmart/foodmart.db`` when that folder is writable, otherwise into the user
     cache folder (with ``cube.yaml`` copied beside it, so structured reference queries find the cube model).
 
-    Example:
-        >>> db = foodmart_db()
-        >>> db.name
-        'foodmart.db'
+    Example::
+
+        db = foodmart_db()
+        db.name
+        # 'foodmart.db'
     """
     folder = sample_dir()
     target = folder / "foodmart.db"

@@ -78,9 +78,10 @@ def _unknown_task(message: str) -> AgentError:
 def summarize(text: str, *, n: int = 3) -> str:
     """An extractive summary: the ``n`` sentences with the most frequent content words, in text order.
 
-    Example:
-        >>> summarize("Cats sleep. Cats eat fish. Dogs bark. Cats purr.", n=2)
-        'Cats eat fish. Cats sleep.'
+    Example::
+
+        summarize("Cats sleep. Cats eat fish. Dogs bark. Cats purr.", n=2)
+        # 'Cats eat fish. Cats sleep.'
     """
     found = sentences(text)
     if len(found) <= n:
@@ -101,9 +102,10 @@ def solve(prompt: str, *, workdir: Path, flaw: bool = False) -> str:
     Raises:
         AgentError: ``UNKNOWN_TASK`` for a prompt that is none of the three tasks.
 
-    Example:
-        >>> solve("How many words are in the sentence 'the quick brown fox'?", workdir=Path("."))
-        '4'
+    Example::
+
+        solve("How many words are in the sentence 'the quick brown fox'?", workdir=Path("."))
+        # '4'
     """
     text = prompt.strip()
     m = re.match(r"(?is)^\s*summari[sz]e\b[^:]*:\s*(.*)$", text)
@@ -161,8 +163,9 @@ def command(*, flaw: bool = False, **options: Any) -> Command:
     The child gets ``PYTHONPATH`` pointing at this package's source tree, so it runs the same evalnb even
     when the package is not installed (a plain checkout).
 
-    Example:
-        >>> result = evalnb.run("data/suites/tasks.toml", command(), judge="heuristic", runs=1)
+    Example::
+
+        result = evalnb.run("data/suites/tasks.toml", command(), judge="heuristic", runs=1)
     """
     from evalnb.agents.command import Command
 

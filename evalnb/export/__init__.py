@@ -6,11 +6,12 @@ One module per output: :mod:`~evalnb.export.html`, :mod:`~evalnb.export.excel`, 
 back) and :mod:`~evalnb.export.writers` (the format by file extension). Every file is written atomically.
 The exports build on :mod:`evalnb.results`, never the other way round.
 
-Example:
-    >>> evalnb.export.to_html(result, "scorecard.html")
-    >>> evalnb.export.to_excel(result, "scorecard.xlsx")
-    >>> evalnb.export.to_document(result, "evals/results/v1.6.0-results.json")
-    >>> evalnb.read_results("evals/results/v1.6.0-results.json").summary()
+Example::
+
+    evalnb.export.to_html(result, "scorecard.html")
+    evalnb.export.to_excel(result, "scorecard.xlsx")
+    evalnb.export.to_document(result, "evals/results/v1.6.0-results.json")
+    evalnb.read_results("evals/results/v1.6.0-results.json").summary()
 """
 
 from __future__ import annotations

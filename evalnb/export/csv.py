@@ -31,8 +31,9 @@ def to_csv(result: Result, folder: str | Path) -> Path:
     Each file is written atomically: a reader or a crash sees a whole file, the old one or the new one (the
     folder as a whole is not one transaction: a crash between two files leaves the later ones as they were).
 
-    Example:
-        >>> evalnb.export.to_csv(result, ".evals/results/v1")
+    Example::
+
+        evalnb.export.to_csv(result, ".evals/results/v1")
     """
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)

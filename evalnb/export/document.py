@@ -101,10 +101,11 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
     Run 0 fills the schema's fields; further runs of an item go under ``extensions.evalnb.runs``. With
     ``path`` the document is also written there (atomically: the old file stays if anything fails).
 
-    Example:
-        >>> doc = evalnb.export.to_document(result, "evals/results/v1.6.0-results.json")
-        >>> doc["items"][0]["status"]
-        'pass'
+    Example::
+
+        doc = evalnb.export.to_document(result, "evals/results/v1.6.0-results.json")
+        doc["items"][0]["status"]
+        # 'pass'
     """
     runs = records(result.runs)
     scores = records(result.scores)

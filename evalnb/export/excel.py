@@ -38,8 +38,9 @@ def to_excel(result: Result, path: str | Path) -> Path:
 
     Text that starts like a formula (``=``, ``+``, ``-``, ``@``, a tab, a carriage return) is written as text.
 
-    Example:
-        >>> evalnb.export.to_excel(result, "scorecard.xlsx")
+    Example::
+
+        evalnb.export.to_excel(result, "scorecard.xlsx")
     """
     import pandas as pd
 

@@ -106,9 +106,10 @@ def page(title: str, body: str, *, css: str = _CSS, sortable: bool = True) -> st
     """A whole HTML document: ``title`` (escaped here), ``body`` (HTML already escaped), plotly's JavaScript
     inlined so the page works offline, and the table-sorting script when ``sortable``.
 
-    Example:
-        >>> page("Scorecard", "<h1>Scorecard</h1>").startswith("<!DOCTYPE html>")
-        True
+    Example::
+
+        page("Scorecard", "<h1>Scorecard</h1>").startswith("<!DOCTYPE html>")
+        # True
     """
     import plotly.offline
 
@@ -128,8 +129,9 @@ def to_html(result: Result, path: str | Path) -> Path:
     plotly's JavaScript is inlined once, so the page works offline. Click a column header to sort. The file
     is written atomically (the old one stays if anything fails).
 
-    Example:
-        >>> evalnb.export.to_html(result, "scorecard.html")
+    Example::
+
+        evalnb.export.to_html(result, "scorecard.html")
     """
     from evalnb import plots
 

@@ -35,8 +35,9 @@ def read_results(path: str | Path) -> Result:
         StoreError: the file is missing (code ``RESULTS_NOT_FOUND``), is not JSON or is JSON of another kind
             (``UNKNOWN_RESULTS``, saying which files are read), or is a result of an unsupported version.
 
-    Example:
-        >>> evalnb.read_results("evals/results/v1.5.0-results.json").summary()
+    Example::
+
+        evalnb.read_results("evals/results/v1.5.0-results.json").summary()
     """
     p = Path(path)
     data = _load(p)

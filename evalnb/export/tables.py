@@ -36,8 +36,9 @@ def category_table(result: Result) -> pd.DataFrame:
 def case_table(result: Result) -> pd.DataFrame:
     """One row per case with its status, pass rate, latency, its first response and what failed (5 reasons).
 
-    Example:
-        >>> case_table(result)[["case_id", "status", "reasons"]]
+    Example::
+
+        case_table(result)[["case_id", "status", "reasons"]]
     """
     import pandas as pd
 

@@ -48,6 +48,7 @@ __all__ = [
     "is_format",
     "json_schema",
     "load",
+    "load_upgrading",
     "names",
     "register",
     "suffixes",
@@ -87,12 +88,13 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
             prints them all; a syntax error (``MALFORMED_*``) is reported alone.
         ConfigError: ``PLUGIN_ERROR`` when a module named in ``$EVALNB_PLUGINS`` does not import.
 
-    Example:
-        >>> suite = evalnb.load("data/suites/tasks.toml")
-        >>> suite.format
-        'tasks-toml'
-        >>> evalnb.load('name = "s"', format="tasks-toml").cases
-        []
+    Example::
+
+        suite = evalnb.load("data/suites/tasks.toml")
+        suite.format
+        # 'tasks-toml'
+        evalnb.load('name = "s"', format="tasks-toml").cases
+        # []
     """
     path: Path | None = None
     try:
@@ -194,9 +196,10 @@ def discover(root: str | os.PathLike[str] = ".") -> Path | None:
 
     Looks for ``prompts.json``, ``evals.json``, ``tests.json`` in ``root``, then in ``root/evals/``.
 
-    Example:
-        >>> evalnb.discover(".")
-        PosixPath('evals/evals.json')
+    Example::
+
+        evalnb.discover(".")
+        # PosixPath('evals/evals.json')
     """
     base = Path(root)
     for folder in DISCOVERY_DIRS:
@@ -226,9 +229,10 @@ def upgrade(path: str | os.PathLike[str]) -> Path | None:
         SuiteError: when the file is not a loadable document of a format with a legacy form (nothing is
             written then).
 
-    Example:
-        >>> evalnb.upgrade("evals/legacy.json")
-        PosixPath('evals/legacy.json.bak.20260301120000')
+    Example::
+
+        evalnb.upgrade("evals/legacy.json")
+        # PosixPath('evals/legacy.json.bak.20260301120000')
     """
     target = Path(path)
     upgradable = _formats_with("upgrade")
@@ -255,6 +259,22 @@ def upgrade(path: str | os.PathLike[str]) -> Path | None:
     backup = _write_backup(target, stamp, raw)
     atomic_write(target, body)
     return backup
+
+
+def load_upgrading(path: str | os.PathLike[str]) -> tuple[Suite, Path | None]:
+    """Load a suite file, upgrading it in place first when it is a legacy document (with :func:`upgrade`'s
+    backup): dataset spec, running a legacy dataset upgrades it. Returns the suite and the backup (or None).
+
+    Raises:
+        SuiteError: as :func:`load` does.
+
+    Example::
+
+        suite, backup = evalnb.formats.load_upgrading("evals/legacy.json")
+    """
+    fmt = for_path(Path(path))
+    backup = upgrade(path) if fmt is not None and fmt.upgrade is not None else None
+    return load(path), backup
 
 
 def _no_legacy_form(target: Path, fmt: Format, upgradable: list[Format]) -> SuiteError:
@@ -296,9 +316,10 @@ def write_starter(path: str | os.PathLike[str] = "evals/evals.json") -> Path:
         FileExistsError: when the file already exists (it is never overwritten).
         ValueError: when the path's format has no starter document.
 
-    Example:
-        >>> evalnb.formats.write_starter()
-        PosixPath('evals/evals.json')
+    Example::
+
+        evalnb.formats.write_starter()
+        # PosixPath('evals/evals.json')
     """
     target = Path(path)
     having = _formats_with("starter")
@@ -321,9 +342,10 @@ def json_schema(format: str) -> dict[str, Any]:
     Raises:
         ValueError: for a format that is not registered.
 
-    Example:
-        >>> evalnb.formats.json_schema("tasks-toml")["title"]
-        'TasksDoc'
+    Example::
+
+        evalnb.formats.json_schema("tasks-toml")["title"]
+        # 'TasksDoc'
     """
     fmt = get(format)
     if fmt is None:

@@ -462,11 +462,12 @@ class Problems:
 
     A loader validates each part it can, adds its own checks' findings, then calls :meth:`raise_if_any`.
 
-    Example:
-        >>> problems = Problems(data)
-        >>> doc = problems.validate(TasksDoc, data)  # None when invalid; every error is recorded
-        >>> problems.add("INVALID_VALUE", "duplicate task id 't'", ("tasks", 1, "id"))
-        >>> problems.raise_if_any()  # the first error in document order; .errors holds them all
+    Example::
+
+        problems = Problems(data)
+        doc = problems.validate(TasksDoc, data)  # None when invalid; every error is recorded
+        problems.add("INVALID_VALUE", "duplicate task id 't'", ("tasks", 1, "id"))
+        problems.raise_if_any()  # the first error in document order; .errors holds them all
 
     Args:
         data: the whole parsed document (positions are looked up in it).

@@ -7,10 +7,11 @@ A third guard is for safety: aliases that expand to a huge document (a "billion 
 hundred bytes, or one large anchored string referred to many times) are ``MALFORMED_YAML`` before anything
 walks the expanded data. libyaml's parser is used when PyYAML has it (``CSafeLoader``), with the same guards.
 
-Example:
-    >>> suite = load_text(open("data/suites/foodmart-sales.eval.yaml").read())
-    >>> suite.meta["cube"]["cubeName"]
-    'Sales'
+Example::
+
+    suite = load_text(open("data/suites/foodmart-sales.eval.yaml").read())
+    suite.meta["cube"]["cubeName"]
+    # 'Sales'
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 Strict by design (tasks spec rule 1): a misspelt or unknown key anywhere fails the load and names the key
 and where it is; a check is never skipped silently.
 
-Example:
-    >>> suite = load_text('name = "s"\\n[[tasks]]\\nid = "t"\\nprompt = "hi"\\n')
-    >>> suite.cases[0].runs
-    3
+Example::
+
+    suite = load_text('name = "s"\\n[[tasks]]\\nid = "t"\\nprompt = "hi"\\n')
+    suite.cases[0].runs
+    # 3
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from evalnb.suite import (
     FileExistsCheck,
     LLMJudgeCheck,
     RegexCheck,
+    SemanticSimilarityCheck,
     Suite,
     Turn,
 )
@@ -81,8 +83,21 @@ class LLMJudgeAssertion(Edge):
     rubric: NonBlank
 
 
+class SemanticSimilarityAssertion(Edge):
+    """Passes when the cosine of offline sentence embeddings of the result and ``value`` is ``>= threshold``
+    (an evalnb assertion; wordllama, ``pip install "evalnb[offline-judge]"``)."""
+
+    type: Literal["semantic_similarity"]
+    value: NonBlank
+    threshold: float = Field(default=0.5, ge=-1, le=1)
+
+
 Assertion = Annotated[
-    ExitCodeAssertion | FileExistsAssertion | RegexAssertion | LLMJudgeAssertion,
+    ExitCodeAssertion
+    | FileExistsAssertion
+    | RegexAssertion
+    | LLMJudgeAssertion
+    | SemanticSimilarityAssertion,
     Field(discriminator="type"),
 ]
 
@@ -129,6 +144,8 @@ def _check(a: Any) -> CheckSpec:
         return FileExistsCheck(path=a.path)
     if isinstance(a, RegexAssertion):
         return RegexCheck(on=a.on, pattern=a.pattern)
+    if isinstance(a, SemanticSimilarityAssertion):
+        return SemanticSimilarityCheck(type="semantic_similarity", value=a.value, threshold=a.threshold)
     return LLMJudgeCheck(rubric=a.rubric)
 
 

@@ -4,21 +4,26 @@
   retries, ``Retry-After``, an adaptive concurrency limit shared with agent calls, and a disk cache;
 * :class:`CallableJudge`: any function ``f(prompt) -> str``;
 * :class:`Heuristic`: an offline judge from word statistics, labelled ``heuristic (not an LLM)``;
+* :class:`EmbeddingJudge`: an offline judge of Similarity and Relevance from wordllama sentence embeddings
+  (the ``offline-judge`` extra), calibrated on labelled pairs, labelled ``embedding (wordllama, not an LLM)``;
+  it hands the other checks to the heuristic;
 * :func:`as_judge`: strings (``"openai:gpt-4o-mini"``, ``"heuristic"``, ``"module:function"``), callables
   and judge objects into a Judge; :func:`register_judge_string` adds a string;
 * `evaluate`: one judged check on one response (``evalnb.rescore`` judges a Result again, without the
   agent); :func:`agreement`: per-check agreement of two judges or a judge and people.
 
-Example:
-    >>> judge = evalnb.judges.OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1")
-    >>> result = evalnb.run("evals/knowledge-base.json", agent, judge=judge)
-    >>> result.scores[["check", "value", "reason", "judge"]]
+Example::
+
+    judge = evalnb.judges.OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1")
+    result = evalnb.run("evals/knowledge-base.json", agent, judge=judge)
+    result.scores[["check", "value", "reason", "judge"]]
 """
 
 from __future__ import annotations
 
 from evalnb.judges.agreement import agreement
 from evalnb.judges.base import CallableJudge, Judge, JudgeCache, JudgeReply
+from evalnb.judges.embedding import EmbeddingJudge
 from evalnb.judges.heuristic import Heuristic
 from evalnb.judges.openai import OpenAIJudge
 from evalnb.judges.resolve import JudgeOptions, as_judge, register_judge_string
@@ -26,6 +31,7 @@ from evalnb.judges.scoring import evaluate
 
 __all__ = [
     "CallableJudge",
+    "EmbeddingJudge",
     "Heuristic",
     "Judge",
     "JudgeCache",

@@ -9,26 +9,23 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-__all__ = ["agreement", "quadratic_kappa", "spearman"]
+__all__ = ["agreement", "bootstrap_intervals", "quadratic_kappa", "spearman"]
 
 _KEYS = ("suite", "case_id", "run", "turn")
-COLUMNS = {
-    "check": "string",
-    "n": "Int64",
-    "exact": "float64",
-    "kappa": "float64",
-    "spearman": "float64",
-    "left_out": "Int64",
-    "note": "string",
-}
+COLUMNS = {"check": "string", "n": "Int64", "exact": "float64", "kappa": "float64", "spearman": "float64"}
+STATISTICS = ("exact", "kappa", "spearman")
+INTERVAL_COLUMNS = {f"{s}_{end}": "float64" for s in STATISTICS for end in ("low", "high")}
+# What could not be compared: always the last columns (after the intervals, when asked).
+COVERAGE_COLUMNS = {"left_out": "Int64", "note": "string"}
 
 
 def quadratic_kappa(a: np.ndarray, b: np.ndarray, categories: list[float] | None = None) -> float:
     """Cohen's kappa with quadratic weights: 1 perfect agreement, 0 chance level, negative worse than chance.
 
-    Example:
-        >>> quadratic_kappa(np.array([1, 2, 3, 4, 5]), np.array([1, 2, 3, 4, 5]))
-        1.0
+    Example::
+
+        quadratic_kappa(np.array([1, 2, 3, 4, 5]), np.array([1, 2, 3, 4, 5]))
+        # 1.0
     """
     import numpy as np
     import pandas as pd
@@ -57,9 +54,10 @@ def spearman(a: pd.Series, b: pd.Series) -> float:
     ``DataFrame.corr`` ranks in pandas itself, whereas ``Series.corr(method="spearman")`` calls scipy, which
     evalnb does not depend on.
 
-    Example:
-        >>> spearman(pd.Series([1, 2, 3, 4]), pd.Series([10, 20, 40, 30]))
-        0.8
+    Example::
+
+        spearman(pd.Series([1, 2, 3, 4]), pd.Series([10, 20, 40, 30]))
+        # 0.8
     """
     import pandas as pd
 
@@ -67,7 +65,74 @@ def spearman(a: pd.Series, b: pd.Series) -> float:
     return float(pairs.corr(method="spearman").iloc[0, 1])
 
 
-def agreement(a: pd.DataFrame, b: pd.DataFrame, *, on: str | None = None) -> pd.DataFrame:
+def bootstrap_intervals(
+    a: np.ndarray,
+    b: np.ndarray,
+    categories: list[float] | None,
+    *,
+    interval: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Percentile bootstrap intervals of the exact share, quadratic kappa and Spearman of paired values.
+
+    The pairs are resampled with replacement (``resamples`` times, from ``seed``, so the same input gives the
+    same interval); every statistic of a resample is computed at once, in numpy. A resample where a statistic
+    is undefined (one side constant) is left out of that statistic's interval.
+
+    Returns:
+        ``{"exact_low": ..., "exact_high": ..., "kappa_low": ..., ...}`` (NaN when undefined).
+    """
+    import numpy as np
+    import pandas as pd
+
+    n = len(a)
+    out = dict.fromkeys(INTERVAL_COLUMNS, math.nan)
+    if n < 2 or not 0 < interval < 1:
+        return out
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(resamples, n))
+    ra, rb = a[idx], b[idx]
+    lo, hi = (1 - interval) / 2 * 100, (1 + interval) / 2 * 100
+
+    def put(name: str, values: np.ndarray) -> None:
+        finite = values[np.isfinite(values)]
+        if len(finite):
+            out[f"{name}_low"], out[f"{name}_high"] = (float(v) for v in np.percentile(finite, [lo, hi]))
+
+    put("exact", (np.round(ra, 6) == np.round(rb, 6)).mean(axis=1))
+    if categories is not None or (np.all(a == np.round(a)) and np.all(b == np.round(b))):
+        cats = np.array(sorted(set(categories or []) | set(a.tolist()) | set(b.tolist())), dtype=float)
+        k = len(cats)
+        if k >= 2:
+            ia, ib = np.searchsorted(cats, ra), np.searchsorted(cats, rb)
+            flat = (np.arange(resamples)[:, None] * k * k + ia * k + ib).ravel()
+            observed = np.bincount(flat, minlength=resamples * k * k).reshape(resamples, k, k).astype(float)
+            weights = np.subtract.outer(cats, cats) ** 2 / (cats[-1] - cats[0]) ** 2
+            expected = observed.sum(2)[:, :, None] * observed.sum(1)[:, None, :] / n
+            denom = (weights * expected).sum(axis=(1, 2))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                kappas = 1 - (weights * observed).sum(axis=(1, 2)) / denom
+            put("kappa", np.where(denom > 0, kappas, np.nan))
+    # Spearman: Pearson correlation of average ranks, every resample a column (pandas ranks them at once).
+    rank_a = pd.DataFrame(ra.T).rank().to_numpy()
+    rank_b = pd.DataFrame(rb.T).rank().to_numpy()
+    da, db = rank_a - rank_a.mean(0), rank_b - rank_b.mean(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = (da * db).sum(0) / np.sqrt((da**2).sum(0) * (db**2).sum(0))
+    put("spearman", rho)
+    return out
+
+
+def agreement(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    *,
+    on: str | None = None,
+    interval: float | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Per-check agreement between two score frames.
 
     Each frame is shaped like ``result.scores`` (or is a table of human labels with ``case_id``, ``turn``,
@@ -82,22 +147,27 @@ def agreement(a: pd.DataFrame, b: pd.DataFrame, *, on: str | None = None) -> pd.
         a: the first frame (e.g. ``result.scores`` of one judge).
         b: the second frame (another judge, or human labels).
         on: the check column to match on (``"check_id"`` or ``"check"``); chosen automatically by default.
+        interval: a confidence (``0.95``) to add percentile bootstrap intervals of each statistic over the
+            matched pairs (``exact_low``, ``exact_high``, ``kappa_low`` ... ``spearman_high``); None: none.
+        resamples: bootstrap resamples for the intervals.
+        seed: the bootstrap's seed: the same frames give the same intervals.
 
     Returns:
         One row per check: ``n`` (matched pairs), ``exact`` (share of identical values), ``kappa``
-        (Cohen's quadratic-weighted kappa over the scale, 1..5 for the judged metrics), ``spearman``
-        (rank correlation), ``left_out`` (rows of both frames without a value on one side) and ``note``
-        (why rows were left out or the check was not compared; NA when nothing was). NaN where a statistic is
-        undefined (no pairs, a constant side).
+        (Cohen's quadratic-weighted kappa over the scale, 1..5 for the judged metrics) and ``spearman``
+        (rank correlation), then the interval columns when asked, then ``left_out`` (rows of both frames
+        without a value on one side) and ``note`` (why rows were left out or the check was not compared; NA
+        when nothing was). NaN where a statistic is undefined (no pairs, a constant side).
 
     Raises:
         ValueError: a frame lacks a needed column, or both frames have several rows for one key (each row
             would be paired with each).
 
-    Example:
-        >>> humans = pd.DataFrame({"case_id": ["q1", "q2"], "turn": [0, 0],
-        ...                        "check": ["Relevance"] * 2, "value": [5, 2]})
-        >>> evalnb.judges.agreement(result.scores, humans)
+    Example::
+
+        humans = pd.DataFrame({"case_id": ["q1", "q2"], "turn": [0, 0],
+                               "check": ["Relevance"] * 2, "value": [5, 2]})
+        evalnb.judges.agreement(result.scores, humans)
     """
     import numpy as np
     import pandas as pd
@@ -143,19 +213,29 @@ def agreement(a: pd.DataFrame, b: pd.DataFrame, *, on: str | None = None) -> pd.
         va, vb = group["value_a"], group["value_b"]
         scale = [1.0, 2.0, 3.0, 4.0, 5.0] if va.between(1, 5).all() and vb.between(1, 5).all() else None
         out, missing_a, missing_b = left_out.get(name, (0, 0, 0))
-        rows.append(
-            {
-                "check": name,
-                "n": len(group),
-                "exact": float((va.round(6) == vb.round(6)).mean()) if len(group) else math.nan,
-                "kappa": quadratic_kappa(np.round(va.to_numpy(), 6), np.round(vb.to_numpy(), 6), scale),
-                "spearman": spearman(va.reset_index(drop=True), vb.reset_index(drop=True)),
-                "left_out": out,
-                "note": _note(len(group), out, missing_a, missing_b),
-            }
-        )
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    return frame.astype(COLUMNS)
+        row: dict[str, object] = {
+            "check": name,
+            "n": len(group),
+            "exact": float((va.round(6) == vb.round(6)).mean()) if len(group) else math.nan,
+            "kappa": quadratic_kappa(np.round(va.to_numpy(), 6), np.round(vb.to_numpy(), 6), scale),
+            "spearman": spearman(va.reset_index(drop=True), vb.reset_index(drop=True)),
+        }
+        if interval is not None:
+            row.update(
+                bootstrap_intervals(
+                    np.round(va.to_numpy(dtype=float), 6),
+                    np.round(vb.to_numpy(dtype=float), 6),
+                    scale,
+                    interval=interval,
+                    resamples=resamples,
+                    seed=seed,
+                )
+            )
+        row.update(left_out=out, note=_note(len(group), out, missing_a, missing_b))
+        rows.append(row)
+    columns = {**COLUMNS, **(INTERVAL_COLUMNS if interval is not None else {}), **COVERAGE_COLUMNS}
+    frame = pd.DataFrame(rows, columns=list(columns))
+    return frame.astype(columns)
 
 
 def _left_out(

@@ -2,7 +2,8 @@
 
 A judge is anything with ``name``, ``label``, ``kind`` and ``async complete(prompt) -> JudgeReply``. The
 prompt is built by :func:`evalnb.judges.evaluate` from a rubric; the judge only answers it. ``kind`` is
-``"llm"`` for model judges, ``"heuristic"`` for the offline one and ``"callable"`` for user functions, and
+``"llm"`` for model judges, ``"heuristic"`` and ``"embedding"`` for the offline ones and ``"callable"`` for user
+functions, and
 ``label`` is what every score row names as its judge (``openai:gpt-4o-mini``, ``heuristic (not an LLM)``).
 
 Model judges cache their answers on disk (issue: re-scoring the same responses costs nothing); the cache is
@@ -35,7 +36,7 @@ __all__ = [
     "default_cache_dir",
 ]
 
-JudgeKind = Literal["llm", "heuristic", "callable"]
+JudgeKind = Literal["llm", "heuristic", "embedding", "callable"]
 Prices = Mapping[str, tuple[float, float]]
 """Model name -> (price per 1k prompt tokens, price per 1k completion tokens)."""
 
@@ -49,24 +50,32 @@ class JudgeReply:
         usage: token usage (``prompt_tokens``, ``completion_tokens``) when the judge reports it.
         model: the model that answered, when known.
         cached: True when the answer came from the on-disk cache (it cost nothing this time).
+        label: the judge that answered, when it is not the judge that was asked (a judge that hands some
+            checks to another names that one, and the score row says so); None otherwise.
+        logprobs: the answer's tokens with their log probabilities and the most likely alternatives, as an
+            OpenAI-compatible server returns them (``choices[0].logprobs.content``); None when the server
+            sent none. ``evaluate`` reads the score's distribution from them.
     """
 
     text: str
     usage: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
     cached: bool = False
+    label: str | None = None
+    logprobs: list[dict[str, Any]] | None = None
 
 
 @runtime_checkable
 class Judge(Protocol):
     """What ``evaluate`` calls: an async prompt-to-answer function with a name.
 
-    Example:
-        >>> class Always5:
-        ...     name = label = "always-5"
-        ...     kind = "callable"
-        ...     async def complete(self, prompt):
-        ...         return JudgeReply('{"score": 5, "reason": "always"}')
+    Example::
+
+        class Always5:
+            name = label = "always-5"
+            kind = "callable"
+            async def complete(self, prompt):
+                return JudgeReply('{"score": 5, "reason": "always"}')
     """
 
     name: str
@@ -88,11 +97,12 @@ class JudgeCache:
     Writes go through :func:`evalnb._files.atomic_write` (a temporary file in the same folder renamed into
     place), so concurrent writers of the same key leave one complete file, never a torn one.
 
-    Example:
-        >>> cache = JudgeCache(".evals/cache")
-        >>> key = cache.key(endpoint="http://127.0.0.1:8000/v1", model="m", prompt="p", options={})
-        >>> cache.get(key) is None
-        True
+    Example::
+
+        cache = JudgeCache(".evals/cache")
+        key = cache.key(endpoint="http://127.0.0.1:8000/v1", model="m", prompt="p", options={})
+        cache.get(key) is None
+        # True
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
@@ -116,8 +126,13 @@ class JudgeCache:
     def get(self, key: str) -> JudgeReply | None:
         try:
             data = json.loads(self._file(key).read_text(encoding="utf-8"))
+            logprobs = data.get("logprobs")
             reply = JudgeReply(
-                text=data["text"], usage=data.get("usage") or {}, model=data.get("model"), cached=True
+                text=data["text"],
+                usage=data.get("usage") or {},
+                model=data.get("model"),
+                cached=True,
+                logprobs=logprobs if isinstance(logprobs, list) else None,
             )
         except (OSError, ValueError, KeyError, TypeError):
             self.misses += 1
@@ -126,7 +141,11 @@ class JudgeCache:
         return reply
 
     def put(self, key: str, reply: JudgeReply) -> None:
-        data = {"text": reply.text, "usage": reply.usage, "model": reply.model}
+        data: dict[str, Any] = {"text": reply.text, "usage": reply.usage, "model": reply.model}
+        if reply.logprobs is not None:
+            data["logprobs"] = (
+                reply.logprobs
+            )  # the weighted score of a cached answer is the same as the first
         # Not fsynced: an entry lost to a power cut is a miss, and an fsync would cost ten times the write.
         atomic_write(self._file(key), json.dumps(data), durable=False)
 
@@ -169,10 +188,11 @@ class CallableJudge:
     Sync functions run in a worker thread so a slow one does not stall other checks. Not cached unless
     asked (``cache=True`` or a folder).
 
-    Example:
-        >>> judge = CallableJudge(lambda prompt: '{"score": 4, "reason": "fine"}')
-        >>> judge.label
-        'callable:<lambda>'
+    Example::
+
+        judge = CallableJudge(lambda prompt: '{"score": 4, "reason": "fine"}')
+        judge.label
+        # 'callable:<lambda>'
     """
 
     kind: str = "callable"

@@ -98,10 +98,11 @@ class Heuristic:
       mention" are not understood.
     * Tokenisation splits on non-letters: languages written without spaces are scored poorly.
 
-    Example:
-        >>> result = evalnb.run(suite, agent, judge=evalnb.judges.Heuristic())
-        >>> result.scores["judge"].unique()
-        <StringArray> ['heuristic (not an LLM)']
+    Example::
+
+        result = evalnb.run(suite, agent, judge=evalnb.judges.Heuristic())
+        result.scores["judge"].unique()
+        # <StringArray> ['heuristic (not an LLM)']
     """
 
     kind: str = "heuristic"

@@ -10,7 +10,7 @@ from typing import Any
 
 from evalnb._secrets import expand_env
 from evalnb.chat import ChatClient, safe_url
-from evalnb.errors import ConfigError
+from evalnb.errors import ChatError, ConfigError
 from evalnb.judges.base import JudgeCache, JudgeReply, Prices, cache_from
 from evalnb.judges.resolve import JudgeOptions, register_judge_string
 
@@ -47,11 +47,18 @@ class OpenAIJudge:
         prices: ``{"model": (per 1k prompt tokens, per 1k completion tokens)}`` for the ``cost`` column.
         system: the system message (the default states that DATA blocks are material, not instructions).
         extra_body: extra request fields (``seed``, ``response_format`` ...).
+        logprobs: ask for the answer's token probabilities (``logprobs``, ``top_logprobs``), from which a 1-5
+            score is read as the probability-weighted mean over the score tokens (G-Eval); the ``weighted``
+            column records it and the pass decision uses it. A server that answers without them changes
+            nothing; one that refuses the request because of them (HTTP 400 naming ``logprobs``) is asked
+            again without them, and this judge stops asking.
+        top_logprobs: how many alternatives per token to ask for (5 covers the five score tokens).
 
-    Example:
-        >>> judge = OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1", cache=False)
-        >>> judge.label
-        'openai:llama3.1'
+    Example::
+
+        judge = OpenAIJudge("llama3.1", base_url="http://127.0.0.1:11434/v1", cache=False)
+        judge.label
+        # 'openai:llama3.1'
     """
 
     kind: str = "llm"
@@ -78,6 +85,8 @@ class OpenAIJudge:
         prices: Prices | None = None,
         system: str | None = SYSTEM,
         extra_body: Mapping[str, Any] | None = None,
+        logprobs: bool = True,
+        top_logprobs: int = 5,
     ) -> None:
         self.client = ChatClient(
             model or os.environ.get("EVALNB_JUDGE_MODEL") or None,
@@ -110,6 +119,8 @@ class OpenAIJudge:
         self.cache = cache_from(cache, default_on=True)
         self.prices = prices
         self.system = system
+        self.logprobs = bool(logprobs)
+        self.top_logprobs = int(top_logprobs)
 
     @property
     def base_url(self) -> str:
@@ -118,6 +129,8 @@ class OpenAIJudge:
     def cache_key(self, prompt: str) -> str:
         """sha256 of base URL, model, prompt and options (issue: the cache key)."""
         options = {**self.client.options(), "system": self.system}
+        if self.logprobs:
+            options["top_logprobs"] = self.top_logprobs  # answers with and without probabilities differ
         return JudgeCache.key(endpoint=self.client.endpoint, model=self.model, prompt=prompt, options=options)
 
     async def preflight(self, *, timeout: float | None = None) -> None:
@@ -126,10 +139,11 @@ class OpenAIJudge:
         Raises:
             ConfigError: naming the endpoint (never a key) and what to do about it.
 
-        Example:
-            >>> await OpenAIJudge("m", base_url="http://127.0.0.1:9/v1").preflight()
-            Traceback (most recent call last):
-            evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
+        Example::
+
+            await OpenAIJudge("m", base_url="http://127.0.0.1:9/v1").preflight()
+            # Traceback (most recent call last):
+            # evalnb.errors.ConfigError: judge endpoint http://127.0.0.1:9/v1 is not reachable: connection refused; ...
         """
         await self.client.preflight(
             role="judge", elsewhere="base_url=... or --judge-base-url", timeout=timeout
@@ -140,8 +154,18 @@ class OpenAIJudge:
         messages = [{"role": "user", "content": str(prompt)}]
         if self.system:
             messages.insert(0, {"role": "system", "content": self.system})
-        reply = await self.client.complete(messages)
-        return JudgeReply(text=reply.text, usage=reply.usage, model=reply.model)
+        if self.logprobs:
+            try:
+                reply = await self.client.complete(messages, logprobs=True, top_logprobs=self.top_logprobs)
+            except ChatError as exc:
+                if exc.status != 400 or "logprob" not in str(exc).lower():
+                    raise
+                # This endpoint does not offer token probabilities: plain answers from now on.
+                self.logprobs = False
+                reply = await self.client.complete(messages)
+        else:
+            reply = await self.client.complete(messages)
+        return JudgeReply(text=reply.text, usage=reply.usage, model=reply.model, logprobs=reply.logprobs)
 
     def __repr__(self) -> str:
         return (

@@ -1,7 +1,8 @@
 """``as_judge``: turn what a user passes as ``judge=`` (or ``--judge``) into a Judge; the judge strings.
 
 A judge string is ``NAME`` or ``NAME:ARGUMENT``, resolved through a registry: ``openai:MODEL`` and
-``azure:DEPLOYMENT`` (``evalnb.judges.openai``), ``heuristic`` (``evalnb.judges.heuristic``), and whatever a
+``azure:DEPLOYMENT`` (``evalnb.judges.openai``), ``heuristic`` (``evalnb.judges.heuristic``), ``embedding``
+(``evalnb.judges.embedding``), and whatever a
 module registers with :func:`register_judge_string`. Any other ``target:attr`` names user code
 (``module:function``, ``path/to/file.py:function``).
 
@@ -36,6 +37,8 @@ __all__ = [
     "unregister_judge_string",
 ]
 
+OFFLINE_KINDS = frozenset({"heuristic", "embedding"})
+"""Judges computed on this machine, deterministically: nothing to cache."""
 CacheOption = bool | str | os.PathLike[str] | JudgeCache | None
 
 
@@ -49,7 +52,8 @@ def as_judge(judge: Any, *, cache: CacheOption = None, base_url: str | None = No
     Accepts a Judge object (``OpenAIJudge``, ``Heuristic``, ``CallableJudge`` or your own with an async
     ``complete``); a plain callable ``f(prompt) -> str`` (sync or async); or a string:
     ``"openai:MODEL"`` (an OpenAI-compatible endpoint; ``base_url`` or ``$OPENAI_BASE_URL`` chooses it),
-    ``"azure:DEPLOYMENT"`` (``$AZURE_OPENAI_ENDPOINT``), ``"heuristic"`` (offline), or
+    ``"azure:DEPLOYMENT"`` (``$AZURE_OPENAI_ENDPOINT``), ``"heuristic"`` (offline word statistics),
+    ``"embedding"`` (offline sentence embeddings, the ``offline-judge`` extra), or
     ``"module:function"`` / ``"path/to/file.py:function"`` naming a callable.
 
     Args:
@@ -61,18 +65,19 @@ def as_judge(judge: Any, *, cache: CacheOption = None, base_url: str | None = No
     Raises:
         ConfigError: for a string that names nothing usable, or an object that is not a judge.
 
-    Example:
-        >>> as_judge("openai:gpt-4o-mini", cache=False).label
-        'openai:gpt-4o-mini'
-        >>> as_judge("heuristic").label
-        'heuristic (not an LLM)'
+    Example::
+
+        as_judge("openai:gpt-4o-mini", cache=False).label
+        # 'openai:gpt-4o-mini'
+        as_judge("heuristic").label
+        # 'heuristic (not an LLM)'
     """
     if judge is None:
         return None
     if isinstance(judge, str):
         return _from_string(judge.strip(), cache=cache, base_url=base_url)
     if _is_judge(judge):
-        if cache is None or getattr(judge, "kind", "") == "heuristic":
+        if cache is None or getattr(judge, "kind", "") in OFFLINE_KINDS:
             return judge
         # Don't change the caller's object: the run's cache option applies to this run only.
         clone = copy.copy(judge)
@@ -151,6 +156,7 @@ _STRINGS: Registry[JudgeString] = Registry(
         "azure": "evalnb.judges.openai",
         "heuristic": "evalnb.judges.heuristic",
         "offline": "evalnb.judges.heuristic",
+        "embedding": "evalnb.judges.embedding",
     },
 )
 

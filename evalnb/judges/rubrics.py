@@ -10,12 +10,13 @@ Parsing is forgiving about form and strict about content: JSON, JSON in a code f
 ``Score: 4`` or ``Verdict: PASS`` are read; a score that is not a whole number on the 1-5 scale (``-3``, ``0``,
 ``4/10``, ``5 out of 10``, ``1e999``, NaN) or an answer with no score is unreadable.
 
-Example:
-    >>> p = build_prompt("Relevance", question="What is 2+2?", response="4")
-    >>> p.task, "<<<DATA response" in p
-    ('Relevance', True)
-    >>> parse_score('```json\\n{"score": 4, "reason": "ok"}\\n```')
-    (4.0, 'ok')
+Example::
+
+    p = build_prompt("Relevance", question="What is 2+2?", response="4")
+    p.task, "<<<DATA response" in p
+    # ('Relevance', True)
+    parse_score('```json\\n{"score": 4, "reason": "ok"}\\n```')
+    # (4.0, 'ok')
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "fence",
     "parse_score",
     "parse_verdict",
+    "score_distribution",
     "template",
 ]
 
@@ -67,9 +69,10 @@ REMINDER = (
 def template(name: str) -> str:
     """The text of a prompt template (``relevance``, ``groundedness``, ``preamble`` ...).
 
-    Example:
-        >>> "Groundedness" in template("groundedness")
-        True
+    Example::
+
+        "Groundedness" in template("groundedness")
+        # True
     """
     return (
         resources.files("evalnb.judges")
@@ -104,11 +107,12 @@ class JudgePrompt(str):
 def fence(name: str, text: str) -> str:
     """A labelled DATA block; its id is a hash of its content, so the content cannot contain its end marker.
 
-    Example:
-        >>> print(fence("response", "hi"))  # doctest: +ELLIPSIS
-        <<<DATA response id=...>>>
-        hi
-        <<<END DATA response id=...>>>
+    Example::
+
+        print(fence("response", "hi"))  # doctest: +ELLIPSIS
+        # <<<DATA response id=...>>>
+        # hi
+        # <<<END DATA response id=...>>>
     """
     tag = hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()[:12]
     return f"<<<DATA {name} id={tag}>>>\n{text}\n<<<END DATA {name} id={tag}>>>"
@@ -139,9 +143,10 @@ def build_prompt(
         rubric: the criterion (``llm_judge``).
         conversation: earlier messages of a multi-turn case, ``{role, content}`` dicts.
 
-    Example:
-        >>> build_prompt("llm_judge", question="Summarise", response="...", rubric="Three sentences.").task
-        'llm_judge'
+    Example::
+
+        build_prompt("llm_judge", question="Summarise", response="...", rubric="Three sentences.").task
+        # 'llm_judge'
     """
     if task not in TASKS:
         raise ValueError(f"unknown judge task {task!r}; expected one of {', '.join(TASKS)}")
@@ -291,13 +296,14 @@ def _rest(text: str, match: re.Match[str]) -> str:
 def parse_score(text: str) -> tuple[float, str] | None:
     """``(score, reason)`` from a 1..5 judge answer, or None when no valid score can be read.
 
-    Example:
-        >>> parse_score('{"score": 5, "reason": "complete"} Hope this helps!')
-        (5.0, 'complete')
-        >>> parse_score("Score: 2\\nThe answer is off topic.")
-        (2.0, 'The answer is off topic')
-        >>> parse_score("I cannot decide") is None
-        True
+    Example::
+
+        parse_score('{"score": 5, "reason": "complete"} Hope this helps!')
+        # (5.0, 'complete')
+        parse_score("Score: 2\\nThe answer is off topic.")
+        # (2.0, 'The answer is off topic')
+        parse_score("I cannot decide") is None
+        # True
     """
     text = _answer_part(text)
     for obj in _json_objects(text):
@@ -330,11 +336,12 @@ def _as_verdict(value: Any) -> bool | None:
 def parse_verdict(text: str) -> tuple[bool, str] | None:
     """``(passed, reason)`` from a PASS/FAIL judge answer, or None when no single verdict can be read.
 
-    Example:
-        >>> parse_verdict('{"verdict": "FAIL", "reason": "two sentences, not three"}')
-        (False, 'two sentences, not three')
-        >>> parse_verdict("Verdict: PASS - meets the criterion")
-        (True, 'meets the criterion')
+    Example::
+
+        parse_verdict('{"verdict": "FAIL", "reason": "two sentences, not three"}')
+        # (False, 'two sentences, not three')
+        parse_verdict("Verdict: PASS - meets the criterion")
+        # (True, 'meets the criterion')
     """
     text = _answer_part(text)
     for obj in _json_objects(text):
@@ -352,3 +359,83 @@ def parse_verdict(text: str) -> tuple[bool, str] | None:
             return None  # "does NOT PASS": asked again rather than read as the word it negates
         return words == {"PASS"}, _rest(text, m2)
     return None  # none, or both PASS and FAIL in prose: ambiguous, never guessed
+
+
+# --------------------------------------------------------------------------------------------------
+# Probability-weighted scores (G-Eval)
+# --------------------------------------------------------------------------------------------------
+
+# The score inside a JSON answer: "score": 4 (or "4", 4.0), the keys parse_score reads.
+_JSON_SCORE_RE = re.compile(r'"(?:score|rating|grade|value)"\s*:\s*"?([1-5])(?:\.0+)?"?\s*[,}\n]', re.I)
+# A token that is a score and nothing more: "4", " 4", "4," (tokenisers glue spaces and punctuation on).
+_SCORE_TOKEN_RE = re.compile(r"\s*([1-5])[\s,.}\"']*")
+
+
+def _score_start(text: str, value: float) -> int | None:
+    """Where the digit of ``value`` that :func:`parse_score` read starts in ``text``, outside think blocks."""
+    hidden = [(m.start(), m.end()) for m in _THINK_RE.finditer(text)]
+    if hidden and not _answer_part(text).strip():
+        hidden = []  # nothing but reasoning: parse_score read the whole text, so do we
+    for rx in (_JSON_SCORE_RE, _SCORE_RE, _LEADING_RE):
+        for m in rx.finditer(text):
+            start = m.start(1)
+            if any(a <= start < b for a, b in hidden):
+                continue
+            if float(m.group(1)) == value:
+                return start
+            break  # the first score there is another one: parse_score read something else, do not guess
+    return None
+
+
+def score_distribution(text: str, logprobs: Sequence[Mapping[str, Any]] | None) -> dict[int, float] | None:
+    """The probability of each score 1..5 at the token where the answer states its score, or None.
+
+    The tokens are joined back into the answer; the score is found in it as :func:`parse_score` finds it;
+    the token covering the score's digit gives the distribution: its alternatives that are a score token
+    (``"4"``, ``" 4"``, ``"4,"``; the same digit in several spellings adds up), renormalised over 1..5, as
+    G-Eval weighs its scores. None when there are no logprobs, no readable score, the score's token is more
+    than a digit (``"45"``), or no alternative is a score.
+
+    Example::
+
+        lp = [{"token": '{"score": ', "logprob": 0.0, "top_logprobs": []},
+              {"token": "4", "logprob": -0.4, "top_logprobs": [{"token": "4", "logprob": -0.4},
+                                                                {"token": "3", "logprob": -1.1}]},
+              {"token": '}', "logprob": 0.0, "top_logprobs": []}]
+        {k: round(v, 2) for k, v in score_distribution('{"score": 4}', lp).items()}
+        # {3: 0.33, 4: 0.67}
+    """
+    import math
+
+    if not logprobs:
+        return None
+    tokens = [str(t.get("token") or "") for t in logprobs]
+    joined = "".join(tokens)
+    parsed = parse_score(joined)
+    if parsed is None:
+        return None
+    start = _score_start(joined, parsed[0])
+    if start is None:
+        return None
+    pos = 0
+    for token, entry in zip(tokens, logprobs, strict=True):
+        if pos <= start < pos + len(token):
+            if not _SCORE_TOKEN_RE.fullmatch(token):
+                return None
+            alternatives = list(entry.get("top_logprobs") or [])
+            if not any(str(a.get("token")) == token for a in alternatives):
+                alternatives.append({"token": token, "logprob": entry.get("logprob")})
+            probs: dict[int, float] = {}
+            for alt in alternatives:
+                m = _SCORE_TOKEN_RE.fullmatch(str(alt.get("token") or ""))
+                lp = alt.get("logprob")
+                if m is None or not isinstance(lp, (int, float)) or lp != lp:
+                    continue
+                k = int(m.group(1))
+                probs[k] = probs.get(k, 0.0) + math.exp(float(lp))
+            total = sum(probs.values())
+            if total <= 0:
+                return None
+            return {k: probs[k] / total for k in sorted(probs)}
+        pos += len(token)
+    return None

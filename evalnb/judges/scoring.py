@@ -10,6 +10,10 @@ Rules (issue 5, api contract):
   ``degraded`` with the judge's raw answer in the reason. A judge that fails (HTTP errors after retries, an
   exception in a callable) makes the check ``degraded``. Never a pass, never a NaN.
 * Model judges' readable answers are cached on disk; an unreadable answer is never cached.
+* When the judge's answer comes with token probabilities (``JudgeReply.logprobs``), a 1..5 score also gets
+  its probability-weighted value ``sum p(k) * k`` over the score tokens (G-Eval) and that distribution's
+  standard deviation (``Score.weighted``, ``Score.spread``); the check passes at ``weighted >= threshold``.
+  ``value`` stays the score the judge wrote. Without probabilities nothing changes.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from evalnb._caps import cap
 from evalnb._secrets import redact_urls
 from evalnb.checks.registry import Score
 from evalnb.judges.base import JudgeCache, JudgeReply, cost_of
-from evalnb.judges.rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict
+from evalnb.judges.rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict, score_distribution
 
 if TYPE_CHECKING:
     from evalnb.checks.registry import CheckContext
@@ -105,10 +109,11 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
         A Score with value, passed, reason, the judge's label, usage and cost; ``degraded`` when the judge
         failed or never gave a readable answer.
 
-    Example:
-        >>> score = await evaluate(JudgedMetricCheck(type="Relevance"), ctx, judge=Heuristic())
-        >>> score.judge
-        'heuristic (not an LLM)'
+    Example::
+
+        score = await evaluate(JudgedMetricCheck(type="Relevance"), ctx, judge=Heuristic())
+        score.judge
+        # 'heuristic (not an LLM)'
     """
     from evalnb.judges.resolve import as_judge
 
@@ -144,14 +149,22 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
                 cost = (cost or 0.0) + c
         elif prices:
             cost = cost or 0.0  # a cached answer costs nothing this time
-        parsed = _parse(task, reply.text, spec)
+        parsed = _parse(task, reply.text, spec, reply.logprobs)
         if parsed is not None:
             cache = getattr(judge, "cache", None)
             if cache is not None and not reply.cached:
                 cache.put(_cache_key(judge, asked), reply)
-            value, passed, reason = parsed
+            value, passed, reason, weighted, spread = parsed
+            # A judge that handed this check to another names that one: the row says who scored it.
             return Score(
-                value=value, passed=passed, reason=reason, judge=label, usage=usage or None, cost=cost
+                value=value,
+                passed=passed,
+                reason=reason,
+                judge=reply.label or label,
+                usage=usage or None,
+                cost=cost,
+                weighted=weighted,
+                spread=spread,
             )
         raw.append(reply.text)
     return Score.degraded(
@@ -162,7 +175,9 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
     )
 
 
-def _parse(task: str, text: str, spec: Any) -> tuple[float, bool, str] | None:
+def _parse(
+    task: str, text: str, spec: Any, logprobs: list[dict[str, Any]] | None = None
+) -> tuple[float, bool, str, float | None, float | None] | None:
     if task == "llm_judge":
         verdict = parse_verdict(text)
         if verdict is None:
@@ -172,13 +187,25 @@ def _parse(task: str, text: str, spec: Any) -> tuple[float, bool, str] | None:
             (1.0 if ok else 0.0),
             ok,
             f"{'PASS' if ok else 'FAIL'}: {why}" if why else ("PASS" if ok else "FAIL"),
+            None,
+            None,
         )
     score = parse_score(text)
     if score is None:
         return None
     value, why = score
     threshold = float(getattr(spec, "threshold", 3))
-    # dataset spec: the 1-5 evaluators pass at score >= threshold (a fractional one, 3.5, as given).
-    passed = value >= threshold
-    head = f"{value:g}/5 (threshold {threshold:g})"
-    return value, passed, f"{head}: {why}" if why else head
+    weighted = spread = None
+    dist = score_distribution(text, logprobs) if logprobs else None
+    if dist is not None:
+        weighted = sum(k * p for k, p in dist.items())
+        spread = sum(p * (k - weighted) ** 2 for k, p in dist.items()) ** 0.5
+    # dataset spec: the 1-5 evaluators pass at score >= threshold (a fractional one, 3.5, as given); with the
+    # score's distribution, the probability-weighted score is the one compared (G-Eval).
+    passed = (weighted if weighted is not None else value) >= threshold
+    head = (
+        f"{value:g}/5, weighted {weighted:.2f} (sd {spread:.2f}, threshold {threshold:g})"
+        if weighted is not None and spread is not None
+        else f"{value:g}/5 (threshold {threshold:g})"
+    )
+    return value, passed, f"{head}: {why}" if why else head, weighted, spread

@@ -76,6 +76,8 @@ SCORES_COLUMNS: dict[str, str] = {
     "prompt_tokens": "Int64",
     "completion_tokens": "Int64",
     "cost": "float64",
+    "weighted": "float64",
+    "spread": "float64",
 }
 
 CASES_COLUMNS: dict[str, str] = {

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["register_writer", "writer", "writer_for"]
+__all__ = ["register_writer", "suffixes", "writer", "writer_for"]
 
 Writer = Callable[[Any, Any], Path]
 
@@ -69,3 +69,9 @@ def writer_for(path: str | Path) -> tuple[str, Writer] | None:
     _load()
     kind = _SUFFIXES.get(Path(path).suffix.lower())
     return None if kind is None else (kind, _WRITERS[kind])
+
+
+def suffixes() -> list[str]:
+    """The file suffixes a writer is registered for (what ``--output`` accepts)."""
+    _load()
+    return sorted(_SUFFIXES)

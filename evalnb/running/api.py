@@ -165,6 +165,7 @@ async def run_async(
     else:
         the_suite = setup.as_suite(suite)
     routes, names = setup.route(the_suite, agent)
+    setup.check_dependencies(the_suite)
     if preflight:
         # api contract: an unreachable agent or judge stops the run before a store writes anything; a judge
         # the suite never calls need not be reachable.

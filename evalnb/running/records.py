@@ -158,6 +158,8 @@ class CaseRunRecord:
                         tokens(su, "prompt_tokens", "input_tokens") if su else None,
                         tokens(su, "completion_tokens", "output_tokens") if su else None,
                         score.cost,
+                        score.weighted,
+                        score.spread,
                     )
                 )
                 if score.details:

@@ -200,4 +200,6 @@ def _score_fields(score: Score) -> dict[str, Any]:
         "prompt_tokens": tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
         "completion_tokens": tokens(usage, "completion_tokens", "output_tokens") if usage else None,
         "cost": score.cost,
+        "weighted": score.weighted,
+        "spread": score.spread,
     }

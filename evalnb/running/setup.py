@@ -153,6 +153,20 @@ async def _await_check(check: Any) -> None:
         await out
 
 
+def check_dependencies(suite: Suite) -> None:
+    """Stop a run whose checks need an optional package that is not installed (exit 2, with the install
+    command), rather than record a column of degraded rows."""
+    if any(
+        spec.type == "SemanticSimilarity"
+        for case in suite.cases
+        for turn in case.turns
+        for spec in turn.checks
+    ):
+        from evalnb.judges.embedding import load_model
+
+        load_model(what="the SemanticSimilarity check")
+
+
 def needs_judge(suite: Suite) -> bool:
     return any(spec.judged for case in suite.cases for turn in case.turns for spec in turn.checks)
 

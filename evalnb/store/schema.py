@@ -7,7 +7,7 @@ Tables::
     runs              run_id, suite, version label, agent, model, judge, checks config with thresholds,
                       started/finished, git commit, status (complete / interrupted), options, meta
     run_rows          result.runs, one row per case x run x turn
-    scores            result.scores, one row per case x run x turn x check
+    scores            result.scores, one row per case x run x turn x check (schema 4: weighted, spread)
     mismatches        result.mismatches
     run_check_stats   per run x check: sufficient statistics (sums per case) so trends aggregate in SQL fast
 
@@ -36,7 +36,7 @@ __all__ = [
     "tables",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # result frame column -> stored in a typed column. Columns a frame has beyond these go to ``extra`` (JSON).
 RUN_COLS_V1 = [
@@ -78,10 +78,11 @@ SCORE_COLS_V1 = [
 ]
 MISMATCH_COLS = ["case_id", "run", "turn", "row", "key", "expected", "actual", "tolerance", "reason"]
 RUN_COLS = [*RUN_COLS_V1, "prompt_tokens", "completion_tokens"]  # schema 2
-SCORE_COLS = [*SCORE_COLS_V1, "prompt_tokens", "completion_tokens", "cost"]  # schema 2
+SCORE_COLS_V2 = [*SCORE_COLS_V1, "prompt_tokens", "completion_tokens", "cost"]  # schema 2
+SCORE_COLS = [*SCORE_COLS_V2, "weighted", "spread"]  # schema 4
 
 _INTS = {"run", "turn", "exit_code", "row", "prompt_tokens", "completion_tokens"}
-_FLOATS = {"latency_ms", "value", "cost"}
+_FLOATS = {"latency_ms", "value", "cost", "weighted", "spread"}
 _TEXTS = {
     "prompt",
     "expected",
@@ -126,7 +127,7 @@ def _column(name: str, version: int = SCHEMA_VERSION) -> Any:
 
 
 def tables(version: int) -> tuple[MetaData, dict[str, Table]]:
-    """The table definitions as they are at schema ``version`` (1, 2 or 3)."""
+    """The table definitions as they are at schema ``version`` (1 to 4)."""
     from sqlalchemy import (
         Column,
         Float,
@@ -187,7 +188,7 @@ def tables(version: int) -> tuple[MetaData, dict[str, Table]]:
     )
     fk = ForeignKey("runs.id", ondelete="CASCADE")
     run_cols = RUN_COLS if version >= 2 else RUN_COLS_V1
-    score_cols = SCORE_COLS if version >= 2 else SCORE_COLS_V1
+    score_cols = SCORE_COLS if version >= 4 else SCORE_COLS_V2 if version >= 2 else SCORE_COLS_V1
     t["run_rows"] = Table(
         "run_rows",
         md,
@@ -295,7 +296,20 @@ def _migration_3(conn: Connection) -> None:
                 )
 
 
-_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migration_1, 2: _migration_2, 3: _migration_3}
+def _migration_4(conn: Connection) -> None:
+    """Schema 4: the probability-weighted score of a judged check and its spread (``weighted``, ``spread``)."""
+    from sqlalchemy import text
+
+    for name in ("weighted", "spread"):
+        conn.execute(text(f"ALTER TABLE scores ADD COLUMN {name} FLOAT"))
+
+
+_MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _migration_1,
+    2: _migration_2,
+    3: _migration_3,
+    4: _migration_4,
+}
 
 
 def schema_version(conn: Connection) -> int:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalnb._retry import retry_until
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from sqlalchemy import Connection
 
-    from evalnb.compare import Comparison
+    from evalnb.comparison import Comparison, Comparisons
     from evalnb.results import Result
     from evalnb.suite import Suite
 
@@ -69,10 +69,6 @@ def _git_commit(where: Path) -> str | None:
     return sha if out.returncode == 0 and len(sha) >= 7 else None
 
 
-def _z(confidence: float) -> float:
-    return NormalDist().inv_cdf(1 - (1 - confidence) / 2)
-
-
 def _dumps(value: Any) -> str:
     return json.dumps(value, default=str, sort_keys=True)
 
@@ -90,10 +86,11 @@ class Store:
             SQLAlchemy URL (``sqlite:///x.db``, ``postgresql+psycopg://user@host/db``).
         retry_seconds: how long a write keeps retrying while another process holds the database.
 
-    Example:
-        >>> store = evalnb.Store("team.db")
-        >>> run_id = store.save(result, version="v2")
-        >>> store.load("v2").summary()
+    Example::
+
+        store = evalnb.Store("team.db")
+        run_id = store.save(result, version="v2")
+        store.load("v2").summary()
     """
 
     def __init__(
@@ -296,8 +293,9 @@ class Store:
     def save(self, result: Result, *, version: str | None = None) -> str:
         """Save a finished result under a version label; returns its new ``run_id``.
 
-        Example:
-            >>> run_id = store.save(result, version="gpt-4o-2026-11")
+        Example::
+
+            run_id = store.save(result, version="gpt-4o-2026-11")
         """
         self._writable()
         meta = dict(result.meta)
@@ -322,8 +320,9 @@ class Store:
         Raises:
             StoreError: when there is no such run (code ``RUN_NOT_FOUND``).
 
-        Example:
-            >>> store.delete("3f2a9c1b7d4e")
+        Example::
+
+            store.delete("3f2a9c1b7d4e")
         """
         self._writable()
         pk = self._resolve(run_id, by_version=False)["id"]
@@ -341,8 +340,9 @@ class Store:
     def runs(self, suite: str | None = None) -> pd.DataFrame:
         """Saved runs, oldest first: run_id, suite, version, agent, model, judge, status, times, git commit.
 
-        Example:
-            >>> store.runs(suite="foodmart-sales-evals")[["run_id", "version", "status"]]
+        Example::
+
+            store.runs(suite="foodmart-sales-evals")[["run_id", "version", "status"]]
         """
         import pandas as pd
         from sqlalchemy import select
@@ -441,8 +441,9 @@ class Store:
         Raises:
             StoreError: when nothing matches (code ``RUN_NOT_FOUND``).
 
-        Example:
-            >>> store.load("gpt-4o-2026-11").summary()
+        Example::
+
+            store.load("gpt-4o-2026-11").summary()
         """
         from sqlalchemy import select
 
@@ -486,18 +487,24 @@ class Store:
         """Per saved run (in run order) x check: n, cases, mean and pass rate with intervals, latency, cost.
 
         Aggregated in SQL from per-case sums written at save time, so it stays fast over many versions.
-        Intervals are normal intervals with a cluster-robust standard error (cases are the clusters: a case's
-        runs and turns are not independent).
+        The standard error is cluster-robust (cases are the clusters: a case's runs and turns are not
+        independent), and the intervals stay inside each check's scale (``evalnb.checks.scales``): a pass rate
+        or a 0-1 value gets a Wilson interval with the design-effect sample size, a 1-5 score the same on its
+        range, a count an interval on the log scale (see ``evalnb.comparison.stats.bounded_interval``).
 
         Columns: ``order, run_id, version, started_at, check_id, n, cases, mean, ci_low, ci_high, pass_rate,
         pass_ci_low, pass_ci_high, latency_ms, cost, prompt_tokens, completion_tokens``.
 
-        Example:
-            >>> store.trend("foodmart-sales-evals").pivot(index="version", columns="check_id", values="mean")
+        Example::
+
+            store.trend("foodmart-sales-evals").pivot(index="version", columns="check_id", values="mean")
         """
         import numpy as np
         import pandas as pd
         from sqlalchemy import select
+
+        from evalnb.checks.scales import scale_of
+        from evalnb.comparison.stats import bounded_interval, cluster_mean
 
         r, st = self._t["runs"], self._t["run_check_stats"]
         q = (
@@ -556,20 +563,20 @@ class Store:
             "pnsq",
         ]
         f = pd.DataFrame([tuple(x) for x in rows], columns=cols)
-        z = _z(confidence)
 
-        def mean_ci(n: Any, g: Any, total: Any, sq: Any, cross: Any, nsq: Any) -> tuple[Any, Any, Any]:
-            n = n.astype(float)
-            g = g.astype(float)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                m = total.astype(float) / n
-                resid = sq.astype(float) - 2 * m * cross.astype(float) + m * m * nsq.astype(float)
-                var = (g / (g - 1)) * resid.clip(lower=0) / (n * n)
-                se = np.sqrt(var.where(g > 1))
-            return m, m - z * se, m + z * se
-
-        mean, lo, hi = mean_ci(f["n"], f["cases"], f["total"], f["sq"], f["xprod"], f["nsq"])
-        pmean, plo, phi = mean_ci(f["pn"], f["pcases"], f["ptotal"], f["psq"], f["pcross"], f["pnsq"])
+        g, pg = f["cases"].to_numpy(dtype=float), f["pcases"].to_numpy(dtype=float)
+        mean, var = cluster_mean(f["n"], g, f["total"], f["sq"], f["xprod"], f["nsq"])
+        pmean, pvar = cluster_mean(f["pn"], pg, f["ptotal"], f["psq"], f["pcross"], f["pnsq"])
+        lo, hi = np.full(len(f), np.nan), np.full(len(f), np.nan)
+        for check_id in f["check_id"].unique():
+            at = (f["check_id"] == check_id).to_numpy()
+            scale = scale_of(str(check_id))
+            low, high = (scale.low, scale.high) if scale is not None else (-math.inf, math.inf)
+            proportion = scale is not None and scale.kind == "pass/fail"
+            lo[at], hi[at] = bounded_interval(
+                mean[at], var[at], g[at], low=low, high=high, confidence=confidence, proportion=proportion
+            )
+        plo, phi = bounded_interval(pmean, pvar, pg, low=0.0, high=1.0, confidence=confidence)
         order = pd.Series(pd.factorize(f["id"])[0] + 1 if len(f) else [], dtype="Int64")
         out = pd.DataFrame(
             {
@@ -580,12 +587,12 @@ class Store:
                 "check_id": f["check_id"].astype("string"),
                 "n": f["n"].astype("Int64"),
                 "cases": f["cases"].astype("Int64"),
-                "mean": mean.astype("float64"),
-                "ci_low": lo.astype("float64"),
-                "ci_high": hi.astype("float64"),
-                "pass_rate": pmean.astype("float64"),
-                "pass_ci_low": plo.clip(lower=0).astype("float64"),
-                "pass_ci_high": phi.clip(upper=1).astype("float64"),
+                "mean": pd.Series(mean, dtype="float64"),
+                "ci_low": pd.Series(lo, dtype="float64"),
+                "ci_high": pd.Series(hi, dtype="float64"),
+                "pass_rate": pd.Series(pmean, dtype="float64"),
+                "pass_ci_low": pd.Series(plo, dtype="float64"),
+                "pass_ci_high": pd.Series(phi, dtype="float64"),
                 "latency_ms": f["latency_ms"].astype("float64"),
                 "cost": f["cost"].astype("float64"),
                 "prompt_tokens": f["prompt_tokens"].astype("Int64"),
@@ -597,17 +604,67 @@ class Store:
         return out
 
     def compare(self, a: str, b: str, *, suite: str | None = None, **options: Any) -> Comparison:
-        """Compare two saved runs (run ids or version labels): ``b`` against the baseline ``a``.
+        """Compare two saved runs of one suite (run ids or version labels): ``b`` against the baseline ``a``.
 
-        Example:
-            >>> store.compare("v1", "v2").checks[["check_id", "diff", "verdict"]]
+        A version label shared by suites needs ``suite``; :meth:`compare_all` compares every suite the two
+        versions share. ``options`` go to ``evalnb.compare`` (``margin``, ``confidence``, ``fail_on_missing``).
+
+        Example::
+
+            store.compare("v1", "v2").checks[["check_id", "diff", "verdict", "words"]]
         """
-        from evalnb.compare import compare
+        from evalnb.comparison import compare
 
         ra, rb = self.load(a, suite=suite), self.load(b, suite=suite)
         return compare(
             ra, rb, labels=(str(ra.meta.get("version") or a), str(rb.meta.get("version") or b)), **options
         )
+
+    def compare_all(self, a: str, b: str, *, suite: str | None = None, **options: Any) -> Comparisons:
+        """Compare every suite that both ``a`` and ``b`` have, gated as one (``evalnb compare A B``).
+
+        One family of tests over all their checks keeps the gate's false-alarm rate at ``1 - confidence``
+        however many suites there are. Suites that only one side has are named in the report (a suite the
+        candidate lost gates with ``fail_on_missing=True``).
+
+        Raises:
+            StoreError: when either is unknown (``RUN_NOT_FOUND``) or they share no suite (``NO_SHARED_SUITE``).
+
+        Example::
+
+            g = store.compare_all("main", "candidate", margin=0.02)
+            g.exit_code, print(g.report())
+        """
+        from evalnb.comparison import gate
+
+        if suite is not None:
+            return gate({suite: self.compare(a, b, suite=suite, **options)})
+        in_a, in_b = self._suites_of(a), self._suites_of(b)
+        shared = [name for name in in_a if name in in_b]
+        if not shared:
+            raise StoreError(
+                f"{a!r} and {b!r} share no suite: {a!r} has {', '.join(in_a)}; {b!r} has {', '.join(in_b)}",
+                code="NO_SHARED_SUITE",
+            )
+        missing = {name: "baseline only" for name in in_a if name not in in_b}
+        missing.update({name: "candidate only" for name in in_b if name not in in_a})
+        return gate(
+            {name: self.compare(a, b, suite=name, **options) for name in shared}, missing_suites=missing
+        )
+
+    def _suites_of(self, key: str) -> list[str]:
+        """The suites a run id or version label names, in the order they were first saved."""
+        from sqlalchemy import select
+
+        r = self._t["runs"]
+        with self.engine.connect() as conn:
+            row = conn.execute(select(r.c.suite).where(r.c.run_id == key)).fetchone()
+            if row is not None:
+                return [str(row[0])]
+            rows = conn.execute(select(r.c.suite).where(r.c.version == key).order_by(r.c.id)).fetchall()
+        if not rows:
+            raise StoreError(f"no saved run with run id or version {key!r} in {self!r}", code="RUN_NOT_FOUND")
+        return list(dict.fromkeys(str(x[0]) for x in rows))
 
     # -- resume support ------------------------------------------------------------------------------
 

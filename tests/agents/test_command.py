@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import evalnb
 from evalnb.agents import Request, Response
 from evalnb.agents.command import Command
 from evalnb.errors import AgentError, ConfigError
@@ -214,3 +215,33 @@ def test_why_a_result_is_missing_reaches_the_regex_reason(tmp_path: Path) -> Non
     result = evalnb.run(suite, Command([*ECHO, "--json"], result="json:missing"), progress=False)
     reason = result.scores.iloc[0]["reason"]
     assert reason.startswith("no result to search: the agent returned none (") and "missing" in reason
+
+
+ECHO_ARG = [sys.executable, "-c", "import sys; sys.stdout.write(sys.argv[1])", "{prompt}"]
+
+
+async def test_a_prompt_with_placeholder_text_reaches_the_program_verbatim(tmp_path: Path) -> None:
+    agent = Command(ECHO_ARG, prompt_via="arg")
+    prompt = "Fill {case} and {turn} of {suite} in {workdir}; keep {prompt} — ünïcødé ✓ 日本"
+    r = await agent.respond(evalnb.Request(prompt=prompt, case="C1", suite="S", workdir=tmp_path))
+    assert r.text == prompt and r.exit_code == 0
+
+
+async def test_large_stdin_and_a_program_that_ignores_it(tmp_path: Path) -> None:
+    count = Command([sys.executable, "-c", "import sys; print(len(sys.stdin.read()))"])
+    r = await count.respond(evalnb.Request(prompt="x" * 3_000_000, workdir=tmp_path))
+    assert r.text == "3000000"
+    ignore = Command([sys.executable, "-c", "print('done')"])
+    r = await ignore.respond(evalnb.Request(prompt="y" * 3_000_000, workdir=tmp_path))
+    assert r.text == "done" and r.exit_code == 0
+
+
+async def test_prompts_the_os_cannot_pass_give_a_clear_agent_error(tmp_path: Path) -> None:
+    env_agent = Command([sys.executable, "-c", "print(1)"], prompt_via="env")
+    with pytest.raises(AgentError, match=r"NUL character.*prompt_via=.stdin."):
+        await env_agent.respond(evalnb.Request(prompt="a\x00b", workdir=tmp_path))
+    with pytest.raises(AgentError, match="NUL character"):
+        await Command(ECHO_ARG, prompt_via="arg").respond(evalnb.Request(prompt="a\x00b", workdir=tmp_path))
+    stdin_agent = Command([sys.executable, "-c", "print(1)"])
+    with pytest.raises(AgentError, match=r"cannot be written to .* as utf-8"):
+        await stdin_agent.respond(evalnb.Request(prompt="a\ud800b", workdir=tmp_path))

@@ -8,9 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from evalnb.agents import HTTP, Command, OpenAIChat, Request
+from evalnb.agents import HTTP, Command, OpenAIChat, Record, Request
 from evalnb.agents.spec import load_agent
-from evalnb.config import Config, find_config, load_config, named_agent, resolve_agent
+from evalnb.config import (
+    Config,
+    agents_from_specs,
+    find_config,
+    judge_from,
+    load_config,
+    named_agent,
+    resolve_agent,
+)
 from evalnb.errors import ConfigError
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -94,6 +102,20 @@ def test_resolution_by_name_and_spec(project: Path) -> None:
         resolve_agent("chta")
 
 
+def test_agents_and_judge_as_a_command_line_names_them(project: Path) -> None:
+    assert isinstance(agents_from_specs(["chat"]), OpenAIChat)  # one --agent: every case
+    routed = agents_from_specs(["w=chat", "local", "s=summarizer"])  # ID=SPEC: a mapping; bare: the default
+    assert isinstance(routed["w"], OpenAIChat) and isinstance(routed["s"], Command)
+    assert routed["default"]("x") == "X"
+    assert sorted(agents_from_specs(None)) == ["ask", "chat", "local", "summarizer"]  # none: evalnb.toml
+    with pytest.raises(ConfigError, match="give one --agent SPEC, or name them"):
+        agents_from_specs(["chat", "local"])
+    assert judge_from(None).label.startswith("heuristic")  # the [judge] of evalnb.toml
+    assert judge_from("heuristic").label.startswith("heuristic")
+    recorded = Record.around(routed, project / "c.jsonl")
+    assert set(recorded) == {"w", "s", "default"} and all(isinstance(r, Record) for r in recorded.values())
+
+
 def test_pyproject_tool_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.evalnb.agents.echo]\ntype = "python"\nspec = "m:f"\n',
@@ -171,3 +193,25 @@ def test_from_dict_and_openai_judge() -> None:
     assert judge.label == "openai:j"
     assert Config.from_dict({}).judge() is None
     assert asyncio.iscoroutinefunction(judge.complete)
+
+
+def test_judge_prices_need_two_numbers(tmp_path: Path) -> None:
+    cfg = tmp_path / "evalnb.toml"
+    cfg.write_text('[judge]\nmodel = "m"\nprices = { m = [0.5] }\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"judge\.prices\.m: give two numbers") as err:
+        load_config(cfg)
+    assert err.value.code == "INVALID_VALUE" and "evalnb.toml" in str(err.value)
+    cfg.write_text('[judge]\nmodel = "m"\nprices = { m = [0.5, 1.5] }\n', encoding="utf-8")
+    loaded = load_config(cfg)
+    assert loaded is not None and loaded.judge(cache=False).prices == {"m": (0.5, 1.5)}
+
+
+def test_a_judge_without_a_model_names_the_file(tmp_path: Path) -> None:
+    cfg = tmp_path / "evalnb.toml"
+    cfg.write_text('[judge]\ntype = "openai"\n', encoding="utf-8")
+    loaded = load_config(cfg)
+    assert loaded is not None
+    with pytest.raises(ConfigError, match=r"evalnb\.toml: judge: no model given"):
+        loaded.judge()
+    with pytest.raises(ConfigError, match=r"^judge: no model given"):
+        Config.from_dict({"judge": {"type": "openai"}}).judge()

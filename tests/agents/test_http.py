@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from evalnb.agents import Request
+import evalnb
+from evalnb.agents import OpenAIChat, Record, Request
 from evalnb.agents.http import ASK_MAPPING, HTTP, get_path
 from evalnb.errors import AgentError, ConfigError
+from evalnb.judges import OpenAIJudge
 from tests.agents.ask_server import AskServer
+from tests.support.openai_server import OpenAIServer, Reply
 
 TOKEN = "tok-SECRET-4f2a9c"
 
@@ -142,3 +148,83 @@ def test_get_path() -> None:
     assert get_path(data, "a.b[5].c") is None
     assert get_path(data, "a.z") is None
     assert get_path(data, "x.y") is None
+
+
+ONE_ITEM = """{"schemaVersion": "1.6.0", "default_evaluators": {"Relevance": {}},
+  "items": [{"prompt": "What is 2+2?", "expected_response": "4"}]}"""
+
+
+@pytest.fixture
+def server(openai_server: OpenAIServer) -> OpenAIServer:
+    return openai_server
+
+
+def _raw(body: str, status: int = 200) -> Reply:
+    return Reply(body=body, status=status, headers={"Content-Type": "application/json"})
+
+
+async def test_a_mapping_that_fits_nothing_in_the_answer_is_an_agent_error(server: OpenAIServer) -> None:
+    server.default = _raw(json.dumps({"answer": "42", "meta": {"took": 3}}))
+    agent = HTTP(f"{server.url}/chat/completions", response_map={"text": "anser", "intent": "kind"})
+    with pytest.raises(AgentError) as err:
+        await agent.respond(evalnb.Request(prompt="q"))
+    msg = str(err.value)
+    assert "none of the mapped paths" in msg and "text: anser" in msg and "'answer'" in msg
+    assert not err.value.transient
+    # One mapped path present, even as null, is an answer: the other fields are simply absent.
+    server.default = _raw(json.dumps({"answer": None, "kind": "QUERY"}))
+    agent2 = HTTP(f"{server.url}/chat/completions", response_map={"text": "answer", "intent": "kind"})
+    r = await agent2.respond(evalnb.Request(prompt="q"))
+    assert (r.text, r.intent) == (None, "QUERY")
+    server.default = _raw(json.dumps({"answer": None}))
+    assert (await agent2.respond(evalnb.Request(prompt="q"))).text is None
+
+
+def test_the_mismatch_is_the_reason_in_the_results(server: OpenAIServer) -> None:
+    server.default = _raw(json.dumps({"answer": "42"}))
+    suite = evalnb.load(ONE_ITEM, format="dataset-json")
+    agent = HTTP(f"{server.url}/chat/completions", response_map={"text": "result.text"})
+    result = evalnb.run(suite, agent, judge="heuristic", retries=0, progress=False)
+    assert result.runs["status"].tolist() == ["degraded"]
+    assert "none of the mapped paths (text: result.text)" in result.runs["error"].iloc[0]
+
+
+async def test_secrets_stay_out_of_http_messages(
+    server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "tok-SECRET-4242"
+    monkeypatch.setenv("GW_TOKEN", token)
+    # A gateway that echoes the header back in a page that is not JSON.
+    server.default = lambda req: Reply(body=f"<html>denied for {req.headers.get('X-Gw')}</html>")
+    url = f"http://alice:pa55word@127.0.0.1:{server.port}/v1/chat/completions"
+    agent = HTTP(url, secret_headers={"X-Gw": "${GW_TOKEN}"}, response_map={"text": "answer"})
+    with pytest.raises(AgentError) as err:
+        await agent.respond(evalnb.Request(prompt="q"))
+    assert "not JSON" in str(err.value)
+    for text in (str(err.value), repr(agent)):
+        assert token not in text and "pa55word" not in text
+
+
+def test_url_passwords_stay_out_of_errors_reprs_and_cassettes(server: OpenAIServer, tmp_path: Path) -> None:
+    server.default = Reply(status=401)
+    base = f"http://bob:hunter2pw@127.0.0.1:{server.port}/v1"
+    suite = evalnb.load(ONE_ITEM, format="dataset-json")
+    judge = OpenAIJudge("m", base_url=base, cache=False, retries=0)
+    server.script("4")  # the agent's answer; then the judge gets the 401
+    cassette = tmp_path / "c.jsonl"
+    agent = Record(OpenAIChat("m", base_url=base, retries=0), cassette)
+    result = evalnb.run(suite, agent, judge=judge, retries=0, progress=False)
+    assert result.scores["status"].tolist() == ["degraded"]
+    assert "HTTP 401" in result.scores["reason"].iloc[0]
+    outputs = [
+        result.scores.to_csv(),
+        result.runs.to_csv(),
+        result.to_json(),
+        repr(judge),
+        repr(agent),
+        repr(judge.client),
+        cassette.read_text(encoding="utf-8"),
+    ]
+    for text in outputs:
+        assert "hunter2pw" not in text
+    assert "127.0.0.1" in result.scores["reason"].iloc[0]  # the endpoint is still named

@@ -195,3 +195,61 @@ def test_fixtures(fixtures):
     with pytest.raises(evalnb.SuiteError) as info:
         evalnb.load(fixtures / "cube-invalid-tolerance.yaml")
     assert (info.value.code, info.value.location) == ("INVALID_TOLERANCE", "cases[1].tolerance.relative")
+
+
+CUBE_HEAD = "name: s\ncube: {connectionName: a, catalog: b, schema: c, cubeName: d}\n"
+
+
+@pytest.mark.parametrize(
+    ("row", "key"),
+    [("{1997: 565238.13}", "1997"), ("{on: 5}", "True"), ("{~: 5}", "None")],
+)
+def test_a_yaml_key_that_is_not_a_string_is_reported_at_its_row(row: str, key: str) -> None:
+    text = CUBE_HEAD + f"cases:\n  - name: x\n    question: q\n    expectedRows: [{row}]\n"
+    with pytest.raises(evalnb.SuiteError) as info:
+        evalnb.load(text, format="cube-yaml")
+    err = info.value
+    assert err.code == "TYPE_MISMATCH"
+    assert err.location == "cases[0].expectedRows[0]"
+    assert "[key]" not in err.message
+    assert f"key {key} in cases[0].expectedRows[0] must be a string" in err.message
+    assert "quote it" in err.message
+
+
+def test_a_non_string_key_in_a_free_form_mapping_names_the_mapping() -> None:
+    text = CUBE_HEAD + (
+        "cases:\n  - name: x\n    question: q\n"
+        "    referenceQuery: {measures: [{name: m}], filters: [{1: 2}]}\n"
+    )
+    with pytest.raises(evalnb.SuiteError) as info:
+        evalnb.load(text, format="cube-yaml")
+    assert info.value.location == "cases[0].referenceQuery.filters[0]"
+    assert info.value.code == "TYPE_MISMATCH"
+
+
+@pytest.mark.parametrize(
+    ("row", "first", "second"),
+    [
+        ("{Store Sales: 1, store_sales: 2}", "Store Sales", "store_sales"),
+        ("{country: USA, Country: USA}", "country", "Country"),
+        ("{storeSales: 1, STORE-SALES: 1}", "storeSales", "STORE-SALES"),
+    ],
+)
+def test_two_expected_keys_naming_one_column_are_rejected(row: str, first: str, second: str) -> None:
+    # cube spec: keys compare case-insensitively without spaces, '_' and '-'; both would be compared with
+    # the same actual column, so a row giving them different values could never pass.
+    text = (
+        CUBE_HEAD
+        + f"cases:\n  - name: x\n    question: q\n    expectedRows:\n      - {{a: 1}}\n      - {row}\n"
+    )
+    with pytest.raises(evalnb.SuiteError) as info:
+        evalnb.load(text, format="cube-yaml")
+    err = info.value
+    assert (err.code, err.location) == ("INVALID_VALUE", "cases[0].expectedRows[1]")
+    assert f"{first!r} and {second!r} name the same column" in err.message
+
+
+def test_distinct_expected_keys_still_load() -> None:
+    text = CUBE_HEAD + "cases:\n  - name: x\n    question: q\n    expectedRows: [{store: A, storeSales: 1}]\n"
+    check = evalnb.load(text, format="cube-yaml").cases[0].turns[0].checks[0]
+    assert check.expected == [{"store": "A", "storeSales": 1}]  # type: ignore[union-attr]

@@ -239,3 +239,52 @@ def test_dataset_schema_names_the_evaluators():
         emap["properties"]
     )
     assert "schemaVersion" in schema["required"] and "items" in schema["required"]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+CUBE_HEAD = "name: s\ncube: {connectionName: a, catalog: b, schema: c, cubeName: d}\n"
+
+
+_FENCE = re.compile(r"```(toml|yaml|json)\n(.*?)```", re.S)
+
+
+_FORMAT = {"toml": "tasks-toml", "yaml": "cube-yaml", "json": "dataset-json"}
+
+
+@pytest.mark.parametrize("doc", ["tasks-toml.md", "cube-yaml.md", "dataset-json.md"])
+def test_every_example_in_the_format_docs_loads(doc: str) -> None:
+    blocks = _FENCE.findall((ROOT / "docs" / doc).read_text(encoding="utf-8"))
+    assert blocks
+    for lang, text in blocks:
+        suite = evalnb.load(text, format=_FORMAT[lang])
+        assert suite.cases
+
+
+def test_the_tasks_doc_example_shows_both_assertion_forms() -> None:
+    text = _FENCE.findall((ROOT / "docs" / "tasks-toml.md").read_text(encoding="utf-8"))[0][1]
+    suite = evalnb.load(text, format="tasks-toml")
+    inline = suite.case("write-file").turns[0].checks
+    assert [c.name for c in inline] == ["exit_code", "file_exists"]
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt"),
+    [
+        ('[{"prompt": "What is 2 + 2?", "expected_response": "4"}]', "dataset-json"),
+        ('name = "s"\n[[tasks]]\nid = "t"\nprompt = "p"\n', "tasks-toml"),
+        (CUBE_HEAD + "cases:\n  - {name: x, question: q}\n", "cube-yaml"),
+    ],
+)
+def test_a_text_with_a_byte_order_mark_loads_like_the_file(tmp_path: Path, text: str, fmt: str) -> None:
+    # Windows editors write a BOM; `open(path).read()` keeps it while loading by path drops it.
+    suffix = {"dataset-json": ".json", "tasks-toml": ".toml", "cube-yaml": ".yaml"}[fmt]
+    path = tmp_path / f"bom{suffix}"
+    path.write_text("\ufeff" + text, encoding="utf-8")
+    from_path = evalnb.load(path)
+    read = path.read_text(encoding="utf-8")
+    assert read.startswith("\ufeff")
+    for loaded in (evalnb.load(read), evalnb.load(read, format=fmt)):
+        assert loaded.format == fmt
+        assert [c.id for c in loaded.cases] == [c.id for c in from_path.cases]

@@ -11,7 +11,15 @@ import pytest
 
 import evalnb
 from evalnb.errors import ConfigError
-from evalnb.judges import CallableJudge, Heuristic, JudgeCache, JudgeReply, OpenAIJudge, as_judge, evaluate
+from evalnb.judges import (
+    CallableJudge,
+    Heuristic,
+    JudgeCache,
+    JudgeReply,
+    OpenAIJudge,
+    as_judge,
+    evaluate,
+)
 from evalnb.suite import JudgedMetricCheck
 from tests.judges.conftest import make_ctx
 from tests.support.openai_server import OpenAIServer
@@ -128,3 +136,31 @@ def test_a_cache_write_failing_midway_keeps_the_old_entry(tmp_path: Path) -> Non
         cache.put(key, JudgeReply(text="x" * 5_000, model="m"))
     assert cache.get(key) == JudgeReply(text='{"score": 3}', model="m", cached=True)
     assert [f.name for f in tmp_path.rglob("*") if f.is_file()] == [f"{key}.json"]
+
+
+ONE_ITEM = """{"schemaVersion": "1.6.0", "default_evaluators": {"Relevance": {}},
+  "items": [{"prompt": "What is 2+2?", "expected_response": "4"}]}"""
+
+
+class CountingJudge:
+    """A judge written against the protocol only: no cache_key, no cache attribute."""
+
+    name = label = "counting"
+    kind = "llm"
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []  # shared with the copy that run(cache=...) makes
+
+    async def complete(self, prompt: str) -> JudgeReply:
+        self.calls.append(prompt)
+        return JudgeReply('{"score": 4, "reason": "fine"}')
+
+
+def test_own_judge_with_a_cache_option_is_cached(tmp_path: Path) -> None:
+    suite = evalnb.load(ONE_ITEM, format="dataset-json")
+    judge = CountingJudge()
+    first = evalnb.run(suite, lambda p: "4", judge=judge, cache=tmp_path / "c", progress=False)
+    assert first.scores["status"].tolist() == ["passed"] and first.scores["value"].tolist() == [4.0]
+    again = evalnb.run(suite, lambda p: "4", judge=judge, cache=tmp_path / "c", progress=False)
+    assert again.scores["value"].tolist() == [4.0]
+    assert len(judge.calls) == 1  # the second run was answered from the cache

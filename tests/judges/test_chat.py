@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import time
 
 import pytest
@@ -186,3 +187,26 @@ async def test_one_session_per_loop(openai_server: OpenAIServer) -> None:
     assert await chat_session.shared_session() is s1
     await chat_session.aclose()
     assert s1.closed
+
+
+@pytest.fixture
+def server(openai_server: OpenAIServer) -> OpenAIServer:
+    return openai_server
+
+
+def _raw(body: str, status: int = 200) -> Reply:
+    return Reply(body=body, status=status, headers={"Content-Type": "application/json"})
+
+
+async def test_a_chat_answer_of_another_shape_is_a_clear_error(server: OpenAIServer) -> None:
+    from evalnb.chat import ChatClient, ChatError
+
+    server.script(
+        _raw(json.dumps({"choices": [{"message": "hi"}]})),
+        _raw(json.dumps({"choices": [{"message": {"content": "ok"}}], "usage": ["odd"]})),
+    )
+    client = ChatClient("m", base_url=server.base_url, retries=0)
+    with pytest.raises(ChatError, match="unexpected body"):
+        await client.complete("q")
+    reply = await client.complete("q")
+    assert (reply.text, reply.usage) == ("ok", {})

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+import evalnb
 from evalnb.agents.base import Response
 from evalnb.checks.judged import NO_JUDGE_REASON
 from evalnb.checks.registry import get
 from evalnb.judges import CallableJudge, OpenAIJudge, as_judge, evaluate
 from evalnb.judges.rubrics import build_prompt
-from evalnb.suite import JudgedMetricCheck, LLMJudgeCheck
+from evalnb.suite import Case, JudgedMetricCheck, LLMJudgeCheck, Suite, Turn
 from tests.judges.conftest import blocks, make_ctx, outside_blocks
 from tests.support.openai_server import OpenAIServer, Recorded, Reply
 
@@ -51,7 +52,6 @@ async def test_threshold_from_the_suite(openai_server: OpenAIServer) -> None:
 
 def test_a_fractional_threshold_given_in_python_is_applied_as_given() -> None:
     import evalnb
-    from evalnb.suite import Case, Suite, Turn
 
     half = JudgedMetricCheck(type="Relevance", threshold=3.5)
     suite = Suite(
@@ -319,3 +319,22 @@ def test_prompt_templates_are_readable_package_data() -> None:
     p = build_prompt("Groundedness", question="q", response="r", context="c")
     assert "the context wins" in p and "makes no factual claim" in p
     assert list(blocks(p)) == ["question", "context", "response"]
+
+
+@pytest.fixture
+def server(openai_server: OpenAIServer) -> OpenAIServer:
+    return openai_server
+
+
+def test_a_judge_saying_does_not_pass_degrades_the_check(server: OpenAIServer) -> None:
+    server.default = "The response does NOT PASS the criterion."
+    suite = evalnb.load(
+        'name = "j"\n[[tasks]]\nid = "t"\nprompt = "p"\nruns = 1\n'
+        '[[tasks.assertions]]\ntype = "llm_judge"\nrubric = "Mentions the cat."\n',
+        format="tasks-toml",
+    )
+    judge = OpenAIJudge("m", base_url=server.base_url, cache=False)
+    result = evalnb.run(suite, lambda p: "A dog.", judge=judge, progress=False)
+    row = result.scores.iloc[0]
+    assert row["status"] == "degraded" and not row["passed"]
+    assert "does NOT PASS" in row["reason"] and len(server.requests) == 2  # asked again, then degraded

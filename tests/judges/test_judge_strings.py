@@ -73,7 +73,7 @@ def test_the_builtin_strings() -> None:
         as_judge("heuristic:strict")
     with pytest.raises(
         ConfigError,
-        match=r"unknown judge 'nonsense': use openai:MODEL, azure:DEPLOYMENT, heuristic, or module:function$",
+        match=r"unknown judge 'nonsense': use openai:MODEL, azure:DEPLOYMENT, heuristic, embedding, or module:function$",
     ):
         as_judge("nonsense")
 
@@ -84,7 +84,7 @@ def test_a_registered_string(toy: ModuleType) -> None:
     with pytest.raises(ConfigError, match="always: needs pass or fail, got 'maybe'"):
         as_judge("always:maybe")
     with pytest.raises(
-        ConfigError, match=r"use openai:MODEL, azure:DEPLOYMENT, heuristic, always:pass\|fail, or"
+        ConfigError, match=r"use openai:MODEL, azure:DEPLOYMENT, heuristic, embedding, always:pass\|fail, or"
     ):
         as_judge("nonsense")
     with pytest.raises(ValueError, match="already registered"):  # taken by another module

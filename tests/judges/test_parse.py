@@ -80,3 +80,44 @@ def test_prompts_are_deterministic_for_the_cache() -> None:
     assert a == b and a.task == "Similarity" and a.fields["expected"] == "e"
     with pytest.raises(ValueError, match="unknown judge task"):
         build_prompt("Helpfulness", question="q", response="r")
+
+
+@pytest.mark.parametrize(
+    ("answer", "score"),
+    [
+        ("Score (1-5): 4", 4.0),  # the scale is not the score
+        ("Score (1 to 5): 2\nReason: off topic", 2.0),
+        ("<think>\nAt first I thought score: 1, but no.\n</think>\nScore: 4\nGood.", 4.0),
+        ("<think>maybe 2</think>\n" + '{"score": 5, "reason": "final"}', 5.0),
+        ('{"evaluation": {"score": 4, "reason": "nested"}}', 4.0),
+        ("Score: 4/5 - good", 4.0),
+    ],
+)
+def test_scores_are_read_from_realistic_answers(answer: str, score: float) -> None:
+    parsed = parse_score(answer)
+    assert parsed is not None and parsed[0] == score
+
+
+def test_a_range_alone_is_no_score_and_a_nested_reason_is_kept() -> None:
+    assert parse_score("Score: 1-5 scale, I would say good") is None
+    assert parse_score('{"evaluation": {"score": 4, "reason": "nested"}}') == (4.0, "nested")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The response does NOT PASS the criterion.",
+        "It doesn't PASS.",
+        '{"verdict": "PASS" or "FAIL", "reason": "..."}',  # the answer template echoed back
+        '{"verdict": "PASS/FAIL"}',
+        "Verdict: PASS or FAIL? Hard to say.",
+    ],
+)
+def test_negated_or_echoed_verdicts_are_not_a_pass(answer: str) -> None:
+    assert parse_verdict(answer) is None
+
+
+def test_plain_verdicts_still_read() -> None:
+    assert parse_verdict("Verdict: FAIL. It does not PASS")[0] is False  # type: ignore[index]
+    assert parse_verdict("<think>PASS?</think>\nFAIL: two sentences")[0] is False  # type: ignore[index]
+    assert parse_verdict("PASS - it mentions the cat")[0] is True  # type: ignore[index]

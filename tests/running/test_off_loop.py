@@ -12,7 +12,6 @@ import pytest
 
 import evalnb
 from evalnb.checks import text
-from evalnb.demo import foodmart_db
 from evalnb.suite import Case, RegexCheck, Suite, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,10 +24,12 @@ async def _constant_analyst(prompt: str) -> dict:
 
 
 def test_a_50ms_agent_reads_50ms_at_concurrency_8_on_the_cube_suite() -> None:
+    from evalnb.demo.sample import foodmart_db
+
+    db = foodmart_db()  # built on first use (a fresh checkout has no data/foodmart/foodmart.db yet)
     suite = evalnb.load(CUBE_SUITE)
-    foodmart = foodmart_db()  # built on first use: it is not committed
-    evalnb.run(suite, _constant_analyst, data=foodmart, concurrency=1, runs=1, progress=False)  # warm imports
-    result = evalnb.run(suite, _constant_analyst, data=foodmart, concurrency=8, runs=3, progress=False)
+    evalnb.run(suite, _constant_analyst, data=db, concurrency=1, runs=1, progress=False)  # warm imports
+    result = evalnb.run(suite, _constant_analyst, data=db, concurrency=8, runs=3, progress=False)
     latencies = result.runs["latency_ms"].dropna().tolist()
     assert len(latencies) == 36
     # The rows checks and their reference SQL ran meanwhile: none of it shows in the agent's latency.

@@ -21,23 +21,32 @@ A queued item or the default may be:
 * ``callable(request) -> str | Reply``: computed from the :class:`Recorded` request.
 
 ``server.delay`` adds a delay to every answer (seconds). Every request is logged before it is answered.
+
+Token probabilities: a ``Reply`` with ``logprobs`` (OpenAI's ``choices[0].logprobs.content`` list) sends them
+when the request asks for them (``"logprobs": true``), as real servers do. :func:`score_reply` builds a judge's
+answer whose score is drawn from a seeded distribution, with that distribution's logprobs on the score token::
+
+    rng = random.Random(7)
+    server.default = lambda req: score_reply({3: 0.4, 4: 0.6}, rng, jitter=0.3)
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
+import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from aiohttp import web
 
-__all__ = ["OpenAIServer", "Recorded", "Reply", "openai_server"]
+__all__ = ["OpenAIServer", "Recorded", "Reply", "openai_server", "score_reply", "score_tokens"]
 
 
 @dataclass
@@ -56,6 +65,9 @@ class Reply:
             that a huge answer (hundreds of MB) never sits in the server's memory; or, with ``body_only``, the
             raw body is.
         body_only: with ``repeat``, send the repeated text as the whole body (``text/plain``), not as content.
+        logprobs: the ``logprobs.content`` list, sent when the request asks for logprobs.
+        logprobs_form: ``"content"`` (OpenAI's, the default) or ``"legacy"`` (the completions form:
+            ``tokens``, ``token_logprobs``, ``top_logprobs`` as dicts), as some servers still send.
     """
 
     content: str | None = None
@@ -67,6 +79,44 @@ class Reply:
     model: str | None = None
     repeat: tuple[str, int] | None = None
     body_only: bool = False
+    logprobs: list[dict[str, Any]] | None = None
+    logprobs_form: str = "content"
+
+
+def score_tokens(score: int, reason: str, probs: Mapping[int, float]) -> list[dict[str, Any]]:
+    """The tokens of ``{"score": N, "reason": "..."}`` with logprobs: certain everywhere except the score
+    token, whose alternatives are the scores 1..5 with the probabilities ``probs``."""
+    top = [{"token": str(k), "logprob": math.log(p)} for k, p in sorted(probs.items(), key=lambda kv: -kv[1])]
+    sure: list[dict[str, Any]] = []
+    return [
+        {"token": '{"score": ', "logprob": 0.0, "top_logprobs": sure},
+        {"token": str(score), "logprob": math.log(probs[score]), "top_logprobs": top},
+        {"token": f', "reason": {json.dumps(reason)}' + "}", "logprob": 0.0, "top_logprobs": sure},
+    ]
+
+
+def score_reply(
+    dist: Mapping[int, float], rng: random.Random, *, jitter: float = 0.0, reason: str = "scored"
+) -> Reply:
+    """A judge's answer sampled from ``dist`` (score -> probability), with the logprobs it was sampled from.
+
+    ``jitter`` perturbs the log probabilities by Gaussian noise of that SD before sampling, as a real model's
+    probabilities move a little from call to call (batching, hardware); the answer's logprobs are the
+    perturbed ones, so the sampled score and its reported distribution agree.
+    """
+    logits = {k: math.log(p) + (rng.gauss(0.0, jitter) if jitter else 0.0) for k, p in dist.items() if p > 0}
+    top = max(logits.values())
+    weights = {k: math.exp(v - top) for k, v in logits.items()}
+    total = sum(weights.values())
+    probs = {k: w / total for k, w in weights.items()}
+    draw, acc, score = rng.random(), 0.0, max(probs)
+    for k in sorted(probs):
+        acc += probs[k]
+        if draw < acc:
+            score = k
+            break
+    tokens = score_tokens(score, reason, probs)
+    return Reply(content="".join(t["token"] for t in tokens), logprobs=tokens)
 
 
 @dataclass
@@ -211,18 +261,29 @@ class OpenAIServer:
         if reply.status != 200:
             err = {"error": {"message": f"scripted status {reply.status}", "type": "scripted"}}
             return web.json_response(err, status=reply.status, headers=reply.headers)
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": reply.content},
+            "finish_reason": "stop",
+        }
+        if reply.logprobs is not None and body.get("logprobs"):
+            # Only the alternatives asked for, as a real server sends them.
+            n = int(body.get("top_logprobs") or 0)
+            content = [{**t, "top_logprobs": list(t.get("top_logprobs") or [])[:n]} for t in reply.logprobs]
+            if reply.logprobs_form == "legacy":
+                choice["logprobs"] = {
+                    "tokens": [t["token"] for t in content],
+                    "token_logprobs": [t["logprob"] for t in content],
+                    "top_logprobs": [{a["token"]: a["logprob"] for a in t["top_logprobs"]} for t in content],
+                }
+            else:
+                choice["logprobs"] = {"content": content}
         payload = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": reply.model or body.get("model", "test-model"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
-                    "finish_reason": "stop",
-                }
-            ],
+            "choices": [choice],
             "usage": reply.usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
         return web.json_response(payload, headers=reply.headers)

@@ -10,10 +10,11 @@ Evaluators are resolved once, at load (``evaluators``): the file's ``default_eva
 Coherence), then the item's ``evaluators`` with ``evaluators_mode`` extend/replace, then the turn's. Each
 ``Turn`` of the model holds its final list of checks.
 
-Example:
-    >>> suite = load_text('[{"prompt": "What is 2+2?", "expected_response": "4"}]')
-    >>> [c.name for c in suite.cases[0].turns[0].checks]
-    ['Relevance', 'Coherence']
+Example::
+
+    suite = load_text('[{"prompt": "What is 2+2?", "expected_response": "4"}]')
+    [c.name for c in suite.cases[0].turns[0].checks]
+    # ['Relevance', 'Coherence']
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalnb.formats.dataset_json.documents import inline_suite, items_document, save_items
 from evalnb.formats.dataset_json.evaluators import BUILTIN_EVALUATORS, SYSTEM_DEFAULTS
 from evalnb.formats.dataset_json.legacy import is_legacy, to_versioned
 from evalnb.formats.dataset_json.loading import load_data, load_text, parse, stem
@@ -36,11 +38,14 @@ __all__ = [
     "SYSTEM_DEFAULTS",
     "DatasetDoc",
     "EvaluatorMap",
+    "inline_suite",
     "is_legacy",
+    "items_document",
     "json_schema",
     "load_data",
     "load_text",
     "parse",
+    "save_items",
     "stem",
     "to_versioned",
 ]

@@ -21,6 +21,7 @@ from evalnb.formats.dataset_json.models import (
     PartialMatchOptions,
     RetrievalQueryOptions,
     RetrievalResultOptions,
+    SemanticSimilarityOptions,
 )
 from evalnb.suite import (
     JUDGED_METRICS,
@@ -32,6 +33,7 @@ from evalnb.suite import (
     PartialMatchCheck,
     RetrievalQueryCheck,
     RetrievalResultCheck,
+    SemanticSimilarityCheck,
 )
 
 __all__ = ["BUILTIN_EVALUATORS", "SYSTEM_DEFAULTS", "apply_evaluators", "evaluator_spec"]
@@ -42,6 +44,7 @@ BUILTIN_EVALUATORS = (
     "Citations",
     "ExactMatch",
     "PartialMatch",
+    "SemanticSimilarity",
     "RetrievalQuery",
     "RetrievalResult",
 )
@@ -72,6 +75,8 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
             return ExactMatchCheck(case_sensitive=o.case_sensitive)
         if isinstance(o, PartialMatchOptions):
             return PartialMatchCheck(threshold=o.threshold, case_sensitive=o.case_sensitive)
+        if isinstance(o, SemanticSimilarityOptions):
+            return SemanticSimilarityCheck(threshold=o.threshold, value=o.value)
         if isinstance(o, RetrievalQueryOptions):
             return RetrievalQueryCheck(settings=o.model_dump(exclude_none=True))
         if isinstance(o, RetrievalResultOptions):

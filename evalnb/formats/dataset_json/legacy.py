@@ -1,9 +1,10 @@
 """The legacy shapes of a dataset (dataset spec): an array of items, or paired ``prompts`` and
 ``expected_responses``; and their upgrade to the versioned document, dropping nothing.
 
-Example:
-    >>> to_versioned([{"prompt": "Hi"}])
-    {'schemaVersion': '1.7.0', 'items': [{'prompt': 'Hi'}]}
+Example::
+
+    to_versioned([{"prompt": "Hi"}])
+    # {'schemaVersion': '1.7.0', 'items': [{'prompt': 'Hi'}]}
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ def to_versioned(data: Any) -> dict[str, Any] | None:
 
     Nothing is dropped: items keep every key, in order; other root keys are kept after ``schemaVersion``.
 
-    Example:
-        >>> to_versioned([{"prompt": "Hi"}])
-        {'schemaVersion': '1.7.0', 'items': [{'prompt': 'Hi'}]}
+    Example::
+
+        to_versioned([{"prompt": "Hi"}])
+        # {'schemaVersion': '1.7.0', 'items': [{'prompt': 'Hi'}]}
     """
     if not is_legacy(data):
         return None

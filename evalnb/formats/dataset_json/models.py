@@ -73,6 +73,14 @@ class PartialMatchOptions(Edge):
     case_sensitive: bool = False
 
 
+class SemanticSimilarityOptions(Edge):
+    """SemanticSimilarity (an evalnb evaluator, not in the published schema): the cosine of offline sentence
+    embeddings of the response and the expected response (or ``value``), pass at ``cosine >= threshold``."""
+
+    threshold: float = Field(default=0.5, ge=-1, le=1)
+    value: NonBlank | None = None
+
+
 class RetrievalQueryOptions(Edge):
     """RetrievalQuery (published schema 1.5.0): checks the queries the agent's retrieval issued."""
 
@@ -115,6 +123,7 @@ class EvaluatorMap(Edge):
     Citations: CitationsOptions | None = None
     ExactMatch: ExactMatchOptions | None = None
     PartialMatch: PartialMatchOptions | None = None
+    SemanticSimilarity: SemanticSimilarityOptions | None = None
     RetrievalQuery: RetrievalQueryOptions | None = None
     RetrievalResult: RetrievalResultOptions | None = None
 
@@ -124,6 +133,7 @@ OPTIONS: dict[str, type[Edge]] = {
     "Citations": CitationsOptions,
     "ExactMatch": ExactMatchOptions,
     "PartialMatch": PartialMatchOptions,
+    "SemanticSimilarity": SemanticSimilarityOptions,
     "RetrievalQuery": RetrievalQueryOptions,
     "RetrievalResult": RetrievalResultOptions,
 }

@@ -1,0 +1,111 @@
+"""The scale of each check's value: its range and kind, read by comparisons, trends and their words.
+
+One home for what a check's ``value`` can be, beside the registry of what the check does. A comparison
+reads it to count a failed score without a value as the worst value of the scale, to word a difference
+("pass rate", "1-5 score") and to keep intervals inside the range; ``Store.trend`` keeps its intervals
+within ``[low, high]``. A check that is not listed (a user check nobody declared) has no known scale: its
+values are taken as they come (``scale_of`` returns ``None``).
+
+Example::
+
+    from evalnb.checks.scales import scale_of, declare
+    scale_of("Relevance")
+    # Scale(low=1.0, high=5.0, kind='score', label='1-5 score')
+    declare("Tone", low=0.0, high=10.0, kind="score", label="0-10 score")
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Scale", "declare", "scale_of"]
+
+ScaleKind = Literal["pass/fail", "fraction", "score", "count"]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """What a check's value can be.
+
+    Attributes:
+        low: the lowest (worst) value.
+        high: the highest (best) value; ``math.inf`` for a count.
+        kind: ``pass/fail`` (1.0 or 0.0 per score), ``fraction`` (anywhere in [0, 1]), ``score`` (a rating
+            such as 1-5) or ``count`` (0, 1, 2, ...).
+        label: how a report names it (``pass rate``, ``0-1``, ``1-5 score``, ``count``).
+    """
+
+    low: float
+    high: float
+    kind: ScaleKind
+    label: str
+
+    @property
+    def bounded(self) -> bool:
+        """Whether both ends are finite (an interval can be drawn inside them)."""
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
+    @property
+    def span(self) -> float:
+        """``high - low`` (infinite for a count)."""
+        return self.high - self.low
+
+
+PASS_FAIL = Scale(0.0, 1.0, "pass/fail", "pass rate")
+FRACTION = Scale(0.0, 1.0, "fraction", "0-1")
+JUDGED = Scale(1.0, 5.0, "score", "1-5 score")
+COUNT = Scale(0.0, math.inf, "count", "count")
+COSINE = Scale(-1.0, 1.0, "score", "cosine")
+
+# check name (the ``check`` column) -> scale of its value; the values are what the checks in this package
+# return (text.py, process.py, cube.py, rows.py, judged.py and the judges' parsers).
+_SCALES: dict[str, Scale] = {
+    "regex": PASS_FAIL,
+    "ExactMatch": PASS_FAIL,
+    "exit_code": PASS_FAIL,
+    "file_exists": PASS_FAIL,
+    "intent": PASS_FAIL,
+    "refusal": PASS_FAIL,
+    "llm_judge": PASS_FAIL,  # the judge's PASS/FAIL verdict
+    "insight": FRACTION,  # share of the expected substrings found
+    "rows": FRACTION,  # share of expected cells that matched
+    "PartialMatch": FRACTION,  # token F1
+    "Relevance": JUDGED,
+    "Coherence": JUDGED,
+    "Groundedness": JUDGED,
+    "Similarity": JUDGED,
+    "SemanticSimilarity": COSINE,  # the embedding cosine (semantic.py)
+    "semantic_similarity": COSINE,
+    "Citations": COUNT,
+    "RetrievalQuery": COUNT,
+    "RetrievalResult": COUNT,
+}
+
+
+def scale_of(check: str) -> Scale | None:
+    """The scale of a check by its name, or of a ``check_id`` (``regex#2`` is a ``regex``); ``None`` if unknown.
+
+    Example::
+
+        scale_of("regex#2").label
+        # 'pass rate'
+    """
+    return _SCALES.get(check) or _SCALES.get(check.split("#", 1)[0])
+
+
+def declare(
+    name: str, *, low: float, high: float, kind: ScaleKind = "score", label: str | None = None
+) -> Scale:
+    """Declare the scale of a user check, so comparisons and trends word it and bound it like a built-in.
+
+    Example::
+
+        declare("NoApology", low=0.0, high=1.0, kind="pass/fail")
+    """
+    if not low < high:
+        raise ValueError(f"a scale needs low < high, got [{low}, {high}]")
+    scale = Scale(float(low), float(high), kind, label or f"{low:g}-{high:g}")
+    _SCALES[name] = scale
+    return scale

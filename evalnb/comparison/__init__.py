@@ -1,0 +1,19 @@
+"""Compare versions: the gate per check, the triage list per case, and power planning.
+
+* :func:`compare` (also ``evalnb.compare``) compares a candidate with a baseline and returns a
+  :class:`Comparison`; :func:`gate` gates several of them (one per suite) as one :class:`Comparisons`.
+* :func:`power` (also ``evalnb.power``) plans how many cases and runs detect a given drop.
+
+Only numpy, pandas and the standard library are used (no scipy). See ``docs/comparison.md``.
+
+Example::
+
+    cmp = evalnb.compare(baseline, candidate, margin=0.02)
+    cmp.exit_code, cmp.checks[["check_id", "verdict", "words"]]
+    evalnb.power(baseline, drop=0.05).report()
+"""
+
+from evalnb.comparison.core import Comparison, Comparisons, compare, gate
+from evalnb.comparison.planning import PowerPlan, power
+
+__all__ = ["Comparison", "Comparisons", "PowerPlan", "compare", "gate", "power"]

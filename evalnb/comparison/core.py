@@ -1,0 +1,560 @@
+"""``compare(a, b)``, the :class:`Comparison` it returns, and :func:`gate` over several comparisons.
+
+Two levels, each with its own question (see ``docs/comparison.md``):
+
+* **The gate, per check** (``Comparison.checks``): is the candidate worse than the baseline by more than the
+  margin, with the stated confidence? A one-sided exact sign-flip test on the paired per-case differences,
+  Holm across checks (and across suites with :func:`gate`). ``Comparison.regressed`` and
+  ``Comparison.exit_code`` say it; ``evalnb run --baseline`` and ``evalnb compare`` exit with it.
+* **Triage, per case x check** (``Comparison.cases``): what changed (``change``) and whether the case's own
+  runs show it is beyond their noise (``significant``, only with two runs or more a side). It never gates.
+
+Example::
+
+    cmp = evalnb.compare(baseline, candidate)
+    cmp.checks[["check_id", "diff", "upper_bound", "verdict", "words"]]
+    cmp[cmp["change"] == "regressed"]
+    cmp.exit_code
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import math
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalnb.comparison.frames import build_cells, label_of, suite_of
+from evalnb.comparison.triage import CHANGES, case_table, check_counts, triage_order
+from evalnb.comparison.verdicts import adjust, check_options, check_tests, decide, family_words, finish
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Comparison", "Comparisons", "compare", "gate"]
+
+_TRIAGE_LINES = 20
+
+
+@dataclass
+class Comparison:
+    """The outcome of :func:`compare`: the gate per check and the triage list per case.
+
+    It behaves like its per-case frame where a frame is expected: ``cmp["change"]``,
+    ``cmp[cmp["change"] == "regressed"]``, ``len(cmp)``, ``cmp.columns``, ``cmp.head()``, ``cmp.to_frame()``.
+
+    Attributes:
+        cases: one row per case x check, in suite order: ``case_id, case_name, category, check_id, a, b,
+            delta, pass_rate_a, pass_rate_b, runs_a, runs_b, p_value, p_adjusted, significant, change,
+            judge_sd_a, judge_sd_b`` (the judge's mean spread, for a judge that gave its score distribution).
+        checks: one row per check: ``check_id, check, scale, cases, paired, mean_a, mean_b, diff, lower_bound,
+            upper_bound, ci_low, ci_high, pass_rate_a, pass_rate_b, pass_rate_diff, margin, p_value,
+            p_adjusted, verdict, gates, words, regressed, improved, significant, weighted`` (``weighted``:
+            compared on the judge's probability-weighted scores).
+        confidence: the confidence of the gate (one-sided) and of the per-case flags.
+        margin: the margin of the gate (a number, or a mapping by check id or name).
+        fail_on_missing: whether a check or case the candidate lost gates too.
+        a_label: what ``a`` is (a version or run id), for reports.
+        b_label: what ``b`` is.
+        suite: the suite compared, when known.
+        notes: lines the report adds at its end.
+    """
+
+    cases: pd.DataFrame
+    checks: pd.DataFrame
+    confidence: float
+    margin: float | Mapping[str, float] = 0.0
+    fail_on_missing: bool = False
+    a_label: str = "a"
+    b_label: str = "b"
+    suite: str | None = None
+    notes: list[str] = field(default_factory=list)
+    family: str = "the checks compared"
+    _raw: Any = field(default=None, repr=False)
+    _states: list[str] = field(default_factory=list, repr=False)
+
+    # -- the gate ------------------------------------------------------------------------------------
+
+    @property
+    def missing(self) -> dict[str, list[str]]:
+        """What is on one side only: ``{"checks gone": [...], "checks new": [...], "cases gone": [...],
+        "cases new": [...]}`` (a case is gone when the candidate lacks it for every check)."""
+        c = self.checks
+        cases = self.cases
+        present_b = set(cases.loc[cases["runs_b"].notna(), "case_id"])
+        present_a = set(cases.loc[cases["runs_a"].notna(), "case_id"])
+        ids = list(dict.fromkeys(cases["case_id"].tolist()))
+        return {
+            "checks gone": c.loc[c["verdict"] == "gone", "check_id"].tolist(),
+            "checks new": c.loc[c["verdict"] == "new", "check_id"].tolist(),
+            "cases gone": [i for i in ids if i in present_a and i not in present_b],
+            "cases new": [i for i in ids if i in present_b and i not in present_a],
+        }
+
+    @property
+    def regressed(self) -> bool:
+        """Whether the gate fires: a check worse beyond the margin (or, with ``fail_on_missing``, lost)."""
+        if bool(self.checks["gates"].fillna(False).any()):
+            return True
+        return self.fail_on_missing and bool(self.missing["cases gone"])
+
+    @property
+    def has_regressions(self) -> bool:
+        """Deprecated alias of :attr:`regressed`."""
+        warnings.warn(
+            "Comparison.has_regressions is deprecated; use Comparison.regressed (the per-check gate)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.regressed
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the gate fires, else 0: what ``evalnb run --baseline`` and ``evalnb compare`` exit with."""
+        return 1 if self.regressed else 0
+
+    # -- triage --------------------------------------------------------------------------------------
+
+    @property
+    def triage(self) -> pd.DataFrame:
+        """Every case x check that changed, surest first (significant, then by p-value, then by size)."""
+        return triage_order(self.cases)
+
+    @property
+    def regressions(self) -> pd.DataFrame:
+        """The case x check rows whose value went down, surest first (a triage list: it does not gate)."""
+        t = self.triage
+        return t[t["change"] == "regressed"].reset_index(drop=True)
+
+    @property
+    def improvements(self) -> pd.DataFrame:
+        """The case x check rows whose value went up, surest first."""
+        t = self.triage
+        return t[t["change"] == "improved"].reset_index(drop=True)
+
+    # -- frame-like ----------------------------------------------------------------------------------
+
+    def to_frame(self) -> pd.DataFrame:
+        """A copy of the per-case frame."""
+        return self.cases.copy()
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.cases[key]
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.cases)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names the Comparison lacks: the per-case frame's public API (loc, head, query...).
+        cases = self.__dict__.get("cases")
+        if name.startswith("_") or cases is None or not hasattr(cases, name):
+            raise AttributeError(f"'Comparison' object has no attribute {name!r}")
+        return getattr(cases, name)
+
+    # -- words ---------------------------------------------------------------------------------------
+
+    def _conf(self) -> str:
+        return (
+            f"{self.confidence:.0%}"
+            if round(self.confidence * 100, 6).is_integer()
+            else f"{self.confidence:.1%}"
+        )
+
+    def _margin_words(self) -> str:
+        if isinstance(self.margin, Mapping):
+            return "margins " + ", ".join(f"{k} {v:g}" for k, v in self.margin.items())
+        return f"margin {self.margin:g}"
+
+    def _gate_line(self) -> str:
+        worse = self.checks[self.checks["verdict"] == "worse"]
+        missing = self.missing
+        if not self.regressed:
+            return "Gate: pass (no check is worse beyond the margin)"
+        parts = [f"{r.check_id} {r.words}" for r in worse.itertuples(index=False)]
+        if self.fail_on_missing:
+            parts += [f"check {c} gone" for c in missing["checks gone"]]
+            if missing["cases gone"]:
+                parts.append(f"{len(missing['cases gone'])} case(s) gone")
+        return "Gate: FAIL: " + "; ".join(parts)
+
+    def _short(self) -> str:
+        """The gate in a few words: ``FAIL (worse: regex, rows)`` or ``pass (gone: Citations)``."""
+        parts = []
+        worse = self.checks.loc[self.checks["verdict"] == "worse", "check_id"].tolist()
+        if worse:
+            parts.append("worse: " + ", ".join(worse))
+        for key, names in self.missing.items():
+            if names:
+                parts.append(
+                    f"{key}: "
+                    + ", ".join(names[:5])
+                    + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+                )
+        return ("FAIL" if self.regressed else "pass") + (f" ({'; '.join(parts)})" if parts else "")
+
+    def _missing_line(self) -> str | None:
+        m = self.missing
+        items = []
+        for key in ("checks gone", "cases gone", "checks new", "cases new"):
+            names = m[key]
+            if names:
+                shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+                items.append(f"{key}: {shown}")
+        if not items:
+            return None
+        rule = (
+            "gates (fail on missing)" if self.fail_on_missing else "does not gate without --fail-on-missing"
+        )
+        return "On one side only: " + "; ".join(items) + f" ({rule})"
+
+    def summary(self) -> str:
+        """The gate's outcome in a line or two, naming what is on one side only.
+
+        Example::
+
+            print(evalnb.compare(a, b).summary())
+            # Gate: pass (no check is worse beyond the margin)
+        """
+        lines = [self._gate_line()]
+        missing = self._missing_line()
+        if missing:
+            lines.append(missing)
+        return "\n".join(lines)
+
+    def report(self) -> str:
+        """A plain-text report: the gate per check (with words), then the per-case triage list.
+
+        Example::
+
+            print(evalnb.compare(a, b).report())
+        """
+        import pandas as pd
+
+        where = f", suite {self.suite}" if self.suite else ""
+        lines = [
+            f"Comparison {self.a_label} -> {self.b_label}{where} (gate: one-sided {self._conf()}, "
+            f"{self._margin_words()}, Holm over {self.family})",
+            self.summary(),
+            "Per check (the gate: paired over cases, exact sign-flip test):",
+        ]
+        for r in self.checks.itertuples(index=False):
+            scale = f" ({r.scale})" if isinstance(r.scale, str) else ""
+            if r.weighted is not pd.NA and bool(r.weighted):
+                scale = scale[:-1] + ", weighted)" if scale else " (weighted)"
+            lines.append(
+                f"  {r.check_id}{scale}: mean {_num(r.mean_a)} -> {_num(r.mean_b)} over {r.paired} paired "
+                f"case{'s' * int(r.paired != 1)}; {r.words}"
+            )
+        counts = self.cases["change"].value_counts()
+        sig = int(self.cases["significant"].fillna(False).sum())
+        untested = int(self.cases["significant"].isna().sum())
+        flags = f"{sig} significant"
+        if untested:
+            flags += f", {untested} untested (a significant flag needs >= 2 runs a side)"
+        lines.append(
+            "Cases (triage, does not gate): "
+            + ", ".join(f"{counts.get(c, 0)} {c}" for c in CHANGES)
+            + f"; {flags}"
+        )
+        triage = self.triage
+        triage = triage[triage["change"].isin(["regressed", "improved", "changed"])]
+        for r in triage.head(_TRIAGE_LINES).itertuples(index=False):
+            lines.append(f"  {r.case_id} [{r.check_id}]: {_num(r.a)} -> {_num(r.b)} ({r.change}; {_flag(r)})")
+        if len(triage) > _TRIAGE_LINES:
+            lines.append(f"  ... and {len(triage) - _TRIAGE_LINES} more (cmp.triage lists them all)")
+        lines.extend(self.notes)
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        where = f" ({esc(self.suite)})" if self.suite else ""
+        head = (
+            f"<b>Comparison</b> {esc(self.a_label)} &rarr; {esc(self.b_label)}{where}: "
+            f"one-sided {self._conf()}, {esc(self._margin_words())}"
+            f"<pre>{esc(self.summary())}</pre><p><b>The gate, per check</b></p>"
+        )
+        cols = ["check_id", "scale", "paired", "mean_a", "mean_b", "diff", "upper_bound", "verdict", "words"]
+        checks = self.checks[cols].to_html(
+            index=False, escape=True, na_rep="", float_format=lambda v: f"{v:.3f}"
+        )
+        triage = self.triage
+        tail = (
+            "<p>No case changed.</p>"
+            if triage.empty
+            else "<p><b>Triage, per case</b> (does not gate; surest first)</p>"
+            + triage.head(_TRIAGE_LINES)[
+                ["case_id", "case_name", "check_id", "a", "b", "delta", "p_adjusted", "significant", "change"]
+            ].to_html(index=False, escape=True, na_rep="", float_format=lambda v: f"{v:.3f}")
+        )
+        return head + checks + tail
+
+    def __repr__(self) -> str:
+        verdicts = ", ".join(f"{r.check_id}: {r.verdict}" for r in self.checks.itertuples(index=False))
+        gate = "FAIL" if self.regressed else "pass"
+        return f"Comparison({self.a_label!r} -> {self.b_label!r}, gate {gate}; {verdicts})"
+
+    # -- families ------------------------------------------------------------------------------------
+
+    def _in_family(self, p_worse: Any, p_better: Any, family: str) -> Comparison:
+        """This comparison with its verdicts re-decided for a family of tests (see :func:`gate`)."""
+        table = decide(
+            self._raw,
+            self._states,
+            p_worse,
+            p_better,
+            confidence=self.confidence,
+            family=family,
+            fail_on_missing=self.fail_on_missing,
+        )
+        return dataclasses.replace(self, checks=finish(table, check_counts(self.cases)), family=family)
+
+
+def _num(v: Any) -> str:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return "n/a"
+    return "n/a" if math.isnan(f) else f"{f:.3f}"
+
+
+def _flag(r: Any) -> str:
+    import pandas as pd
+
+    if r.change in ("new", "gone"):
+        return "one side only"
+    flag = (
+        "untested"
+        if pd.isna(r.significant)
+        else f"{'significant' if r.significant else 'within its noise'}, adjusted p {r.p_adjusted:.2g}"
+    )
+    sd = max((v for v in (r.judge_sd_a, r.judge_sd_b) if not pd.isna(v)), default=None)
+    if sd is not None and not pd.isna(r.delta):
+        # how sure the judge was: a change no larger than its own spread is one it was unsure of itself
+        flag += f"; {'within' if abs(r.delta) <= sd else 'beyond'} the judge's sd {sd:.2f}"
+    return flag
+
+
+def compare(
+    a: Any,
+    b: Any,
+    *,
+    confidence: float = 0.95,
+    margin: float | Mapping[str, float] = 0.0,
+    fail_on_missing: bool = False,
+    labels: tuple[str, str] | None = None,
+    draws: int = 9999,
+    seed: int = 0,
+) -> Comparison:
+    """Compare result ``b`` (the candidate) against result ``a`` (the baseline).
+
+    Args:
+        a: the baseline: a ``Result`` or its ``scores`` DataFrame.
+        b: the candidate, likewise.
+        confidence: confidence of the one-sided gate and of the per-case flags (0.95: at most 5% false
+            alarms over all checks, when the candidate is the baseline again).
+        margin: how much worse a check may get before it gates, in the check's own units (0.02 on a pass
+            rate is 2 points); a number for every check or a mapping by check id or name.
+        fail_on_missing: a check or case the candidate lost gates too (by default it is named, not gated).
+        labels: names of ``a`` and ``b`` for reports (default: their versions, run ids or models).
+        draws: random sign patterns of the gate's test beyond 16 cases (and permutations beyond 20,000 run
+            splits for the per-case test).
+        seed: seed of those draws (the same inputs give the same answer).
+
+    Returns:
+        A :class:`Comparison`: ``.checks`` (the gate), ``.cases`` (triage), ``.regressed``, ``.exit_code``.
+
+    Example::
+
+        cmp = evalnb.compare(result_v1, result_v2, margin=0.02)
+        cmp.checks.set_index("check_id")["words"]
+        cmp[cmp["change"] == "regressed"][["case_id", "check_id", "a", "b", "significant"]]
+    """
+    check_options(margin, confidence)
+    la, lb = labels or (label_of(a, "a"), label_of(b, "b"))
+    if la == lb:
+        la, lb = f"{la} (a)", f"{lb} (b)"
+    cells = build_cells(a, b)
+    raw, states = check_tests(cells, confidence=confidence, margin=margin, draws=draws, seed=seed)
+    cases = case_table(cells, confidence=confidence, draws=draws, seed=seed)
+    notes = []
+    suites = [suite_of(x) for x in (a, b)]
+    if suites[0] and suites[1] and suites[0] != suites[1]:
+        notes.append(
+            f"Note: a is suite {suites[0]!r} and b is suite {suites[1]!r}; cases are paired by id alone."
+        )
+    cmp = Comparison(
+        cases=cases,
+        checks=raw,
+        confidence=confidence,
+        margin=margin,
+        fail_on_missing=fail_on_missing,
+        a_label=la,
+        b_label=lb,
+        suite=suites[1] or suites[0],
+        notes=notes,
+        _raw=raw,
+        _states=states,
+    )
+    ((p_worse, p_better),) = adjust([raw], [states])
+    tested = sum(s == "tested" for s in states)
+    return cmp._in_family(p_worse, p_better, family_words(tested, 1))
+
+
+@dataclass
+class Comparisons:
+    """Several comparisons (one per suite) gated as one: made by :func:`gate`.
+
+    Attributes:
+        comparisons: ``{suite: Comparison}``, each re-decided within the whole family of checks.
+        missing_suites: ``{suite: "baseline only" | "candidate only"}`` for suites compared on one side only.
+        fail_on_missing: whether a suite, check or case the candidate lost gates.
+    """
+
+    comparisons: dict[str, Comparison]
+    missing_suites: dict[str, str] = field(default_factory=dict)
+    fail_on_missing: bool = False
+
+    @property
+    def regressed(self) -> bool:
+        """Whether the gate fires for any suite (or, with ``fail_on_missing``, a suite is gone)."""
+        gone = self.fail_on_missing and any(v == "baseline only" for v in self.missing_suites.values())
+        return gone or any(c.regressed for c in self.comparisons.values())
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the gate fires for any suite compared, else 0."""
+        return 1 if self.regressed else 0
+
+    @property
+    def checks(self) -> pd.DataFrame:
+        """Every suite's per-check table, with a leading ``suite`` column."""
+        return self._concat("checks")
+
+    @property
+    def cases(self) -> pd.DataFrame:
+        """Every suite's per-case table, with a leading ``suite`` column."""
+        return self._concat("cases")
+
+    def _concat(self, what: str) -> pd.DataFrame:
+        import pandas as pd
+
+        frames = [getattr(c, what).assign(suite=name) for name, c in self.comparisons.items()]
+        if not frames:
+            return pd.DataFrame()
+        out = pd.concat(frames, ignore_index=True)
+        out["suite"] = out["suite"].astype("string")
+        return out[["suite", *[c for c in out.columns if c != "suite"]]]
+
+    def __getitem__(self, suite: str) -> Comparison:
+        return self.comparisons[suite]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.comparisons)
+
+    def __len__(self) -> int:
+        return len(self.comparisons)
+
+    def summary(self) -> str:
+        """One line for the whole gate, then each suite's gate line."""
+        n = len(self.comparisons)
+        head = f"Gate over {n} suite{'s' * (n != 1)}: {'FAIL' if self.regressed else 'pass'}"
+        lines = [head]
+        for name, c in self.comparisons.items():
+            lines.append(f"  {name}: {c._short()}")
+        for name, side in self.missing_suites.items():
+            rule = " (gates: fail on missing)" if self.fail_on_missing and side == "baseline only" else ""
+            lines.append(f"  {name}: compared on one side only ({side}){rule}")
+        return "\n".join(lines)
+
+    def report(self) -> str:
+        """The combined gate first, then one section per suite.
+
+        Example::
+
+            print(evalnb.comparison.gate([cmp_a, cmp_b]).report())
+        """
+        parts = [self.summary()]
+        for name, c in self.comparisons.items():
+            parts.append(f"\n=== {name} ===\n{c.report()}")
+        return "\n".join(parts)
+
+    def write_html(self, path: str | Path) -> Path:
+        """One HTML page with each suite's comparison plot (plotly's script inlined once).
+
+        Example::
+
+            store.compare_all("v1", "v2").write_html("compare.html")
+        """
+        from evalnb import plots
+
+        body = [f"<h1>Comparison</h1><pre>{html.escape(self.summary())}</pre>"]
+        for i, (name, c) in enumerate(self.comparisons.items()):
+            fig = plots.compare(c)
+            body.append(
+                f"<h2>{html.escape(name)}</h2>" + fig.to_html(full_html=False, include_plotlyjs=i == 0)
+            )
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        page = '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Comparison</title></head><body>'
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(page + "".join(body) + "</body></html>\n", encoding="utf-8")
+        tmp.replace(target)  # written atomically
+        return target
+
+    def _repr_html_(self) -> str:
+        parts = [f"<pre>{html.escape(self.summary())}</pre>"]
+        parts += [f"<h4>{html.escape(n)}</h4>{c._repr_html_()}" for n, c in self.comparisons.items()]
+        return "".join(parts)
+
+    def __repr__(self) -> str:
+        return f"Comparisons({list(self.comparisons)}, gate {'FAIL' if self.regressed else 'pass'})"
+
+
+def gate(
+    comparisons: Iterable[Comparison] | Mapping[str, Comparison],
+    *,
+    missing_suites: Mapping[str, str] | None = None,
+) -> Comparisons:
+    """Gate several comparisons (one per suite) as one, with one family-wise false-alarm rate.
+
+    Holm's procedure runs over every check of every suite, so two suites of six checks each fire no more
+    often than one check would on identical agents. All comparisons must share one confidence.
+
+    Args:
+        comparisons: Comparison objects (named by their suite) or a mapping ``{name: Comparison}``.
+        missing_suites: suites compared on one side only, ``{suite: "baseline only" | "candidate only"}``.
+
+    Example::
+
+        g = evalnb.comparison.gate([evalnb.compare(a1, b1), evalnb.compare(a2, b2)])
+        g.exit_code, print(g.report())
+    """
+    if isinstance(comparisons, Mapping):
+        named = dict(comparisons)
+    else:
+        named = {}
+        for i, c in enumerate(comparisons):
+            name = c.suite or f"comparison {i + 1}"
+            named[name if name not in named else f"{name} ({i + 1})"] = c
+    confidences = {c.confidence for c in named.values()}
+    if len(confidences) > 1:
+        raise ValueError(f"comparisons gated together need one confidence, got {sorted(confidences)}")
+    items = list(named.items())
+    adjusted = adjust([c._raw for _, c in items], [c._states for _, c in items])
+    tested = sum(s == "tested" for _, c in items for s in c._states)
+    family = family_words(tested, len(items))
+    fail = any(c.fail_on_missing for _, c in items)
+    return Comparisons(
+        comparisons={
+            name: c._in_family(pw, pb, family) for (name, c), (pw, pb) in zip(items, adjusted, strict=True)
+        },
+        missing_suites=dict(missing_suites or {}),
+        fail_on_missing=fail,
+    )

@@ -1,0 +1,258 @@
+"""From two results to per-case cells: what the comparison's tests and tables are computed from.
+
+A *cell* is one case x check. A run's value for a check is its mean over the conversation's turns; a
+failed score without a value (an agent error, a judge failure) counts as the worst value of the check's
+scale (0 for a pass rate, 1 for a 1-5 score), so a case that stops answering is a regression, not a missing
+value. A check that never has a value (it only passes or fails) is measured by its outcome (1 or 0). A
+case's value is the mean of its runs: the case is the unit (the cluster) of every per-check test.
+
+A judged 1-5 check whose judge gave its score distribution (the ``weighted`` column) for every scored row on
+both sides is compared on its probability-weighted scores: the score a judge writes is one draw from that
+distribution, and its draw-to-draw noise would otherwise be read as a change of the agent (the weighted
+score's run-to-run SD is a fraction of it; see ``docs/comparison.md``). When either side lacks them, both
+sides are compared on the plain scores, like with like. Each cell also keeps the judge's mean ``spread`` (how
+unsure the judge was), which the triage list shows beside a change.
+
+Cases keep the suite's order (the ``Result``'s suite; first appearance in a scores frame otherwise), the
+baseline's cases first, then the ones only the candidate has; checks keep their first appearance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalnb.checks.scales import Scale, scale_of
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+__all__ = ["Cells", "Side", "build_cells", "label_of", "scores_of", "suite_of"]
+
+
+def scores_of(x: Any) -> pd.DataFrame:
+    """The scores frame of a ``Result``, or the frame itself."""
+    import pandas as pd
+
+    if isinstance(x, pd.DataFrame):
+        return x
+    scores = getattr(x, "scores", None)
+    if isinstance(scores, pd.DataFrame):
+        return scores
+    raise TypeError(f"compare() needs a Result or a scores DataFrame, got {type(x).__name__}")
+
+
+def label_of(x: Any, default: str) -> str:
+    """What a result is called in a report: its version, run id, model or agent."""
+    meta = getattr(x, "meta", None)
+    if isinstance(meta, dict):
+        for key in ("version", "run_id", "model", "agent"):
+            if meta.get(key):
+                return str(meta[key])
+    return default
+
+
+def suite_of(x: Any) -> str | None:
+    """The suite name of a Result, or of a scores frame holding one suite; None when unknown."""
+    import pandas as pd
+
+    if isinstance(x, pd.DataFrame):
+        names = x["suite"].dropna().unique() if "suite" in x else []
+        return str(names[0]) if len(names) == 1 else None
+    name = getattr(getattr(x, "suite", None), "name", None)
+    return None if name is None else str(name)
+
+
+def _case_order(x: Any, scores: pd.DataFrame) -> list[str]:
+    """The suite's case order for a Result, then any other case of its frame in first-appearance order."""
+    import pandas as pd
+
+    seen: dict[str, None] = {}
+    suite = None if isinstance(x, pd.DataFrame) else getattr(x, "suite", None)
+    for case in getattr(suite, "cases", None) or []:
+        seen.setdefault(str(case.id), None)
+    for cid in scores["case_id"].astype(str).unique():
+        seen.setdefault(cid, None)
+    return list(seen)
+
+
+@dataclass
+class Side:
+    """One result's cells: dense arrays over ``check x case`` (``cell = check * n_case + case``).
+
+    Attributes:
+        runs: runs with a measurable value per cell (0: the case lacks the check on this side).
+        y: mean value per cell (NaN where ``runs`` is 0).
+        passed: mean pass rate per cell.
+        run_cell: the cell of every measured run (sorted).
+        run_y: that run's value.
+        judge_sd: the mean ``spread`` of the judge's score distribution per cell (NaN without one).
+    """
+
+    runs: np.ndarray
+    y: np.ndarray
+    passed: np.ndarray
+    run_cell: np.ndarray
+    run_y: np.ndarray
+    judge_sd: np.ndarray
+
+    def run_values(self) -> list[np.ndarray]:
+        """The run values of every cell, in cell order (an empty array for an absent cell)."""
+        import numpy as np
+
+        bounds = np.concatenate([[0], np.cumsum(self.runs.astype(np.int64))])
+        return [self.run_y[bounds[i] : bounds[i + 1]] for i in range(len(self.runs))]
+
+
+@dataclass
+class Cells:
+    """Both sides of a comparison, aligned by case and check."""
+
+    check_ids: list[str]
+    check_names: list[str]
+    scales: list[Scale | None]
+    pass_only: np.ndarray
+    case_ids: list[str]
+    case_names: list[str | None]
+    categories: list[str | None]
+    a: Side
+    b: Side
+    weighted: np.ndarray
+    """Per check: whether it is compared on the probability-weighted scores (both sides have them)."""
+
+    @property
+    def n_case(self) -> int:
+        return len(self.case_ids)
+
+    def check_slice(self, k: int) -> slice:
+        return slice(k * self.n_case, (k + 1) * self.n_case)
+
+
+def _group_mean(key: np.ndarray, x: np.ndarray, size: int) -> np.ndarray:
+    import numpy as np
+
+    ok = ~np.isnan(x)
+    cnt = np.bincount(key[ok], minlength=size).astype(float)
+    tot = np.bincount(key[ok], weights=x[ok], minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return tot / cnt
+
+
+def _side(
+    s: pd.DataFrame,
+    check: np.ndarray,
+    case: np.ndarray,
+    n_check: int,
+    n_case: int,
+    pass_only: np.ndarray,
+    worst: np.ndarray,
+    weighted: np.ndarray,
+) -> Side:
+    import numpy as np
+
+    value = _column(s, "value")
+    # the judge's probability-weighted score where the check is compared on it (see the module docstring)
+    value = np.where(weighted[check], _column(s, "weighted"), value)
+    pass_f = s["passed"].astype("boolean").to_numpy(dtype="float64", na_value=np.nan)
+    # a failed score without a value is the worst outcome of the check's scale, not a missing value
+    y = np.where(np.isnan(value), np.where(pass_f == 0.0, worst[check], np.nan), value)
+    # a check that only says pass or fail is measured by that, or a case going from always passing to
+    # always failing would not count as changed
+    y = np.where(pass_only[check], pass_f, y)
+    run = (
+        s["run"].to_numpy(dtype="float64", na_value=0.0).astype(np.int64) if "run" in s else np.zeros(len(s))
+    )
+    run = run.astype(np.int64)
+    width = int(run.max(initial=0)) + 1
+    cell = check.astype(np.int64) * n_case + case
+    size = n_check * n_case
+    uniq, inv = np.unique(cell * width + run, return_inverse=True)
+    r_y = _group_mean(inv, y, len(uniq))
+    r_p = _group_mean(inv, pass_f, len(uniq))
+    r_cell = uniq // width
+    measured = ~np.isnan(r_y)
+    runs = np.bincount(r_cell[measured], minlength=size).astype(float)
+    return Side(
+        runs=runs,
+        y=_group_mean(r_cell[measured], r_y[measured], size),
+        passed=_group_mean(r_cell[measured], r_p[measured], size),
+        run_cell=r_cell[measured],
+        run_y=r_y[measured],
+        judge_sd=_group_mean(cell, _column(s, "spread"), size),
+    )
+
+
+def _column(s: pd.DataFrame, name: str) -> np.ndarray:
+    """A float column of a scores frame, NaN for NA (and everywhere when the frame lacks it)."""
+    import numpy as np
+
+    if name not in s:
+        return np.full(len(s), np.nan)
+    return s[name].to_numpy(dtype="float64", na_value=np.nan)
+
+
+def build_cells(a: Any, b: Any) -> Cells:
+    """Align two results (``Result`` objects or scores frames) by case and check."""
+    import numpy as np
+    import pandas as pd
+
+    sa, sb = scores_of(a), scores_of(b)
+    case_order = _case_order(a, sa)
+    case_order += [c for c in _case_order(b, sb) if c not in set(case_order)]
+    case_index = {c: i for i, c in enumerate(case_order)}
+    both = pd.concat([sa[["check_id"]].astype(str), sb[["check_id"]].astype(str)], ignore_index=True)
+    check_ids = [str(c) for c in both["check_id"].unique()]
+    check_index = {c: i for i, c in enumerate(check_ids)}
+    names: dict[str, str] = {}
+    for frame in (sa, sb):
+        if "check" in frame:
+            first = frame[["check_id", "check"]].astype(str).drop_duplicates("check_id")
+            for cid, name in zip(first["check_id"], first["check"], strict=True):
+                names.setdefault(cid, name)
+    check_names = [names.get(c, c.split("#", 1)[0]) for c in check_ids]
+    scales = [scale_of(n) for n in check_names]
+    n_check, n_case = len(check_ids), len(case_order)
+
+    codes = []
+    has_value = np.zeros(n_check, dtype=bool)
+    # per check and side: scored rows, and scored rows with a weighted score
+    scored = np.zeros((2, n_check))
+    with_weighted = np.zeros((2, n_check))
+    for side, frame in enumerate((sa, sb)):
+        chk = frame["check_id"].astype(str).map(check_index).to_numpy(dtype=np.int64)
+        cse = frame["case_id"].astype(str).map(case_index).to_numpy(dtype=np.int64)
+        codes.append((chk, cse))
+        numeric = ~np.isnan(_column(frame, "value"))
+        has_value[chk[numeric]] = True
+        scored[side] = np.bincount(chk[numeric], minlength=n_check)
+        with_weighted[side] = np.bincount(
+            chk[numeric & ~np.isnan(_column(frame, "weighted"))], minlength=n_check
+        )
+    pass_only = ~has_value
+    weighted = ((scored > 0) & (with_weighted == scored)).all(axis=0)
+    worst = np.array([sc.low if sc is not None and np.isfinite(sc.low) else 0.0 for sc in scales])
+
+    labels: dict[str, tuple[str | None, str | None]] = {}
+    for frame in (sb, sa):  # names and categories: the candidate's first
+        first = pd.DataFrame(
+            {
+                "case_id": frame["case_id"].astype(str),
+                **{c: frame[c].astype(object) if c in frame else None for c in ("case_name", "category")},
+            }
+        ).drop_duplicates("case_id")
+        for cid, name, cat in zip(first["case_id"], first["case_name"], first["category"], strict=True):
+            if cid not in labels:
+                labels[cid] = (None if pd.isna(name) else str(name), None if pd.isna(cat) else str(cat))
+    return Cells(
+        check_ids=check_ids,
+        check_names=check_names,
+        scales=scales,
+        pass_only=pass_only,
+        case_ids=case_order,
+        case_names=[labels.get(c, (None, None))[0] for c in case_order],
+        categories=[labels.get(c, (None, None))[1] for c in case_order],
+        a=_side(sa, *codes[0], n_check, n_case, pass_only, worst, weighted),
+        b=_side(sb, *codes[1], n_check, n_case, pass_only, worst, weighted),
+        weighted=weighted,
+    )

@@ -1,0 +1,79 @@
+"""Fit the embedding judge's calibration on the ``fit`` half of the labelled pairs, and check the shipped one.
+
+``python -m evalnb.judges.fitting`` refits the cut points (:func:`evalnb.judges.calibration.fit_cuts`) from
+``data/labels/pairs.csv`` and writes ``evalnb/judges/calibration.json``; ``--check`` exits 1 when the shipped
+file differs from a refit. Runs never call this: they read the shipped file.
+
+Example::
+
+    fit().cuts["Relevance"]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evalnb._files import atomic_write
+from evalnb.judges.calibration import FILE, Calibration, fit_cuts
+from evalnb.judges.embedding import MODEL, TASKS, compared_with, cosines
+from evalnb.judges.labels import pairs_path, read_pairs
+
+__all__ = ["fit", "main"]
+
+
+def fit(pairs: Any = None) -> Calibration:
+    """Fit the cut points of Similarity and Relevance on the ``fit`` rows of the labelled pairs."""
+    frame = read_pairs() if pairs is None else pairs
+    frame = frame[frame["split"] == "fit"]
+    cuts: dict[str, tuple[float | None, ...]] = {}
+    checks: dict[str, Any] = {}
+    for check in TASKS:
+        rows = frame[frame["check"] == check]
+        others = [compared_with(check, question=r.question, expected=r.expected) for r in rows.itertuples()]
+        cos = cosines([str(a) for a in rows["answer"]], others)
+        cuts[check] = fit_cuts([float(c) for c in cos], [int(v) for v in rows["value"]])
+        checks[check] = {"n": len(rows), "compares": f"the response with {_WITH[check]}"}
+    source = {
+        "model": MODEL,
+        "labels": pairs_path().relative_to(pairs_path().parents[2]).as_posix(),
+        "split": "fit",
+        "method": "monotone step function of cosine with the highest quadratic kappa on the fit rows (every "
+        "placement of the cuts tried); cuts half-way between neighbouring fitted cosines; level = 1 + number "
+        "of cuts at or below the cosine",
+        "checks": checks,
+    }
+    return Calibration(cuts=cuts, source=source)
+
+
+_WITH = {"Similarity": "the expected response", "Relevance": "the question"}
+
+
+def target_file() -> Path:
+    """Where the shipped calibration lives (``evalnb/judges/calibration.json``)."""
+    return Path(__file__).with_name(FILE)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m evalnb.judges.fitting [--check]``: refit and write, or compare with the shipped file."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    fitted = fit().to_dict()
+    target = target_file()
+    text = json.dumps(fitted, indent=2) + "\n"
+    if "--check" in args:
+        shipped = target.read_text(encoding="utf-8") if target.is_file() else ""
+        if shipped != text:
+            print(f"{target.name} differs from a refit on the labels: run python -m evalnb.judges.fitting")
+            return 1
+        print(f"{target.name} matches a refit on the labels")
+        return 0
+    atomic_write(target, text)
+    print(f"wrote {target.name}: " + ", ".join(f"{c} cuts {v['cuts']}" for c, v in fitted["checks"].items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,245 @@
+"""The offline embedding judge (wordllama), its calibration, the SemanticSimilarity check, and what happens
+without wordllama."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalnb
+from evalnb.errors import ConfigError, JudgeError
+from evalnb.judges import EmbeddingJudge, Heuristic, as_judge, evaluate
+from evalnb.judges import embedding as emb
+from evalnb.judges.calibration import Calibration, fit_cuts, load
+from evalnb.judges.fitting import fit, main
+from evalnb.judges.labels import read_pairs
+from evalnb.suite import JudgedMetricCheck, LLMJudgeCheck
+from tests.judges.conftest import make_ctx
+
+LABEL = "embedding (wordllama, not an LLM)"
+
+
+@pytest.fixture
+def fresh_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget the process's loaded model, so the test loads it again (restored afterwards)."""
+    monkeypatch.setattr(emb, "_model", None)
+
+
+def test_the_model_loads_from_the_wheel_with_no_network(
+    fresh_model: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the embedding judge tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    root = logging.getLogger()
+    before = (list(root.handlers), root.level)
+    model = emb.load_model()
+    assert model is emb.load_model()  # loaded once per process
+    # wordllama configures the root logger when imported; the application's logging is left as it was.
+    assert (list(root.handlers), root.level) == before
+    cos = emb.cosines(
+        ["You can spend up to forty dollars a day on food.", "The cafeteria opens at noon.", ""],
+        ["The daily meal allowance is $40.", "The daily meal allowance is $40.", "The allowance is $40."],
+    )
+    assert cos.shape == (3,) and cos.dtype == np.float32
+    assert cos[0] > 0.3 > cos[1]  # a paraphrase sharing few words is closer than an unrelated sentence
+    assert cos[2] == 0.0  # an empty text resembles nothing
+    assert emb.cosines([], []).shape == (0,)
+    with pytest.raises(ValueError, match="pairs"):
+        emb.cosines(["a"], [])
+
+
+async def test_similarity_and_relevance_by_embeddings_the_rest_by_the_heuristic() -> None:
+    judge = EmbeddingJudge()
+    exp = "The daily meal allowance is $40."
+    para = await evaluate(
+        JudgedMetricCheck(type="Similarity"),
+        make_ctx(response="You may spend up to forty dollars per day on meals.", expected=exp),
+        judge=judge,
+    )
+    far = await evaluate(
+        JudgedMetricCheck(type="Similarity"),
+        make_ctx(response="Report a lost badge to reception.", expected=exp),
+        judge=judge,
+    )
+    assert para.judge == far.judge == LABEL
+    assert para.value is not None and far.value is not None and para.value > far.value == 1.0
+    assert "embedding: cosine" in para.reason and "the expected response" in para.reason
+    q = "I spent $55 on dinner on a business trip. Is that okay?"
+    rel = await evaluate(
+        JudgedMetricCheck(type="Relevance"),
+        make_ctx(prompt=q, response="The daily meal allowance when travelling for work is $40 [5]."),
+        judge=judge,
+    )
+    # The word-statistics judge gives this on-topic answer 1/5 (it shares no content word with the question).
+    heur = await evaluate(
+        JudgedMetricCheck(type="Relevance"),
+        make_ctx(prompt=q, response="The daily meal allowance when travelling for work is $40 [5]."),
+        judge=Heuristic(),
+    )
+    assert heur.value == 1.0 and rel.value is not None and rel.value >= 3 and rel.passed
+    empty = await evaluate(JudgedMetricCheck(type="Relevance"), make_ctx(response=""), judge=judge)
+    assert empty.value == 1.0 and "empty" in empty.reason
+    # Coherence, Groundedness and llm_judge are handed to the heuristic, and their rows name it.
+    coh = await evaluate(JudgedMetricCheck(type="Coherence"), make_ctx(), judge=judge)
+    verdict = await evaluate(LLMJudgeCheck(rubric="mentions Paris"), make_ctx(), judge=judge)
+    assert coh.judge == verdict.judge == "heuristic (not an LLM)"
+    assert coh == await evaluate(JudgedMetricCheck(type="Coherence"), make_ctx(), judge=Heuristic())
+    with pytest.raises(JudgeError):
+        await judge.complete("a plain string prompt")
+
+
+def test_judge_string_and_label() -> None:
+    judge = as_judge("embedding", cache=True)
+    assert isinstance(judge, EmbeddingJudge) and judge.label == LABEL and judge.kind == "embedding"
+    assert judge.cache is None  # computed here, deterministically: nothing to cache
+    assert "not an LLM" in repr(judge)
+    with pytest.raises(ConfigError, match="takes nothing"):
+        as_judge("embedding:large")
+
+
+def test_without_wordllama_a_clear_install_hint(fresh_model: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "wordllama", None)
+    assert not emb.available()
+    with pytest.raises(ConfigError) as err:
+        EmbeddingJudge()
+    assert err.value.code == "MISSING_DEPENDENCY"
+    assert 'pip install "evalnb[offline-judge]"' in str(err.value)
+    with pytest.raises(ConfigError, match="offline-judge"):
+        as_judge("embedding")
+    # A suite with a SemanticSimilarity check stops before any agent is called.
+    calls: list[str] = []
+    suite = _semantic_suite()
+    with pytest.raises(ConfigError, match=r"SemanticSimilarity check needs wordllama.*offline-judge"):
+        evalnb.run(suite, lambda p: calls.append(p) or "x", progress=False)
+    assert calls == []
+
+
+def _semantic_suite(evaluator: dict[str, Any] | None = None, **item: Any) -> evalnb.Suite:
+    doc = {
+        "schemaVersion": "1.6.0",
+        "items": [
+            {
+                "testId": "meal",
+                "prompt": "What is the meal allowance?",
+                "expected_response": "The daily meal allowance is $40.",
+                "evaluators": {"SemanticSimilarity": evaluator or {}},
+                "evaluators_mode": "replace",
+                **item,
+            }
+        ],
+    }
+    return evalnb.load(json.dumps(doc), format="dataset-json")
+
+
+def test_semantic_similarity_check_from_a_dataset() -> None:
+    para = "You may spend up to forty dollars per day on meals."
+    loose = evalnb.run(_semantic_suite({"threshold": 0.3}), lambda p: para, progress=False)
+    row = loose.scores.iloc[0]
+    assert row["check"] == "SemanticSimilarity" and pd.isna(row["judge"])
+    assert 0.3 < row["value"] < 1 and bool(row["passed"])
+    assert "cosine" in row["reason"] and "threshold 0.3" in row["reason"]
+    assert json.loads(row["options"]) == {"threshold": 0.3, "value": None}
+    strict = evalnb.run(_semantic_suite({"threshold": 0.95}), lambda p: para, progress=False)
+    assert not bool(strict.scores.iloc[0]["passed"]) and strict.exit_code == 1
+    # `value` compares with a text of its own; no expected response and no value: not evaluated, not passed.
+    own = evalnb.run(
+        _semantic_suite({"value": "Forty dollars a day for meals."}, expected_response=None),
+        lambda p: para,
+        progress=False,
+    )
+    assert own.scores.iloc[0]["value"] > 0.5
+    none = evalnb.run(_semantic_suite(expected_response=None), lambda p: para, progress=False)
+    assert pd.isna(none.scores.iloc[0]["value"]) and "not evaluated" in none.scores.iloc[0]["reason"]
+    with pytest.raises(evalnb.SuiteError) as err:
+        _semantic_suite({"threshold": 2})
+    assert err.value.code == "INVALID_VALUE" and "SemanticSimilarity" in (err.value.location or "")
+    with pytest.raises(evalnb.SuiteError) as err:
+        _semantic_suite({"treshold": 0.5})
+    assert err.value.code == "UNKNOWN_FIELD" and "threshold" in str(err.value)
+
+
+# --------------------------------------------------------------------------------------------------
+# Calibration
+# --------------------------------------------------------------------------------------------------
+
+
+def test_fit_cuts_known_placements() -> None:
+    assert fit_cuts([0.1, 0.2, 0.5, 0.6, 0.9], [1, 1, 3, 4, 5]) == (0.35, 0.35, 0.55, 0.75)
+    # Nothing labelled above 3: levels 4 and 5 are unreachable.
+    assert fit_cuts([0.1, 0.5, 0.9], [1, 2, 3])[2:] == (None, None)
+    # Equal cosines share a level whatever their labels; the fit does not depend on input order.
+    a = fit_cuts([0.3, 0.3, 0.8, 0.1], [1, 5, 5, 1])
+    assert a == fit_cuts([0.8, 0.1, 0.3, 0.3], [5, 1, 5, 1])
+    with pytest.raises(ValueError):
+        fit_cuts([], [])
+
+
+def test_calibration_bands() -> None:
+    cal = Calibration(cuts={"Similarity": (0.2, 0.4, 0.4, None)}, source={})
+    assert [cal.score("Similarity", c) for c in (-0.5, 0.19, 0.2, 0.39, 0.4, 0.99)] == [1, 1, 2, 2, 4, 4]
+    assert cal.describe("Similarity", 2) == "level 2 for cosine 0.20 to 0.40"
+    assert cal.describe("Similarity", 1) == "level 1 below cosine 0.20"
+    assert cal.describe("Similarity", 4) == "level 4 from cosine 0.40"
+    with pytest.raises(KeyError):
+        cal.score("Coherence", 0.5)
+
+
+def test_the_shipped_calibration_is_a_refit_on_the_fit_half_only() -> None:
+    shipped = load()
+    assert set(shipped.cuts) == {"Similarity", "Relevance"}
+    assert shipped.source["split"] == "fit" and shipped.source["model"] == emb.MODEL
+    assert main(["--check"]) == 0  # the file equals a refit on the labels
+    pairs = read_pairs()
+    assert fit(pairs).cuts == shipped.cuts
+    # The test half takes no part: flipping every test label leaves the fit unchanged.
+    flipped = pairs.copy()
+    test = flipped["split"] == "test"
+    flipped.loc[test, "value"] = 6 - flipped.loc[test, "value"]
+    assert fit(flipped).cuts == shipped.cuts
+    fit_rows = flipped["split"] == "fit"
+    flipped.loc[fit_rows, "value"] = 6 - flipped.loc[fit_rows, "value"]
+    assert fit(flipped).cuts != shipped.cuts
+
+
+def test_check_reports_a_stale_calibration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import evalnb.judges.fitting as fitting
+
+    monkeypatch.setattr(fitting, "target_file", lambda: tmp_path / "calibration.json")
+    assert main(["--check"]) == 1  # no file there
+    assert main([]) == 0 and main(["--check"]) == 0
+    data = json.loads((tmp_path / "calibration.json").read_text())
+    data["checks"]["Relevance"]["cuts"][0] = 0.5
+    (tmp_path / "calibration.json").write_text(json.dumps(data))
+    assert main(["--check"]) == 1
+
+
+def test_semantic_similarity_as_a_toml_assertion(tmp_path: Path) -> None:
+    suite = tmp_path / "sim.toml"
+    suite.write_text(
+        'name = "sim"\n\n[[tasks]]\nid = "meal"\nprompt = "What is the meal allowance?"\nruns = 2\n\n'
+        '  [[tasks.assertions]]\n  type = "semantic_similarity"\n  value = "The daily meal allowance is $40."\n'
+        "  threshold = 0.3\n",
+        encoding="utf-8",
+    )
+    result = evalnb.run(suite, lambda p: "You may spend forty dollars a day on food.", progress=False)
+    assert result.scores["check"].tolist() == ["semantic_similarity"] * 2  # as the suite writes it
+    assert result.scores["passed"].all() and (result.scores["value"] > 0.3).all()
+    suite.write_text(suite.read_text().replace("threshold", "treshold"), encoding="utf-8")
+    with pytest.raises(evalnb.SuiteError) as err:
+        evalnb.load(suite)
+    assert err.value.code == "UNKNOWN_FIELD" and "threshold" in str(err.value)
+    from evalnb.checks.scales import scale_of
+
+    assert scale_of("semantic_similarity") == scale_of("SemanticSimilarity")
+    assert scale_of("SemanticSimilarity").label == "cosine"  # type: ignore[union-attr]
