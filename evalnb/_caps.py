@@ -6,10 +6,11 @@ cost that much again. So a ``Command``'s output, a callable agent's text fields,
 endpoint's body and a judge's answer are each cut to a cap, keeping the head, and the cut is said in the text
 and in ``Response.meta``.
 
-Example:
-    >>> text, cut = cap("x" * 2_000_000, "text")
-    >>> cut, text.endswith("[evalnb: text truncated at 1000000 characters; it had 2000000 characters]")
-    (True, True)
+Example::
+
+    text, cut = cap("x" * 2_000_000, "text")
+    cut, text.endswith("[evalnb: text truncated at 1000000 characters; it had 2000000 characters]")
+    # (True, True)
 """
 
 from __future__ import annotations

@@ -12,11 +12,12 @@
 
 Standard library only.
 
-Example:
-    >>> scrub('{"echo": "Bearer abc123"}', [Secret("Bearer abc123")])
-    '{"echo": "***"}'
-    >>> redact_urls("HTTP agent https://bob:pw@example.com/ask?key=k1")
-    'HTTP agent https://example.com/ask'
+Example::
+
+    scrub('{"echo": "Bearer abc123"}', [Secret("Bearer abc123")])
+    # '{"echo": "***"}'
+    redact_urls("HTTP agent https://bob:pw@example.com/ask?key=k1")
+    # 'HTTP agent https://example.com/ask'
 """
 
 from __future__ import annotations
@@ -60,9 +61,10 @@ def expand_env(template: str, *, what: str) -> Secret:
     Raises:
         ConfigError: naming the variable (never a value) when it is not set.
 
-    Example:
-        >>> expand_env("Bearer ${ASK_TOKEN}", what="header Authorization").get()
-        'Bearer abc'
+    Example::
+
+        expand_env("Bearer ${ASK_TOKEN}", what="header Authorization").get()
+        # 'Bearer abc'
     """
     from evalnb.errors import ConfigError
 
@@ -90,9 +92,10 @@ def _forms(value: str) -> set[str]:
 def scrub(text: str, secrets: Iterable[Secret | str | None]) -> str:
     """``text`` with every secret value (and the forms a server echoes it in) replaced by ``***``.
 
-    Example:
-        >>> scrub("token tok-123 rejected", [Secret("Bearer tok-123")])
-        'token *** rejected'
+    Example::
+
+        scrub("token tok-123 rejected", [Secret("Bearer tok-123")])
+        # 'token *** rejected'
     """
     forms: set[str] = set()
     for s in secrets:
@@ -107,9 +110,10 @@ def scrub(text: str, secrets: Iterable[Secret | str | None]) -> str:
 def safe_url(url: str) -> str:
     """``url`` fit for a message: no user name or password, no query string (either may carry a key).
 
-    Example:
-        >>> safe_url("https://user:pw@example.com/v1?code=abc")
-        'https://example.com/v1'
+    Example::
+
+        safe_url("https://user:pw@example.com/v1?code=abc")
+        # 'https://example.com/v1'
     """
     try:
         parts = urllib.parse.urlsplit(url)
@@ -122,9 +126,10 @@ def safe_url(url: str) -> str:
 def redact_urls(text: str) -> str:
     """``text`` with each URL in it made :func:`safe_url` (an agent's or a judge's name, a label).
 
-    Example:
-        >>> redact_urls("http://127.0.0.1:8080/ask?key=k1")
-        'http://127.0.0.1:8080/ask'
+    Example::
+
+        redact_urls("http://127.0.0.1:8080/ask?key=k1")
+        # 'http://127.0.0.1:8080/ask'
     """
     if "://" not in text:
         return text

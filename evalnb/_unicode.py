@@ -8,9 +8,10 @@ where text enters: loaded suites, run records, frames built from a caller's data
 
 Standard library only: it runs on every loaded string and every recorded answer.
 
-Example:
-    >>> clean("ok \\ud83d\\ude00 \\ud800")
-    'ok 😀 \\ufffd'
+Example::
+
+    clean("ok \\ud83d\\ude00 \\ud800")
+    # 'ok 😀 \\ufffd'
 """
 
 from __future__ import annotations

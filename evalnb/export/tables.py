@@ -19,9 +19,10 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def starts_formula(value: object) -> bool:
     """Whether a cell is text a spreadsheet would take for a formula (see :data:`FORMULA_STARTS`).
 
-    Example:
-        >>> starts_formula("=1+2"), starts_formula("-3"), starts_formula(-3), starts_formula("ok")
-        (True, True, False, False)
+    Example::
+
+        starts_formula("=1+2"), starts_formula("-3"), starts_formula(-3), starts_formula("ok")
+        # (True, True, False, False)
     """
     return isinstance(value, str) and value.startswith(FORMULA_STARTS)
 

@@ -145,9 +145,10 @@ def shown(value: object, limit: int = SHOWN) -> str:
 
     A 4 MB ``schemaVersion`` or a 100,000-character key must not become a 4 MB message (or location).
 
-    Example:
-        >>> shown("x" * 1000)
-        "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
+    Example::
+
+        shown("x" * 1000)
+        # "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
     """
     try:
         text = repr(value)
