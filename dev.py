@@ -6,11 +6,17 @@
 
 Each creates ``.venv`` next to this file when it is missing and installs the package into it (editable), so
 running either twice is cheap. Extra arguments after the command go to ``evalnb demo`` or ``pytest``.
+
+An interpreter older than ``requires-python`` of pyproject.toml is refused before anything is created, and a
+``.venv`` made by another Python version (an earlier attempt with python3.9, an upgrade) is made again.
+This file itself runs on old interpreters (3.7+), so that it can say so.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 import venv
@@ -28,9 +34,72 @@ def sh(*argv: str | Path) -> None:
         sys.exit(rc)
 
 
+def required_python(pyproject: Path = ROOT / "pyproject.toml") -> tuple[int, int]:
+    """The lowest Python ``requires-python = ">=X.Y"`` of pyproject.toml allows (its one home)."""
+    text = pyproject.read_text(encoding="utf-8")
+    m = re.search(r'^requires-python\s*=\s*"\s*>=\s*(\d+)\.(\d+)', text, re.M)
+    if m is None:
+        raise SystemExit(f'dev.py: no requires-python = ">=X.Y" in {pyproject}')
+    return int(m.group(1)), int(m.group(2))
+
+
+def unsupported(version: tuple[int, ...], required: tuple[int, int]) -> str | None:
+    """Why this interpreter cannot build the project (None when it can)."""
+    if tuple(version[:2]) >= required:
+        return None
+    have = ".".join(str(v) for v in version[:3])
+    need = ".".join(str(v) for v in required)
+    return (
+        f"dev.py: evalnb needs Python {need} or later; this is Python {have} ({sys.executable}). "
+        f"Run it with a newer interpreter, e.g. python{need} dev.py test (nothing was created)"
+    )
+
+
+def venv_version(folder: Path) -> tuple[int, int] | None:
+    """The Python version a virtual environment was made with (``pyvenv.cfg``), or None when it has none."""
+    try:
+        text = (folder / "pyvenv.cfg").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    m = re.search(r"^\s*version(?:_info)?\s*=\s*(\d+)\.(\d+)", text, re.M)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def stale(folder: Path, version: tuple[int, ...]) -> str | None:
+    """Why an existing environment must be made again (None when it is fine or absent)."""
+    if not folder.exists():
+        return None
+    python = (
+        folder / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
+    )
+    made = venv_version(folder)
+    here = (version[0], version[1])
+    if made is None or not python.exists():
+        return f"{folder.name} is incomplete (an interrupted setup?)"
+    if made != here:
+        return f"{folder.name} was made by Python {made[0]}.{made[1]}, this is Python {here[0]}.{here[1]}"
+    return None
+
+
+def make_venv(folder: Path = VENV, version: tuple[int, ...] = tuple(sys.version_info)) -> bool:
+    """Create ``folder`` as a virtual environment of this interpreter, first removing one made by another;
+    True when it was (re)created."""
+    why = stale(folder, version)
+    if why is not None:
+        print(f"dev.py: {why}; making it again", flush=True)
+        shutil.rmtree(folder)
+    if folder.exists():
+        return False
+    venv.EnvBuilder(with_pip=True).create(folder)
+    return True
+
+
 def setup(extras: str) -> None:
-    if not (BIN / "python").exists():
-        venv.EnvBuilder(with_pip=True).create(VENV)
+    problem = unsupported(tuple(sys.version_info), required_python())
+    if problem:
+        print(problem, file=sys.stderr)
+        sys.exit(2)
+    if make_venv():
         sh(BIN / "python", "-m", "pip", "install", "-q", "--upgrade", "pip")
     stamp = VENV / f".installed-{extras or 'base'}"
     pyproject = ROOT / "pyproject.toml"

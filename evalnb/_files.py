@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from evalnb._unicode import clean
+
 __all__ = ["atomic_write", "atomic_writer"]
 
 
@@ -76,13 +78,14 @@ def atomic_write(
     """Write ``data`` (text, bytes, or a function that writes into the open file) to ``path`` atomically.
 
     A function is called with a binary file object (for writers such as openpyxl's or zipfile's that need
-    one); text is written with ``encoding`` and no newline translation. ``durable`` as for
-    :func:`atomic_writer`. Returns the path.
+    one); text is written with ``encoding`` and no newline translation, a lone surrogate in it as U+FFFD
+    (:mod:`evalnb._unicode`: never an encoding error after a run). ``durable`` as for :func:`atomic_writer`.
+    Returns the path.
     """
     binary = not isinstance(data, str)
     with atomic_writer(path, binary=binary, encoding=encoding, durable=durable) as fh:
         if callable(data):
             data(fh)
         else:
-            fh.write(data)
+            fh.write(clean(data) if isinstance(data, str) else data)
     return Path(path)

@@ -91,6 +91,7 @@ class JudgeConfig(_Strict):
     deployment: str | None = None
     api_version: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    secret_headers: dict[str, str] = Field(default_factory=dict)
     temperature: float | None = 0.0
     max_tokens: int | None = Field(default=None, ge=1)
     timeout: float = Field(default=60.0, gt=0)

@@ -150,6 +150,10 @@ class StoreCode(Code):
     STORE_ERROR = "STORE_ERROR"
     STORE_BUSY = "STORE_BUSY"
     STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+    #: the file is not a SQLite database, or is truncated or damaged (named in the message; never changed)
+    STORE_CORRUPT = "STORE_CORRUPT"
+    #: the store can only be read here (its file or folder is not writable): saving into it is refused
+    STORE_READ_ONLY = "STORE_READ_ONLY"
     STORE_SCHEMA_TOO_NEW = "STORE_SCHEMA_TOO_NEW"
     AMBIGUOUS_VERSION = "AMBIGUOUS_VERSION"
     RUN_NOT_FOUND = "RUN_NOT_FOUND"
@@ -223,8 +227,10 @@ class SuiteError(EvalnbError):
         path: str | None = None,
         suggestion: str | None = None,
     ) -> None:
-        super().__init__(message, code=code)
-        self.location = location
+        # A format's own messages quote values and keys cut to a readable length (formats._common.shown); this
+        # bounds any other (a plugin's, a parser's) so that no message or location grows with the document.
+        super().__init__(_bounded(message, MAX_MESSAGE), code=code)
+        self.location = _bounded(location, MAX_LOCATION)
         self.path = path
         self.suggestion = suggestion
         self.errors: list[SuiteError] = [self]
@@ -245,6 +251,16 @@ class SuiteError(EvalnbError):
         # resolves the self-reference instead of recursing.
         args = (self.code, self.message, self.location, self.path, self.suggestion)
         return (_rebuild_suite_error, args, {"errors": self.errors})
+
+
+MAX_MESSAGE = 1000
+"""The most characters a SuiteError's message keeps (the rest is cut, ending in ``...``)."""
+MAX_LOCATION = 200
+"""The most characters a SuiteError's location keeps."""
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _rebuild_suite_error(

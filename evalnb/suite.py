@@ -23,8 +23,10 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     model_serializer,
+    model_validator,
 )
 
+from evalnb._unicode import clean_data
 from evalnb.formats.registry import is_format, names
 
 if TYPE_CHECKING:
@@ -81,6 +83,17 @@ INTENTS = ("QUERY", "INSIGHT", "VIEW_CHANGE", "REFUSED")
 class _Model(BaseModel):
     # Strict at the edge: the model itself never accepts keys it does not define.
     model_config = ConfigDict(extra="forbid", frozen=False)
+
+    @model_validator(mode="after")
+    def _encodable(self) -> Any:
+        # Text every file, database and terminal can take (evalnb._unicode): a suite built in Python, not
+        # loaded, may hold lone surrogates too; they become U+FFFD.
+        for name, value in self.__dict__.items():
+            if isinstance(value, (str, dict, list)):
+                cleaned = clean_data(value)
+                if cleaned is not value:
+                    self.__dict__[name] = cleaned
+        return self
 
 
 class Message(_Model):

@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from evalnb._caps import cap
+from evalnb._unicode import clean, clean_data
 from evalnb.errors import AgentError
 
 __all__ = [
@@ -34,6 +36,8 @@ __all__ = [
     "Response",
     "ToolCall",
     "as_agent",
+    "capped",
+    "encodable",
     "to_response",
 ]
 
@@ -259,16 +263,33 @@ class Response:
 def to_response(value: Any) -> Response:
     """Normalise what an agent returned into a Response.
 
+    Each text field is kept up to ``evalnb._caps.MAX_ANSWER`` characters (1,000,000, as a ``Command``'s output):
+    the head, ending in a note that it was cut, with ``meta["<field>_truncated"]`` and ``meta["<field>_chars"]``.
+
     Raises:
         AgentError: for a value that is not a str, dict or Response (the run is then ``degraded``).
     """
     if isinstance(value, str):
-        return Response(text=value)
+        return capped(Response(text=value))
     if isinstance(value, Mapping):
-        return _checked(Response.from_dict(value))
+        return capped(_checked(Response.from_dict(value)))
     if isinstance(value, Response):
-        return _checked(value)
+        return capped(_checked(value))
     raise AgentError(f"the agent returned {type(value).__name__}; return a str, a dict or an evalnb.Response")
+
+
+def capped(response: Response) -> Response:
+    """An answer cut like a Command's output: each text field keeps its first 1,000,000 characters (``MAX_ANSWER``),
+    a note that it was cut, and ``meta["<field>_truncated"]`` / ``meta["<field>_chars"]``."""
+    for name in _TEXT_FIELDS:
+        value = getattr(response, name)
+        if isinstance(value, str):
+            kept, cut = cap(value, name)
+            if cut:
+                setattr(response, name, kept)
+                response.meta[f"{name}_truncated"] = True
+                response.meta[f"{name}_chars"] = len(value)
+    return response
 
 
 _TEXT_FIELDS = ("text", "stdout", "intent", "insight", "refusal", "context", "model")
@@ -304,6 +325,21 @@ def _wrong(name: str, value: Any, want: str) -> str:
     shown = repr(value)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     return f"the agent returned {name}={shown} ({type(value).__name__}); {name} must be {want} or None"
+
+
+def encodable(response: Response) -> Response:
+    """The response with its text as every file, database and judge can take: lone surrogates (an escaped
+    ``"\\ud800"`` in an HTTP service's JSON, a callable's ``surrogateescape`` text) become U+FFFD
+    (:mod:`evalnb._unicode`). Changed in place; checks and judges see the cleaned text."""
+    for name in _TEXT_FIELDS:
+        value = getattr(response, name)
+        if isinstance(value, str):
+            setattr(response, name, clean(value))
+    for name in ("rows", "citations", "meta"):
+        value = getattr(response, name)
+        if isinstance(value, (dict, list)):
+            setattr(response, name, clean_data(value))
+    return response
 
 
 @runtime_checkable

@@ -2,8 +2,9 @@
 
 There is no shell: ``argv`` is a list and each element is passed verbatim after placeholder substitution, so a
 prompt full of quotes, ``$`` or ``;`` reaches the program as one argument. The process runs in the run's working
-directory (tasks spec: ``file_exists`` paths resolve against it) in a new process group, so that a timeout
-kills the program and everything it started.
+directory (tasks spec: ``file_exists`` paths resolve against it) in a new process group, and every process it
+starts is marked (:mod:`evalnb.agents.processes`), so that when the call ends (a timeout, or the program's own
+exit) the program and everything it started are killed, a ``setsid`` daemon that left the group included.
 
 Example::
 
@@ -29,7 +30,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalnb._caps import MAX_ANSWER, note
 from evalnb.agents.base import Request, Response
+from evalnb.agents.processes import MARK, Tree, signal_all
 from evalnb.agents.types import BuildContext, register_agent_type
 from evalnb.errors import AgentError, ConfigError
 
@@ -100,8 +103,9 @@ class Command:
         name: a display name (default: the program's name).
 
     A non-zero exit code is not an error: it is recorded in ``Response.exit_code`` for the ``exit_code``
-    check to judge. A program that cannot be started, or a timeout, raises :class:`evalnb.errors.AgentError`
-    (the run becomes ``degraded``).
+    check to judge. A program that cannot be started, a timeout, or a program that a signal killed (a segfault,
+    ``kill -9``: named in the error, whatever it printed before) raises :class:`evalnb.errors.AgentError` (the
+    run becomes ``degraded``).
 
     Example::
 
@@ -120,7 +124,7 @@ class Command:
         env: Mapping[str, str] | None = None,
         pass_env: Sequence[str] = (),
         result: str = "stdout",
-        max_output: int = 1_000_000,
+        max_output: int = MAX_ANSWER,
         timeout: float | None = None,
         cwd: str | os.PathLike[str] | None = None,
         encoding: str = "utf-8",
@@ -249,6 +253,8 @@ class Command:
                 f"({e.object[e.start : e.end]!r} at position {e.start})"
             ) from None
 
+        tree = Tree.start()
+        env[MARK] = tree.token  # inherited by every process the program starts, in its group or not
         started = time.perf_counter()
         kwargs: dict[str, Any] = {}
         if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
@@ -272,25 +278,27 @@ class Command:
         out, err = _Capture(self.max_output), _Capture(self.max_output)
         try:
             if self.timeout is None:
-                await self._communicate(proc, stdin_data, out, err)
+                await self._communicate(proc, stdin_data, out, err, tree)
             else:
                 try:
-                    await asyncio.wait_for(self._communicate(proc, stdin_data, out, err), self.timeout)
+                    await asyncio.wait_for(self._communicate(proc, stdin_data, out, err, tree), self.timeout)
                 except asyncio.TimeoutError:
                     raise AgentError(
                         f"{self.name} timed out after {self.timeout:g}s; "
                         "the process and its children were killed"
                     ) from None
         finally:
-            # Whatever ended the call (a timeout, the runner cancelling us, an error), no process of the group
-            # may outlive it.
-            await _kill_group(proc)
+            # Whatever ended the call (a timeout, the runner cancelling us, an error, or the program's own exit),
+            # no process it started may outlive it: not its group, nor what left the group.
+            await _kill_group(proc, tree)
 
         elapsed = (time.perf_counter() - started) * 1000.0
+        if proc.returncode is not None and proc.returncode < 0:
+            raise AgentError(_killed(self.name, -proc.returncode, err))
         return self._response(proc.returncode, out, err, cwd, elapsed)
 
     async def _communicate(
-        self, proc: asyncio.subprocess.Process, data: bytes, out: _Capture, err: _Capture
+        self, proc: asyncio.subprocess.Process, data: bytes, out: _Capture, err: _Capture, tree: Tree
     ) -> None:
         readers = [
             asyncio.ensure_future(out.drain(proc.stdout)),
@@ -303,11 +311,11 @@ class Command:
                         proc.stdin.write(data)
                         await proc.stdin.drain()
                     proc.stdin.close()
-            await proc.wait()
+            await _exited(proc)
             # A child left running may keep the pipes open: give them a moment, then stop waiting.
             _, pending = await asyncio.wait(readers, timeout=_PIPE_GRACE)
             if pending:
-                await _kill_group(proc)
+                await _kill_group(proc, tree)
                 await asyncio.wait(pending, timeout=_KILL_GRACE)
         finally:
             for task in readers:
@@ -339,11 +347,22 @@ class Command:
         if out.truncated:
             meta["stdout_truncated"] = True
             meta["max_output"] = self.max_output
-            stdout += f"\n[evalnb: stdout truncated at {self.max_output} bytes; the program wrote {out.total} bytes]"
+            stdout += note("stdout", self.max_output, out.total, unit="bytes")
         if err.truncated:
             meta["stderr_truncated"] = True
             meta["max_output"] = self.max_output
         return Response(text=text, stdout=stdout, exit_code=code, latency_ms=elapsed, meta=meta)
+
+
+def _killed(name: str, signum: int, err: _Capture) -> str:
+    """Why a program that a signal ended gave no answer: whatever it printed before, a crash is no answer (a
+    segfault after the summary line must not pass a regex check on it)."""
+    try:
+        sig = signal.Signals(signum).name
+    except ValueError:
+        sig = f"signal {signum}"
+    tail = bytes(err.buf[-200:]).decode("utf-8", errors="replace").strip().replace("\n", " ")
+    return f"{name} was killed by {sig} (exit code {-signum})" + (f"; stderr ends: {tail}" if tail else "")
 
 
 def _parse_result(spec: str) -> tuple[str, str]:
@@ -392,6 +411,19 @@ def _json_field(stdout: str, field: str) -> tuple[str | None, str | None]:
     return None, "stdout has no line that is a JSON object"
 
 
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Wait until the program has exited. ``proc.wait()`` alone also waits for its pipes to close (asyncio's
+    subprocess transport), which a daemon the program left behind may hold open for good."""
+    waiter = asyncio.ensure_future(proc.wait())
+    try:
+        while proc.returncode is None and not waiter.done():
+            await asyncio.wait([waiter], timeout=0.05)
+    finally:
+        if not waiter.done():
+            waiter.cancel()
+        await asyncio.gather(waiter, return_exceptions=True)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.killpg(pid, 0)
@@ -402,8 +434,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-async def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after a grace period; reap the leader."""
+async def _kill_group(proc: asyncio.subprocess.Process, tree: Tree) -> None:
+    """SIGTERM the process group and every process the call marked (:mod:`evalnb.agents.processes`), then
+    SIGKILL whatever is left after a grace period; reap the leader."""
     if sys.platform == "win32":  # pragma: no cover - no process groups to signal on Windows
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
@@ -411,12 +444,14 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
             await proc.wait()
         return
     pgid = proc.pid  # start_new_session: the leader's pid is the group id
-    if not _alive(pgid):
+    strays = tree.strays()
+    if not _alive(pgid) and not strays:
         if proc.returncode is None:
-            await proc.wait()
+            await _exited(proc)
         return
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGTERM)
+    signal_all(strays, signal.SIGTERM, tree)
     try:
         deadline = time.monotonic() + _KILL_GRACE
         while time.monotonic() < deadline:
@@ -425,14 +460,19 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
                     await asyncio.wait_for(asyncio.shield(proc.wait()), 0.05)
             else:
                 await asyncio.sleep(0.05)
-            if proc.returncode is not None and not _alive(pgid):
+            if proc.returncode is not None and not _alive(pgid) and not tree.alive():
                 return
     finally:
         # Also reached when we are cancelled again while waiting: never leave a process behind.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
+        for _ in range(10):  # a marked process may fork while it is being ended: until none is left
+            left = tree.alive()
+            if not left:
+                break
+            signal_all(left, signal.SIGKILL, tree)
     if proc.returncode is None:
-        await proc.wait()
+        await _exited(proc)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -451,7 +491,7 @@ class CommandAgentConfig(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     pass_env: list[str] = Field(default_factory=list)
     result: str = "stdout"
-    max_output: int = Field(default=1_000_000, ge=1)
+    max_output: int = Field(default=MAX_ANSWER, ge=1)
     timeout: float | None = Field(default=None, gt=0)
     cwd: str | None = None
     encoding: str = "utf-8"

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -39,9 +38,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalnb.agents.base import Request, Response
+from evalnb._caps import MAX_ANSWER, MAX_BODY, note
+from evalnb._secrets import Secret, expand_env, safe_url, scrub, url_secrets
+from evalnb.agents.base import Request, Response, capped
 from evalnb.agents.types import BuildContext, register_agent_type
-from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, require_reachable, safe_url
+from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, read_body, require_reachable
 from evalnb.errors import AgentError, ConfigError
 
 __all__ = ["ASK_BODY", "ASK_MAPPING", "HTTP", "HTTPAgentConfig", "Secret", "expand_env", "get_path"]
@@ -75,58 +76,7 @@ _RESPONSE_FIELDS = (
 _PLACEHOLDER = re.compile(
     r"\{(prompt|history|case|turn|run|suite|allowed_tools|case_meta(?:\.[A-Za-z0-9_\-]+)+)\}"
 )
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SNIPPET = 300
-
-
-class Secret:
-    """A string that never shows itself: ``repr`` and ``str`` give ``***``; ``.get()`` gives the value."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def get(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    def __str__(self) -> str:
-        return "***"
-
-
-def expand_env(template: str, *, what: str) -> Secret:
-    """Replace ``${NAME}`` references by environment values, wrapped as a :class:`Secret`.
-
-    Raises:
-        ConfigError: naming the variable (never a value) when it is not set.
-
-    Example::
-
-        expand_env("Bearer ${ASK_TOKEN}", what="header Authorization").get()
-        # 'Bearer abc'
-    """
-
-    def sub(m: re.Match[str]) -> str:
-        name = m.group(1)
-        if name not in os.environ:
-            raise ConfigError(f"{what} needs the environment variable {name}, which is not set")
-        return os.environ[name]
-
-    return Secret(_ENV_REF.sub(sub, template))
-
-
-def scrub(text: str, secrets: Sequence[Secret]) -> str:
-    """``text`` with every secret value replaced by ``***`` (a guard on messages built from server output)."""
-    for s in secrets:
-        value = s.get()
-        # Also the token alone, e.g. "abc" of "Bearer abc": servers echo either.
-        for part in {value, *value.split()}:
-            if len(part) >= 4:
-                text = text.replace(part, "***")
-    return text
 
 
 def get_path(data: Any, path: str) -> Any:
@@ -272,7 +222,8 @@ class HTTP:
         if timeout <= 0:
             raise ConfigError(f"HTTP timeout must be positive, not {timeout}")
         self.timeout = float(timeout)
-        self.name = name or url
+        # The name is stored with every run and shown in reports: without the URL's password or query string.
+        self.name = name or safe_url(url)
 
     @classmethod
     def ask(cls, url: str, **kwargs: Any) -> HTTP:
@@ -316,8 +267,8 @@ class HTTP:
             timeout=PREFLIGHT_TIMEOUT if timeout is None else timeout,
         )
 
-    def _secrets(self) -> list[Secret]:
-        return list(self._secret_headers.values())
+    def _secrets(self) -> list[Secret | str]:
+        return [*self._secret_headers.values(), *url_secrets(self.url)]
 
     def build_body(self, request: Request) -> Any:
         """The JSON body sent for this request."""
@@ -342,7 +293,7 @@ class HTTP:
                 session.request(self.method, self.url, **kwargs) as resp,
             ):
                 status = resp.status
-                raw = await resp.read()
+                raw, cut = await read_body(resp)
                 content_type = resp.headers.get("Content-Type", "")
                 retry_after = resp.headers.get("Retry-After")
         except asyncio.TimeoutError:
@@ -360,7 +311,17 @@ class HTTP:
                 # The runner waits this long before its retry (it reads ``retry_after`` from the error).
                 error.retry_after = parse_retry_after(retry_after)  # type: ignore[attr-defined]
             raise error
-        response = self._map(text, content_type, where)
+        if cut:
+            # Only the head was read: as text it is kept (and cut to the answer cap below); a mapping needs JSON.
+            if self.response_map is not None:
+                raise AgentError(
+                    f"{where} answered more than {MAX_BODY} bytes; evalnb reads at most that much, and the mapped "
+                    "fields need the whole JSON body"
+                )
+            head = text[:MAX_ANSWER] + note("the answer", MAX_BODY, None, unit="bytes of the response body")
+            response = Response(text=head, meta={"body_truncated": True, "max_body": MAX_BODY})
+        else:
+            response = capped(self._map(text, content_type, where))
         response.latency_ms = elapsed
         response.meta.setdefault("http_status", status)
         return response
@@ -422,8 +383,8 @@ class HTTP:
 
 def _without_query(url: str) -> str:
     # A query string may carry a key (``?code=...``), and ``user:password@`` a password: reprs and messages
-    # show the URL without either.
-    return safe_url(url.split("?", 1)[0])
+    # show the URL without either (evalnb._secrets, the one home of the rule).
+    return safe_url(url)
 
 
 # --------------------------------------------------------------------------------------------------

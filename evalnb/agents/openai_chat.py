@@ -26,8 +26,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalnb._secrets import expand_env
 from evalnb.agents.base import Request, Response, ToolCall
-from evalnb.agents.http import expand_env, scrub
 from evalnb.agents.types import BuildContext, register_agent_type
 from evalnb.chat import ChatClient, safe_url
 from evalnb.errors import AgentError, ChatError, ConfigError, EvalnbError
@@ -105,9 +105,7 @@ class OpenAIChat:
             str(k): expand_env(str(v), what=f"OpenAIChat header {k}")
             for k, v in (secret_headers or {}).items()
         }
-        all_headers = {str(k): str(v) for k, v in (headers or {}).items()}
-        self.headers = dict(all_headers)
-        all_headers.update({k: v.get() for k, v in self._secret_headers.items()})
+        self.headers = {str(k): str(v) for k, v in (headers or {}).items()}
         try:
             self.client = ChatClient(
                 model,
@@ -116,7 +114,8 @@ class OpenAIChat:
                 azure_endpoint=azure_endpoint,
                 deployment=deployment,
                 api_version=api_version,
-                headers=all_headers,
+                headers=self.headers,
+                secret_headers={k: v.get() for k, v in self._secret_headers.items()},
                 temperature=temperature,
                 max_tokens=max_tokens,
                 timeout=timeout,
@@ -205,7 +204,8 @@ class OpenAIChat:
         try:
             return await self.client.complete(messages, **extra)
         except ChatError as e:
-            message = scrub(e.message, list(self._secret_headers.values()))
+            # The client has scrubbed its secrets (key, secret headers, the URL's) from the message.
+            message = e.message
             # Not transient for the runner: the client has already retried with backoff and Retry-After, and
             # retrying on top would multiply the waits.
             raise AgentError(message, code="AGENT_HTTP_ERROR") from None

@@ -27,9 +27,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalnb._caps import MAX_ANSWER, MAX_BODY, cap, note
 from evalnb._retry import backoff as retry_wait
+from evalnb._secrets import scrub, url_secrets
 from evalnb.chat.limiter import learn, limiter_for
-from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, proxy_for, require_reachable, safe_url
+from evalnb.chat.net import (
+    PREFLIGHT_TIMEOUT,
+    parse_retry_after,
+    proxy_for,
+    read_body,
+    require_reachable,
+    safe_url,
+)
 from evalnb.chat.session import shared_session
 from evalnb.errors import ChatError, ConfigError
 
@@ -49,6 +58,8 @@ class ChatReply:
         model: the model name the server reported, else the one asked for.
         latency_ms: wall time of the successful attempt.
         attempts: attempts made, including the successful one.
+        truncated: True when the answer was cut (its head kept, ending in a note): more than
+            ``MAX_ANSWER`` characters of content, or a body over ``MAX_BODY`` bytes.
         logprobs: when the request asked for them (``logprobs=True``) and the server sent them, one entry
             per token of the answer: ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}, ...]}``
             (OpenAI's ``choices[0].logprobs.content``; the older ``tokens`` / ``top_logprobs`` form is
@@ -62,6 +73,7 @@ class ChatReply:
     model: str | None = None
     latency_ms: float = 0.0
     attempts: int = 1
+    truncated: bool = False
     logprobs: list[dict[str, Any]] | None = None
     tool_calls: tuple[dict[str, Any], ...] = ()
 
@@ -79,7 +91,9 @@ class ChatClient:
             header. Falls back to ``$AZURE_OPENAI_ENDPOINT`` when ``deployment`` is given.
         deployment: the Azure deployment name.
         api_version: Azure ``api-version`` (``$OPENAI_API_VERSION`` or a recent GA version).
-        headers: extra HTTP headers (e.g. an organisation or a gateway token).
+        headers: extra HTTP headers (e.g. an organisation).
+        secret_headers: headers whose values are secret (a gateway token): sent like ``headers``, scrubbed from
+            every error (with the API key and the URL's password and query values), never in a ``repr``.
         temperature: sampling temperature, 0 by default (judges should be as repeatable as possible).
         max_tokens: completion token cap, if any.
         timeout: seconds per attempt.
@@ -106,6 +120,7 @@ class ChatClient:
         deployment: str | None = None,
         api_version: str | None = None,
         headers: Mapping[str, str] | None = None,
+        secret_headers: Mapping[str, str] | None = None,
         temperature: float | None = 0.0,
         max_tokens: int | None = None,
         timeout: float = 60.0,
@@ -139,6 +154,9 @@ class ChatClient:
         self.api_key_env = env
         self._api_key = api_key if api_key is not None else os.environ.get(env)
         self.headers = dict(headers or {})
+        self._secret_headers = {str(k): str(v) for k, v in (secret_headers or {}).items()}
+        # Everything a server's error body may echo back that must not reach a reason, a report or the store.
+        self._secrets = [self._api_key, *self._secret_headers.values(), *url_secrets(self.base_url)]
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.timeout = float(timeout)
@@ -147,7 +165,30 @@ class ChatClient:
         self.max_backoff = float(max_backoff)
         self.concurrency = int(concurrency)
         self.extra_body = dict(extra_body or {})
+        self._check_one_authorization(given_key=api_key is not None)
         self._proxy = proxy_for(self.url)
+
+    def _check_one_authorization(self, *, given_key: bool) -> None:
+        """A URL's ``user:password@`` is sent as HTTP Basic auth in the Authorization header, which an API key
+        (``Bearer``) or an Authorization header of one's own needs too: every call would fail, so refuse at
+        start-up."""
+        import urllib.parse
+
+        parts = urllib.parse.urlsplit(self.base_url)
+        if parts.username is None and parts.password is None:
+            return
+        if self._api_key and not self.azure:
+            where = "given as api_key" if given_key else f"from ${self.api_key_env}"
+            clash = f"an API key is set ({where})"
+        elif any(k.lower() == "authorization" for k in [*self.headers, *self._secret_headers]):
+            clash = "an Authorization header is given"
+        else:
+            return
+        raise ConfigError(
+            f"the endpoint {safe_url(self.base_url)} has a user name and password in its URL and {clash}: both "
+            "go in the one Authorization header; remove user:password@ from the URL, or send no key "
+            '(api_key="" or an unset api_key_env)'
+        )
 
     # -- identity ---------------------------------------------------------------------------------
 
@@ -214,6 +255,7 @@ class ChatClient:
             else:
                 h["Authorization"] = f"Bearer {self._api_key}"
         h.update(self.headers)
+        h.update(self._secret_headers)
         return h
 
     def _body(self, messages: Sequence[Mapping[str, Any]], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -264,13 +306,13 @@ class ChatClient:
                         self.url, data=payload, headers=headers, timeout=timeout, proxy=self._proxy
                     ) as resp:
                         status = resp.status
-                        raw = await resp.read()
+                        raw, cut = await read_body(resp)
                         if status == 200:
-                            reply = self._parse(raw, t0, attempt + 1)
+                            reply = self._parse(raw, t0, attempt + 1, cut=cut)
                             limiter.on_success()
                             learn(self.endpoint, limiter.limit)
                             return reply
-                        snippet = _scrub(_snippet(raw), self._api_key)
+                        snippet = scrub(_snippet(raw), self._secrets)
                         if status == 429:
                             limiter.on_rate_limited(started)
                             learn(self.endpoint, limiter.limit)
@@ -292,7 +334,7 @@ class ChatClient:
                     last = f"timed out after {self.timeout:g} s"
                 except aiohttp.ClientError as exc:
                     status = None
-                    last = f"connection failed: {type(exc).__name__}: {_scrub(str(exc), self._api_key)}"
+                    last = f"connection failed: {type(exc).__name__}: {scrub(str(exc), self._secrets)}"
             if attempt + 1 >= attempts:
                 break
             # The slot is released while we wait, so other calls (and other clients) can proceed.
@@ -308,7 +350,9 @@ class ChatClient:
         # Messages reach results and logs: never the user:password of a gateway URL.
         return f"{safe_url(self.endpoint)} (model {self.model})"
 
-    def _parse(self, raw: bytes, t0: float, attempts: int) -> ChatReply:
+    def _parse(self, raw: bytes, t0: float, attempts: int, *, cut: bool = False) -> ChatReply:
+        if cut:
+            return self._head(raw, t0, attempts)
         try:
             data = json.loads(raw)
             message = data["choices"][0]["message"]
@@ -316,7 +360,7 @@ class ChatClient:
                 raise TypeError("message is not an object")
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise ChatError(
-                f"chat completion at {self._where()} returned an unexpected body: {_scrub(_snippet(raw), self._api_key)}",
+                f"chat completion at {self._where()} returned an unexpected body: {scrub(_snippet(raw), self._secrets)}",
                 status=200,
                 transient=False,
                 attempts=attempts,
@@ -325,15 +369,56 @@ class ChatClient:
         if isinstance(content, list):  # some servers send content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         calls = message.get("tool_calls")
+        text, truncated = cap(content if isinstance(content, str) else "", "the answer")
         return ChatReply(
-            text=content or "",
+            text=text,
             usage=dict(usage) if isinstance(usage := data.get("usage"), dict) else {},
             model=data.get("model") or self.model,
             latency_ms=(time.perf_counter() - t0) * 1000,
             attempts=attempts,
+            truncated=truncated,
             logprobs=token_logprobs(data["choices"][0].get("logprobs")),
             tool_calls=tuple(c for c in calls if isinstance(c, dict)) if isinstance(calls, list) else (),
         )
+
+    def _head(self, raw: bytes, t0: float, attempts: int) -> ChatReply:
+        """A body cut at ``MAX_BODY`` bytes is no JSON any more: the head of its message content is kept."""
+        head = _content_head(raw)
+        if head is None:
+            raise ChatError(
+                f"chat completion at {self._where()} answered more than {MAX_BODY} bytes, and its first bytes "
+                f"hold no message content: {scrub(_snippet(raw), self._secrets)}",
+                status=200,
+                transient=False,
+                attempts=attempts,
+            )
+        return ChatReply(
+            text=head[:MAX_ANSWER] + note("the answer", MAX_BODY, None, unit="bytes of the response body"),
+            model=self.model,
+            latency_ms=(time.perf_counter() - t0) * 1000,
+            attempts=attempts,
+            truncated=True,
+        )
+
+
+def _content_head(raw: bytes) -> str | None:
+    """The start of the first ``"content": "..."`` string of a chat-completions body cut short, or None."""
+    import re
+
+    m = re.search(rb'"content"\s*:\s*"', raw)
+    if m is None:
+        return None
+    rest = raw[m.end() :].decode("utf-8", "ignore")  # a character cut in half is dropped
+    # An escape cut in half ("\\", "\\u00"): drop it. An even run of backslashes is whole escapes.
+    tail = re.search(r"(\\+)(u[0-9a-fA-F]{0,3})?$", rest)
+    if tail is not None and len(tail.group(1)) % 2:
+        rest = rest[: tail.start() + len(tail.group(1)) - 1]
+    try:
+        # raw_decode reads one JSON string and stops at its closing quote, wherever that is.
+        text, _ = json.JSONDecoder().raw_decode('"' + rest + '"')
+    except ValueError:
+        return None
+    return text if isinstance(text, str) else None
 
 
 def token_logprobs(raw: Any) -> list[dict[str, Any]] | None:
@@ -374,7 +459,3 @@ def token_logprobs(raw: Any) -> list[dict[str, Any]] | None:
 def _snippet(raw: bytes, limit: int = 300) -> str:
     text = raw.decode("utf-8", "replace").strip().replace("\n", " ")
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _scrub(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text

@@ -9,10 +9,21 @@ import contextlib
 import email.utils
 import math
 import time
+from typing import Any
 
+from evalnb._caps import MAX_BODY
+from evalnb._secrets import safe_url
 from evalnb.errors import ConfigError
 
-__all__ = ["PREFLIGHT_TIMEOUT", "parse_retry_after", "probe", "proxy_for", "require_reachable", "safe_url"]
+__all__ = [
+    "PREFLIGHT_TIMEOUT",
+    "parse_retry_after",
+    "probe",
+    "proxy_for",
+    "read_body",
+    "require_reachable",
+    "safe_url",
+]
 
 PREFLIGHT_TIMEOUT = 5.0
 """Seconds a start-up reachability probe waits for a TCP connection before it calls the endpoint unreachable."""
@@ -46,19 +57,23 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, secs)
 
 
-def safe_url(url: str) -> str:
-    """``url`` fit for a message: no user name or password, no query string (either may carry a key).
+async def read_body(resp: Any, limit: int = MAX_BODY) -> tuple[bytes, bool]:
+    """An HTTP answer's body, at most ``limit`` bytes, and whether there was more (the rest is never read: a
+    200 MB answer costs ``limit`` bytes of memory, not 200 MB; the connection is closed instead of reused).
 
     Example::
 
-        safe_url("https://user:pw@example.com/v1?code=abc")
-        # 'https://example.com/v1'
+        async with session.post(url, json=body) as resp:
+            raw, cut = await read_body(resp)
     """
-    import urllib.parse
-
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    buf = bytearray()
+    async for chunk in resp.content.iter_chunked(64 * 1024):
+        room = limit - len(buf)
+        if len(chunk) > room:
+            buf += chunk[:room]
+            return bytes(buf), True
+        buf += chunk
+    return bytes(buf), False
 
 
 async def probe(url: str, *, timeout: float = PREFLIGHT_TIMEOUT, proxy: str | None = None) -> str | None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
-from evalnb.export.tables import case_table, category_table
+from evalnb.export.tables import case_table, category_table, starts_formula
 from evalnb.results.outputs import register_writer
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ def _excel_safe(frame: pd.DataFrame) -> pd.DataFrame:
 def to_excel(result: Result, path: str | Path) -> Path:
     """One workbook with the sheets ``summary``, ``categories``, ``cases`` and ``scores``, written atomically.
 
+    Text that starts like a formula (``=``, ``+``, ``-``, ``@``, a tab, a carriage return) is written as text.
+
     Example::
 
         evalnb.export.to_excel(result, "scorecard.xlsx")
@@ -59,4 +61,19 @@ def to_excel(result: Result, path: str | Path) -> Path:
     with pd.ExcelWriter(buffer, engine="openpyxl") as xl:
         for name, frame in sheets.items():
             _excel_safe(frame).to_excel(xl, sheet_name=name, index=False)
+            _as_text(xl.sheets[name])
     return atomic_write(path, buffer.getvalue())
+
+
+def _as_text(sheet: Any) -> None:
+    """Text cells a spreadsheet would take for formulas are text cells (OWASP's CSV injection advice).
+
+    openpyxl writes a string that starts with ``=`` as a live formula; evalnb writes no formulas, so such a cell
+    becomes a string again, and every cell that starts like a formula gets Excel's quote prefix: it shows the
+    text as written and stays text when someone edits it.
+    """
+    for row in sheet.iter_rows():
+        for cell in row:
+            if starts_formula(cell.value):
+                cell.data_type = "s"
+                cell.quotePrefix = True

@@ -9,7 +9,22 @@ if TYPE_CHECKING:
 
     from evalnb.results import Result
 
-__all__ = ["case_table", "category_table"]
+__all__ = ["FORMULA_STARTS", "case_table", "category_table", "starts_formula"]
+
+#: What a spreadsheet reads as the start of a formula (OWASP, CSV injection): a text cell that starts with one of
+#: these is written as text, never as a live formula (``=HYPERLINK(...)`` in a case id, ``=1+2`` in an answer).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def starts_formula(value: object) -> bool:
+    """Whether a cell is text a spreadsheet would take for a formula (see :data:`FORMULA_STARTS`).
+
+    Example::
+
+        starts_formula("=1+2"), starts_formula("-3"), starts_formula(-3), starts_formula("ok")
+        # (True, True, False, False)
+    """
+    return isinstance(value, str) and value.startswith(FORMULA_STARTS)
 
 
 def category_table(result: Result) -> pd.DataFrame:

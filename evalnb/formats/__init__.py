@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
+from evalnb._unicode import clean_data
 from evalnb.errors import ConfigCode, ConfigError, SuiteError
 from evalnb.formats.registry import (
     Format,
@@ -112,7 +113,8 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
             fmt, data = guess(text)  # parsed once: the sniffing parse is the loading parse
         else:
             data = fmt.parse(text)
-        suite = fmt.build(data, path)
+        # Lone surrogates ("\ud800" escapes) become U+FFFD here, keys included: every later step can encode it.
+        suite = fmt.build(clean_data(data), path)
         if path is not None:
             suite.path = str(path)
         return suite
@@ -246,7 +248,7 @@ def upgrade(path: str | os.PathLike[str]) -> Path | None:
         fmt, data = (fmt, fmt.parse(text)) if fmt is not None else guess(text)
         if fmt.upgrade is None:
             raise _no_legacy_form(target, fmt, upgradable)
-        body = fmt.upgrade(data, target)  # never upgrades what would not load
+        body = fmt.upgrade(clean_data(data), target)  # never upgrades what would not load
     except SuiteError as exc:
         for err in exc.errors:
             err.path = str(target)

@@ -44,6 +44,7 @@ __all__ = [
     "from_validation_error",
     "from_validation_errors",
     "nearest",
+    "shown",
     "type_name",
     "validate",
 ]
@@ -91,6 +92,9 @@ def fail(
 
 _IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
 
+SHOWN = 60
+"""The most characters of a value or key an error message (or location) shows (:func:`shown`)."""
+
 
 def format_loc(loc: Iterable[str | int]) -> str:
     """``("tasks", 0, "assertions", 1, "equals")`` -> ``"tasks[0].assertions[1].equals"``.
@@ -101,10 +105,10 @@ def format_loc(loc: Iterable[str | int]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif _IDENT.match(part):
+        elif _IDENT.match(part) and len(part) <= SHOWN:
             out += f".{part}" if out else part
         else:
-            out += f"[{_short(part)}]"
+            out += f"[{shown(part)}]"
     return out
 
 
@@ -136,7 +140,16 @@ def type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _short(value: object, limit: int = 60) -> str:
+def shown(value: object, limit: int = SHOWN) -> str:
+    """A value or key as an error message shows it: its ``repr``, cut to ``limit`` characters with ``...``.
+
+    A 4 MB ``schemaVersion`` or a 100,000-character key must not become a 4 MB message (or location).
+
+    Example::
+
+        shown("x" * 1000)
+        # "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
+    """
     try:
         text = repr(value)
     except Exception:  # a value whose repr fails must not hide the real error
@@ -248,14 +261,14 @@ def _one(
         key_value = e.get("input")
         return full, SuiteError(
             "TYPE_MISMATCH",
-            f"key {_short(key_value)} in {where} must be a string, got {type_name(key_value)}; "
+            f"key {shown(key_value)} in {where} must be a string, got {type_name(key_value)}; "
             "quote it in the file to keep it as text",
             location=format_loc(full),
         )
     full = prefix + loc
     where = format_loc(full)
     key = str(full[-1]) if full and isinstance(full[-1], str) else ""
-    subject = f"'{key}'" if key else (where or "the document")
+    subject = shown(key) if key else (where or "the document")
     value = e.get("input")
     if kind == "missing":
         inside = format_loc(full[:-1])
@@ -294,7 +307,7 @@ def _one(
             hint = nearest(tag_value, choices)
             return at_tag, SuiteError(
                 "INVALID_VALUE",
-                f"unknown {tag} {tag_value!r} at {where}; expected one of {', '.join(choices)}"
+                f"unknown {tag} {shown(tag_value)} at {where}; expected one of {', '.join(choices)}"
                 + (f"; did you mean {hint!r}?" if hint else ""),
                 location=format_loc(at_tag),
                 suggestion=hint,
@@ -314,7 +327,7 @@ def _one(
         msg = str(e.get("msg", "is not allowed"))
         msg = msg.replace("Input should be", "must be").replace("Value error, ", "")
         return full, SuiteError(
-            "INVALID_VALUE", f"{subject} {_lower_first(msg)}, got {_short(value)}", location=where
+            "INVALID_VALUE", f"{subject} {_lower_first(msg)}, got {shown(value)}", location=where
         )
     # Any other pydantic complaint is about the value's type (e.g. a date where a string belongs).
     return full, SuiteError("TYPE_MISMATCH", f"{subject}: {e.get('msg', 'wrong type')}", location=where)
@@ -329,7 +342,7 @@ def _unknown(full: Loc, parent_model: type[BaseModel] | None, *, suggestion: str
     inside = format_loc(full[:-1]) or "the top level"
     if suggestion is None and parent_model is not None:
         suggestion = nearest(bad, _keys(parent_model))
-    msg = f"unknown key {_short(bad)} in {inside}"
+    msg = f"unknown key {shown(bad)} in {inside}"
     if suggestion:
         msg += f"; did you mean '{suggestion}'?"
     elif parent_model is not None:

@@ -4,7 +4,8 @@ Parsed with ``yaml.safe_load`` semantics only, plus two guards the spec's intent
 any mapping is an error (not "last one wins"), and a key the spec does not define is ``UNKNOWN_FIELD`` with
 a suggestion, because a misspelt expectation (``expectedRow``) would otherwise make a case always pass.
 A third guard is for safety: aliases that expand to a huge document (a "billion laughs" file of a few
-hundred bytes) are ``MALFORMED_YAML`` before anything walks the expanded data.
+hundred bytes, or one large anchored string referred to many times) are ``MALFORMED_YAML`` before anything
+walks the expanded data. libyaml's parser is used when PyYAML has it (``CSafeLoader``), with the same guards.
 
 Example::
 
@@ -21,7 +22,16 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import AfterValidator, Field
 
-from evalnb.formats._common import Edge, NonBlank, Problems, custom_error, fail, nearest, type_name
+from evalnb.formats._common import (
+    Edge,
+    NonBlank,
+    Problems,
+    custom_error,
+    fail,
+    nearest,
+    shown,
+    type_name,
+)
 from evalnb.formats.registry import Format, Sniff, register
 from evalnb.suite import (
     INTENTS,
@@ -55,7 +65,7 @@ def _intent(value: str) -> str:
         hint = nearest(up, INTENTS)
         raise custom_error(
             "INVALID_VALUE",
-            f"must be one of {', '.join(INTENTS)} (any case), got {value!r}"
+            f"must be one of {', '.join(INTENTS)} (any case), got {shown(value)}"
             + (f"; did you mean {hint!r}?" if hint else ""),
         )
     return up
@@ -74,14 +84,16 @@ def _scalar_row(row: dict[str, Any]) -> dict[str, Any]:
     seen: dict[str, str] = {}
     for key, value in row.items():
         if value is not None and not isinstance(value, (str, int, float, bool)):
-            raise custom_error("TYPE_MISMATCH", f"value of {key!r} must be a scalar, got {type_name(value)}")
+            raise custom_error(
+                "TYPE_MISMATCH", f"value of {shown(key)} must be a scalar, got {type_name(value)}"
+            )
         # cube spec: `Store Sales`, `storeSales`, `store_sales` are one key. Two of them in one row would
         # both be compared with the same actual column, so the case could never pass when they differ.
         same = seen.setdefault(normalise_key(key), key)
         if same != key:
             raise custom_error(
                 "INVALID_VALUE",
-                f"keys {same!r} and {key!r} name the same column (keys compare ignoring case, spaces, "
+                f"keys {shown(same)} and {shown(key)} name the same column (keys compare ignoring case, spaces, "
                 "'_' and '-'); keep one",
             )
     return row
@@ -170,14 +182,21 @@ class _AliasBombError(yaml.YAMLError):
     pass
 
 
-# How many nodes aliases may add to a document once expanded. Real suites reuse a few anchored blocks
-# (`<<: *defaults`); a billion-laughs file adds billions. Validation, hashing and saving all walk the
-# expanded data, so the limit is checked on the node graph, where shared nodes are counted once.
+# How much aliases may add to a document once expanded, in nodes and in characters of scalar text. Real suites
+# reuse a few anchored blocks (`<<: *defaults`); a billion-laughs file adds billions of nodes, and one anchored
+# 1 MB string referred to 90,000 times (a 1.5 MB file) adds 90 GB of text. Validation, hashing, saving and the
+# options saved with each score all walk or write the expanded data, so both are checked on the node graph,
+# where shared nodes are measured once.
 MAX_ALIAS_NODES = 100_000
+MAX_ALIAS_CHARS = 10_000_000
+
+# libyaml's parser (CSafeLoader) when PyYAML was built with it: 30-70 times faster than the pure-Python one;
+# the constructor, and so every guard below, is the same Python code on top of either.
+_FAST = getattr(yaml, "CSafeLoader", None)
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that rejects a key given twice in one mapping."""
+class _Strict:
+    """A safe loader that rejects a key given twice in one mapping and aliases that expand without bound."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         if isinstance(node, yaml.MappingNode):
@@ -185,60 +204,96 @@ class _StrictLoader(yaml.SafeLoader):
             for key_node, _ in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     continue  # `<<:` merge keys may be overridden by explicit keys (YAML merge semantics)
-                key = self.construct_object(key_node, deep=True)
+                key = self.construct_object(key_node, deep=True)  # type: ignore[attr-defined]
                 if isinstance(key, Hashable) and not isinstance(key, (list, dict)):
                     if key in seen:
                         raise _DuplicateKeyError(
                             "while constructing a mapping",
                             node.start_mark,
-                            f"duplicate key {key!r}",
+                            f"duplicate key {shown(key)}",
                             key_node.start_mark,
                         )
                     seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
 
     def construct_document(self, node: yaml.Node) -> Any:
         _check_expansion(node)
-        return super().construct_document(node)
+        return super().construct_document(node)  # type: ignore[misc]
+
+
+class _StrictLoader(_Strict, yaml.SafeLoader):
+    """The pure-Python parser: always there, and it reads surrogate escapes (``"\\ud800"``) libyaml refuses."""
+
+
+_StrictFastLoader: Any = type("_StrictFastLoader", (_Strict, _FAST), {}) if _FAST is not None else None
 
 
 def _check_expansion(root: yaml.Node) -> None:
-    """Raise when aliases make the document expand past :data:`MAX_ALIAS_NODES` extra nodes, or loop."""
-    # node id -> nodes under it once aliases are expanded; each node is measured once, so this is linear in
-    # the document's size even when the expanded count is astronomical (Python integers do not overflow).
-    sizes: dict[int, int] = {}
+    """Raise when aliases make the document expand past :data:`MAX_ALIAS_NODES` extra nodes or
+    :data:`MAX_ALIAS_CHARS` extra characters of scalar text, or loop."""
+    # node id -> (nodes, characters) under it once aliases are expanded; each node is measured once, so this is
+    # linear in the document's size even when the expanded size is astronomical (Python integers do not
+    # overflow).
+    sizes: dict[int, tuple[int, int]] = {}
     active: set[int] = set()
+    own_chars = 0
 
-    def size(node: yaml.Node) -> int:
+    def size(node: yaml.Node) -> tuple[int, int]:
+        nonlocal own_chars
         key = id(node)
         if key in sizes:
             return sizes[key]  # an alias: the same node object again, already measured
         if key in active:
             raise _AliasBombError("an alias refers to a node that contains it (the data would be infinite)")
         active.add(key)
-        total = 1
+        nodes, chars = 1, 0
         if isinstance(node, yaml.SequenceNode):
             for child in node.value:
-                total += size(child)
+                n, c = size(child)
+                nodes, chars = nodes + n, chars + c
         elif isinstance(node, yaml.MappingNode):
             for k, v in node.value:
-                total += size(k) + size(v)
+                (kn, kc), (vn, vc) = size(k), size(v)
+                nodes, chars = nodes + kn + vn, chars + kc + vc
+        else:
+            chars = len(node.value)
+            own_chars += chars
         active.discard(key)
-        sizes[key] = total
-        return total
+        sizes[key] = (nodes, chars)
+        return nodes, chars
 
-    expanded = size(root)
-    if expanded - len(sizes) > MAX_ALIAS_NODES:
+    expanded_nodes, expanded_chars = size(root)
+    if expanded_nodes - len(sizes) > MAX_ALIAS_NODES:
         raise _AliasBombError(
             f"aliases expand the document by more than {MAX_ALIAS_NODES:,} nodes; "
             "refusing it (a 'billion laughs' document?)"
         )
+    if expanded_chars - own_chars > MAX_ALIAS_CHARS:
+        raise _AliasBombError(
+            f"aliases expand the document by {expanded_chars - own_chars:,} characters of text (more than "
+            f"{MAX_ALIAS_CHARS:,}); refusing it (one large anchored value referred to many times?)"
+        )
+
+
+def _load(text: str) -> Any:
+    if _StrictFastLoader is not None:
+        try:
+            return yaml.load(text, Loader=_StrictFastLoader)
+        except yaml.MarkedYAMLError as exc:
+            # libyaml refuses a surrogate escape ("\ud83d\ude00" written as two escapes, a lone "\ud800"); the
+            # pure-Python parser reads it, and the loader turns it into U+FFFD (or the character of a pair),
+            # so a document means the same with libyaml or without.
+            if "invalid Unicode character escape code" not in str(exc.problem):
+                raise
+        except UnicodeEncodeError:
+            pass  # text holding a lone surrogate itself: the pure-Python parser says where (ReaderError)
+    return yaml.load(text, Loader=_StrictLoader)
 
 
 def parse(text: str) -> Any:
     """Parse YAML text; a parser failure is ``MALFORMED_YAML`` with line and column when known."""
     try:
-        return yaml.load(text, Loader=_StrictLoader)
+        return _load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -270,7 +325,7 @@ def _case_rules(data: dict[str, Any], problems: Problems) -> None:
                 # cube spec: names are unique within the suite (mismatch paths and reports use them).
                 problems.add(
                     "INVALID_VALUE",
-                    f"duplicate case name {name!r} (first used by cases[{seen[name]}])",
+                    f"duplicate case name {shown(name)} (first used by cases[{seen[name]}])",
                     ("cases", i, "name"),
                 )
             else:

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
-from evalnb.formats._common import Edge, NonBlank, Problems, custom_error, fail
+from evalnb.formats._common import Edge, NonBlank, Problems, custom_error, fail, shown
 from evalnb.formats.registry import Format, Sniff, register
 from evalnb.suite import (
     Case,
@@ -163,7 +163,7 @@ def _duplicate_ids(data: Any, problems: Problems) -> None:
         if task_id in seen:
             problems.add(
                 "INVALID_VALUE",
-                f"duplicate task id {task_id!r} (first used by tasks[{seen[task_id]}])",
+                f"duplicate task id {shown(task_id)} (first used by tasks[{seen[task_id]}])",
                 ("tasks", i, "id"),
             )
         else:

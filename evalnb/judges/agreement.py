@@ -15,6 +15,8 @@ _KEYS = ("suite", "case_id", "run", "turn")
 COLUMNS = {"check": "string", "n": "Int64", "exact": "float64", "kappa": "float64", "spearman": "float64"}
 STATISTICS = ("exact", "kappa", "spearman")
 INTERVAL_COLUMNS = {f"{s}_{end}": "float64" for s in STATISTICS for end in ("low", "high")}
+# What could not be compared: always the last columns (after the intervals, when asked).
+COVERAGE_COLUMNS = {"left_out": "Int64", "note": "string"}
 
 
 def quadratic_kappa(a: np.ndarray, b: np.ndarray, categories: list[float] | None = None) -> float:
@@ -135,8 +137,11 @@ def agreement(
 
     Each frame is shaped like ``result.scores`` (or is a table of human labels with ``case_id``, ``turn``,
     ``check`` and ``value``; ``run`` and ``suite`` are used when both frames have them). Rows are matched on
-    the shared keys and the check (``check_id`` when both frames have it, else ``check``); rows with no value
-    on either side are left out.
+    the shared keys and the check (``check_id`` when both frames have it, else ``check``). A row both frames
+    have but one of them gives no value (a degraded judge call, a check not evaluated) cannot be compared: it
+    is left out of the statistics and counted, and the check's ``note`` says so; a check none of whose rows
+    can be compared is listed with ``n`` 0 and NaN statistics, never dropped (so an unreachable judge cannot
+    look like perfect agreement on what is left).
 
     Args:
         a: the first frame (e.g. ``result.scores`` of one judge).
@@ -150,8 +155,9 @@ def agreement(
     Returns:
         One row per check: ``n`` (matched pairs), ``exact`` (share of identical values), ``kappa``
         (Cohen's quadratic-weighted kappa over the scale, 1..5 for the judged metrics) and ``spearman``
-        (rank correlation), then the interval columns when asked. NaN where a statistic is undefined (no
-        pairs, a constant side).
+        (rank correlation), then the interval columns when asked, then ``left_out`` (rows of both frames
+        without a value on one side) and ``note`` (why rows were left out or the check was not compared; NA
+        when nothing was). NaN where a statistic is undefined (no pairs, a constant side).
 
     Raises:
         ValueError: a frame lacks a needed column, or both frames have several rows for one key (each row
@@ -178,9 +184,11 @@ def agreement(
         for k in keys:
             out[k] = out[k].astype("string") if k not in ("run", "turn") else out[k].astype("Int64")
         out["value"] = pd.to_numeric(out["value"], errors="coerce").astype("float64")
-        return out.dropna(subset=["value"])
+        return out
 
-    pa, pb = prep(a), prep(b)
+    ra, rb = prep(a), prep(b)
+    pa, pb = ra.dropna(subset=["value"]), rb.dropna(subset=["value"])
+    left_out = _left_out(ra, rb, pa, pb, keys, check)
     # Many rows on one side may meet one row on the other (every run of a judge against one human label);
     # many on both sides would pair every row with every other (two llm_judge checks of one turn matched on
     # `check`, or two label sets), inventing pairs: refuse rather than report made-up numbers.
@@ -198,12 +206,15 @@ def agreement(
             f"is undefined{hint}"
         )
     merged = pa.merge(pb, on=keys, suffixes=("_a", "_b"))
+    groups = dict(tuple(merged.groupby(check, sort=True)))
     rows = []
-    for name, group in merged.groupby(check, sort=True):
+    for name in sorted(set(map(str, groups)) | set(left_out)):
+        group = groups.get(name, merged.iloc[0:0])
         va, vb = group["value_a"], group["value_b"]
         scale = [1.0, 2.0, 3.0, 4.0, 5.0] if va.between(1, 5).all() and vb.between(1, 5).all() else None
+        out, missing_a, missing_b = left_out.get(name, (0, 0, 0))
         row: dict[str, object] = {
-            "check": str(name),
+            "check": name,
             "n": len(group),
             "exact": float((va.round(6) == vb.round(6)).mean()) if len(group) else math.nan,
             "kappa": quadratic_kappa(np.round(va.to_numpy(), 6), np.round(vb.to_numpy(), 6), scale),
@@ -220,7 +231,41 @@ def agreement(
                     seed=seed,
                 )
             )
+        row.update(left_out=out, note=_note(len(group), out, missing_a, missing_b))
         rows.append(row)
-    columns = {**COLUMNS, **(INTERVAL_COLUMNS if interval is not None else {})}
+    columns = {**COLUMNS, **(INTERVAL_COLUMNS if interval is not None else {}), **COVERAGE_COLUMNS}
     frame = pd.DataFrame(rows, columns=list(columns))
     return frame.astype(columns)
+
+
+def _left_out(
+    ra: pd.DataFrame, rb: pd.DataFrame, pa: pd.DataFrame, pb: pd.DataFrame, keys: list[str], check: str
+) -> dict[str, tuple[int, int, int]]:
+    """Per check: the rows both frames have that cannot be compared, and how many lack a value in a and in b."""
+
+    def key_set(frame: pd.DataFrame) -> set[tuple[object, ...]]:
+        return set(frame[keys].astype("object").itertuples(index=False, name=None))
+
+    matched = key_set(ra) & key_set(rb)
+    with_a, with_b = key_set(pa), key_set(pb)
+    at = keys.index(check)
+    counts: dict[str, list[int]] = {}
+    for key in matched:
+        no_a, no_b = key not in with_a, key not in with_b
+        if no_a or no_b:
+            c = counts.setdefault(str(key[at]), [0, 0, 0])
+            c[0] += 1
+            c[1] += no_a
+            c[2] += no_b
+    return {k: (v[0], v[1], v[2]) for k, v in counts.items()}
+
+
+def _note(n: int, left_out: int, missing_a: int, missing_b: int) -> str | None:
+    if not left_out:
+        return None
+    sides = ", ".join(
+        f"{count} without a value in {side}" for side, count in (("a", missing_a), ("b", missing_b)) if count
+    )
+    if n == 0:
+        return f"not compared: none of its {left_out} rows has a value in both frames ({sides}: degraded or not evaluated)"
+    return f"{left_out} of {n + left_out} rows left out ({sides}: degraded or not evaluated)"

@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from evalnb._secrets import expand_env
 from evalnb.chat import ChatClient, safe_url
 from evalnb.errors import ChatError, ConfigError
 from evalnb.judges.base import JudgeCache, JudgeReply, Prices, cache_from
@@ -32,7 +33,10 @@ class OpenAIJudge:
         azure_endpoint: Azure OpenAI resource endpoint; with ``deployment`` (and ``api_version``).
         deployment: Azure deployment name.
         api_version: Azure ``api-version``.
-        headers: extra HTTP headers.
+        headers: extra HTTP headers (a gateway token ...). Their values are secret, as an agent's
+            ``secret_headers``: scrubbed from every error and reason, never in a ``repr``.
+        secret_headers: headers read from the environment with ``${NAME}``
+            (``{"X-Gateway-Token": "${GATEWAY_TOKEN}"}``), secret the same way.
         temperature: 0 by default.
         max_tokens: completion cap (None: the server's default).
         timeout: seconds per attempt.
@@ -70,6 +74,7 @@ class OpenAIJudge:
         deployment: str | None = None,
         api_version: str | None = None,
         headers: Mapping[str, str] | None = None,
+        secret_headers: Mapping[str, str] | None = None,
         temperature: float | None = 0.0,
         max_tokens: int | None = None,
         timeout: float = 60.0,
@@ -91,7 +96,15 @@ class OpenAIJudge:
             azure_endpoint=azure_endpoint,
             deployment=deployment,
             api_version=api_version,
-            headers=headers,
+            # A judge's headers carry gateway tokens: all of them are secret (what a judge says reaches the
+            # scores' reasons, the exports and the store).
+            secret_headers={
+                **{str(k): str(v) for k, v in (headers or {}).items()},
+                **{
+                    str(k): expand_env(str(v), what=f"judge header {k}").get()
+                    for k, v in (secret_headers or {}).items()
+                },
+            },
             temperature=temperature,
             max_tokens=max_tokens,
             timeout=timeout,

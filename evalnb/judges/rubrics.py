@@ -7,7 +7,8 @@ blocks whose end marker carries a hash of the block's own content, so no text in
 early and pose as instructions (issue: the text under judgment is data, never instructions).
 
 Parsing is forgiving about form and strict about content: JSON, JSON in a code fence, JSON followed by prose,
-``Score: 4`` or ``Verdict: PASS`` are read; a score outside 1..5 or an answer with no score is unparseable.
+``Score: 4`` or ``Verdict: PASS`` are read; a score that is not a whole number on the 1-5 scale (``-3``, ``0``,
+``4/10``, ``5 out of 10``, ``1e999``, NaN) or an answer with no score is unreadable.
 
 Example::
 
@@ -185,13 +186,24 @@ _SCORE_KEYS = ("score", "rating", "grade", "value")
 _REASON_KEYS = ("reason", "reasoning", "explanation", "rationale", "justification")
 _VERDICT_KEYS = ("verdict", "result", "decision", "pass", "passed")
 # "Score (1-5): 4" names the scale before the score: the parenthesis is skipped, and a number that starts a
-# range ("1-5", "1 to 5") is the scale, never the score.
+# range ("1-5", "1 to 5") is the scale, never the score. The score is a whole number on its own: not the tail
+# of "-3" or "0.4", not the head of "4.5", "1e999", "4/10", "5 out of 10" or "40%" (only "/5" and "out of 5"
+# may follow it: rubric, a 1-5 scale).
+_NUMBER_ENDS = r"(?<![-+.\d])([1-5](?:\.0+)?)(?!\.?\d)(?![eE][+-]?\d)(?!\s*%)"
+_OTHER_SCALE = r"(?!\s*(?:/|out\s+of|of)\s*(?!5(?!\.?\d))[\d.])"
 _SCORE_RE = re.compile(
     r"\b(?:score|rating|grade)\b(?:\s*\([^()\n]{0,30}\))?\W{0,6}?(?:is\W{0,3})?"
-    r"([1-5](?:\.0+)?)(?!\.?\d)(?!(?:-|–)\d|\s+to\s+\d)(?:\s*/\s*5\b)?\**",
+    + _NUMBER_ENDS
+    + r"(?!(?:-|–)\d|\s+to\s+\d)"
+    + _OTHER_SCALE
+    + r"(?:\s*(?:/|out\s+of|of)\s*5\b)?\**",
     re.I,
 )
-_LEADING_RE = re.compile(r"^\s*\**([1-5])\**\s*(?:/\s*5)?\s*(?:$|[\n.:\-–—,)])")
+_LEADING_RE = re.compile(
+    r"^\s*\**([1-5])(?!\.\d)\**\s*" + _OTHER_SCALE + r"(?:(?:/|out\s+of)\s*5)?\s*(?:$|[\n.:\-–—,)])", re.I
+)
+# A score given as a string: "4", "4.0", "4/5", "4 out of 5" (any other scale is not this rubric's).
+_SCORE_TEXT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:(?:/|out\s+of|of)\s*(\d+(?:\.\d+)?))?\s*", re.I)
 # A verdict followed by "or FAIL" / "/FAIL" is the answer template echoed back, not a verdict.
 _ECHO = r"(?!(?:ED)?\W{0,3}(?:or|/|\|)\W{0,3}(?:PASS|FAIL))"
 _VERDICT_RE = re.compile(r"\b(?:verdict|result|decision)\b\W{0,6}?(PASS|FAIL)" + _ECHO + r"(?:ED)?\b", re.I)
@@ -246,20 +258,30 @@ def _get(obj: Mapping[str, Any], keys: Sequence[str]) -> Any:
     return None
 
 
+def _has(obj: Mapping[str, Any], keys: Sequence[str]) -> bool:
+    return any(str(k).lower() in keys for k in obj)
+
+
 def _reason_of(obj: Mapping[str, Any]) -> str:
     r = _get(obj, _REASON_KEYS)
     return "" if r is None else str(r).strip()
 
 
 def _as_score(value: Any) -> float | None:
+    """A value read as a score: an integer 1..5 (``4``, ``4.0``, ``"4"``, ``"4/5"``), else None."""
     if isinstance(value, bool) or value is None:
         return None
-    try:
-        v = float(str(value).strip().split("/")[0])
-    except ValueError:
+    if isinstance(value, (int, float)):
+        v = float(value)
+    elif isinstance(value, str):
+        m = _SCORE_TEXT.fullmatch(value)
+        if m is None or (m.group(2) is not None and float(m.group(2)) != 5.0):
+            return None  # "4/10", "5 out of 10", "-3", "NaN": not a score on this rubric's scale
+        v = float(m.group(1))
+    else:
         return None
-    # rubric: an integer 1..5; anything else (0, 7, 3.5, NaN) is not an answer we may record.
-    if v != v or v not in (1.0, 2.0, 3.0, 4.0, 5.0):
+    # rubric: an integer 1..5; anything else (0, -3, 7, 3.5, NaN, infinity) is not an answer we may record.
+    if v not in (1.0, 2.0, 3.0, 4.0, 5.0):
         return None
     return v
 
@@ -285,9 +307,11 @@ def parse_score(text: str) -> tuple[float, str] | None:
     """
     text = _answer_part(text)
     for obj in _json_objects(text):
-        v = _as_score(_get(obj, _SCORE_KEYS))
-        if v is not None:
-            return v, _reason_of(obj)
+        if _has(obj, _SCORE_KEYS):
+            # The first object that gives a score decides: {"score": -3} or {"score": "4/10"} is unreadable,
+            # never read again by the patterns below as the "3" or "4" inside it.
+            v = _as_score(_get(obj, _SCORE_KEYS))
+            return None if v is None else (v, _reason_of(obj))
     for rx in (_SCORE_RE, _LEADING_RE):
         m = rx.search(text)
         if m:

@@ -18,9 +18,12 @@ Rules (issue 5, api contract):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from evalnb._caps import cap
+from evalnb._secrets import redact_urls
 from evalnb.checks.registry import Score
 from evalnb.judges.base import JudgeCache, JudgeReply, cost_of
 from evalnb.judges.rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict, score_distribution
@@ -35,8 +38,10 @@ PARSE_RETRIES = 1
 
 
 def judge_label(judge: Any) -> str:
-    """What score rows name as the judge (``openai:gpt-4o-mini``, ``heuristic (not an LLM)``)."""
-    return str(getattr(judge, "label", None) or getattr(judge, "name", None) or type(judge).__name__)
+    """What score rows and the meta name as the judge (``openai:gpt-4o-mini``, ``heuristic (not an LLM)``); a URL
+    in it without password or query string."""
+    label = getattr(judge, "label", None) or getattr(judge, "name", None) or type(judge).__name__
+    return redact_urls(str(label))
 
 
 def _response_text(ctx: CheckContext) -> str:
@@ -88,7 +93,8 @@ async def _ask(judge: Any, prompt: JudgePrompt) -> JudgeReply:
     reply = await judge.complete(prompt)
     if not isinstance(reply, JudgeReply):  # a Judge written against the protocol loosely
         reply = JudgeReply(text=str(reply))
-    return reply
+    text, cut = cap(reply.text, "the judge's answer")  # a judge that never stops: its head, like an agent's
+    return dataclasses.replace(reply, text=text) if cut else reply
 
 
 async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
+from evalnb._unicode import clean
 from evalnb.errors import StoreError
 from evalnb.results.frames import records
 
@@ -46,7 +47,8 @@ def to_dict(result: Result) -> dict[str, Any]:
 
 def to_json(result: Result, path: str | Path | None = None, *, indent: int = 2) -> str:
     """The JSON text of :func:`to_dict`; written to ``path`` (atomically) when given."""
-    text = json.dumps(to_dict(result), indent=indent, ensure_ascii=False, default=str)
+    # The text as UTF-8 can hold it: a lone surrogate in the meta or a caller's frame is U+FFFD (evalnb._unicode).
+    text = clean(json.dumps(to_dict(result), indent=indent, ensure_ascii=False, default=str))
     if path is not None:
         atomic_write(path, text + "\n")
     return text

@@ -11,6 +11,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from evalnb._unicode import clean
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -161,7 +163,18 @@ def make_frame(rows: Iterable[Mapping[str, Any]] | None, schema: Mapping[str, st
         data = {c: list(v) for c, v in zip(cols, columns, strict=True)}
     except KeyError:
         data = {c: [r.get(c) for r in rows] for c in cols}
+    for col, dtype in schema.items():
+        if dtype == "string":
+            data[col] = _encodable(data[col])
     return _typed_frame(data, schema)
+
+
+def _encodable(values: list[Any]) -> list[Any]:
+    """Text cells as text every file and database can take: lone surrogates become U+FFFD (evalnb._unicode).
+
+    Rows a run records are cleaned when recorded; a caller's rows and frames are cleaned here.
+    """
+    return [clean(v) if isinstance(v, str) else v for v in values]
 
 
 def frame_from_tuples(rows: Iterable[tuple[Any, ...]], schema: Mapping[str, str]) -> pd.DataFrame:
@@ -216,6 +229,7 @@ def conform(frame: pd.DataFrame, schema: Mapping[str, str]) -> pd.DataFrame:
         elif dtype == "boolean":
             frame[col] = frame[col].astype("object").where(frame[col].notna(), None).astype("boolean")
         else:
+            frame[col] = _encodable(frame[col].tolist())
             casts[col] = dtype
     if casts:
         frame = frame.astype(casts)

@@ -21,7 +21,7 @@ from concurrent.futures import Executor, Future
 from typing import Any
 
 from evalnb._retry import backoff
-from evalnb.agents.base import Agent, CallableAgent, Request, Response, to_response
+from evalnb.agents.base import Agent, CallableAgent, Request, Response, encodable, to_response
 from evalnb.errors import AgentError, ConfigError
 
 __all__ = ["RETRY_BACKOFF", "RETRY_MAX", "Caller", "DaemonThreads", "PooledCallable"]
@@ -252,6 +252,7 @@ class Caller:
                 response = await self._respond(agent, request)
                 if not isinstance(response, Response):
                     response = to_response(response)
+                encodable(response)
                 if response.latency_ms is None:
                     response.latency_ms = (time.perf_counter() - t0) * 1000.0
                 return response, None, response.latency_ms

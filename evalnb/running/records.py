@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalnb._unicode import clean
 from evalnb.results.frames import json_cell, mismatch_value
 from evalnb.scoring import worst
 
@@ -102,6 +103,7 @@ class CaseRunRecord:
         store's tables hold them."""
         case = self.case
         suite, cid, name, cat, run = self.suite, case.id, case.name, case.category, self.run
+        agent = _text(self.agent)
         run_rows: list[tuple[Any, ...]] = []
         score_rows: list[tuple[Any, ...]] = []
         mismatch_rows: list[tuple[Any, ...]] = []
@@ -145,18 +147,19 @@ class CaseRunRecord:
                     t,
                     turn.prompt,
                     turn.expected,
-                    r.text if r else None,
-                    r.stdout if r else None,
+                    # What the agent sent is kept as text every file and database can take (evalnb._unicode).
+                    _text(r.text) if r else None,
+                    _text(r.stdout) if r else None,
                     r.exit_code if r else None,
-                    r.intent if r else None,
-                    r.refusal if r else None,
-                    r.insight if r else None,
-                    r.context if r is not None and r.context is not None else turn.context,
+                    _text(r.intent) if r else None,
+                    _text(r.refusal) if r else None,
+                    _text(r.insight) if r else None,
+                    _text(r.context) if r is not None and r.context is not None else turn.context,
                     tr.status,
-                    tr.error,
+                    _text(tr.error),
                     tr.latency_ms,
-                    r.model if r else None,
-                    self.agent,
+                    _text(r.model) if r else None,
+                    agent,
                     self.workdir,
                     tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
                     tokens(usage, "completion_tokens", "output_tokens") if usage else None,
@@ -178,8 +181,8 @@ class CaseRunRecord:
                         score.value,
                         score.passed,
                         tr.statuses[i],
-                        score.reason,
-                        score.judge,
+                        _text(score.reason),
+                        _text(score.judge),
                         options[i],
                         tokens(su, "prompt_tokens", "input_tokens") if su else None,
                         tokens(su, "completion_tokens", "output_tokens") if su else None,
@@ -201,12 +204,16 @@ def _mismatch(suite: str, cid: str, run: int, t: int, d: Mapping[str, Any]) -> t
         run,
         t,
         d.get("row"),
-        d.get("key"),
-        mismatch_value(d.get("expected")),
-        mismatch_value(d.get("actual")),
-        tol if isinstance(tol, str) or tol is None else json.dumps(tol, default=str),
-        d.get("reason"),
+        _text(d.get("key")),
+        _text(mismatch_value(d.get("expected"))),
+        _text(mismatch_value(d.get("actual"))),
+        _text(tol) if isinstance(tol, str) or tol is None else json.dumps(tol, default=str),
+        _text(d.get("reason")),
     )
+
+
+def _text(value: Any) -> Any:
+    return clean(value) if isinstance(value, str) else value
 
 
 def tokens(usage: Mapping[str, Any], *names: str) -> int | None:

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from evalnb._secrets import redact_urls
 from evalnb.agents.base import Agent, as_agent
 from evalnb.errors import ConfigError
 from evalnb.suite import RowsCheck, Suite
@@ -60,7 +61,9 @@ def is_mapping_of_agents(agent: Any) -> bool:
 
 
 def agent_name(agent: Any) -> str:
-    return str(getattr(agent, "name", None) or getattr(agent, "__qualname__", None) or type(agent).__name__)
+    """What runs, the meta, exports and the store call an agent: a URL in it without password or query."""
+    name = getattr(agent, "name", None) or getattr(agent, "__qualname__", None) or type(agent).__name__
+    return redact_urls(str(name))
 
 
 def build_agent(agent: Any, label: str) -> Agent:
@@ -106,7 +109,9 @@ def make_judge(judge: Any, cache: Any) -> Any:
 def judge_name(judge: Any) -> str | None:
     if judge is None:
         return None
-    return str(getattr(judge, "label", None) or getattr(judge, "name", None) or type(judge).__name__)
+    from evalnb.judges.scoring import judge_label
+
+    return judge_label(judge)
 
 
 async def preflight(agents: list[Any], judge: Any) -> None:

@@ -49,6 +49,7 @@ class StoreRecorder:
 
     def __init__(self, store: Any, *, version: str | None = None, resume: str | None = None) -> None:
         self.store: Store = as_store(store)
+        self.store._writable()  # a read-only store refuses before any agent is called
         self.version = version
         self.resume = resume
         self.run_pk: int | None = None

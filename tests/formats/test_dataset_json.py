@@ -406,7 +406,7 @@ def test_output_documents_load():
         (json.dumps({"prompts": []}), "MISSING_FIELD", "prompts"),
         ("42", "TYPE_MISMATCH", ""),
         ('{"items": [1,]}', "MALFORMED_JSON", "line 1, column 14"),
-        ('{"a": 1, "a": 2}', "MALFORMED_JSON", ""),
+        ('{"a": 1, "a": 2}', "MALFORMED_JSON", "line 1, column 10"),  # the second "a", as YAML and TOML say
         ('{"schemaVersion": "1.0.0", "items": [{"prompt": "p", "x": NaN}]}', "MALFORMED_JSON", ""),
     ],
 )

@@ -130,7 +130,7 @@ def test_agreement_per_check_with_human_labels() -> None:
         }
     )
     out = agreement(judge, humans)
-    assert list(out.columns) == ["check", "n", "exact", "kappa", "spearman"]
+    assert list(out.columns) == ["check", "n", "exact", "kappa", "spearman", "left_out", "note"]
     rel = out.set_index("check").loc["Relevance"]
     assert rel["n"] == 3
     assert rel["exact"] == pytest.approx(2 / 3)

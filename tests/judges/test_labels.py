@@ -87,7 +87,7 @@ def test_bootstrap_intervals_are_seeded_and_bracket_the_estimate() -> None:
 def test_agreement_with_intervals_adds_columns_only_when_asked(pairs: pd.DataFrame) -> None:
     labels = labels_frame(pairs)
     plain = agreement(labels, labels)
-    assert list(plain.columns) == ["check", "n", "exact", "kappa", "spearman"]
+    assert list(plain.columns) == ["check", "n", "exact", "kappa", "spearman", "left_out", "note"]
     wide = agreement(labels, labels, interval=0.9)
     assert list(wide.columns)[5:] == [
         "exact_low",
@@ -96,6 +96,8 @@ def test_agreement_with_intervals_adds_columns_only_when_asked(pairs: pd.DataFra
         "kappa_high",
         "spearman_low",
         "spearman_high",
+        "left_out",  # what could not be compared: always last
+        "note",
     ]
     assert (wide["kappa_low"] == 1.0).all() and str(wide["kappa_low"].dtype) == "float64"
 

@@ -126,12 +126,15 @@ def test_agent_and_judge_both_down_are_both_reported(suite: evalnb.Suite, closed
     assert "s3cr3t-code" not in message  # a query string may carry a key
 
 
-def test_messages_never_show_keys_or_credentials(suite: evalnb.Suite, closed_port: int) -> None:
+@pytest.mark.parametrize(
+    ("credentials", "key"),
+    [("user:pa55word@", None), ("", "sk-very-secret")],  # both at once is refused earlier: one Authorization
+)
+def test_messages_never_show_keys_or_credentials(
+    suite: evalnb.Suite, closed_port: int, credentials: str, key: str | None
+) -> None:
     judge = OpenAIJudge(
-        "m",
-        base_url=f"http://user:pa55word@127.0.0.1:{closed_port}/v1",
-        api_key="sk-very-secret",
-        cache=False,
+        "m", base_url=f"http://{credentials}127.0.0.1:{closed_port}/v1", api_key=key, cache=False
     )
     with pytest.raises(ConfigError) as info:
         evalnb.run(suite, Counting(), judge=judge, progress=False)

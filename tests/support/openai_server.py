@@ -68,6 +68,10 @@ class Reply:
         body: a raw body sent verbatim instead of the chat-completions JSON.
         usage: the ``usage`` object (default: 10 prompt tokens, 5 completion tokens).
         model: the ``model`` reported (default: the model asked for).
+        repeat: ``(piece, times)``: the content is ``piece`` repeated ``times`` times, streamed in pieces so
+            that a huge answer (hundreds of MB) never sits in the server's memory; or, with ``body_only``, the
+            raw body is.
+        body_only: with ``repeat``, send the repeated text as the whole body (``text/plain``), not as content.
         logprobs: the ``logprobs.content`` list, sent when the request asks for logprobs.
         logprobs_form: ``"content"`` (OpenAI's, the default) or ``"legacy"`` (the completions form:
             ``tokens``, ``token_logprobs``, ``top_logprobs`` as dicts), as some servers still send.
@@ -81,6 +85,8 @@ class Reply:
     body: str | None = None
     usage: dict[str, int] | None = None
     model: str | None = None
+    repeat: tuple[str, int] | None = None
+    body_only: bool = False
     logprobs: list[dict[str, Any]] | None = None
     logprobs_form: str = "content"
     tool_calls: list[Any] | None = None
@@ -283,6 +289,8 @@ class OpenAIServer:
             await asyncio.sleep(delay)
         if reply.body is not None:
             return web.Response(text=reply.body, status=reply.status, headers=reply.headers)
+        if reply.repeat is not None:
+            return await self._stream(request, reply, body)
         if reply.status != 200:
             err = {"error": {"message": f"scripted status {reply.status}", "type": "scripted"}}
             return web.json_response(err, status=reply.status, headers=reply.headers)
@@ -316,6 +324,39 @@ class OpenAIServer:
             "usage": reply.usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
         return web.json_response(payload, headers=reply.headers)
+
+    async def _stream(self, request: web.Request, reply: Reply, body: dict[str, Any]) -> web.StreamResponse:
+        assert reply.repeat is not None
+        piece, times = reply.repeat
+        resp = web.StreamResponse(status=reply.status, headers=reply.headers)
+        resp.content_type = "text/plain" if reply.body_only else "application/json"
+        await resp.prepare(request)
+        head, tail = "", ""
+        if not reply.body_only:
+            envelope = json.dumps(
+                {
+                    "model": body.get("model"),
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "@"}}],
+                }
+            )
+            head, tail = envelope.split('"@"')
+            head += '"'
+            tail = '"' + tail
+            piece = json.dumps(piece)[1:-1]
+        await resp.write(head.encode())
+        chunk = (piece * max(1, 65536 // max(1, len(piece)))).encode()
+        per_chunk = max(1, 65536 // max(1, len(piece)))
+        sent = 0
+        try:
+            while sent < times:
+                n = min(per_chunk, times - sent)
+                await resp.write(chunk if n == per_chunk else (piece * n).encode())
+                sent += n
+            await resp.write(tail.encode())
+            await resp.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass  # the client read what it wanted and closed the connection
+        return resp
 
 
 @pytest.fixture

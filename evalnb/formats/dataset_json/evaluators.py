@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalnb.checks import registry
-from evalnb.formats._common import Loc, Problems, nearest, type_name
+from evalnb.formats._common import Loc, Problems, nearest, shown, type_name
 from evalnb.formats.dataset_json.models import (
     EVALUATOR_NAME,
     OPTIONS,
@@ -66,13 +66,13 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
     """One evaluator entry -> its check spec with final option values; None after recording what is wrong."""
     if not EVALUATOR_NAME.match(name):
         problems.add(
-            "INVALID_VALUE", f"evaluator name {name!r} must be an identifier (letters, digits, _)", loc
+            "INVALID_VALUE", f"evaluator name {shown(name)} must be an identifier (letters, digits, _)", loc
         )
         return None
     if not isinstance(options, Mapping):
         problems.add(
             "TYPE_MISMATCH",
-            f"options of {name!r} must be an object ({{}} for defaults), got {type_name(options)}",
+            f"options of {shown(name)} must be an object ({{}} for defaults), got {type_name(options)}",
             loc,
         )
         return None
@@ -114,7 +114,7 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
         listing = ", ".join([*BUILTIN_EVALUATORS, *known])
         problems.add(
             "UNKNOWN_FIELD",
-            f"unknown evaluator {name!r}"
+            f"unknown evaluator {shown(name)}"
             + (f"; did you mean {hint!r}?" if hint else "")
             + f" (known: {listing}; register your own with evalnb.checks.register)",
             loc,
@@ -140,7 +140,7 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
         hint = nearest(key, allowed or [])
         problems.add(
             "UNKNOWN_FIELD",
-            f"check {name!r} takes no option {key!r}"
+            f"check {shown(name)} takes no option {shown(key)}"
             + (f"; did you mean {hint!r}?" if hint else f" (it takes: {', '.join(allowed or []) or 'none'})"),
             loc_of[key],
             suggestion=hint,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalnb.formats._common import Loc, Problems, fail, nearest, type_name
+from evalnb.formats._common import Loc, Problems, fail, nearest, shown, type_name
 from evalnb.formats.dataset_json.evaluators import (
     SYSTEM_DEFAULTS,
     apply_allowed_tools,
@@ -49,6 +49,40 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# A JSON string, or a bracket: what finding a key's place needs (a key is a string followed by a colon).
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.S)
+_COLON = re.compile(r"\s*:")
+
+
+def _duplicate_at(text: str) -> int | None:
+    """Where the first key given twice in one object starts (an index into ``text``), or None.
+
+    The parser's hook sees an object's keys but not where they are; so, on this error path only, the text is
+    scanned once more for its strings and brackets (YAML and TOML name the line and column of a duplicate key:
+    so does JSON).
+    """
+    stack: list[set[str] | None] = []  # the keys of each open object; None for an open array
+    for m in _TOKEN.finditer(text):
+        token = m.group(0)
+        if token in ("{", "["):
+            stack.append(set() if token == "{" else None)
+        elif token in ("}", "]"):
+            if stack:
+                stack.pop()
+        elif stack and stack[-1] is not None and _COLON.match(text, m.end()):
+            key = json.loads(token)
+            if key in stack[-1]:
+                return m.start()
+            stack[-1].add(key)
+    return None
+
+
+def _line_column(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    column = index - text.rfind("\n", 0, index)  # 1-based, as JSONDecodeError counts
+    return f"line {line}, column {column}"
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -60,7 +94,9 @@ def parse(text: str) -> Any:
     except json.JSONDecodeError as exc:
         fail("MALFORMED_JSON", exc.msg, f"line {exc.lineno}, column {exc.colno}")
     except _DuplicateKey as exc:
-        fail("MALFORMED_JSON", f"duplicate key {exc.args[0]!r} in an object")
+        at = _duplicate_at(text)
+        where = "" if at is None else _line_column(text, at)
+        fail("MALFORMED_JSON", f"duplicate key {shown(exc.args[0])} in an object", where)
     except RecursionError:
         fail("MALFORMED_JSON", "the document is nested too deeply")
     except (ValueError, TypeError, OverflowError) as exc:
@@ -86,7 +122,7 @@ def _version(data: Mapping[str, Any]) -> tuple[int, int, int] | None:
     if m is None:
         fail(
             "UNSUPPORTED_VERSION",
-            f"schemaVersion {raw!r} is not a semantic version (MAJOR.MINOR.PATCH)",
+            f"schemaVersion {shown(raw)} is not a semantic version (MAJOR.MINOR.PATCH)",
             ("schemaVersion",),
         )
     version = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
@@ -94,7 +130,7 @@ def _version(data: Mapping[str, Any]) -> tuple[int, int, int] | None:
         # dataset spec: compatible within a major version; evalnb reads 1.x.y.
         fail(
             "UNSUPPORTED_VERSION",
-            f"schemaVersion {raw!r} is not supported; evalnb reads 1.x.y",
+            f"schemaVersion {shown(raw)} is not supported; evalnb reads 1.x.y",
             ("schemaVersion",),
         )
     return version
@@ -178,7 +214,7 @@ def _item(
             key, hint = near[0]
             problems.add(
                 "UNKNOWN_FIELD",
-                f"unknown key {key!r} in items[{i}]; did you mean {hint!r}?",
+                f"unknown key {shown(key)} in items[{i}]; did you mean {hint!r}?",
                 (*loc, key),
                 suggestion=hint,
             )
@@ -331,7 +367,7 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
             key = "testId" if raw.get("testId") else "name"
             problems.add(
                 "INVALID_VALUE",
-                f"duplicate case id {case_id!r} (first used by items[{seen[case_id]}]); give each item a unique testId",
+                f"duplicate case id {shown(case_id)} (first used by items[{seen[case_id]}]); give each item a unique testId",
                 ("items", i, key),
             )
         else:

@@ -1,0 +1,60 @@
+"""Text that can be encoded: lone surrogates become U+FFFD, surrogate pairs the character they stand for.
+
+A Python ``str`` may hold surrogate code points (U+D800-U+DFFF) that no UTF-8 file, database or terminal can
+take: a YAML ``"\\ud83d\\ude00"`` escape that PyYAML leaves as two code points, a JSON ``"\\ud800"``, an agent's
+answer decoded with ``surrogateescape``. Writing one raises ``UnicodeEncodeError``, which used to end a whole
+run after it had finished. evalnb keeps such text with a replacement character instead (the one rule, applied
+where text enters: loaded suites, run records, frames built from a caller's data, files written).
+
+Standard library only: it runs on every loaded string and every recorded answer.
+
+Example::
+
+    clean("ok \\ud83d\\ude00 \\ud800")
+    # 'ok 😀 \\ufffd'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["clean", "clean_data"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean(text: str) -> str:
+    """``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD (the same object when it has
+    none, which is nearly always)."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    # UTF-16 is where surrogates belong: a pair decodes to its character, a lone one to U+FFFD.
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def clean_data(data: Any, _seen: dict[int, Any] | None = None) -> Any:
+    """Parsed data (mappings, lists, strings; keys too) with every string :func:`clean`.
+
+    Unchanged parts are returned as they are, and a part shared by several places (a YAML alias) is cleaned
+    once and stays shared, so the walk is linear in the document as written.
+    """
+    if isinstance(data, str):
+        return clean(data)
+    if type(data) not in (dict, list, tuple):
+        return data  # numbers, None, and objects of a caller's own (a namedtuple, a frame) stay as they are
+    seen: dict[int, Any] = {} if _seen is None else _seen
+    key = id(data)
+    if key in seen:
+        return seen[key]
+    out: Any
+    if isinstance(data, dict):
+        items = [(clean_data(k, seen), clean_data(v, seen)) for k, v in data.items()]
+        same = all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, data.items(), strict=True))
+        out = data if same else dict(items)
+    else:
+        values = [clean_data(v, seen) for v in data]
+        same = all(v is v0 for v, v0 in zip(values, data, strict=True))
+        out = data if same else type(data)(values)
+    seen[key] = out
+    return out
