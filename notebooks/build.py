@@ -515,7 +515,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from evalnb.judges.calibration import load
-from evalnb.judges.embedding import compared_with, cosines
+from evalnb.judges.embedding import read
 from evalnb.judges.fitting import fit
 
 calibration = load()
@@ -523,14 +523,15 @@ assert fit(pairs).cuts == calibration.cuts  # the shipped cuts are a refit on th
 fig = make_subplots(rows=1, cols=2, subplot_titles=("Similarity (fit half)", "Relevance (fit half)"))
 for col, check in enumerate(("Similarity", "Relevance"), start=1):
     rows = pairs[(pairs["split"] == "fit") & (pairs["check"] == check)]
-    cos = cosines(list(rows["answer"]), [compared_with(check, question=q, expected=e)
-                                         for q, e in zip(rows["question"], rows["expected"])])
-    fig.add_trace(go.Scatter(x=cos, y=rows["value"] + (rows.index % 5 - 2) * 0.04, mode="markers",
+    measure = [r.value for r in read(check, list(rows["answer"]), questions=list(rows["question"]),
+                                     expecteds=list(rows["expected"]))]
+    fig.add_trace(go.Scatter(x=measure, y=rows["value"] + (rows.index % 5 - 2) * 0.04, mode="markers",
                              text=rows["kind"], name=check, marker={"opacity": 0.6}), row=1, col=col)
     for cut in calibration.cuts[check]:
         if cut is not None and cut > -1:
             fig.add_vline(x=cut, line={"dash": "dot", "color": "grey"}, row=1, col=col)
-fig.update_xaxes(title_text="cosine of the embeddings")
+fig.update_xaxes(title_text="Similarity: fact-checked similarity", row=1, col=1)
+fig.update_xaxes(title_text="Relevance: cosine of the embeddings", row=1, col=2)
 fig.update_yaxes(title_text="label (1-5)", range=[0.5, 5.5])
 fig.update_layout(showlegend=False, title="Calibration: labels against cosine, and the fitted cut points")
 print({check: cuts for check, cuts in calibration.cuts.items()})

@@ -68,15 +68,18 @@ class Calibration:
         return cuts[level - 1], cuts[level]
 
     def describe(self, check: str, level: int) -> str:
-        """The band of a level in words: ``level 4 for cosine 0.55 to 0.71``."""
+        """The band of a level in words: ``level 4 for cosine 0.55 to 0.71`` (Relevance) or ``level 4 for
+        similarity 0.42 to 0.48`` (Similarity: its measure is not a plain cosine)."""
         low, high = self.band(check, level)
+        entry = self.source.get("checks", {}).get(check, {})
+        what = str(entry.get("measure", "cosine")).split(":")[0]
         if low is None and high is None:
             return f"level {level}"
         if low is None:
-            return f"level {level} below cosine {high:.2f}"
+            return f"level {level} below {what} {high:.2f}"
         if high is None:
-            return f"level {level} from cosine {low:.2f}"
-        return f"level {level} for cosine {low:.2f} to {high:.2f}"
+            return f"level {level} from {what} {low:.2f}"
+        return f"level {level} for {what} {low:.2f} to {high:.2f}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
