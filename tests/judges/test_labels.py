@@ -109,11 +109,11 @@ def test_held_out_agreement_of_the_offline_judges(table: pd.DataFrame) -> None:
     t = table.set_index(["judge", "check"])
     for check in ("Similarity", "Relevance"):
         assert t.loc[("embedding", check), "n"] >= 50
-    # Relevance: the embeddings read meaning where the heuristic counts the question's words.
-    gain = t.loc[("embedding", "Relevance"), "kappa"] - t.loc[("heuristic", "Relevance"), "kappa"]
-    assert gain >= 0.2
-    # Similarity: better, but by less than 0.2 on the held-out half (reported as measured, not tuned).
-    assert t.loc[("embedding", "Similarity"), "kappa"] > t.loc[("heuristic", "Similarity"), "kappa"]
+    # Relevance: the embeddings read meaning where the heuristic counts the question's words. Similarity:
+    # meaning and the expected response's facts (a wrong number is a contradiction, not a paraphrase).
+    for check in ("Relevance", "Similarity"):
+        gain = t.loc[("embedding", check), "kappa"] - t.loc[("heuristic", check), "kappa"]
+        assert gain >= 0.2, f"{check}: the embedding judge gains {gain:.2f} in kappa over the heuristic"
     # Coherence and Groundedness are the heuristic's in both (the embedding judge hands them over).
     for check in ("Coherence", "Groundedness"):
         cols = ["n", "exact", "kappa", "spearman"]
