@@ -54,6 +54,7 @@ EXPECT: dict[str, tuple[Path, list[str], int]] = {
             "callable:concise_judge",
             "EVALNB_JUDGE_BASE_URL is not set",
             "| Relevance | embedding | 61 |",  # the held-out agreement table
+            "| Similarity | embedding | 57 | 0.58 [0.44, 0.70] | 0.63 [0.42, 0.80]",  # the frozen design's
             "weighted 2.55",  # a probability-weighted score
             "<IPython.core.display.Image object>",  # the variance-reduction figure (a PNG)
         ],

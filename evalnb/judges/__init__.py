@@ -5,8 +5,9 @@
 * :class:`CallableJudge`: any function ``f(prompt) -> str``;
 * :class:`Heuristic`: an offline judge from word statistics, labelled ``heuristic (not an LLM)``;
 * :class:`EmbeddingJudge`: an offline judge of Similarity and Relevance from wordllama sentence embeddings
-  (the ``offline-judge`` extra), calibrated on labelled pairs, labelled ``embedding (wordllama, not an LLM)``;
-  it hands the other checks to the heuristic;
+  (the ``offline-judge`` extra; Similarity also reads the expected response's facts, :mod:`.facts`),
+  calibrated on labelled pairs, labelled ``embedding (wordllama, not an LLM)``; it hands the other checks to
+  the heuristic;
 * :func:`as_judge`: strings (``"openai:gpt-4o-mini"``, ``"heuristic"``, ``"module:function"``), callables
   and judge objects into a Judge; :func:`register_judge_string` adds a string;
 * `evaluate`: one judged check on one response (``evalnb.rescore`` judges a Result again, without the

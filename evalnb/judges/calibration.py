@@ -1,19 +1,22 @@
-"""The calibration of the embedding judge: cut points that map a cosine onto the rubric's 1-5 scale.
+"""The calibration of the embedding judge: cut points that map its measure of a pair onto the rubric's 1-5 scale.
 
-A cosine says how close two texts are; a rubric level says how good an answer is. The mapping between them is
-learnt from people's (here: one labeller's) judgments, on the ``fit`` half of ``data/labels/pairs.csv`` only:
+The measure (:func:`evalnb.judges.embedding.read`) says how close an answer is: for Relevance the cosine of
+the answer and the question, for Similarity a fact-checked similarity to the expected response (a
+contradicted fact at -1, below every cut). A rubric level says how good an answer is. The mapping between
+them is learnt from people's (here: one labeller's) judgments, on the ``fit`` half of
+``data/labels/pairs.csv`` only:
 
 * per check (Similarity: response vs expected response; Relevance: response vs question), the labelled
-  answers are sorted by cosine;
-* four cut points split the cosine axis into the bands of levels 1..5 (``level = 1 + number of cuts at or
-  below the cosine``); they are the placement with the highest quadratic-weighted kappa against the labels,
-  found by trying every placement in the gaps between the sorted cosines (ties in cosine share a level; a cut
-  lies half-way between the neighbouring cosines; the first best placement wins, so the fit is
-  deterministic). Kappa, not squared error: the least-squares step function pulls every answer toward the
-  middle of the scale (fitted on the same rows it never gave Relevance more than 3), which is the regression to
-  the mean a judge must not have: a judge has to use the scale as people do;
+  answers are sorted by their measure;
+* four cut points split the axis into the bands of levels 1..5 (``level = 1 + number of cuts at or below the
+  measure``); they are the placement with the highest quadratic-weighted kappa against the labels, found by
+  trying every placement in the gaps between the sorted values (ties share a level; a cut lies half-way
+  between the neighbouring values; the first best placement wins, so the fit is deterministic). Kappa, not
+  squared error: the least-squares step function pulls every answer toward the middle of the scale (fitted on
+  the same rows it never gave Relevance more than 3), which is the regression to the mean a judge must not
+  have: a judge has to use the scale as people do;
 * a level that the fitted function never gives has no band: its cut coincides with the next one, and a
-  level above every fitted cosine is unreachable (its cut is ``null`` in the file).
+  level above every fitted value is unreachable (its cut is ``null`` in the file).
 
 The fitted cuts ship as data (``calibration.json`` beside this module): a run reads them and never refits.
 ``python -m evalnb.judges.fitting`` refits them from the labels and writes the file;
@@ -68,15 +71,18 @@ class Calibration:
         return cuts[level - 1], cuts[level]
 
     def describe(self, check: str, level: int) -> str:
-        """The band of a level in words: ``level 4 for cosine 0.55 to 0.71``."""
+        """The band of a level in words: ``level 4 for cosine 0.55 to 0.71`` (Relevance) or ``level 4 for
+        similarity 0.42 to 0.48`` (Similarity: its measure is not a plain cosine)."""
         low, high = self.band(check, level)
+        entry = self.source.get("checks", {}).get(check, {})
+        what = str(entry.get("measure", "cosine")).split(":")[0]
         if low is None and high is None:
             return f"level {level}"
         if low is None:
-            return f"level {level} below cosine {high:.2f}"
+            return f"level {level} below {what} {high:.2f}"
         if high is None:
-            return f"level {level} from cosine {low:.2f}"
-        return f"level {level} for cosine {low:.2f} to {high:.2f}"
+            return f"level {level} from {what} {low:.2f}"
+        return f"level {level} for {what} {low:.2f} to {high:.2f}"
 
     def to_dict(self) -> dict[str, Any]:
         return {

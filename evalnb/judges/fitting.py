@@ -19,7 +19,7 @@ from typing import Any
 
 from evalnb._files import atomic_write
 from evalnb.judges.calibration import FILE, Calibration, fit_cuts
-from evalnb.judges.embedding import MODEL, TASKS, compared_with, cosines
+from evalnb.judges.embedding import CONTRADICTED, FACT_BONUS, MODEL, TASKS, read
 from evalnb.judges.labels import pairs_path, read_pairs
 
 __all__ = ["fit", "main"]
@@ -33,23 +33,34 @@ def fit(pairs: Any = None) -> Calibration:
     checks: dict[str, Any] = {}
     for check in TASKS:
         rows = frame[frame["check"] == check]
-        others = [compared_with(check, question=r.question, expected=r.expected) for r in rows.itertuples()]
-        cos = cosines([str(a) for a in rows["answer"]], others)
-        cuts[check] = fit_cuts([float(c) for c in cos], [int(v) for v in rows["value"]])
-        checks[check] = {"n": len(rows), "compares": f"the response with {_WITH[check]}"}
+        readings = read(
+            check, list(rows["answer"]), questions=list(rows["question"]), expecteds=list(rows["expected"])
+        )
+        cuts[check] = fit_cuts([r.value for r in readings], [int(v) for v in rows["value"]])
+        checks[check] = {
+            "n": len(rows),
+            "compares": f"the response with {_WITH[check]}",
+            "measure": _MEASURE[check],
+        }
     source = {
         "model": MODEL,
         "labels": pairs_path().relative_to(pairs_path().parents[2]).as_posix(),
         "split": "fit",
-        "method": "monotone step function of cosine with the highest quadratic kappa on the fit rows (every "
-        "placement of the cuts tried); cuts half-way between neighbouring fitted cosines; level = 1 + number "
-        "of cuts at or below the cosine",
+        "method": "monotone step function of the check's measure with the highest quadratic kappa on the fit "
+        "rows (every placement of the cuts tried); cuts half-way between neighbouring fitted values; level = 1 "
+        "+ number of cuts at or below the measure",
         "checks": checks,
     }
     return Calibration(cuts=cuts, source=source)
 
 
 _WITH = {"Similarity": "the expected response", "Relevance": "the question"}
+_MEASURE = {
+    "Similarity": "similarity: the mean of the cosine without the question's words and the recall of the "
+    f"expected response's content words, +{FACT_BONUS:g} when a fact of the expected response is stated, "
+    f"{CONTRADICTED:g} when one is contradicted",
+    "Relevance": "cosine",
+}
 
 
 def target_file() -> Path:

@@ -28,6 +28,7 @@ __all__ = [
     "COLUMNS",
     "compare_judges",
     "judge_pairs",
+    "kappa_gains",
     "labels_frame",
     "markdown_table",
     "measure",
@@ -185,6 +186,69 @@ def compare_judges(
     pairs = read_pairs() if pairs is None else pairs
     frames = [measure(j, pairs, split=split).assign(judge=name) for name, j in judges.items()]
     return pd.concat(frames, ignore_index=True)
+
+
+def kappa_gains(
+    judges: dict[str, Any] | None = None,
+    pairs: pd.DataFrame | None = None,
+    *,
+    split: str | None = "test",
+    interval: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Per check: how much higher the first judge's quadratic kappa with the labels is than the second's
+    (the embedding judge over the heuristic by default), on the same pairs, with a paired bootstrap interval
+    (``evalnb.judges.agreement.kappa_gain``).
+
+    Returns:
+        One row per check both judges scored: ``check``, ``n``, ``gain``, ``gain_low``, ``gain_high``, and
+        ``judges`` (``"embedding - heuristic"``).
+
+    Example::
+
+        kappa_gains().set_index("check").loc["Similarity", ["n", "gain", "gain_low", "gain_high"]]
+    """
+    import pandas as pd
+
+    from evalnb.judges.agreement import kappa_gain
+
+    if judges is None:
+        offline = offline_judges()
+        judges = {"embedding": offline["embedding"], "heuristic": offline["heuristic"]}
+    if len(judges) != 2:
+        raise ValueError(f"kappa_gains compares two judges, got {len(judges)}")
+    pairs = read_pairs() if pairs is None else pairs
+    if split is not None:
+        pairs = pairs[pairs["split"] == split]
+    labels = labels_frame(pairs)[["case_id", "turn", "check", "value"]]
+    keys = ["case_id", "turn", "check"]
+    (a, judge_a), (b, judge_b) = judges.items()
+    scored = [judge_pairs(pairs, j).scores[[*keys, "value"]] for j in (judge_a, judge_b)]
+    side = labels.merge(scored[0], on=keys, suffixes=("", "_a")).merge(
+        scored[1], on=keys, suffixes=("", "_b")
+    )
+    side = side.dropna(subset=["value", "value_a", "value_b"])
+    rows = []
+    for check, group in side.groupby("check", sort=True):
+        gain = kappa_gain(
+            group["value"].to_numpy(dtype=float),
+            group["value_a"].to_numpy(dtype=float),
+            group["value_b"].to_numpy(dtype=float),
+            [1.0, 2.0, 3.0, 4.0, 5.0],
+            interval=interval,
+            resamples=resamples,
+            seed=seed,
+        )
+        rows.append({"check": str(check), **gain, "judges": f"{a} - {b}"})
+    columns = {
+        "check": "string",
+        "n": "Int64",
+        "gain": "float64",
+        "gain_low": "float64",
+        "gain_high": "float64",
+    }
+    return pd.DataFrame(rows, columns=[*columns, "judges"]).astype({**columns, "judges": "string"})
 
 
 def markdown_table(table: pd.DataFrame) -> str:

@@ -74,7 +74,16 @@ async def test_similarity_and_relevance_by_embeddings_the_rest_by_the_heuristic(
     )
     assert para.judge == far.judge == LABEL
     assert para.value is not None and far.value is not None and para.value > far.value == 1.0
-    assert "embedding: cosine" in para.reason and "the expected response" in para.reason
+    assert "embedding: similarity" in para.reason and "the expected response" in para.reason
+    assert "states $40" in para.reason  # the fact it shares with the expected response
+    # A fluent answer with the wrong number: words and embedding close, the fact contradicted.
+    wrong = await evaluate(
+        JudgedMetricCheck(type="Similarity"),
+        make_ctx(response="The daily meal allowance is $60.", expected=exp),
+        judge=judge,
+    )
+    assert wrong.value == 1.0 and not wrong.passed
+    assert "contradicts the expected response: $60 where the expected response has $40" in wrong.reason
     q = "I spent $55 on dinner on a business trip. Is that okay?"
     rel = await evaluate(
         JudgedMetricCheck(type="Relevance"),
@@ -97,6 +106,39 @@ async def test_similarity_and_relevance_by_embeddings_the_rest_by_the_heuristic(
     assert coh == await evaluate(JudgedMetricCheck(type="Coherence"), make_ctx(), judge=Heuristic())
     with pytest.raises(JudgeError):
         await judge.complete("a plain string prompt")
+
+
+def test_the_readings_of_similarity() -> None:
+    q = "What is the daily meal allowance?"
+    exp = "$40 a day."
+    echo, para, wrong = emb.read(
+        "Similarity",
+        ["What is the daily meal allowance?", "You may spend forty dollars per day.", "It is $60 a day."],
+        questions=[q] * 3,
+        expecteds=[exp] * 3,
+    )
+    # An answer that only repeats the question keeps no words once the question's words are taken out.
+    assert echo.cosine == 0.0 and echo.recall == 0.0 and echo.value == 0.0
+    assert para.facts is not None and para.facts.matched == ("$40 a day",)
+    assert para.value == pytest.approx((para.cosine + (para.recall or 0.0)) / 2 + emb.FACT_BONUS)
+    assert wrong.value == emb.CONTRADICTED and wrong.facts is not None and wrong.facts.contradicts
+    # Relevance is the plain cosine of the response and the question.
+    (rel,) = emb.read("Relevance", ["You may spend forty dollars."], questions=[q], expecteds=[None])
+    assert (
+        rel.value == rel.cosine == pytest.approx(float(emb.cosines(["You may spend forty dollars."], [q])[0]))
+    )
+    assert rel.recall is None and rel.facts is None
+    # A missing expected response (NA) reads as empty; an expected response made of the question's words
+    # only is compared whole.
+    (na,) = emb.read("Similarity", ["Yes."], questions=["Is it paid? Yes or no"], expecteds=[float("nan")])
+    assert na.value == 0.0
+    (whole,) = emb.read(
+        "Similarity", ["Yes, it is."], questions=["Is it paid, yes?"], expecteds=["Yes, paid."]
+    )
+    assert whole.cosine > 0.5
+    with pytest.raises(KeyError):
+        emb.read("Coherence", ["a"], questions=["b"], expecteds=["c"])
+    assert emb.without_question("The daily meal allowance is $40.", q) == "40"
 
 
 def test_judge_string_and_label() -> None:
@@ -191,6 +233,11 @@ def test_calibration_bands() -> None:
     assert cal.describe("Similarity", 2) == "level 2 for cosine 0.20 to 0.40"
     assert cal.describe("Similarity", 1) == "level 1 below cosine 0.20"
     assert cal.describe("Similarity", 4) == "level 4 from cosine 0.40"
+    named = Calibration(
+        cuts={"Similarity": (0.2, 0.4, 0.4, None)},
+        source={"checks": {"Similarity": {"measure": "similarity: the mean of ..."}}},
+    )
+    assert named.describe("Similarity", 2) == "level 2 for similarity 0.20 to 0.40"
     with pytest.raises(KeyError):
         cal.score("Coherence", 0.5)
 
