@@ -48,6 +48,7 @@ def test_public_api_is_pinned():
         "compare",
         "discover",
         "errors",
+        "executors",
         "judges",
         "load",
         "plots",

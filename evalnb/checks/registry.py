@@ -33,7 +33,7 @@ Example::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,6 +54,7 @@ __all__ = [
     "definition",
     "get",
     "get_user",
+    "install",
     "known",
     "register",
     "unregister",
@@ -309,6 +310,12 @@ def get_user(name: str) -> Callable[..., Any] | None:
 def user_definition(name: str) -> CheckDef | None:
     """The registration of your check ``name`` (with the options it accepts), or None."""
     return _USER.get(name)
+
+
+def install(definitions: Mapping[str, CheckDef]) -> None:
+    """Register checks of yours as another process registered them (a cluster worker gets the suite's checks
+    this way: its own registry never ran your registrations)."""
+    _USER.update(definitions)
 
 
 def coerce_score(value: Any) -> Score:

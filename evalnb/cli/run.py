@@ -78,6 +78,11 @@ def run_command(
     resume: str | None = typer.Option(
         None, "--resume", help="Continue the interrupted stored run RUN_ID; finished cases are not repeated."
     ),
+    executor: str | None = typer.Option(
+        None,
+        "--executor",
+        help="Where case runs run: local (default), ray (the cluster ray.init() finds) or ray=ADDRESS.",
+    ),
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
     import evalnb
@@ -110,7 +115,7 @@ def run_command(
                     f"Upgraded legacy dataset {path} to the versioned format (backup: {backup})", err=True
                 )
             suites.append(suite)
-        options: dict = {"runs": runs, "concurrency": concurrency, "timeout": timeout}
+        options: dict = {"runs": runs, "concurrency": concurrency, "timeout": timeout, "executor": executor}
         options["judge"] = config.judge_from(
             judge, base_url=judge_base_url, cache=False if no_cache else None
         )
