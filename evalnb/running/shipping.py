@@ -22,12 +22,15 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import io
 import pickle
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalnb._usercode import FILE_MODULE_PREFIX
 from evalnb.checks import registry
 from evalnb.errors import ConfigError
 from evalnb.running.case_run import RunJob
@@ -102,11 +105,28 @@ def pack(job: RunJob) -> Packed:
     checks = _user_checks(job)
     buffer = io.BytesIO()
     pickler = _pickler(buffer)
-    try:
-        pickler.dump((job, checks))
-    except Exception as exc:
-        raise ConfigError(_unshippable(job, checks, exc)) from None
+    with _files_by_value():
+        try:
+            pickler.dump((job, checks))
+        except Exception as exc:
+            raise ConfigError(_unshippable(job, checks, exc)) from None
     return Packed(payload=buffer.getvalue(), endpoints=bool(pickler.endpoints), checks=sorted(checks))
+
+
+@contextlib.contextmanager
+def _files_by_value() -> Iterator[None]:
+    """Code loaded from a file (``--agent path/to/file.py:fn``) travels by value: a worker cannot import the
+    module evalnb named it by (``evalnb._usercode``), and its folder may not exist there."""
+    cloudpickle = _cloudpickle()
+    modules = [m for name, m in list(sys.modules.items()) if name.startswith(FILE_MODULE_PREFIX)]
+    for module in modules:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        yield
+    finally:
+        for module in modules:
+            with contextlib.suppress(ValueError):
+                cloudpickle.unregister_pickle_by_value(module)
 
 
 def unpack(payload: bytes) -> RunJob:

@@ -194,8 +194,11 @@ def test_the_command_line_takes_executor_ray_address(cluster: LocalCluster, tmp_
     suite.write_text(
         json.dumps(
             {
-                "name": "cli",
-                "items": [{"id": f"c-{i}", "prompt": f"q{i}", "expected": str(i)} for i in range(6)],
+                "schemaVersion": "1.2.0",
+                "default_evaluators": {"ExactMatch": {}},
+                "items": [
+                    {"name": f"c-{i}", "prompt": f"q{i}", "expected_response": str(i)} for i in range(6)
+                ],
             }
         )
     )
@@ -295,33 +298,46 @@ def test_a_node_killed_mid_run_loses_and_duplicates_nothing(cluster: LocalCluste
     local = evalnb.run(suite, _agent(), progress=False)
     store = evalnb.Store(tmp_path / "runs.db")
 
-    class KillThird:
-        count = 0
+    recorded: set[tuple[str, int]] = set()
+    stop = threading.Event()
 
+    class Keys:
         def begin(self, info: Any) -> None: ...
         def completed(self) -> None: ...
         def finish(self, result: Any) -> None: ...
         def record(self, record: Any) -> None:
-            self.count += 1
-            if self.count == 30:  # every node has a batch in flight: the third dies holding one
-                threading.Thread(target=cluster.kill, args=(third,), daemon=True).start()
+            recorded.add(record.key)
 
-    result = evalnb.run(
-        suite,
-        agent,
-        concurrency=2,
-        executor=Ray(address=cluster.address, batch_size=6),
-        store=store,
-        version="k",
-        recorders=[KillThird()],
-        progress=False,
-    )
+    def kill_when_the_third_node_is_mid_batch() -> None:
+        # A call logged under the third node's raylet whose case run is not recorded yet: it holds a batch.
+        while not stop.wait(0.05):
+            lines = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+            if any(node == str(raylet) and (c, int(r)) not in recorded for c, r, node in lines):
+                cluster.kill(third)
+                return
+
+    killer = threading.Thread(target=kill_when_the_third_node_is_mid_batch, daemon=True)
+    killer.start()
+    try:
+        result = evalnb.run(
+            suite,
+            agent,
+            concurrency=2,
+            executor=Ray(address=cluster.address, batch_size=6),
+            store=store,
+            version="k",
+            recorders=[Keys()],
+            progress=False,
+        )
+    finally:
+        stop.set()
+        killer.join(60)
     assert not third.alive
     calls = [line.split() for line in log.read_text().splitlines()]
     on_third = {(c, int(r)) for c, r, node in calls if node == str(raylet)}
     final_nodes = {(row.case_id, row.run): json.loads(row.stdout)["node"] for row in result.runs.itertuples()}
     lost = [k for k in on_third if final_nodes[k] != str(raylet)]
-    assert lost, "the killed node had a batch in flight whose case runs ran again elsewhere"
+    assert lost, "the killed node had a batch in flight, whose case runs ran again on the other nodes"
     assert len(result.runs) == 150 and result.runs["case_id"].is_unique  # nothing lost, nothing twice
     assert _rows(result.scores) == _rows(local.scores)
     saved = store.load("k")

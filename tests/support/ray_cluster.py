@@ -43,6 +43,18 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _processes() -> dict[int, tuple[str, int, int]]:
+    """Every process of the machine: pid -> (command name, parent pid, process group)."""
+    out: dict[int, tuple[str, int, int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError):
+            pid, rest = stat.read_text().split(" ", 1)
+            comm, fields = rest.rsplit(")", 1)
+            parts = fields.split()
+            out[int(pid)] = (comm.lstrip("("), int(parts[1]), int(parts[2]))
+    return out
+
+
 @dataclass
 class Node:
     """One ``ray start --block`` process."""
@@ -140,18 +152,27 @@ class LocalCluster:
 
     def raylet_pid(self, node: Node) -> int:
         """The pid of the node's raylet (its workers see it as ``RAY_RAYLET_PID``)."""
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            with contextlib.suppress(OSError):
-                pid, rest = stat.read_text().split(" ", 1)
-                comm, fields = rest.rsplit(")", 1)
-                if comm.endswith("raylet") and int(fields.split()[2]) == node.process.pid:
-                    return int(pid)
+        for pid, (comm, _, pgrp) in _processes().items():
+            if comm.endswith("raylet") and pgrp == node.process.pid:
+                return pid
         raise RuntimeError(f"no raylet in the process group of {node.name}")
 
     def kill(self, node: Node) -> None:
-        """Kill a node at once (SIGKILL to its process group), as a machine that dies."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(node.process.pid, signal.SIGKILL)
+        """Kill a node at once, as a machine that dies: SIGKILL to every process it started (its raylet and
+        object store; its workers, which run in sessions of their own; the programs they started)."""
+        table = _processes()
+        children: dict[int, list[int]] = {}
+        for pid, (_, ppid, _) in table.items():
+            children.setdefault(ppid, []).append(pid)
+        doomed, todo = [], [node.process.pid]
+        while todo:
+            pid = todo.pop()
+            doomed.append(pid)
+            todo += children.get(pid, [])
+        doomed += [pid for pid, (_, _, pgrp) in table.items() if pgrp == node.process.pid]
+        for pid in doomed:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         node.process.wait(30)
 
     def stop(self) -> None:
@@ -160,7 +181,7 @@ class LocalCluster:
             if node.alive:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(node.process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 5
         for node in self.nodes:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 node.process.wait(max(0.1, deadline - time.monotonic()))
