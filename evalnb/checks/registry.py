@@ -91,6 +91,23 @@ class Score:
     cost: float | None = None
     details: list[dict[str, Any]] | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A frozen dataclass unpickles through a Python-level __setstate__ (dataclasses'), ten times the cost of
+        # its constructor: scores travel back from cluster workers by the hundred thousand.
+        return (
+            Score,
+            (
+                self.value,
+                self.passed,
+                self.reason,
+                self.status,
+                self.judge,
+                self.usage,
+                self.cost,
+                self.details,
+            ),
+        )
+
     @classmethod
     def of(cls, passed: bool, reason: str = "", value: float | None = None) -> Score:
         """A boolean score whose value is 1.0 or 0.0 unless given."""

@@ -71,8 +71,9 @@ class Node:
 class LocalCluster:
     """A Ray cluster of nodes on this machine (see the module docstring)."""
 
-    def __init__(self, *, head_cpus: int = 1) -> None:
+    def __init__(self, *, head_cpus: int = 1, head_cores: set[int] | None = None) -> None:
         self.head_cpus = head_cpus
+        self.head_cores = head_cores
         self.root = Path(tempfile.mkdtemp(prefix="evalnb-ray-"))  # short: Ray's socket paths must stay short
         self.port = 0
         self.nodes: list[Node] = []
@@ -103,8 +104,14 @@ class LocalCluster:
         out = [x for flag in flags for x in (flag, str(_free_port()))]
         return [*out, "--min-worker-port", "0", "--max-worker-port", "0", "--node-ip-address", IP]
 
-    def _start(self, name: str, argv: list[str]) -> Node:
+    def _start(self, name: str, argv: list[str], cores: set[int] | None = None) -> Node:
+        """``cores``: the CPU cores the node and everything it starts may use (a node of that many CPUs)."""
         log = self.root / f"{name}.log"
+
+        def pin() -> None:
+            if cores is not None:
+                os.sched_setaffinity(0, cores)
+
         with log.open("wb") as out:
             process = subprocess.Popen(
                 [self._ray(), "start", *argv, *self._ports(), "--block", "--disable-usage-stats"],
@@ -112,6 +119,7 @@ class LocalCluster:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=pin if cores is not None else None,
             )
         node = Node(name, process, log)
         self.nodes.append(node)
@@ -121,14 +129,14 @@ class LocalCluster:
         """Start the head node and wait until it takes drivers."""
         self.port = _free_port()
         argv = ["--head", "--port", str(self.port), "--num-cpus", str(self.head_cpus)]
-        head = self._start("head", [*argv, "--include-dashboard", "false"])
+        head = self._start("head", [*argv, "--include-dashboard", "false"], self.head_cores)
         self._wait(lambda: b"Ray runtime started" in head.log.read_bytes(), head, "the head node")
         return self
 
-    def add_node(self, *, num_cpus: int = 1) -> Node:
+    def add_node(self, *, num_cpus: int = 1, cores: set[int] | None = None) -> Node:
         """Start another node joining the head (returns at once; see :meth:`wait_for_nodes`)."""
         name = f"node{len(self.nodes)}"
-        return self._start(name, ["--address", self.address, "--num-cpus", str(num_cpus)])
+        return self._start(name, ["--address", self.address, "--num-cpus", str(num_cpus)], cores)
 
     def alive_nodes(self) -> int:
         """How many nodes the cluster counts alive (asks the connected driver)."""
