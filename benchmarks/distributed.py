@@ -32,15 +32,15 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import ray
+import ray  # noqa: E402
 
-import evalnb
-from evalnb.agents import Command
-from evalnb.executors import Ray
-from evalnb.running.ray_tasks import Batch, records_of
-from evalnb.running.records import CaseRunRecord
-from evalnb.suite import Case, ExactMatchCheck, RegexCheck, Suite, Turn
-from tests.support.ray_cluster import LocalCluster
+import evalnb  # noqa: E402
+from evalnb.agents import Command  # noqa: E402
+from evalnb.executors import Ray  # noqa: E402
+from evalnb.running.ray_tasks import Batch, records_of  # noqa: E402
+from evalnb.running.records import CaseRunRecord  # noqa: E402
+from evalnb.suite import Case, ExactMatchCheck, RegexCheck, Suite, Turn  # noqa: E402
+from tests.support.ray_cluster import LocalCluster  # noqa: E402
 
 AGENT = Path(__file__).resolve().parents[1] / "tests" / "scripts" / "seeded_agent.py"
 BURN_MS = 200
@@ -81,7 +81,7 @@ def scale_out(n: int) -> float:
         raise SystemExit("the scale-out benchmark needs two CPU cores")
     suite, warm = suite_of(n), suite_of(4)
     local = timed(suite, None)
-    print(f"local executor, concurrency 1      {n / local:6.2f} case runs/s  ({local:5.1f} s)")
+    print(f"local executor, concurrency 1      {n / local:6.2f} case runs/s  ({local:5.1f} s)", flush=True)
     with LocalCluster(head_cpus=1, head_cores={cores[0]}) as cluster:
         ray.init(address=cluster.address, log_to_driver=False, logging_level="warning")
         try:
@@ -186,10 +186,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip-cluster", action="store_true", help="only the driver's cost")
     args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     per_node = 1000.0 / BURN_MS
     if not args.skip_cluster:
         per_node = scale_out(16 if args.quick else 40)
     driver_cost(20_000 if args.quick else 100_000, per_node)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
