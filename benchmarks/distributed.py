@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import pickle
 import sys
@@ -173,6 +174,15 @@ def driver_cost(total: int, per_node: float) -> None:
         f"... + a SQLite store (whole run)   {n / to_store:9,.0f} records/s  (streaming: {n / replay.seconds:,.0f}/s)"
     )
     rate = absorbed
+    # How much of that is the garbage collector walking a heap that grows with every record kept.
+    gc.collect()
+    gc.disable()
+    try:
+        replay = Replay(payloads, suite)
+        evalnb.run(suite, _unused, executor=replay, progress=False, preflight=False)
+    finally:
+        gc.enable()
+    print(f"... + sink + ResultRecorder, with the garbage collector off {n / replay.seconds:9,.0f} records/s")
     print(
         f"on paper: one driver absorbs {rate:,.0f} case runs/s; at {per_node:.2f} case runs/s per one-CPU node "
         f"({BURN_MS} ms agents) that is {rate / per_node:,.0f} nodes ({n / to_store / per_node:,.0f} with a store)"
