@@ -21,7 +21,7 @@ from evalnb.errors import ConfigError, EvalnbError, SuiteError
 from evalnb.suite import Case, Suite, Turn
 
 if TYPE_CHECKING:
-    from evalnb import agents, checks, judges, plots
+    from evalnb import agents, checks, executors, judges, plots
     from evalnb.comparison import compare, power
     from evalnb.export import read_results
     from evalnb.formats import discover, load, upgrade
@@ -50,6 +50,7 @@ __all__ = [
     "compare",
     "discover",
     "errors",
+    "executors",
     "judges",
     "load",
     "plots",
@@ -80,6 +81,7 @@ _LAZY: dict[str, str | None] = {
     "judges": None,
     "plots": None,
     "errors": None,
+    "executors": None,
 }
 
 

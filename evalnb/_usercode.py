@@ -26,7 +26,10 @@ from typing import Any
 
 from evalnb.errors import ConfigError
 
-__all__ = ["import_target", "is_file_target", "load_object", "split_spec"]
+__all__ = ["FILE_MODULE_PREFIX", "import_target", "is_file_target", "load_object", "split_spec"]
+
+FILE_MODULE_PREFIX = "evalnb_user_"
+"""The start of the name a file's module gets in ``sys.modules`` (a cluster executor sends its code by value)."""
 
 
 def split_spec(spec: str, *, what: str = "agent", code: str = "BAD_AGENT_SPEC") -> tuple[str, str]:
@@ -90,7 +93,7 @@ def _import_file(path: Path, *, what: str, code: str) -> ModuleType:
         raise ConfigError(f"{what} file {str(path)!r} does not exist", code=code)
     resolved = path.resolve()
     digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:10]
-    name = f"evalnb_user_{path.stem}_{digest}"
+    name = f"{FILE_MODULE_PREFIX}{path.stem}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
     module_spec = importlib.util.spec_from_file_location(name, path)

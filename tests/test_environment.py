@@ -17,7 +17,9 @@ else:  # pragma: no cover - Python 3.10
 ROOT = Path(__file__).resolve().parents[1]
 
 # Extras a conda user of the notebooks needs besides the runtime dependencies (dev tools come through pip).
-EXTRAS = ("duckdb", "excel", "notebooks")
+EXTRAS = ("duckdb", "excel", "notebooks", "ray")
+# pip name -> the conda-forge package that provides it, where the two differ.
+CONDA_NAME = {"ray": "ray-core"}
 # Listed besides the requirements: the interpreter, its installer, and what the notebooks extra needs first.
 BASE = {"python", "pip", "jupyterlab", "ipykernel"}
 
@@ -41,7 +43,9 @@ def _pyproject() -> dict[str, Any]:
 
 
 def _conda_names(env: dict[str, Any]) -> set[str]:
-    return {_name(d) for d in env["dependencies"] if isinstance(d, str)}
+    """The conda packages listed, by the pip name of what they provide."""
+    pip_name = {conda: pip for pip, conda in CONDA_NAME.items()}
+    return {pip_name.get(_name(d), _name(d)) for d in env["dependencies"] if isinstance(d, str)}
 
 
 def _pip_lines(env: dict[str, Any]) -> list[str]:

@@ -2,7 +2,8 @@
 
 One limiter per endpoint (base URL) and event loop, shared by every client of that endpoint, so agent calls
 and judge calls to the same server back off together; the limit an endpoint settled at outlives the loop, so
-the next run starts there.
+the next run starts there. On a cluster, a worker's loop may get its limiters from elsewhere
+(:func:`share_limits`): the Ray executor's make every worker's calls to an endpoint count against one limit.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import asyncio
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 
-__all__ = ["AIMDLimiter", "learn", "limiter_for"]
+__all__ = ["AIMDLimiter", "learn", "limiter_for", "share_limits"]
 
 
 class AIMDLimiter:
@@ -107,6 +109,15 @@ _LIMITERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AIMDLi
     weakref.WeakKeyDictionary()
 )
 _LEARNED: dict[str, float] = {}
+_FACTORIES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Callable[[str, float], AIMDLimiter]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def share_limits(factory: Callable[[str, float], AIMDLimiter]) -> None:
+    """Make :func:`limiter_for` on the running loop build each endpoint's limiter with
+    ``factory(endpoint, initial)`` (a limiter whose state lives elsewhere, shared with other processes)."""
+    _FACTORIES[asyncio.get_running_loop()] = factory
 
 
 def limiter_for(endpoint: str, *, initial: float = 64) -> AIMDLimiter:
@@ -122,7 +133,9 @@ def limiter_for(endpoint: str, *, initial: float = 64) -> AIMDLimiter:
     key = endpoint.rstrip("/")
     lim = per_loop.get(key)
     if lim is None:
-        lim = per_loop[key] = AIMDLimiter(initial=_LEARNED.get(key, initial))
+        start = _LEARNED.get(key, initial)
+        make = _FACTORIES.get(loop)
+        lim = per_loop[key] = make(key, start) if make is not None else AIMDLimiter(initial=start)
     return lim
 
 

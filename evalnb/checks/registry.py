@@ -33,7 +33,7 @@ Example::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,6 +54,7 @@ __all__ = [
     "definition",
     "get",
     "get_user",
+    "install",
     "known",
     "register",
     "unregister",
@@ -96,6 +97,23 @@ class Score:
     details: list[dict[str, Any]] | None = None
     weighted: float | None = None
     spread: float | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A frozen dataclass unpickles through a Python-level __setstate__ (dataclasses'), ten times the cost of
+        # its constructor: scores travel back from cluster workers by the hundred thousand.
+        return (
+            Score,
+            (
+                self.value,
+                self.passed,
+                self.reason,
+                self.status,
+                self.judge,
+                self.usage,
+                self.cost,
+                self.details,
+            ),
+        )
 
     @classmethod
     def of(cls, passed: bool, reason: str = "", value: float | None = None) -> Score:
@@ -316,6 +334,12 @@ def get_user(name: str) -> Callable[..., Any] | None:
 def user_definition(name: str) -> CheckDef | None:
     """The registration of your check ``name`` (with the options it accepts), or None."""
     return _USER.get(name)
+
+
+def install(definitions: Mapping[str, CheckDef]) -> None:
+    """Register checks of yours as another process registered them (a cluster worker gets the suite's checks
+    this way: its own registry never ran your registrations)."""
+    _USER.update(definitions)
 
 
 def coerce_score(value: Any) -> Score:

@@ -40,7 +40,9 @@ def run_command(
         "Default: a fresh one per run.",
     ),
     executor: str | None = typer.Option(
-        None, "--executor", help="Where case runs execute: local (default) or a registered executor."
+        None,
+        "--executor",
+        help="Where case runs run: local (default), ray (the cluster ray.init() finds) or ray=ADDRESS.",
     ),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Also write the results to this file."),

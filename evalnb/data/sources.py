@@ -54,6 +54,11 @@ class Source:
         cube: the cube model used for structured reference queries, if any.
         description: where the data comes from (a file name or a URL without password).
 
+    A Source can be serialised (a cluster executor sends it to its workers): it travels as what it was opened
+    from (a file path, a URL, the DataFrames) with the reference rows computed so far, and opens its own
+    connection where it is first queried. A connection the caller opened travels as its database file; an
+    in-memory one cannot be opened elsewhere, so only its computed reference rows travel.
+
     Example::
 
         src = connect("data/foodmart/foodmart.db")
@@ -69,12 +74,14 @@ class Source:
         cube: CubeModel | None = None,
         description: str = "",
         owned: bool = True,
+        origin: Any = None,
     ) -> None:
         self.kind = kind
         self.cube = cube
         self.description = description
         self._handle = handle
         self._owned = owned  # False for a connection or engine the caller gave: theirs to close
+        self._origin = origin  # what connect() opens it again from elsewhere (None: it cannot be)
         self._lock = threading.Lock()  # sqlite3 and DuckDB connections are not safe to share across threads
         self._cache: dict[str, pd.DataFrame | ReferenceQueryError] = {}
 
@@ -93,6 +100,8 @@ class Source:
 
         bound = dict(params) if params else None
         with self._lock:
+            if self._handle is None:
+                self._handle = self._reopen()
             try:
                 if self.kind == "duckdb":
                     return self._handle.execute(sql, bound).df()
@@ -141,6 +150,18 @@ class Source:
             )
         return self.cube.statement(data, paramstyle=self.paramstyle)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_shipped, (self.kind, self._origin, self.cube, self.description, dict(self._cache)))
+
+    def _reopen(self) -> Any:
+        if self._origin is None:
+            raise ReferenceQueryError(
+                f"the data source {self.description} is a connection of the process that opened it and cannot "
+                "be opened here; pass data as a database file, a URL or DataFrames"
+            )
+        fresh = connect(self._origin, cube=self.cube)
+        return fresh._handle
+
     @property
     def thread_bound(self) -> bool:
         """Whether the connection only works in the thread that made it (a caller's ``sqlite3.connect()``
@@ -163,7 +184,7 @@ class Source:
 
     def close(self) -> None:
         """Close the connection (or dispose of an engine) this source opened; a caller's own stays open."""
-        if not self._owned:
+        if not self._owned or self._handle is None:
             return
         with self._lock:
             try:
@@ -177,6 +198,24 @@ class Source:
     def __repr__(self) -> str:
         cube = f", cube={self.cube.name!r}" if self.cube else ""
         return f"Source({self.kind}: {self.description}{cube})"
+
+
+def _shipped(
+    kind: str, origin: Any, cube: CubeModel | None, description: str, cache: dict[str, Any]
+) -> Source:
+    """A Source rebuilt from its serialised form: its connection is opened on first use (see :class:`Source`)."""
+    source = Source(kind, None, cube=cube, description=description, origin=origin)
+    source._cache.update(cache)
+    return source
+
+
+def _database_file(con: sqlite3.Connection) -> str | None:
+    """The file of a caller's sqlite3 connection's main database (None: in memory, or unreadable)."""
+    try:
+        rows = con.execute("PRAGMA database_list").fetchall()
+    except sqlite3.Error:  # a connection that only works in its own thread: not ours to probe
+        return None
+    return next((str(r[2]) for r in rows if r[1] == "main" and r[2]), None)
 
 
 def _db_message(exc: BaseException) -> str:
@@ -242,27 +281,47 @@ def connect(data: Any, *, cube: CubeModel | str | Path | Mapping[str, Any] | Non
             raise ConfigError("this data source is open already: give cube=... to connect() when opening it")
         return data
     if isinstance(data, sqlite3.Connection):
-        return Source("sqlite", data, cube=model, description="sqlite3 connection", owned=False)
+        return Source(
+            "sqlite",
+            data,
+            cube=model,
+            description="sqlite3 connection",
+            owned=False,
+            origin=_database_file(data),
+        )
     if isinstance(data, Mapping):
-        return _from_frames(data, model)
+        source = _from_frames(data, model)
+        source._origin = dict(data)
+        return source
     if isinstance(data, str) and "://" in data:
-        return _from_url(data, model)
+        source = _from_url(data, model)
+        source._origin = data
+        return source
     if isinstance(data, (str, Path)):
         p = Path(data)
         kind = detect_file(p)
         if model is None:
             model = _find_cube(p)
+        origin = str(p.resolve())
         if kind == "sqlite":
             con = sqlite3.connect(p.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
-            return Source("sqlite", con, cube=model, description=p.name)
+            return Source("sqlite", con, cube=model, description=p.name, origin=origin)
         try:
             import duckdb
         except ImportError as exc:
             raise ConfigError(f'{p.name} is a DuckDB file: pip install "evalnb[duckdb]"') from exc
-        return Source("duckdb", duckdb.connect(str(p), read_only=True), cube=model, description=p.name)
+        dcon = duckdb.connect(str(p), read_only=True)
+        return Source("duckdb", dcon, cube=model, description=p.name, origin=origin)
     if hasattr(data, "dialect") and hasattr(data, "connect"):  # a SQLAlchemy Engine
+        url = getattr(data, "url", None)
         return Source(
-            "sqlalchemy", data, cube=model, description=str(getattr(data, "url", "engine")), owned=False
+            "sqlalchemy",
+            data,
+            cube=model,
+            description=str(url if url is not None else "engine"),
+            owned=False,
+            # elsewhere it opens an engine of its own on the same URL (password included: it must connect)
+            origin=url.render_as_string(hide_password=False) if url is not None else None,
         )
     raise ConfigError(
         f"data of type {type(data).__name__} is not a data source: give a SQLite or DuckDB path, "

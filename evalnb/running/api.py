@@ -205,6 +205,11 @@ async def run_async(
         concurrency=concurrency,
     )
     try:
+        prepare = getattr(the_executor, "prepare", None)
+        if prepare is not None:
+            # A cluster that cannot be reached, or an agent that cannot be sent to it, stops the run before a
+            # recorder (a store) writes anything.
+            await _maybe(prepare(job))
         planned = sum(case.runs if runs is None else runs for case in the_suite.cases)
         for r in all_recorders:
             await _maybe(r.begin(RunInfo(suite=the_suite, meta=dict(meta), planned=planned)))
@@ -226,7 +231,9 @@ async def run_async(
 
         interrupted = False
         try:
-            await the_executor.execute(job, _plan(the_suite, runs, done), sink)
+            info = await the_executor.execute(job, _plan(the_suite, runs, done), sink)
+            if isinstance(info, dict) and info:
+                meta["executor_info"] = info
         except (asyncio.CancelledError, KeyboardInterrupt):
             # Interrupting returns what finished; the case runs that did not are recorded as skipped.
             interrupted = True

@@ -34,7 +34,7 @@ from evalnb.scoring import (
 )
 from evalnb.suite import Case, Suite, Turn
 
-__all__ = ["Plans", "RunJob", "Worker", "after_turn", "skipped", "turn_history"]
+__all__ = ["Plans", "RunJob", "Worker", "after_turn", "skipped", "turn_history", "without_answers"]
 
 
 def turn_history(
@@ -115,11 +115,19 @@ class Plans:
 
 def skipped(job: RunJob, plans: Plans, case: Case, run: int, reason: str) -> CaseRunRecord:
     """A case run that did not happen (the run was interrupted first): every turn skipped with ``reason``."""
+    return without_answers(job, plans, case, run, status="skipped", reason=reason)
+
+
+def without_answers(
+    job: RunJob, plans: Plans, case: Case, run: int, *, status: str, reason: str, error: str | None = None
+) -> CaseRunRecord:
+    """A case run whose turns got no answer: every turn ``status`` (``skipped``, or ``degraded`` when the
+    process running it was lost), its checks not scored, with ``reason`` and ``error``."""
     record = CaseRunRecord(
         suite=job.suite.name, case=case, run=run, agent=job.agent_name(case), started_at=time.time()
     )
     for t, turn in enumerate(case.turns):
-        record.turns.append(_without_answer(plans.plan(turn), t, None, "skipped", None, None, reason))
+        record.turns.append(_without_answer(plans.plan(turn), t, None, status, error, None, reason))
     return record
 
 

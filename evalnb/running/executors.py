@@ -6,8 +6,15 @@ lazy, so memory does not grow with ``runs``) and a sink; it runs every case run 
 it finishes, in any order. Cancelling ``execute`` stops it: case runs in flight are cancelled, and the runner
 records what never finished as skipped.
 
-Executors are found by name (``executor="local"``) in a registry; another one (a cluster) registers itself
-the same way and is chosen with ``evalnb.run(..., executor=NAME)`` or an instance.
+An executor may also have ``prepare(job)``: the runner calls it before anything is recorded, so that what
+stops a run at start-up (a cluster that cannot be reached, an agent that cannot be sent to it) stops it before
+a store writes anything. ``execute`` may return a dict of what ran where; the Result's meta keeps it as
+``executor_info``.
+
+Executors are found by name (``executor="local"``) in a registry; ``"NAME=ARGUMENT"`` passes one argument to
+the factory (``"ray=10.0.0.5:6379"``: the cluster's address). Two ship with evalnb: ``local`` (this class) and
+``ray`` (:mod:`evalnb.running.ray_executor`, imported when first named); another one registers itself the same
+way and is chosen with ``evalnb.run(..., executor=NAME)`` or an instance.
 
 Example::
 
@@ -28,6 +35,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
+from evalnb._registry import Registry
 from evalnb.errors import ConfigError
 from evalnb.running.case_run import RunJob, Worker
 from evalnb.running.records import CaseRunRecord
@@ -44,7 +52,7 @@ class Executor(Protocol):
 
     name: str
 
-    async def execute(self, job: RunJob, todo: Iterator[tuple[Case, int]], sink: Sink) -> None: ...
+    async def execute(self, job: RunJob, todo: Iterator[tuple[Case, int]], sink: Sink) -> Any: ...
 
 
 class Local:
@@ -76,26 +84,44 @@ class Local:
             worker.close()
 
 
-_EXECUTORS: dict[str, Callable[..., Executor]] = {"local": Local}
+_EXECUTORS: Registry[Callable[..., Executor]] = Registry(
+    "executor", builtins={"local": "evalnb.running.executors", "ray": "evalnb.running.ray_executor"}
+)
 
 
 def register_executor(name: str, factory: Callable[..., Executor]) -> None:
-    """Make ``executor=name`` (and ``evalnb run --executor name``) build an executor with ``factory()``."""
-    _EXECUTORS[name] = factory
+    """Make ``executor=name`` (and ``evalnb run --executor name``) build an executor with ``factory()``
+    (``factory(argument)`` for ``"name=argument"``)."""
+    _EXECUTORS.register(name, factory, replace=True)
+
+
+register_executor("local", Local)
 
 
 def as_executor(executor: Any) -> Executor:
-    """An Executor from ``None`` (local), a registered name, or an object with ``execute``."""
+    """An Executor from ``None`` (local), a registered name (``"NAME"`` or ``"NAME=ARGUMENT"``), or an object
+    with ``execute``.
+
+    Example::
+
+        as_executor("ray=127.0.0.1:6379")      # Ray(address="127.0.0.1:6379")
+    """
     if executor is None:
         return Local()
     if isinstance(executor, str):
-        factory = _EXECUTORS.get(executor.strip().lower())
+        name, sep, argument = executor.strip().partition("=")
+        factory = _EXECUTORS.get(name.strip().lower())
         if factory is None:
-            raise ConfigError(f"unknown executor {executor!r}; known: {', '.join(sorted(_EXECUTORS))}")
-        return factory()
+            raise ConfigError(f"unknown executor {executor!r}; known: {', '.join(_EXECUTORS.names())}")
+        if not sep:
+            return factory()
+        try:
+            return factory(argument.strip())
+        except TypeError:
+            raise ConfigError(f"executor {name!r} takes no argument (got {executor!r})") from None
     if isinstance(executor, Executor):
         return executor
     raise ConfigError(
-        f"executor must be None, a name ({', '.join(sorted(_EXECUTORS))}) or an object with an async "
+        f"executor must be None, a name ({', '.join(_EXECUTORS.names())}) or an object with an async "
         f"execute(job, todo, sink), not {type(executor).__name__}"
     )

@@ -82,3 +82,15 @@ def test_executors_by_name() -> None:
         evalnb.run(_suite(), _agent, executor="nope", progress=False)
     with pytest.raises(ConfigError, match="executor must be None, a name"):
         evalnb.run(_suite(), _agent, executor=42, progress=False)
+
+
+def test_a_name_with_an_argument_and_the_ray_executor_by_name() -> None:
+    from evalnb.executors import Ray
+
+    ray_executor = as_executor("ray=127.0.0.1:6379")
+    assert isinstance(ray_executor, Ray) and ray_executor.address == "127.0.0.1:6379"
+    assert isinstance(as_executor("ray"), Ray) and as_executor("ray").address is None
+    with pytest.raises(ConfigError, match="executor 'local' takes no argument"):
+        as_executor("local=x")
+    with pytest.raises(ConfigError, match="batch_size must be a positive integer"):
+        Ray(batch_size=0)

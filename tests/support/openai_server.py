@@ -35,6 +35,10 @@ answer whose score is drawn from a seeded distribution, with that distribution's
 
     rng = random.Random(7)
     server.default = lambda req: score_reply({3: 0.4, 4: 0.6}, rng, jitter=0.3)
+
+``OpenAIServer(rate_limit=(20, 1.0))`` answers at most 20 requests in any 1.0 s window, as a rate-limited
+provider does: a request above the rate gets HTTP 429 with ``Retry-After`` (the seconds until the window has
+room), counted in ``server.rejected``; ``server.accepted`` holds the times of the answered ones.
 """
 
 from __future__ import annotations
@@ -181,9 +185,14 @@ Answer = str | Reply | Callable[[Recorded], "str | Reply"]
 class OpenAIServer:
     """A scriptable chat-completions server (see the module docstring)."""
 
-    def __init__(self, *, default: Answer = "OK", delay: float = 0.0) -> None:
+    def __init__(
+        self, *, default: Answer = "OK", delay: float = 0.0, rate_limit: tuple[int, float] | None = None
+    ) -> None:
         self.default: Answer = default
         self.delay = delay
+        self.rate_limit = rate_limit
+        self.accepted: list[float] = []
+        self.rejected = 0
         self.requests: list[Recorded] = []
         self._queue: deque[Answer] = deque()
         self._lock = threading.Lock()
@@ -266,6 +275,19 @@ class OpenAIServer:
 
     # -- answering --------------------------------------------------------------------------------
 
+    def _over_rate(self, now: float) -> float | None:
+        """With the lock held: None when the request may be answered (it is counted), else the seconds until
+        the window has room."""
+        if self.rate_limit is None:
+            return None
+        count, window = self.rate_limit
+        recent = [t for t in self.accepted[-count:] if t > now - window]
+        if len(recent) >= count:
+            self.rejected += 1
+            return max(0.001, recent[0] + window - now)
+        self.accepted.append(now)
+        return None
+
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         try:
             body = await request.json()
@@ -280,7 +302,12 @@ class OpenAIServer:
         )
         with self._lock:
             self.requests.append(rec)
-            answer = self._queue.popleft() if self._queue else self.default
+            wait = self._over_rate(rec.time)
+            if wait is None:
+                answer = self._queue.popleft() if self._queue else self.default
+        if wait is not None:
+            err = {"error": {"message": "rate limit reached", "type": "rate_limit"}}
+            return web.json_response(err, status=429, headers={"Retry-After": f"{wait:.3f}"})
         if callable(answer):
             answer = answer(rec)
         reply = Reply(content=answer) if isinstance(answer, str) else answer
