@@ -12,11 +12,11 @@ import pytest
 
 import evalnb
 from evalnb.checks import text
+from evalnb.demo.sample import foodmart_db
 from evalnb.suite import Case, RegexCheck, Suite, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 CUBE_SUITE = ROOT / "data" / "suites" / "foodmart-sales.eval.yaml"
-FOODMART = ROOT / "data" / "foodmart" / "foodmart.db"
 
 
 async def _constant_analyst(prompt: str) -> dict:
@@ -26,8 +26,9 @@ async def _constant_analyst(prompt: str) -> dict:
 
 def test_a_50ms_agent_reads_50ms_at_concurrency_8_on_the_cube_suite() -> None:
     suite = evalnb.load(CUBE_SUITE)
-    evalnb.run(suite, _constant_analyst, data=FOODMART, concurrency=1, runs=1, progress=False)  # warm imports
-    result = evalnb.run(suite, _constant_analyst, data=FOODMART, concurrency=8, runs=3, progress=False)
+    db = foodmart_db()  # built on first use (a fresh clone has none)
+    evalnb.run(suite, _constant_analyst, data=db, concurrency=1, runs=1, progress=False)  # warm imports
+    result = evalnb.run(suite, _constant_analyst, data=db, concurrency=8, runs=3, progress=False)
     latencies = result.runs["latency_ms"].dropna().tolist()
     assert len(latencies) == 36
     # The rows checks and their reference SQL ran meanwhile: none of it shows in the agent's latency.
