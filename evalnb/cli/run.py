@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -68,6 +69,9 @@ def run_command(
         "--version",
         help="Save the run in the store under this version label (each case as it finishes).",
     ),
+    replace: bool = typer.Option(
+        False, "--replace", help="With --version: replace the suite's run of that label (else refused)."
+    ),
     store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
     baseline: str | None = typer.Option(
         None, "--baseline", help="Compare with this stored version (or run id); exit 1 if a check got worse."
@@ -88,6 +92,8 @@ def run_command(
 
     if fmt not in ("text", "json"):
         raise fail(f"--format must be text or json, not {fmt!r}")
+    if replace and version is None:
+        raise fail("--replace goes with --version LABEL (the label whose run it replaces)")
     with exits():
         # Everything that can fail at start-up is checked for every suite before the first one runs.
         check_options(margin, confidence)
@@ -118,7 +124,7 @@ def run_command(
         if version is not None or baseline is not None or resume is not None or store_url is not None:
             store = evalnb.Store(store_url)
         if store is not None and (version is not None or resume is not None):
-            options.update(store=store, version=version, resume=resume)
+            options.update(store=store, version=version, resume=resume, replace=replace)
         if resume is not None:
             suites = suites[:1] or [None]
         # --baseline: each suite against its own baseline run (a version label may be shared by suites).
@@ -132,6 +138,9 @@ def run_command(
             # A cassette that does not match the suite is a setup problem, not an agent failure.
             raise fail(str(the_agent.misses[0]))
         _emit(results, fmt=fmt, output=output)
+        if store is not None and (version is not None or resume is not None):
+            for r in results:
+                typer.echo(_saved_line(r, store), err=fmt == "json")
     if bases:
         # --baseline: the gate is a check worse than the baseline (all suites gated as one family), not the
         # failures that were already there
@@ -161,6 +170,13 @@ def _emit(results: list, *, fmt: str, output: Path | None) -> None:
         from evalnb import export
 
         export.write(results, output)
+
+
+def _saved_line(result: Any, store: Any) -> str:
+    """Where a run was saved: ``Saved run 3f2a9c1b7d4e of suite kb as version v1 in .evals/evalnb.db``."""
+    version = result.meta.get("version")
+    label = f" as version {version}" if version is not None else ""
+    return f"Saved run {result.meta.get('run_id')} of suite {result.suite.name}{label} in {store.where}"
 
 
 def _discover_or_offer() -> Path:
