@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -31,7 +32,7 @@ def suite(name: str = "manage", n: int = 4) -> Suite:
     return Suite(name=name, format="dataset-json", cases=cases)
 
 
-def answers(*wrong: str):  # noqa: ANN201 - a test agent
+def answers(*wrong: str) -> Any:
     calls: list[str] = []
 
     def agent(prompt: str) -> str:
