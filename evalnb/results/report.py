@@ -7,6 +7,7 @@ import html as _html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from evalnb.checks.judged import NO_JUDGE_HINT, NO_JUDGE_REASON
 from evalnb.results.frames import make_frame, records
 from evalnb.scoring import STATUSES
 
@@ -104,6 +105,7 @@ def text(result: Result) -> str:
                 first[row["case_id"]][k] = row[k]
     detail = _failure_lines(result, cases)
     label = {"passed": "PASS", "failed": "FAIL", "degraded": "DEGRADED", "skipped": "SKIPPED"}
+    hinted = False
     for case in records(cases):
         parts = []
         if case["latency_ms"] is not None:
@@ -118,7 +120,11 @@ def text(result: Result) -> str:
         suffix = f" ({', '.join(parts)})" if parts else ""
         lines.append(f"{label.get(case['status'], case['status'].upper())}: {case['case_id']}{suffix}")
         if case["status"] in ("failed", "degraded"):
-            lines += [f"  {d}" for d in detail.get(case["case_id"], [])]
+            for d in detail.get(case["case_id"], []):
+                lines.append(f"  {d}")
+                if not hinted and d.endswith(NO_JUDGE_REASON):
+                    lines.append(f"  {NO_JUDGE_HINT}")  # once per report, under the first such line
+                    hinted = True
     return "\n".join(lines) + "\n"
 
 
@@ -187,12 +193,28 @@ def html(result: Result) -> str:
     )
     summary = result.summary().to_html(index=False, escape=True, float_format=lambda x: f"{x:.3g}", na_rep="")
     shown = cases[cases["status"] != "passed"].head(20)
-    body = ""
+    body = _judge_note(result.scores)
     if len(shown):
-        body = "<div>Cases not passed:</div>" + shown[
-            ["case_id", "category", "status", "runs", "passed_runs", "latency_ms"]
-        ].to_html(index=False, escape=True, na_rep="", float_format=lambda x: f"{x:.0f}")
+        table = shown[["case_id", "category", "status", "runs", "passed_runs", "latency_ms"]]
+        table = table.astype("object").where(table.notna(), "")  # an empty cell, never "<NA>"
+        body += "<div>Cases not passed:</div>" + table.to_html(
+            index=False, escape=True, float_format=lambda x: f"{x:.0f}"
+        )
     return f'<div class="evalnb-result">{head}{summary}{body}</div>'
+
+
+def _judge_note(scores: pd.DataFrame) -> str:
+    """The notebook's one line beside judged checks that had no judge: which, the reason, how to give one."""
+    unjudged = scores.loc[scores["reason"] == NO_JUDGE_REASON, "check_id"]
+    if unjudged.empty:
+        return ""
+    esc = _html.escape
+    checks = list(dict.fromkeys(str(c) for c in unjudged.tolist()))
+    names = ", ".join(esc(c) for c in checks)
+    return (
+        f'<div class="evalnb-judge-note" style="color:#9a6700">Judged check{"s" * (len(checks) > 1)} {names} '
+        f"failed with <code>{esc(NO_JUDGE_REASON)}</code>. {esc(NO_JUDGE_HINT)}</div>"
+    )
 
 
 def _counts(cases: pd.DataFrame) -> dict[str, int]:
