@@ -31,8 +31,9 @@ import plotly.io as pio
 
 import evalnb
 
-# Figures are kept in the notebook as plotly JSON, which JupyterLab renders (also after a reload).
-pio.renderers.default = "plotly_mimetype+notebook_connected"
+# Figures are kept as plotly JSON, which JupyterLab renders (also after a reload), and as HTML with plotly.js
+# embedded once (not loaded from a CDN), so a notebook exported to HTML shows its figures offline.
+pio.renderers.default = "plotly_mimetype+notebook"
 pd.set_option("display.max_colwidth", 90)
 print("evalnb", evalnb.__version__, "| data:", DATA.relative_to(ROOT), "| writing to a temporary folder")'''
 
@@ -480,10 +481,7 @@ table = pd.concat(
     names=["judge"],
 ).reset_index()
 table"""),
-    code("""
-px.bar(table, x="check", y="exact", color="judge", barmode="group",
-       title="Share of scores identical to the reference labels, per judge", range_y=[0, 1],
-       labels={"exact": "share identical to the labels"})"""),
+    code("""evalnb.plots.agreement(table)  # share of scores identical to the labels; n pairs on each bar"""),
     md("""
 Neither offline judge is good enough to gate a release on Relevance; they are cheap smoke tests. For decisions,
 use a model judge and measure it the same way.

@@ -568,7 +568,7 @@ def _row_label(e_row: int, labels: list[_Column], c: _Column) -> str:
     """``country="USA"``: an expected row named by its key values (the cells of ``labels`` it has)."""
     parts = []
     for k in labels:
-        if k is c and len(labels) > 1 or not k.e_pres[e_row]:
+        if (k is c and len(labels) > 1) or not k.e_pres[e_row]:
             continue  # the mismatching cell itself names the row only when nothing else can
         cell = (
             f"{float(k.e_vals[e_row]):g}" if k.e_num[e_row] else _quoted(str(k.e_series.iloc[e_row]).strip())

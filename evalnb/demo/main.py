@@ -119,6 +119,7 @@ def run_demo(
     store: str | Path | Store | None = None,
     echo: Callable[[str], Any] = print,
     progress: bool = False,
+    plotlyjs: str = "inline",
 ) -> DemoOutcome:
     """Run the demo: both versions of the three suites, saved, compared, and a scorecard written.
 
@@ -127,6 +128,8 @@ def run_demo(
         store: the store to save into (a path, URL or ``evalnb.Store``); default ``<out>/evalnb.db``.
         echo: where the printed report goes (``print`` by default; ``lambda s: None`` for silence).
         progress: show progress bars.
+        plotlyjs: how the scorecard gets plotly's JavaScript: ``"inline"`` (once, the page works alone and
+            offline), ``"file"`` (``plotly-VERSION.min.js`` beside it), ``"cdn"`` or a script URL.
 
     Returns:
         A :class:`DemoOutcome` with the results, comparisons, run ids, store and scorecard path.
@@ -143,6 +146,8 @@ def run_demo(
     from evalnb.store import as_store
 
     started = time.perf_counter()
+    if not plotlyjs.strip():
+        raise ConfigError("plotlyjs: give inline, file, cdn or a script URL")
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -224,7 +229,7 @@ def run_demo(
         for line in notes:
             echo(f"  {line}")
 
-    outcome.scorecard = write_scorecard(outcome, out / "scorecard.html")
+    outcome.scorecard = write_scorecard(outcome, out / "scorecard.html", plotlyjs=plotlyjs)
     outcome.elapsed_s = time.perf_counter() - started
     echo("")
     echo(
@@ -323,15 +328,17 @@ th{background:#f6f8fa}.passed{color:#1a7f37}.failed{color:#cf222e}.regressed{col
 """
 
 
-def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
+def write_scorecard(outcome: DemoOutcome, path: str | Path, *, plotlyjs: str = "inline") -> Path:
     """One self-contained HTML page: per suite, the counts of both versions, the comparison and the plots.
 
-    plotly's JavaScript is inlined once, so the page works offline. Every string from agents or suites is
-    escaped. A full per-suite scorecard (sortable case table) is ``result.to_html(path)``.
+    plotly's JavaScript is inlined once, so the page works offline; ``plotlyjs="file"`` writes it beside the
+    page once and links it, ``"cdn"`` links plotly's CDN (see ``evalnb.export.html``). Every string from
+    agents or suites is escaped. A full per-suite scorecard (sortable case table) is ``result.to_html(path)``.
 
     Example::
 
         write_scorecard(outcome, ".evals/scorecard.html")
+        write_scorecard(outcome, ".evals/scorecard.html", plotlyjs="file")   # a page of ~0.1 MB
     """
     from evalnb import plots
     from evalnb.export.html import figure_div, page
@@ -376,4 +383,7 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
             )
         for fig in (plots.compare(cmp), plots.scorecard(current)):
             parts.append(figure_div(fig))
-    return atomic_write(path, page("evalnb demo scorecard", "".join(parts), css=_CSS, sortable=False))
+    body = "".join(parts)
+    return atomic_write(
+        path, page("evalnb demo scorecard", body, css=_CSS, sortable=False, plotlyjs=plotlyjs, beside=path)
+    )

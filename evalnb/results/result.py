@@ -333,9 +333,10 @@ class Result:
 
         return files.to_json(self, path, indent=indent)
 
-    def to_html(self, path: str | Path) -> Path:
-        """Write a standalone HTML scorecard (the ``html`` writer of ``evalnb.export``)."""
-        return outputs.writer("html")(self, path)
+    def to_html(self, path: str | Path, *, plotlyjs: str = "inline") -> Path:
+        """Write a standalone HTML scorecard (the ``html`` writer of ``evalnb.export``); ``plotlyjs="file"``
+        or ``"cdn"`` links plotly's JavaScript instead of inlining it (``evalnb.export.html``)."""
+        return outputs.writer("html")(self, path, plotlyjs=plotlyjs)
 
     def to_csv(self, folder: str | Path) -> Path:
         """Write the frames as CSV files into ``folder`` (the ``csv`` writer of ``evalnb.export``)."""
