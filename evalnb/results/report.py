@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.judged import NO_JUDGE_HINT, NO_JUDGE_REASON
-from evalnb.results.frames import make_frame, records
+from evalnb.results.frames import FAILURE_COLUMNS, conform, in_suite_order, make_frame, records
 from evalnb.scoring import STATUSES
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from evalnb.results.result import Result
 
-__all__ = ["by_category", "html", "summary", "text"]
+__all__ = ["by_category", "failures", "html", "summary", "text"]
 
 
 def summary(scores: pd.DataFrame) -> pd.DataFrame:
@@ -81,6 +81,37 @@ def by_category(scores: pd.DataFrame, value: str = "pass_rate") -> pd.DataFrame:
     wide = sc.pivot_table(index="category", columns="check_id", values="_v", aggfunc="mean", sort=False)
     wide.columns.name = "check_id"
     return wide
+
+
+def failures(result: Result) -> pd.DataFrame:
+    """The failed and degraded rows, one per case x run x turn x check, with what was asked and answered.
+
+    A score row that failed or degraded, joined to its run row (``prompt``, ``expected``, ``response``,
+    ``error``) and counting its row ``mismatches``; a failed or degraded turn without such a score (an agent
+    error on a turn with no checks) is a row with ``check`` NA. Suite order, then run, turn and check order.
+    """
+    import pandas as pd
+
+    keys = ["case_id", "run", "turn"]
+    sc = result.scores
+    bad = sc[sc["status"].isin(["failed", "degraded"])]
+    runs = result.runs[[*keys, "prompt", "expected", "response", "error", "status"]]
+    rows = bad.drop(columns=["passed", "judge", "options", "prompt_tokens", "completion_tokens", "cost"])
+    rows = rows.merge(runs.drop(columns=["status"]), on=keys, how="left")
+    # a turn that failed or degraded with no failing score of its own still shows up, with its error
+    turns = result.runs[result.runs["status"].isin(["failed", "degraded"])]
+    lone = turns.merge(bad[keys].drop_duplicates(), on=keys, how="left", indicator=True)
+    lone = lone[lone["_merge"] == "left_only"].drop(columns=["_merge"])
+    frame = pd.concat([rows, lone[[c for c in lone.columns if c in FAILURE_COLUMNS]]], ignore_index=True)
+    mm = result.mismatches
+    counted = mm.groupby(keys).size().rename("mismatches").reset_index() if len(mm) else None
+    if counted is not None and len(frame):
+        frame = frame.merge(counted, on=keys, how="left")
+        frame["mismatches"] = frame["mismatches"].where(frame["check"] == "rows")
+    frame = conform(frame, FAILURE_COLUMNS)
+    order = {cid: i for i, cid in enumerate(dict.fromkeys(sc["check_id"].tolist()))}
+    frame = frame.iloc[frame["check_id"].map(order).fillna(-1).astype("int64").argsort(kind="stable")]
+    return in_suite_order(frame.reset_index(drop=True), result.suite)
 
 
 def text(result: Result) -> str:
