@@ -51,6 +51,7 @@ class _Browser(w.VBox):
         self._busy = False
         self.filters = filters
         self.count = w.HTML()
+        self.count.add_class("evalnb-count")
         self.cases = w.Select(options=[], rows=8, layout=w.Layout(width="100%"))
         self.cases.add_class("evalnb-cases")
         self.run = w.Dropdown(description="run", options=[], style=_NARROW, layout=w.Layout(width="160px"))
@@ -58,6 +59,7 @@ class _Browser(w.VBox):
         self.view = w.HTML()
         self.view.add_class("evalnb-view")
         for f in filters:
+            f.add_class(f"evalnb-filter-{f.description}")
             f.observe(lambda _change: self._refilter(), names="value")
         self.cases.observe(lambda _change: self._picked(), names="value")
         self.run.observe(lambda _change: self._run_picked(), names="value")
