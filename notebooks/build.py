@@ -106,6 +106,14 @@ result"""),
 failures = result.scores[result.scores["passed"] == False]  # noqa: E712 (nullable boolean)
 failures[["case_id", "turn", "check_id", "value", "reason", "judge"]]"""),
     md("""
+`result.failures()` does this for you, with the prompt, the expected answer and the response beside each
+reason. `result.explore()` is a browser over them: pick a case (filter by status, check or category) and see
+prompt, expected and actual side by side with the difference marked, every check's value and reason, and
+mismatched rows marked (`comparison.explore()` shows two versions side by side).
+"""),
+    code("""result.failures()[["case_id", "check_id", "reason", "expected", "response"]]"""),
+    code("""result.explore()"""),
+    md("""
 ## Per check and per category
 
 `summary()` gives one row per check; `by_category()` the pass rate of each check per category. A plot often
@@ -205,6 +213,7 @@ behaves like its per-case frame, so the usual pandas filters work on it directly
 """),
     code("""fix[fix["change"] != "same"][["case_id", "check_id", "a", "b", "change", "significant"]]"""),
     code("""evalnb.plots.compare(fix)"""),
+    code("""fix.explore()  # pick a case: both versions' answers and rows side by side"""),
     md("""
 ## v2 -> v3: the gate and the triage list
 
