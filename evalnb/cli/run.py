@@ -19,7 +19,7 @@ MISSING_HELP = "A check, case or suite the candidate lost gates too (else it is 
 @app.command("run")
 def run_command(
     paths: list[Path] = typer.Argument(
-        None, help="Suite files (TOML, YAML or JSON). None: dataset discovery."
+        None, help="Suite files (TOML, YAML or JSON), or folders of them. None: dataset discovery."
     ),
     agent: list[str] = typer.Option(
         None,
@@ -109,7 +109,7 @@ def run_command(
         if expected and not prompts:
             raise fail("--expected pairs with --prompts in order; give --prompts too")
         suites: list = [inline_suite(prompts, expected)] if prompts else []
-        for path in paths or ([] if prompts or resume else [_discover_or_offer()]):
+        for path in _suite_paths(paths) or ([] if prompts or resume else [_discover_or_offer()]):
             suite, backup = formats.load_upgrading(path)
             if backup is not None:
                 typer.echo(
@@ -170,6 +170,19 @@ def _emit(results: list, *, fmt: str, output: Path | None) -> None:
         from evalnb import export
 
         export.write(results, output)
+
+
+def _suite_paths(paths: list[Path] | None) -> list[Path]:
+    """The suite files given: a folder stands for its suite files (as `evalnb validate` reads it)."""
+    from evalnb import formats
+
+    out: list[Path] = []
+    for path in paths or []:
+        found = formats.suffix_files(path)
+        if not found:
+            raise fail(f"{path}: no suite files ({', '.join(formats.suffixes())}) in this folder")
+        out += found
+    return out
 
 
 def _saved_line(result: Any, store: Any) -> str:

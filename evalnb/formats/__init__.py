@@ -29,6 +29,7 @@ from evalnb.formats.registry import (
     is_format,
     names,
     register,
+    suffix_files,
     suffixes,
     unregister,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "load_upgrading",
     "names",
     "register",
+    "suffix_files",
     "suffixes",
     "unregister",
     "upgrade",
