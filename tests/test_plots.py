@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -69,7 +70,7 @@ def mixed_suite() -> Suite:
     return Suite(name="mixed-scales", format="dataset-json", cases=cases)
 
 
-def mixed_agent(version: int):  # noqa: ANN201 - a test agent
+def mixed_agent(version: int) -> Callable[[str], str]:
     def answer(prompt: str) -> str:
         i = int(prompt.split()[-1])
         if version == 0 or i >= 6:
