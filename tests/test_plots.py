@@ -10,6 +10,7 @@ import pytest
 
 import evalnb
 from evalnb import plots
+from evalnb.plots import style
 from evalnb.store import Store
 from evalnb.suite import (
     Case,
@@ -203,7 +204,7 @@ def test_compare_gives_each_scale_a_panel_and_names_every_colour(tmp_path: Path)
     drawn = {t.marker.color for t in points}
     assert drawn <= set(legend.values())
     changes = set(cmp.cases["change"])
-    assert {plots._CHANGE_WORDS[c] for c in changes} <= set(legend)
+    assert {style.CHANGE_WORDS[c] for c in changes} <= set(legend)
     assert not any("<NA>" in t or "&lt;NA&gt;" in t for t in hover_texts(fig))
 
 

@@ -12,6 +12,7 @@ import pytest
 
 import evalnb
 from evalnb import plots
+from evalnb.plots import style
 from evalnb.store import Store
 from tests.support.browser import render_png
 from tests.test_plots import agent, make_suite, mixed_results
@@ -50,7 +51,7 @@ def test_scorecard_and_categories_png(tmp_path: Path) -> None:
     assert share_of(pixels, rgb("#cf222e")) > 0.005 and share_of(pixels, rgb("#1a7f37")) > 0.05
     pixels = render_png(plots.categories(result), tmp_path / "categories.png")
     assert_not_blank(pixels)
-    for colour in plots._PALETTE[:2]:
+    for colour in style.PALETTE[:2]:
         assert share_of(pixels, rgb(colour)) > 0.01
 
 
@@ -59,7 +60,7 @@ def test_compare_png(store: Store, tmp_path: Path) -> None:
     pixels = render_png(plots.compare(cmp), tmp_path / "compare.png")
     assert_not_blank(pixels)
     for change in set(cmp.cases["change"]):  # every change's cells are drawn in its colour
-        assert share_of(pixels, rgb(plots._CHANGE_COLOURS[change])) > 0.002, change
+        assert share_of(pixels, rgb(style.CHANGE_COLOURS[change])) > 0.002, change
 
 
 def test_trend_png_bands_have_their_lines_colour(store: Store, tmp_path: Path) -> None:
@@ -82,4 +83,4 @@ def test_agreement_png(store: Store, tmp_path: Path) -> None:
     ).reset_index()
     pixels = render_png(plots.agreement(table), tmp_path / "agreement.png")
     assert_not_blank(pixels)
-    assert share_of(pixels, rgb(plots._PALETTE[0])) > 0.01
+    assert share_of(pixels, rgb(style.PALETTE[0])) > 0.01
