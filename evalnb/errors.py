@@ -160,6 +160,8 @@ class StoreCode(Code):
     UNKNOWN_RESULTS = "UNKNOWN_RESULTS"
     RESULTS_NOT_FOUND = "RESULTS_NOT_FOUND"
     NO_SHARED_SUITE = "NO_SHARED_SUITE"
+    VERSION_EXISTS = "VERSION_EXISTS"
+    UNKNOWN_SUITE = "UNKNOWN_SUITE"
 
 
 def _member(codes: type[Code], code: str) -> str:

@@ -31,8 +31,9 @@ import plotly.io as pio
 
 import evalnb
 
-# Figures are kept in the notebook as plotly JSON, which JupyterLab renders (also after a reload).
-pio.renderers.default = "plotly_mimetype+notebook_connected"
+# Figures are kept as plotly JSON, which JupyterLab renders (also after a reload), and as HTML with plotly.js
+# embedded once (not loaded from a CDN), so a notebook exported to HTML shows its figures offline.
+pio.renderers.default = "plotly_mimetype+notebook"
 pd.set_option("display.max_colwidth", 90)
 print("evalnb", evalnb.__version__, "| data:", DATA.relative_to(ROOT), "| writing to a temporary folder")'''
 
@@ -104,6 +105,14 @@ result"""),
     code("""
 failures = result.scores[result.scores["passed"] == False]  # noqa: E712 (nullable boolean)
 failures[["case_id", "turn", "check_id", "value", "reason", "judge"]]"""),
+    md("""
+`result.failures()` does this for you, with the prompt, the expected answer and the response beside each
+reason. `result.explore()` is a browser over them: pick a case (filter by status, check or category) and see
+prompt, expected and actual side by side with the difference marked, every check's value and reason, and
+mismatched rows marked (`comparison.explore()` shows two versions side by side).
+"""),
+    code("""result.failures()[["case_id", "check_id", "reason", "expected", "response"]]"""),
+    code("""result.explore()"""),
     md("""
 ## Per check and per category
 
@@ -204,6 +213,7 @@ behaves like its per-case frame, so the usual pandas filters work on it directly
 """),
     code("""fix[fix["change"] != "same"][["case_id", "check_id", "a", "b", "change", "significant"]]"""),
     code("""evalnb.plots.compare(fix)"""),
+    code("""fix.explore()  # pick a case: both versions' answers and rows side by side"""),
     md("""
 ## v2 -> v3: the gate and the triage list
 
@@ -486,10 +496,7 @@ table = pd.concat(
     names=["judge"],
 ).reset_index()
 table"""),
-    code("""
-px.bar(table, x="check", y="exact", color="judge", barmode="group",
-       title="Share of scores identical to the reference labels, per judge", range_y=[0, 1],
-       labels={"exact": "share identical to the labels"})"""),
+    code("""evalnb.plots.agreement(table)  # share of scores identical to the labels; n pairs on each bar"""),
     md("""
 ## The labelled pairs: calibrating the embedding judge, measuring it on held-out pairs
 

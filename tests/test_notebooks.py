@@ -140,3 +140,15 @@ def test_notebook_executes(name: str, tmp_path: Path, monkeypatch: pytest.Monkey
         assert data["data"], "a figure without traces"
     # What the notebook wrote went to its temporary folder (under tmp_path here), not into the project.
     assert list(tmp_path.glob("evalnb-notebook-*")), "the notebook did not write under the temp folder"
+    # Exported to HTML, the notebook draws its figures offline: plotly.js is in it, not fetched from a CDN.
+    from nbconvert import HTMLExporter
+
+    from tests.support.browser import chromium_page
+
+    page_path = tmp_path / name.replace(".ipynb", ".html")
+    page_path.write_text(HTMLExporter().from_notebook_node(nb)[0], encoding="utf-8")
+    with chromium_page(offline=True) as page:
+        page.goto(page_path.as_uri())
+        drawn = "document.querySelectorAll('.js-plotly-plot .main-svg:first-child').length"
+        page.wait_for_function(f"{drawn} >= {figures}", timeout=30000)
+        assert page.evaluate(drawn) == figures and not page.errors, page.errors

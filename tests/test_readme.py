@@ -1,18 +1,25 @@
-"""The README's CLI reference is the live ``--help`` output, so it cannot drift.
+"""The README works as written: every Python block runs, in order, in one fresh process (the Judges block
+against a local OpenAI-compatible server); every shell block runs line by line in a project folder (the
+``evalnb.toml`` it shows written there), except the lines that need a remote service; and the CLI reference
+is the live ``--help`` output, so it cannot drift.
 
-Regenerate it after changing a command: ``python tests/test_readme.py`` (rewrites the section between the
-``cli:begin`` and ``cli:end`` markers of README.md).
+Regenerate the CLI reference after changing a command: ``python tests/test_readme.py`` (rewrites the section
+between the ``cli:begin`` and ``cli:end`` markers of README.md).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+import evalnb
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -91,26 +98,171 @@ def test_environment_yml_has_what_the_notebooks_need() -> None:
         assert package in env, f"environment.yml lacks {package}"
 
 
-if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))  # run as a script from a checkout
-    text = README.read_text(encoding="utf-8")
-    README.write_text(text.replace(_section(text), cli_reference()), encoding="utf-8")
-    print("README.md: CLI reference regenerated")
+# -- the README's code blocks, run as written ----------------------------------------------------------
 
 
-def test_the_quickstart_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's 10-line quickstart, executed from the repository root (its store redirected to tmp)."""
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Quickstart") :]
-    code = section.split("```python", 1)[1].split("```", 1)[0]
-    assert 'evalnb.Store().save(result, version="v1")' in code
-    code = code.replace("evalnb.Store()", f"evalnb.Store({str(tmp_path / 'q.db')!r})")
-    monkeypatch.chdir(ROOT)
-    namespace: dict[str, object] = {}
-    exec(compile(code, "README quickstart", "exec"), namespace)
-    result = namespace["result"]
-    assert result.suite.name == "knowledge-base" and len(result.cases) == 9  # type: ignore[attr-defined]
-    assert (tmp_path / "q.db").is_file()
+@dataclass
+class Block:
+    """A fenced block of README.md: its language, first line number (1-based), section heading and code."""
+
+    lang: str
+    line: int
+    section: str
+    code: str
+
+
+def blocks(text: str | None = None) -> list[Block]:
+    """Every fenced block of the README, in order (language as the fence names it, lower-cased)."""
+    text = README.read_text(encoding="utf-8") if text is None else text
+    out = []
+    for m in re.finditer(r"^```(\w*)[^\n]*\n(.*?)^```", text, re.S | re.M):
+        before = text[: m.start()]
+        headings = re.findall(r"^#+ (.+)$", before, re.M)
+        out.append(
+            Block(m.group(1).lower(), before.count("\n") + 2, headings[-1] if headings else "", m.group(2))
+        )
+    return out
+
+
+SHELL = ("bash", "sh", "shell", "console")
+
+# Shell lines that need a remote service or never return; matched on the command's first words. Every other
+# line of a shell block runs, so a block someone adds is tested unless it is one of these.
+NOT_RUN = {
+    ("python3", "dev.py"): "sets up .venv with pip from a package registry (the tests run inside that .venv)",
+    ("pip", "install"): "installs from a package registry",
+    ("python", "-m", "pip", "install"): "installs from a package registry",
+    ("conda",): "creates an environment from conda-forge",
+    ("jupyter", "lab"): "starts a server that runs until stopped (tests/test_browser_lab.py starts one)",
+}
+
+# The README's local model judge (Ollama's address) is answered by the test server here.
+OLLAMA = re.compile(r"http://(?:127\.0\.0\.1|localhost):11434/v1")
+
+
+def project(tmp_path: Path) -> Path:
+    """The folder the README's commands run in: a project with the checkout's data/ (as after a clone)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    shutil.copytree(ROOT / "data", folder / "data", ignore=shutil.ignore_patterns("*.db", "__pycache__"))
+    return folder
+
+
+def env_for(folder: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("EVALNB_JUDGE_BASE_URL", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    # the commands as a user with evalnb installed types them: the interpreter's scripts come first on PATH
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["HOME"] = str(folder.parent / "home")
+    env.update(extra)
+    return env
+
+
+RUNNER = """
+import json, sys, traceback
+blocks = json.load(open(sys.argv[1], encoding="utf-8"))
+namespace = {"__name__": "__main__"}
+for b in blocks:
+    # line numbers in a traceback are the README's own
+    code = compile("\\n" * (b["line"] - 1) + b["code"], "README.md", "exec")
+    try:
+        exec(code, namespace)
+    except BaseException:
+        traceback.print_exc()
+        sys.exit(f"README.md: the Python block at line {b['line']} ({b['section']}) failed as written")
+    print(f"ran the block at line {b['line']} ({b['section']})", flush=True)
+"""
+
+
+def test_the_python_blocks_run_in_order_in_a_fresh_process(tmp_path: Path) -> None:
+    from tests.support.openai_server import OpenAIServer
+
+    python = [b for b in blocks() if b.lang in ("python", "py")]
+    assert len(python) >= 5 and any("OpenAIJudge" in b.code for b in python)
+    folder = project(tmp_path)
+    # one answer any judge prompt reads: a 1-5 score and a PASS/FAIL verdict
+    reply = '{"score": 4, "verdict": "PASS", "reason": "the README test server"}'
+    with OpenAIServer(default=reply) as server:
+        code = [
+            {"line": b.line, "section": b.section, "code": OLLAMA.sub(server.base_url, b.code)}
+            for b in python
+        ]
+        (tmp_path / "blocks.json").write_text(json.dumps(code), encoding="utf-8")
+        proc = subprocess.run(
+            [sys.executable, "-c", RUNNER, str(tmp_path / "blocks.json")],
+            cwd=folder,
+            env=env_for(folder, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-readme-test"),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        judged = len(server.requests)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    assert proc.stdout.count("ran the block at line") == len(python)
+    assert judged > 0  # the Judges block asked the local server, as it would ask Ollama
+    assert (folder / ".evals" / "evalnb.db").is_file() and (folder / "scorecard.html").is_file()
+
+
+def _not_run(line: str) -> str | None:
+    words = shlex.split(line, comments=True)
+    for prefix, why in NOT_RUN.items():
+        if tuple(words[: len(prefix)]) == prefix:
+            return why
+    return None
+
+
+def _lines(block: Block) -> list[str]:
+    """A shell block's commands: comment-only lines dropped, ``\\`` continuations joined, ``$ `` prompts cut."""
+    out: list[str] = []
+    pending = ""
+    for raw in block.code.splitlines():
+        line = raw.strip()
+        if line.startswith("$ "):
+            line = line[2:]
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        out.append(pending + line)
+        pending = ""
+    return out
+
+
+def test_the_shell_blocks_run_as_written(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    ran, skipped = [], []
+    for block in blocks():
+        if block.lang == "toml" and block.code.lstrip().startswith("# evalnb.toml"):
+            (folder / "evalnb.toml").write_text(block.code, encoding="utf-8")  # the file the block shows
+            continue
+        if block.lang not in SHELL:
+            continue
+        for line in _lines(block):
+            why = _not_run(line)
+            if why is not None:
+                skipped.append((line, why))
+                continue
+            proc = subprocess.run(
+                ["bash", "-c", line],
+                cwd=folder,
+                env=env_for(folder, GIT_SHA="0123abc"),
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            where = f"README.md line {block.line} ({block.section}): `{line}`"
+            out = proc.stdout[-2000:] + proc.stderr[-3000:]
+            # evalnb's exit codes: 0 passed, 1 failures or a worse gate (what CI acts on); 2 could not start
+            allowed = (0, 1) if line.startswith("evalnb ") else (0,)
+            assert proc.returncode in allowed, f"{where} exited {proc.returncode}:\n{out}"
+            assert "Traceback" not in proc.stderr, f"{where}:\n{out}"
+            ran.append(line)
+    assert len(ran) >= 8, ran  # the CI block, at least
+    assert {why for _line, why in skipped} <= set(NOT_RUN.values())
+    runs = evalnb.Store(folder / ".evals" / "evalnb.db").runs()
+    assert "main" in set(runs["version"])  # the baseline the CI block saves (its candidate it deletes again)
 
 
 def test_readme_installs_what_the_notebooks_use() -> None:
@@ -119,3 +271,10 @@ def test_readme_installs_what_the_notebooks_use() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     installs = re.findall(r"pip install -e \"\.\[([^\]]+)\]\"", readme)
     assert installs and all("excel" in extras.split(",") for extras in installs if "notebooks" in extras)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))  # run as a script from a checkout
+    text = README.read_text(encoding="utf-8")
+    README.write_text(text.replace(_section(text), cli_reference()), encoding="utf-8")
+    print("README.md: CLI reference regenerated")

@@ -13,6 +13,14 @@ from evalnb.checks.registry import CheckContext, Score, builtin
 
 NO_JUDGE_REASON = "llm judge not evaluated: this runner has no judge router"
 
+NO_JUDGE_HINT = (
+    "How to give a judge: --judge heuristic (offline word statistics, not an LLM) or --judge openai:MODEL on "
+    'the command line; judge="heuristic", judge="openai:MODEL" or any f(prompt) -> str in Python; '
+    "evalnb.rescore(result, judge=...) judges the same answers without calling the agent again."
+)
+"""What the report, the notebook scorecard and the command line say once beside :data:`NO_JUDGE_REASON`
+(the reason itself stays exactly the tasks spec's)."""
+
 
 async def _judged(spec: Any, ctx: CheckContext) -> Score:
     if ctx.judge is None:

@@ -376,12 +376,15 @@ def compare_rows(
     cols = [_prepare(k, exp, act, act_cols.get(normalise_key(k)), sort=not order_matters) for k in exp.keys]
 
     e_order, a_order = np.arange(n_e), np.arange(n_a)
+    labels: list[_Column] | None = None
     if not order_matters and cols:
         # cube spec: both sides sorted by the same keys; text keys first (rows pair up on their labels even
         # when a measure is slightly off), then numbers, each group by normalised key name.
         ranked = sorted(cols, key=lambda c: (c.numeric_only, normalise_key(c.key)))
         e_order = _lexsort([c.e_sort for c in ranked], n_e)
         a_order = _lexsort([c.a_sort for c in ranked], n_a)
+        # A sorted position means nothing to the author: a mismatch names its row by the row's text keys.
+        labels = [c for c in ranked if not c.numeric_only][:3] or ranked[:3]
 
     n = min(n_e, n_a)
     e_take, a_take = e_order[:n], a_order[:n]
@@ -434,7 +437,7 @@ def compare_rows(
         count += len(rows_all)
         order = np.lexsort((cols_all, rows_all))[: max(0, max_details - len(details))]
         for r, ci in zip(rows_all[order].tolist(), cols_all[order].tolist(), strict=True):
-            details.append(_detail(r, int(e_take[r]), int(a_take[r]), cols[ci], tol))
+            details.append(_detail(r, int(e_take[r]), int(a_take[r]), cols[ci], tol, labels))
     return RowsDiff(n_e, n_a, cells, matched, count, details)
 
 
@@ -570,7 +573,22 @@ def _stable_argsort(combined: np.ndarray, size: int) -> np.ndarray:
     return np.argsort(combined, kind="stable")
 
 
-def _detail(r: int, e_row: int, a_row: int, c: _Column, tol: str) -> dict[str, Any]:
+def _row_label(e_row: int, labels: list[_Column], c: _Column) -> str:
+    """``country="USA"``: an expected row named by its key values (the cells of ``labels`` it has)."""
+    parts = []
+    for k in labels:
+        if (k is c and len(labels) > 1) or not k.e_pres[e_row]:
+            continue  # the mismatching cell itself names the row only when nothing else can
+        cell = (
+            f"{float(k.e_vals[e_row]):g}" if k.e_num[e_row] else _quoted(str(k.e_series.iloc[e_row]).strip())
+        )
+        parts.append(f"{k.key}={cell}")
+    return ", ".join(parts) or str(e_row)
+
+
+def _detail(
+    r: int, e_row: int, a_row: int, c: _Column, tol: str, labels: list[_Column] | None = None
+) -> dict[str, Any]:
     import pandas as pd
 
     # The detail keeps typed cells (a float for a number, a str for text) and the full line as ``reason``.
@@ -584,8 +602,11 @@ def _detail(r: int, e_row: int, a_row: int, c: _Column, tol: str) -> dict[str, A
     else:
         e_cell = str(c.e_series.iloc[e_row]).strip()
         e_text = _quoted(e_cell)
-    path = f"rows[{r}].{c.key}"
-    out = {"row": r, "key": c.key, "expected": e_cell, "tolerance": tol if numeric else None}
+    # cube spec paths: `rows[0].productFamily` in order; unordered, `rows[country="USA"].storeSales`, and
+    # `row` is the expected row as the suite writes it (not its sorted position)
+    path = f"rows[{r}].{c.key}" if labels is None else f"rows[{_row_label(e_row, labels, c)}].{c.key}"
+    row = r if labels is None else e_row
+    out = {"row": row, "key": c.key, "expected": e_cell, "tolerance": tol if numeric else None}
     if c.a_name is None or not c.a_pres[a_row]:
         return {**out, "actual": None, "reason": f"{path}: expected {e_text}, got nothing (no such key)"}
     assert c.a_series is not None

@@ -38,6 +38,7 @@ __all__ = [
     "citation_count",
     "compile_pattern",
     "exact_match",
+    "excerpt",
     "normalize_tokens",
     "partial_match_f1",
     "regex_search",
@@ -121,6 +122,27 @@ def _preview(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def excerpt(text: str, limit: int = 120) -> str:
+    """What a reason quotes of a longer text: whitespace collapsed, its start and its end when it is long.
+
+    Example::
+
+        excerpt("one two three " * 20, limit=40)
+        # 'one two three one two … two three'
+    """
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    n_tail = limit // 3
+    head, tail = text[: limit - n_tail - 3], text[-n_tail:]
+    # cut at word boundaries when one is near, so the excerpt quotes whole words
+    if " " in head[-15:]:
+        head = head[: head.rindex(" ")]
+    if " " in tail[:15]:
+        tail = tail[tail.index(" ") + 1 :]
+    return f"{head} … {tail}"
+
+
 REGEX_QUICK = 0.002
 """Seconds a regex search may take on the event loop; a longer one is finished in a worker thread."""
 
@@ -157,7 +179,11 @@ def _regex_slow(spec: RegexCheck, text: str) -> Score:
 def _regex_score(spec: RegexCheck, text: str, m: Any) -> Score:
     # The pattern as the suite wrote it (a repr would double every backslash: '\\d+' for \d+).
     if m is None:
-        return Score.of(False, f"pattern '{spec.pattern}' not found in {spec.on} ({len(text)} chars)")
+        # The text searched is quoted (shortened), so the reason shows what the pattern missed.
+        searched = f": {excerpt(text)!r}" if text.strip() else " (blank)"
+        return Score.of(
+            False, f"pattern '{spec.pattern}' not found in {spec.on} ({len(text)} chars){searched}"
+        )
     return Score.of(True, f"pattern '{spec.pattern}' found in {spec.on}: {_preview(m.group(0))!r}")
 
 
@@ -231,8 +257,10 @@ def partial_match_check(spec: PartialMatchCheck, ctx: CheckContext) -> Score:
     if expected is None or not expected.strip():
         return Score.of(False, MISSING_EXPECTED.format(check="PartialMatch"), value=0.0)
     f1 = partial_match_f1(ctx.response.text, expected, case_sensitive=spec.case_sensitive)
-    # dataset spec: the reason reads `Match score: 0.667`.
-    return Score(value=f1, passed=f1 >= spec.threshold, reason=f"Match score: {f1:.3f}")
+    # dataset spec: the reason reads `Match score: 0.667`; the threshold it was held to follows.
+    return Score(
+        value=f1, passed=f1 >= spec.threshold, reason=f"Match score: {f1:.3f} (threshold {spec.threshold:g})"
+    )
 
 
 # --------------------------------------------------------------------------------------------------

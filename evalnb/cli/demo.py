@@ -17,6 +17,11 @@ def demo_command(
     store: str = typer.Option(
         None, "--store", help="Store path or SQLAlchemy URL (default: OUT/evalnb.db, i.e. .evals/evalnb.db)."
     ),
+    plotlyjs: str = typer.Option(
+        "inline",
+        "--plotlyjs",
+        help="The scorecard's plotly.js: inline (once, works offline), file (beside it), cdn, or a URL.",
+    ),
 ) -> None:
     """Run the three example suites against offline demo agents, two versions, and compare them.
 
@@ -25,4 +30,4 @@ def demo_command(
     from evalnb.demo.main import run_demo
 
     with exits():
-        run_demo(out=out, store=store)
+        run_demo(out=out, store=store, plotlyjs=plotlyjs)

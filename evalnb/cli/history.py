@@ -1,4 +1,4 @@
-"""``evalnb report``, ``compare`` and ``trend``: the run store."""
+"""``evalnb report``, ``compare``, ``trend``, ``runs`` and ``delete``: the run store."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import typer
 from evalnb.cli.app import STORE_HELP, app, exits, fail
 from evalnb.cli.run import CONFIDENCE_HELP, MARGIN_HELP, MISSING_HELP
 
-__all__ = ["compare_command", "report_command", "trend_command"]
+__all__ = ["compare_command", "delete_command", "report_command", "runs_command", "trend_command"]
 
 
 @app.command("report")
@@ -78,7 +78,7 @@ def trend_command(
     import evalnb
 
     with exits():
-        frame = evalnb.Store(store_url).trend(suite)
+        frame = evalnb.Store(store_url).trend(suite)  # an unknown suite: exit 2 naming the suites there are
     if frame.empty:
         raise fail(f"no complete stored runs of suite {suite!r}")
     cols = [
@@ -99,3 +99,51 @@ def trend_command(
 
         plots.trend(frame, suite).write_html(html_out, include_plotlyjs=True)
         typer.echo(f"Wrote {html_out}")
+
+
+@app.command("runs")
+def runs_command(
+    suite: str | None = typer.Option(None, "--suite", help="Only the runs of this suite."),
+    store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
+) -> None:
+    """List the saved runs, oldest first: run id, suite, version, status, when, cases and pass rate."""
+    import evalnb
+
+    with exits():
+        store = evalnb.Store(store_url)
+        frame = store.runs(suite=suite)
+        if frame.empty and suite is not None:
+            raise store._unknown_suite(suite)
+    if frame.empty:
+        typer.echo(f"No saved runs in {store.where}.")
+        return
+    shown = frame.assign(
+        when=frame["started_at"].fillna(frame["saved_at"]).str.slice(0, 16).str.replace("T", " "),
+        pass_rate=frame["pass_rate"].map(lambda v: "" if v != v else f"{v:.0%}"),
+        version=frame["version"].fillna(""),
+    )[["run_id", "suite", "version", "status", "when", "cases", "passed_cases", "pass_rate"]]
+    typer.echo(shown.rename(columns={"passed_cases": "passed"}).to_string(index=False))
+    typer.echo(f"{len(frame)} run{'s' * (len(frame) != 1)} in {store.where} (times in UTC)")
+
+
+@app.command("delete")
+def delete_command(
+    run: str = typer.Argument(..., help="A run id, or a version label (every run of that label)."),
+    suite: str | None = typer.Option(None, "--suite", help="The suite, when a version is shared by suites."),
+    all_suites: bool = typer.Option(
+        False, "--all-suites", help="Delete a version shared by suites from all of them."
+    ),
+    store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
+) -> None:
+    """Delete a saved run (RUN_ID) or a version (VERSION) and their rows; exit 2 when nothing matches."""
+    import evalnb
+
+    with exits():
+        store = evalnb.Store(store_url)
+        saved = store.runs().set_index("run_id")
+        deleted = store.delete(run, suite=suite, all_suites=all_suites)
+    for run_id in deleted:
+        version = saved.at[run_id, "version"]
+        label = f", version {version}" if isinstance(version, str) else ""
+        typer.echo(f"Deleted run {run_id} (suite {saved.at[run_id, 'suite']}{label})")
+    typer.echo(f"{len(deleted)} run{'s' * (len(deleted) != 1)} deleted from {store.where}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -18,7 +19,7 @@ MISSING_HELP = "A check, case or suite the candidate lost gates too (else it is 
 @app.command("run")
 def run_command(
     paths: list[Path] = typer.Argument(
-        None, help="Suite files (TOML, YAML or JSON). None: dataset discovery."
+        None, help="Suite files (TOML, YAML or JSON), or folders of them. None: dataset discovery."
     ),
     agent: list[str] = typer.Option(
         None,
@@ -92,6 +93,9 @@ def run_command(
         "--version",
         help="Save the run in the store under this version label (each case as it finishes).",
     ),
+    replace: bool = typer.Option(
+        False, "--replace", help="With --version: replace the suite's run of that label (else refused)."
+    ),
     store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
     baseline: str | None = typer.Option(
         None, "--baseline", help="Compare with this stored version (or run id); exit 1 if a check got worse."
@@ -112,6 +116,8 @@ def run_command(
 
     if fmt not in ("text", "json"):
         raise fail(f"--format must be text or json, not {fmt!r}")
+    if replace and version is None:
+        raise fail("--replace goes with --version LABEL (the label whose run it replaces)")
     with exits():
         # Everything that can fail at start-up is checked for every suite before the first one runs.
         check_options(margin, confidence)
@@ -127,7 +133,7 @@ def run_command(
         if expected and not prompts:
             raise fail("--expected pairs with --prompts in order; give --prompts too")
         suites: list = [inline_suite(prompts, expected)] if prompts else []
-        for path in paths or ([] if prompts or resume else [_discover_or_offer()]):
+        for path in _suite_paths(paths) or ([] if prompts or resume else [_discover_or_offer()]):
             suite, backup = formats.load_upgrading(path)
             if backup is not None:
                 typer.echo(
@@ -150,7 +156,7 @@ def run_command(
         if version is not None or baseline is not None or resume is not None or store_url is not None:
             store = evalnb.Store(store_url)
         if store is not None and (version is not None or resume is not None):
-            options.update(store=store, version=version, resume=resume)
+            options.update(store=store, version=version, resume=resume, replace=replace)
         if resume is not None:
             suites = suites[:1] or [None]
         # --baseline: each suite against its own baseline run (a version label may be shared by suites).
@@ -164,6 +170,9 @@ def run_command(
             # A cassette that does not match the suite is a setup problem, not an agent failure.
             raise fail(str(the_agent.misses[0]))
         _emit(results, fmt=fmt, output=output)
+        if store is not None and (version is not None or resume is not None):
+            for r in results:
+                typer.echo(_saved_line(r, store), err=fmt == "json")
         verdict = None
         if bases:
             # --baseline: the gate is a check worse than the baseline (all suites gated as one family), not the
@@ -210,6 +219,26 @@ def _ci_files(results: list, verdict: object, *, junit: Path | None, summary: Pa
         export.to_junit(results, junit)
     if summary is not None:
         export.to_summary(results, summary, gate=verdict)  # type: ignore[arg-type]
+
+
+def _suite_paths(paths: list[Path] | None) -> list[Path]:
+    """The suite files given: a folder stands for its suite files (as `evalnb validate` reads it)."""
+    from evalnb import formats
+
+    out: list[Path] = []
+    for path in paths or []:
+        found = formats.suffix_files(path)
+        if not found:
+            raise fail(f"{path}: no suite files ({', '.join(formats.suffixes())}) in this folder")
+        out += found
+    return out
+
+
+def _saved_line(result: Any, store: Any) -> str:
+    """Where a run was saved: ``Saved run 3f2a9c1b7d4e of suite kb as version v1 in .evals/evalnb.db``."""
+    version = result.meta.get("version")
+    label = f" as version {version}" if version is not None else ""
+    return f"Saved run {result.meta.get('run_id')} of suite {result.suite.name}{label} in {store.where}"
 
 
 def _discover_or_offer() -> Path:

@@ -23,7 +23,7 @@ def validate_command(
     bad = 0
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if formats.for_path(p) is not None and p.is_file())
+            found = formats.suffix_files(path)
             if not found:
                 # An empty folder is not a valid suite: say so rather than exit 2 with no output.
                 bad += 1

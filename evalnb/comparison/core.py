@@ -76,6 +76,7 @@ class Comparison:
     family: str = "the checks compared"
     _raw: Any = field(default=None, repr=False)
     _states: list[str] = field(default_factory=list, repr=False)
+    _results: tuple[Any, Any] | None = field(default=None, repr=False)  # the Results compared, for explore()
 
     # -- the gate ------------------------------------------------------------------------------------
 
@@ -135,6 +136,27 @@ class Comparison:
         """The case x check rows whose value went up, surest first."""
         t = self.triage
         return t[t["change"] == "improved"].reset_index(drop=True)
+
+    def explore(self) -> Any:
+        """An interactive browser for a notebook (ipywidgets): pick a case (filter by change, check,
+        category) and see both versions' answers side by side with their difference marked, each check's
+        values, change and reasons.
+
+        Raises:
+            ValueError: when the comparison was made from scores frames (it needs the Results' answers).
+            ImportError: without ipywidgets (``pip install "evalnb[notebooks]"``).
+
+        Example::
+
+            store.compare("v1", "v2").explore()
+        """
+        if self._results is None:
+            raise ValueError(
+                "explore() needs the answers: compare two Results (or store.compare), not scores frames"
+            )
+        from evalnb.browser import explore_comparison
+
+        return explore_comparison(self, *self._results)
 
     # -- frame-like ----------------------------------------------------------------------------------
 
@@ -401,6 +423,7 @@ def compare(
         notes=notes,
         _raw=raw,
         _states=states,
+        _results=(a, b) if all(hasattr(x, "runs") and hasattr(x, "responses") for x in (a, b)) else None,
     )
     ((p_worse, p_better),) = adjust([raw], [states])
     tested = sum(s == "tested" for s in states)

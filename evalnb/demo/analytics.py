@@ -13,6 +13,7 @@ figures, ``VIEW_CHANGE``, or ``REFUSED`` with a reason naming the cube.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import sqlite3
@@ -25,7 +26,7 @@ from evalnb.agents.base import Request, Response
 from evalnb.data import CubeModel, Level, Measure, Statement
 from evalnb.demo.sample import foodmart_db
 
-__all__ = ["FoodMartAgent"]
+__all__ = ["FoodMartAgent", "analyst"]
 
 MODEL = "foodmart-rules-1"
 Flaw = Literal["cost-for-sales", "ignore-filters"]
@@ -437,3 +438,14 @@ def _camel(name: str) -> str:
     """``Product Family`` -> ``productFamily`` (the shape analytics front ends return)."""
     parts = re.split(r"[\s_\-]+", name.strip())
     return parts[0].lower() + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+
+
+@functools.lru_cache(maxsize=1)
+def _current() -> FoodMartAgent:
+    return FoodMartAgent()
+
+
+async def analyst(request: Request) -> Response:
+    """The demo analytics agent (the current version) as one function, as ``evalnb.toml`` or ``--agent
+    evalnb.demo.analytics:analyst`` name it; the FoodMart sample is built on first use."""
+    return await _current().respond(request)

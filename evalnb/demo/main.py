@@ -123,6 +123,7 @@ def run_demo(
     store: str | Path | Store | None = None,
     echo: Callable[[str], Any] = print,
     progress: bool = False,
+    plotlyjs: str = "inline",
 ) -> DemoOutcome:
     """Run the demo: both versions of the three suites, saved, compared, and a scorecard written.
 
@@ -131,6 +132,8 @@ def run_demo(
         store: the store to save into (a path, URL or ``evalnb.Store``); default ``<out>/evalnb.db``.
         echo: where the printed report goes (``print`` by default; ``lambda s: None`` for silence).
         progress: show progress bars.
+        plotlyjs: how the scorecard gets plotly's JavaScript: ``"inline"`` (once, the page works alone and
+            offline), ``"file"`` (``plotly-VERSION.min.js`` beside it), ``"cdn"`` or a script URL.
 
     Returns:
         A :class:`DemoOutcome` with the results, comparisons, run ids, store and scorecard path.
@@ -146,6 +149,8 @@ def run_demo(
     from evalnb.store import as_store
 
     started = time.perf_counter()
+    if not plotlyjs.strip():
+        raise ConfigError("plotlyjs: give inline, file, cdn or a script URL")
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -191,7 +196,8 @@ def run_demo(
                 workdir=workdir,
                 progress=progress,
             )
-            run_id = the_store.save(result, version=version)
+            # Running the demo again replaces its own versions (a label names one run of a suite).
+            run_id = the_store.save(result, version=version, replace=True)
             outcome.results[version][suite.name] = result
             outcome.run_ids[version][suite.name] = run_id
             echo("")
@@ -224,7 +230,7 @@ def run_demo(
         for line in notes:
             echo(f"  {line}")
 
-    outcome.scorecard = write_scorecard(outcome, out / "scorecard.html")
+    outcome.scorecard = write_scorecard(outcome, out / "scorecard.html", plotlyjs=plotlyjs)
     outcome.elapsed_s = time.perf_counter() - started
     echo("")
     echo(
@@ -351,15 +357,17 @@ th{background:#f6f8fa}.passed{color:#1a7f37}.failed{color:#cf222e}.regressed{col
 """
 
 
-def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
+def write_scorecard(outcome: DemoOutcome, path: str | Path, *, plotlyjs: str = "inline") -> Path:
     """One self-contained HTML page: per suite, the counts of both versions, the comparison and the plots.
 
-    plotly's JavaScript is inlined once, so the page works offline. Every string from agents or suites is
-    escaped. A full per-suite scorecard (sortable case table) is ``result.to_html(path)``.
+    plotly's JavaScript is inlined once, so the page works offline; ``plotlyjs="file"`` writes it beside the
+    page once and links it, ``"cdn"`` links plotly's CDN (see ``evalnb.export.html``). Every string from
+    agents or suites is escaped. A full per-suite scorecard (sortable case table) is ``result.to_html(path)``.
 
     Example::
 
         write_scorecard(outcome, ".evals/scorecard.html")
+        write_scorecard(outcome, ".evals/scorecard.html", plotlyjs="file")   # a page of ~0.1 MB
     """
     from evalnb import plots
     from evalnb.export.html import figure_div, page
@@ -404,4 +412,7 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path) -> Path:
             )
         for fig in (plots.compare(cmp), plots.scorecard(current)):
             parts.append(figure_div(fig))
-    return atomic_write(path, page("evalnb demo scorecard", "".join(parts), css=_CSS, sortable=False))
+    body = "".join(parts)
+    return atomic_write(
+        path, page("evalnb demo scorecard", body, css=_CSS, sortable=False, plotlyjs=plotlyjs, beside=path)
+    )

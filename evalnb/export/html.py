@@ -1,4 +1,9 @@
-"""The HTML scorecard: one self-contained page (plotly's JavaScript inlined), with sortable tables.
+"""The HTML scorecard: one self-contained page (plotly's JavaScript inlined once), with sortable tables.
+
+``plotlyjs`` says how a page gets plotly's JavaScript (about 4.8 MB): ``"inline"`` (the default: once per page,
+which then works offline and alone), ``"file"`` (written once as ``plotly-VERSION.min.js`` beside the page and
+linked: small pages that work offline while the folder stays together), ``"cdn"`` (linked from plotly's CDN:
+the page needs the network) or any other string, used as the script's ``src``.
 
 Every string that came from an agent or a suite is escaped: an answer containing ``<script>`` shows as text.
 """
@@ -19,7 +24,10 @@ if TYPE_CHECKING:
 
     from evalnb.results import Result
 
-__all__ = ["figure_div", "page", "table", "to_html"]
+__all__ = ["PLOTLYJS", "figure_div", "page", "plotly_script", "table", "to_html"]
+
+PLOTLYJS = ("inline", "file", "cdn")
+"""The named ways a page gets plotly's JavaScript (any other string is a ``src`` URL or path)."""
 
 # Text sorts in natural order (case2 before case10), as ids with numbers are usually meant.
 _SORT_JS = """
@@ -102,36 +110,81 @@ def figure_div(fig: Any) -> str:
     return str(fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}))
 
 
-def page(title: str, body: str, *, css: str = _CSS, sortable: bool = True) -> str:
+def plotly_script(plotlyjs: str = "inline", *, beside: str | Path | None = None) -> str:
+    """The ``<script>`` element that gives a page plotly's JavaScript (see the module docstring).
+
+    ``"file"`` writes ``plotly-VERSION.min.js`` into the folder of ``beside`` (the page's path) unless it is
+    there already.
+
+    Raises:
+        ValueError: ``plotlyjs`` is empty, or ``"file"`` without ``beside``.
+
+    Example::
+
+        plotly_script("cdn")
+        # '<script src="https://cdn.plot.ly/plotly-4.1.1.min.js" charset="utf-8"></script>'
+    """
+    import plotly.offline
+
+    if plotlyjs == "inline":
+        return f'<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script>'
+    version = plotly.offline.get_plotlyjs_version()
+    name = f"plotly-{version}.min.js"
+    if plotlyjs == "cdn":
+        src = f"https://cdn.plot.ly/{name}"
+    elif plotlyjs == "file":
+        if beside is None:
+            raise ValueError('plotlyjs="file" needs the page\'s path to write plotly.js beside it')
+        script = Path(beside).parent / name
+        if not script.is_file() or script.stat().st_size == 0:
+            atomic_write(script, plotly.offline.get_plotlyjs())
+        src = name
+    elif plotlyjs.strip():
+        src = plotlyjs
+    else:
+        raise ValueError(f"plotlyjs must be one of {', '.join(PLOTLYJS)} or a script URL, not {plotlyjs!r}")
+    return f'<script src="{html.escape(src)}" charset="utf-8"></script>'
+
+
+def page(
+    title: str,
+    body: str,
+    *,
+    css: str = _CSS,
+    sortable: bool = True,
+    plotlyjs: str = "inline",
+    beside: str | Path | None = None,
+) -> str:
     """A whole HTML document: ``title`` (escaped here), ``body`` (HTML already escaped), plotly's JavaScript
-    inlined so the page works offline, and the table-sorting script when ``sortable``.
+    once (inlined by default, so the page works offline; see :func:`plotly_script`), and the table-sorting
+    script when ``sortable``.
 
     Example::
 
         page("Scorecard", "<h1>Scorecard</h1>").startswith("<!DOCTYPE html>")
         # True
     """
-    import plotly.offline
-
     sort = f"<script>{_SORT_JS}</script>" if sortable else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{css}</style>"
-        f'<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script></head>'
+        f"{plotly_script(plotlyjs, beside=beside)}</head>"
         f"<body>{body}{sort}</body></html>\n"
     )
 
 
 @register_writer("html", suffixes=(".html", ".htm"))
-def to_html(result: Result, path: str | Path) -> Path:
+def to_html(result: Result, path: str | Path, *, plotlyjs: str = "inline") -> Path:
     """A single self-contained HTML scorecard: summary, per-category table, plots and a sortable case table.
 
-    plotly's JavaScript is inlined once, so the page works offline. Click a column header to sort. The file
-    is written atomically (the old one stays if anything fails).
+    plotly's JavaScript is inlined once, so the page works offline (``plotlyjs="file"`` or ``"cdn"`` links it
+    instead: see the module docstring). Click a column header to sort. The file is written atomically (the old
+    one stays if anything fails).
 
     Example::
 
         evalnb.export.to_html(result, "scorecard.html")
+        evalnb.export.to_html(result, "cards/v2.html", plotlyjs="file")   # plotly-*.min.js beside it, once
     """
     from evalnb import plots
 
@@ -166,4 +219,4 @@ def to_html(result: Result, path: str | Path) -> Path:
 <p>Click a column header to sort.</p>
 {table(cases, table_id="cases", text_cols=("response", "reasons"))}
 """
-    return atomic_write(path, page(f"Scorecard: {result.suite.name}", body))
+    return atomic_write(path, page(f"Scorecard: {result.suite.name}", body, plotlyjs=plotlyjs, beside=path))

@@ -30,6 +30,7 @@ from evalnb.formats.registry import (
     is_format,
     names,
     register,
+    suffix_files,
     suffixes,
     unregister,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "load_upgrading",
     "names",
     "register",
+    "suffix_files",
     "suffixes",
     "unregister",
     "upgrade",

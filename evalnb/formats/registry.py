@@ -36,6 +36,7 @@ __all__ = [
     "is_format",
     "names",
     "register",
+    "suffix_files",
     "suffixes",
     "unregister",
 ]
@@ -201,6 +202,20 @@ def for_path(path: str | Path) -> Format | None:
             if name.endswith(suffix) and len(name) > len(suffix) and (best is None or len(suffix) > best[0]):
                 best = (len(suffix), fmt)
     return best[1] if best is not None else None
+
+
+def suffix_files(path: str | Path) -> list[Path]:
+    """A file as itself; a folder as its files whose ending names a format, sorted (not its subfolders).
+
+    Example::
+
+        suffix_files("evals")
+        # [PosixPath('evals/foodmart-sales.eval.yaml'), PosixPath('evals/tasks.toml')]
+    """
+    p = Path(path)
+    if not p.is_dir():
+        return [p]
+    return sorted(f for f in p.iterdir() if f.is_file() and for_path(f) is not None)
 
 
 def guess(text: str) -> tuple[Format, Any]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CASES_COLUMNS",
+    "FAILURE_COLUMNS",
     "MISMATCH_COLUMNS",
     "RUNS_COLUMNS",
     "SCORES_COLUMNS",
@@ -91,6 +92,25 @@ CASES_COLUMNS: dict[str, str] = {
     "passed_runs": "Int64",
     "pass_rate": "float64",
     "latency_ms": "float64",
+}
+
+FAILURE_COLUMNS: dict[str, str] = {
+    "suite": "string",
+    "case_id": "string",
+    "case_name": "string",
+    "category": "string",
+    "run": "Int64",
+    "turn": "Int64",
+    "check": "string",
+    "check_id": "string",
+    "status": "string",
+    "value": "float64",
+    "reason": "string",
+    "prompt": "string",
+    "expected": "string",
+    "response": "string",
+    "error": "string",
+    "mismatches": "Int64",
 }
 
 MISMATCH_COLUMNS: dict[str, str] = {

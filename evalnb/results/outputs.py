@@ -16,11 +16,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 __all__ = ["register_writer", "suffixes", "writer", "writer_for"]
 
-Writer = Callable[[Any, Any], Path]
+Writer = Callable[..., Path]  # fn(result, path, **options)
 
 _WRITERS: dict[str, Writer] = {}
 _SUFFIXES: dict[str, str] = {}

@@ -7,7 +7,8 @@ import html as _html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalnb.results.frames import make_frame, records
+from evalnb.checks.judged import NO_JUDGE_HINT, NO_JUDGE_REASON
+from evalnb.results.frames import FAILURE_COLUMNS, conform, in_suite_order, make_frame, records
 from evalnb.scoring import STATUSES
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
     from evalnb.results.result import Result
 
-__all__ = ["by_category", "html", "summary", "text"]
+__all__ = ["by_category", "failures", "html", "summary", "text"]
 
 
 def summary(scores: pd.DataFrame) -> pd.DataFrame:
@@ -82,6 +83,39 @@ def by_category(scores: pd.DataFrame, value: str = "pass_rate") -> pd.DataFrame:
     return wide
 
 
+def failures(result: Result) -> pd.DataFrame:
+    """The failed and degraded rows, one per case x run x turn x check, with what was asked and answered.
+
+    A score row that failed or degraded, joined to its run row (``prompt``, ``expected``, ``response``,
+    ``error``) and counting its row ``mismatches``; a failed or degraded turn without such a score (an agent
+    error on a turn with no checks) is a row with ``check`` NA. Suite order, then run, turn and check order.
+    """
+    import pandas as pd
+
+    keys = ["case_id", "run", "turn"]
+    sc = result.scores
+    bad = sc[sc["status"].isin(["failed", "degraded"])]
+    runs = result.runs[[*keys, "prompt", "expected", "response", "error", "status"]]
+    # the score's own columns the frame shows (a score column added later does not leak in)
+    from_runs = ("prompt", "expected", "response", "error")
+    rows = bad[[c for c in bad.columns if c in FAILURE_COLUMNS and c not in from_runs]]
+    rows = rows.merge(runs.drop(columns=["status"]), on=keys, how="left")
+    # a turn that failed or degraded with no failing score of its own still shows up, with its error
+    turns = result.runs[result.runs["status"].isin(["failed", "degraded"])]
+    lone = turns.merge(bad[keys].drop_duplicates(), on=keys, how="left", indicator=True)
+    lone = lone[lone["_merge"] == "left_only"].drop(columns=["_merge"])
+    frame = pd.concat([rows, lone[[c for c in lone.columns if c in FAILURE_COLUMNS]]], ignore_index=True)
+    mm = result.mismatches
+    counted = mm.groupby(keys).size().rename("mismatches").reset_index() if len(mm) else None
+    if counted is not None and len(frame):
+        frame = frame.merge(counted, on=keys, how="left")
+        frame["mismatches"] = frame["mismatches"].where(frame["check"] == "rows")
+    frame = conform(frame, FAILURE_COLUMNS)
+    order = {cid: i for i, cid in enumerate(dict.fromkeys(sc["check_id"].tolist()))}
+    frame = frame.iloc[frame["check_id"].map(order).fillna(-1).astype("int64").argsort(kind="stable")]
+    return in_suite_order(frame.reset_index(drop=True), result.suite)
+
+
 def text(result: Result) -> str:
     """The text report of the cube spec, for a suite of any format."""
     cases = result.cases  # derived once for the whole report
@@ -104,6 +138,7 @@ def text(result: Result) -> str:
                 first[row["case_id"]][k] = row[k]
     detail = _failure_lines(result, cases)
     label = {"passed": "PASS", "failed": "FAIL", "degraded": "DEGRADED", "skipped": "SKIPPED"}
+    hinted = False
     for case in records(cases):
         parts = []
         if case["latency_ms"] is not None:
@@ -118,7 +153,11 @@ def text(result: Result) -> str:
         suffix = f" ({', '.join(parts)})" if parts else ""
         lines.append(f"{label.get(case['status'], case['status'].upper())}: {case['case_id']}{suffix}")
         if case["status"] in ("failed", "degraded"):
-            lines += [f"  {d}" for d in detail.get(case["case_id"], [])]
+            for d in detail.get(case["case_id"], []):
+                lines.append(f"  {d}")
+                if not hinted and d.endswith(NO_JUDGE_REASON):
+                    lines.append(f"  {NO_JUDGE_HINT}")  # once per report, under the first such line
+                    hinted = True
     return "\n".join(lines) + "\n"
 
 
@@ -187,12 +226,28 @@ def html(result: Result) -> str:
     )
     summary = result.summary().to_html(index=False, escape=True, float_format=lambda x: f"{x:.3g}", na_rep="")
     shown = cases[cases["status"] != "passed"].head(20)
-    body = ""
+    body = _judge_note(result.scores)
     if len(shown):
-        body = "<div>Cases not passed:</div>" + shown[
-            ["case_id", "category", "status", "runs", "passed_runs", "latency_ms"]
-        ].to_html(index=False, escape=True, na_rep="", float_format=lambda x: f"{x:.0f}")
+        table = shown[["case_id", "category", "status", "runs", "passed_runs", "latency_ms"]]
+        table = table.astype("object").where(table.notna(), "")  # an empty cell, never "<NA>"
+        body += "<div>Cases not passed:</div>" + table.to_html(
+            index=False, escape=True, float_format=lambda x: f"{x:.0f}"
+        )
     return f'<div class="evalnb-result">{head}{summary}{body}</div>'
+
+
+def _judge_note(scores: pd.DataFrame) -> str:
+    """The notebook's one line beside judged checks that had no judge: which, the reason, how to give one."""
+    unjudged = scores.loc[scores["reason"] == NO_JUDGE_REASON, "check_id"]
+    if unjudged.empty:
+        return ""
+    esc = _html.escape
+    checks = list(dict.fromkeys(str(c) for c in unjudged.tolist()))
+    names = ", ".join(esc(c) for c in checks)
+    return (
+        f'<div class="evalnb-judge-note" style="color:#9a6700">Judged check{"s" * (len(checks) > 1)} {names} '
+        f"failed with <code>{esc(NO_JUDGE_REASON)}</code>. {esc(NO_JUDGE_HINT)}</div>"
+    )
 
 
 def _counts(cases: pd.DataFrame) -> dict[str, int]:

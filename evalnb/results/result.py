@@ -264,6 +264,32 @@ class Result:
         """
         return report.by_category(self.scores, value)
 
+    def failures(self) -> pd.DataFrame:
+        """The failed and degraded case x run x turn x check rows, with the prompt, expected answer, response,
+        reason, error and the number of row mismatches (``docs/results.md``).
+
+        Example::
+
+            result.failures()[["case_id", "check_id", "reason", "response"]]
+        """
+        return report.failures(self)
+
+    def explore(self) -> Any:
+        """An interactive failure browser for a notebook (ipywidgets): pick a case (filter by status, check,
+        category) and see its prompt, expected and actual answers side by side with the difference marked,
+        each check's value and reason, and mismatched rows marked.
+
+        Raises:
+            ImportError: without ipywidgets (``pip install "evalnb[notebooks]"``).
+
+        Example::
+
+            result.explore()    # the last line of a cell
+        """
+        from evalnb.browser import explore_result
+
+        return explore_result(self)
+
     # -- gates ---------------------------------------------------------------------------------------
 
     @property
@@ -366,9 +392,10 @@ class Result:
 
         return files.to_json(self, path, indent=indent)
 
-    def to_html(self, path: str | Path) -> Path:
-        """Write a standalone HTML scorecard (the ``html`` writer of ``evalnb.export``)."""
-        return outputs.writer("html")(self, path)
+    def to_html(self, path: str | Path, *, plotlyjs: str = "inline") -> Path:
+        """Write a standalone HTML scorecard (the ``html`` writer of ``evalnb.export``); ``plotlyjs="file"``
+        or ``"cdn"`` links plotly's JavaScript instead of inlining it (``evalnb.export.html``)."""
+        return outputs.writer("html")(self, path, plotlyjs=plotlyjs)
 
     def to_csv(self, folder: str | Path) -> Path:
         """Write the frames as CSV files into ``folder`` (the ``csv`` writer of ``evalnb.export``)."""

@@ -58,6 +58,7 @@ def run(
     workdir: str | PathLike[str] | None = None,
     store: Any = None,
     version: str | None = None,
+    replace: bool = False,
     resume: str | None = None,
     executor: Any = None,
     preflight: bool = True,
@@ -83,7 +84,10 @@ def run(
         workdir: ``None`` gives each run a fresh temporary directory; a path makes every run use it.
         store: an ``evalnb.Store`` (or a path/URL for one) to save the result into, each case run as it
             finishes.
-        version: the version label to save under.
+        version: the version label to save under. A label the suite already has in the store is refused
+            before anything runs (``StoreError`` ``VERSION_EXISTS``) unless ``replace``.
+        replace: with ``version``: replace the suite's run of that label. The old run is deleted when the new
+            one completes, so an interrupted run leaves it in place (resuming remembers ``replace``).
         resume: the run id of an interrupted stored run to continue: only case runs not stored yet run.
         executor: ``None`` or ``"local"`` runs case runs on this process's event loop; another registered
             executor's name or an executor object runs them elsewhere, with the same results and recorders.
@@ -113,6 +117,7 @@ def run(
         workdir=workdir,
         store=store,
         version=version,
+        replace=replace,
         resume=resume,
         executor=executor,
         preflight=preflight,
@@ -137,6 +142,7 @@ async def run_async(
     workdir: str | PathLike[str] | None = None,
     store: Any = None,
     version: str | None = None,
+    replace: bool = False,
     resume: str | None = None,
     executor: Any = None,
     preflight: bool = True,
@@ -157,13 +163,15 @@ async def run_async(
     if store is not None or resume is not None:
         from evalnb.store import StoreRecorder
 
-        stored = StoreRecorder(store, version=version, resume=resume)
+        stored = StoreRecorder(store, version=version, resume=resume, replace=replace)
     if stored is not None and stored.resuming:
         the_suite = stored.resumed_suite(None if suite is None else setup.as_suite(suite))
         if runs is None:
             runs = stored.resumed_runs()
     else:
         the_suite = setup.as_suite(suite)
+    if stored is not None:
+        stored.claim(the_suite)  # a version label the suite already has stops the run before any call
     routes, names = setup.route(the_suite, agent)
     setup.check_dependencies(the_suite)
     if preflight:
@@ -188,6 +196,7 @@ async def run_async(
             "timeout": timeout,
             "retries": retries,
             "workdir": str(workdir) if workdir is not None else None,
+            **({"replace": True} if stored is not None and stored.replace else {}),
         },
         "checks": _checks_config(the_suite),
     }

@@ -2,7 +2,8 @@
 
 * :mod:`~evalnb.store.schema`: the tables, their migrations and the per-run statistics trends read;
 * :mod:`~evalnb.store.codec`: rows between frames, records and tables;
-* :mod:`~evalnb.store.store`: :class:`Store` (save, load, runs, delete, trend, compare);
+* :mod:`~evalnb.store.store`: :class:`Store` (save, load, runs, delete, trend, compare), with
+  :mod:`~evalnb.store.listing` (the runs listing) and :mod:`~evalnb.store.trend` (trends) beside it;
 * :mod:`~evalnb.store.recorder`: :class:`StoreRecorder`, the writer ``evalnb.run(store=...)`` records into.
 
 Example::

@@ -42,16 +42,22 @@ class StoreRecorder:
         store: a Store, a path or a URL (``None``: the default store).
         version: the version label to save under (on resume: the stored one unless given).
         resume: the run id of an interrupted stored run to continue.
+        replace: replace the suite's run of ``version`` when this one completes (else a label the suite
+            already has is refused by :meth:`claim`); a resumed run remembers it.
 
     Raises:
         ConfigError: when ``resume`` names a run that is complete (there is nothing to resume).
     """
 
-    def __init__(self, store: Any, *, version: str | None = None, resume: str | None = None) -> None:
+    def __init__(
+        self, store: Any, *, version: str | None = None, resume: str | None = None, replace: bool = False
+    ) -> None:
         self.store: Store = as_store(store)
         self.store._writable()  # a read-only store refuses before any agent is called
         self.version = version
         self.resume = resume
+        self.replace = replace
+        self._suite_name: str | None = None
         self.run_pk: int | None = None
         self.run_id: str | None = None
         self._info: dict[str, Any] | None = None
@@ -64,6 +70,7 @@ class StoreRecorder:
             self.run_pk, self.run_id = int(info["id"]), str(info["run_id"])
             if version is None:
                 self.version = info["version"]
+            self.replace = replace or bool((json.loads(info["options"] or "{}") or {}).get("replace"))
         self._lock = threading.Lock()
         self._pending: list[Rows] = []
         self._busy = False
@@ -93,6 +100,16 @@ class StoreRecorder:
         assert self._info is not None
         runs = (json.loads(self._info["options"] or "{}") or {}).get("runs")
         return None if runs is None else int(runs)
+
+    def claim(self, suite: Suite) -> None:
+        """Check, before the run starts, that ``suite`` does not have this version label already.
+
+        Raises:
+            StoreError: ``VERSION_EXISTS`` when it does and ``replace`` is false.
+        """
+        self._suite_name = suite.name
+        with self.store.engine.connect() as conn:
+            self.store._taken(conn, suite.name, self.version, replace=self.replace, excluding=self.run_pk)
 
     # -- the recorder protocol -----------------------------------------------------------------------
 
@@ -148,6 +165,11 @@ class StoreRecorder:
                     .values(status="interrupted" if interrupted else "complete", **Store._run_fields(meta))
                 )
                 refresh_stats(conn, int(self.run_pk))  # type: ignore[arg-type]
+                if self.replace and not interrupted:
+                    # only a complete run replaces: until then the old one stays what the label loads
+                    name = self._suite_name or result.suite.name
+                    old = self.store._taken(conn, name, self.version, replace=True, excluding=self.run_pk)
+                    self.store._delete_pks(conn, old)
 
         await asyncio.get_running_loop().run_in_executor(self._pool, self.store._retry, tx)
         self.close()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import subprocess
 import uuid
@@ -293,12 +292,20 @@ class Store:
             "tool_calls": {c: str(d) for c, d in result.tool_calls.dtypes.items()},
         }
 
-    def save(self, result: Result, *, version: str | None = None) -> str:
+    def save(self, result: Result, *, version: str | None = None, replace: bool = False) -> str:
         """Save a finished result under a version label; returns its new ``run_id``.
+
+        A version label names one run of a suite: saving a label the suite already has is refused
+        (``VERSION_EXISTS``) unless ``replace=True``, which saves the new run and deletes the old ones in one
+        transaction (a reader sees the old run or the new one, never neither).
+
+        Raises:
+            StoreError: the suite already has this version and ``replace`` is false (code ``VERSION_EXISTS``).
 
         Example::
 
             run_id = store.save(result, version="gpt-4o-2026-11")
+            store.save(rerun, version="gpt-4o-2026-11", replace=True)   # the label now names the rerun
         """
         self._writable()
         meta = dict(result.meta)
@@ -307,9 +314,11 @@ class Store:
 
         def tx() -> str:
             with self.engine.begin() as conn:
+                old = self._taken(conn, result.suite.name, version, replace=replace)
                 pk, run_id = self._insert_run(conn, result.suite, version=version, meta=meta, status=status)
                 self._write_frames(conn, pk, result)
                 refresh_stats(conn, pk)
+                self._delete_pks(conn, old)
                 return run_id
 
         run_id = self._retry(tx)
@@ -317,84 +326,148 @@ class Store:
         result.meta["version"] = version
         return run_id
 
-    def delete(self, run_id: str) -> None:
-        """Delete a saved run and its rows.
+    def _taken(
+        self,
+        conn: Connection,
+        suite: str,
+        version: str | None,
+        *,
+        replace: bool,
+        excluding: int | None = None,
+    ) -> list[int]:
+        """The runs of ``suite`` labelled ``version`` (other than ``excluding``): what ``replace`` deletes.
 
         Raises:
-            StoreError: when there is no such run (code ``RUN_NOT_FOUND``).
+            StoreError: ``VERSION_EXISTS`` when there are some and ``replace`` is false.
+        """
+        from sqlalchemy import select
+
+        if version is None:
+            return []
+        r = self._t["runs"]
+        q = select(r.c.id, r.c.run_id, r.c.status, r.c.saved_at).where(
+            r.c.suite == suite, r.c.version == version
+        )
+        rows = [x for x in conn.execute(q.order_by(r.c.id)).fetchall() if x[0] != excluding]
+        if rows and not replace:
+            _pk, run_id, status, saved_at = rows[-1]
+            state = "" if status == "complete" else f", {status}"
+            when = str(saved_at)[:16].replace("T", " ")
+            raise StoreError(
+                f"suite {suite!r} already has version {version!r} (run {run_id}, saved {when} UTC{state}) in "
+                f"{self.where}: replace it with replace=True (--replace on the command line), or choose "
+                "another version label",
+                code="VERSION_EXISTS",
+            )
+        return [int(x[0]) for x in rows]
+
+    def _delete_pks(self, conn: Connection, pks: list[int]) -> None:
+        """Delete these runs and every row they own (within the caller's transaction)."""
+        if not pks:
+            return
+        for name in ("run_check_stats", "tool_calls", "mismatches", "scores", "run_rows"):
+            conn.execute(self._t[name].delete().where(self._t[name].c.run_pk.in_(pks)))
+        conn.execute(self._t["runs"].delete().where(self._t["runs"].c.id.in_(pks)))
+
+    def delete(
+        self, run_id_or_version: str, *, suite: str | None = None, all_suites: bool = False
+    ) -> list[str]:
+        """Delete a saved run by its run id, or every run of a version label; returns the run ids deleted.
+
+        A version label saved for several suites names a run of each: ``suite`` picks one, ``all_suites=True``
+        deletes it from every suite.
+
+        Raises:
+            StoreError: when nothing matches (``RUN_NOT_FOUND``), or a label shared by suites is given without
+                ``suite`` or ``all_suites`` (``AMBIGUOUS_VERSION``).
 
         Example::
 
             store.delete("3f2a9c1b7d4e")
+            store.delete("previous", suite="knowledge-base")
         """
         self._writable()
-        pk = self._resolve(run_id, by_version=False)["id"]
+        from sqlalchemy import select
 
-        def tx() -> None:
+        r = self._t["runs"]
+        key = run_id_or_version
+
+        def tx() -> list[str]:
             with self.engine.begin() as conn:
-                for name in ("run_check_stats", "tool_calls", "mismatches", "scores", "run_rows"):
-                    conn.execute(self._t[name].delete().where(self._t[name].c.run_pk == pk))
-                conn.execute(self._t["runs"].delete().where(self._t["runs"].c.id == pk))
+                q = select(r.c.id, r.c.run_id, r.c.suite)
+                rows = conn.execute(q.where(r.c.run_id == key)).fetchall()
+                if not rows:
+                    rows = conn.execute(q.where(r.c.version == key).order_by(r.c.id)).fetchall()
+                named = list(dict.fromkeys(str(x[2]) for x in rows))
+                if suite is not None:
+                    rows = [x for x in rows if x[2] == suite]
+                elif len(named) > 1 and not all_suites:
+                    raise StoreError(
+                        f"version {key!r} is saved for several suites: {', '.join(named)}; name the suite "
+                        "(suite=... in Python, --suite on the command line), or delete it from all of them "
+                        "(all_suites=True, --all-suites)",
+                        code="AMBIGUOUS_VERSION",
+                    )
+                if not rows:
+                    where = f" of suite {suite!r}" if suite is not None else ""
+                    raise StoreError(
+                        f"no saved run with run id or version {key!r}{where} in {self.where}"
+                        + (f" (it names runs of {', '.join(named)})" if named else ""),
+                        code="RUN_NOT_FOUND",
+                    )
+                self._delete_pks(conn, [int(x[0]) for x in rows])
+                return [str(x[1]) for x in rows]
 
-        self._retry(tx)
+        return self._retry(tx)
+
+    @property
+    def where(self) -> str:
+        """Where the store is, as a person would name it: a SQLite file's path (relative to the current folder
+        when inside it), else the URL with any password hidden."""
+        database = self.url.database if self.is_sqlite else None
+        if not database or database == ":memory:":
+            return self.url.render_as_string(hide_password=True)
+        path = Path(database)
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)
 
     # -- reading -------------------------------------------------------------------------------------
 
     def runs(self, suite: str | None = None) -> pd.DataFrame:
-        """Saved runs, oldest first: run_id, suite, version, agent, model, judge, status, times, git commit.
+        """Saved runs, oldest first: run_id, suite, version, agent, model, judge, status, times, git commit,
+        format, suite hash, latency, cost, checks, then ``saved_at``, ``cases`` (cases with rows),
+        ``passed_cases`` (cases every run and turn of which passed) and ``pass_rate`` (their share).
 
         Example::
 
-            store.runs(suite="foodmart-sales-evals")[["run_id", "version", "status"]]
+            store.runs(suite="foodmart-sales-evals")[["run_id", "version", "status", "cases", "pass_rate"]]
         """
-        import pandas as pd
+        from evalnb.store.listing import runs
+
+        return runs(self, suite)
+
+    def suites(self) -> list[str]:
+        """The names of the suites with saved runs, in the order they were first saved.
+
+        Example::
+
+            store.suites()
+            # ['foodmart-sales-evals', 'my-validation-suite', 'knowledge-base']
+        """
         from sqlalchemy import select
 
-        r, s = self._t["runs"], self._t["suites"]
-        q = (
-            select(
-                r.c.run_id,
-                r.c.suite,
-                r.c.version,
-                r.c.agent,
-                r.c.model,
-                r.c.judge,
-                r.c.status,
-                r.c.started_at,
-                r.c.finished_at,
-                r.c.git_commit,
-                s.c.format,
-                s.c.content_hash.label("suite_hash"),
-                r.c.latency_ms,
-                r.c.cost,
-                r.c.checks,
-            )
-            .join(s, s.c.id == r.c.suite_id)
-            .order_by(r.c.id)
-        )
-        if suite is not None:
-            q = q.where(r.c.suite == suite)
-        with self._reading() as conn:
-            rows = conn.execute(q).fetchall()
-        dtypes = {
-            "run_id": "string",
-            "suite": "string",
-            "version": "string",
-            "agent": "string",
-            "model": "string",
-            "judge": "string",
-            "status": "string",
-            "started_at": "string",
-            "finished_at": "string",
-            "git_commit": "string",
-            "format": "string",
-            "suite_hash": "string",
-            "latency_ms": "float64",
-            "cost": "float64",
-            "checks": "string",
-        }
-        frame = pd.DataFrame([tuple(x) for x in rows], columns=list(dtypes))
-        return frame.astype(dtypes)
+        r = self._t["runs"]
+        with self.engine.connect() as conn:
+            names = conn.execute(select(r.c.suite).order_by(r.c.id)).scalars().all()
+        return list(dict.fromkeys(str(n) for n in names))
+
+    def _unknown_suite(self, suite: str) -> StoreError:
+        """The error for a suite with no saved run, naming the suites there are."""
+        known = self.suites()
+        have = f"its suites: {', '.join(known)}" if known else "it has no saved runs"
+        return StoreError(f"no saved run of suite {suite!r} in {self.where}; {have}", code="UNKNOWN_SUITE")
 
     def _resolve(self, key: str, *, by_version: bool = True, suite: str | None = None) -> dict[str, Any]:
         """The runs row for a run id, else the latest complete run with that version label."""
@@ -503,113 +576,18 @@ class Store:
         Columns: ``order, run_id, version, started_at, check_id, n, cases, mean, ci_low, ci_high, pass_rate,
         pass_ci_low, pass_ci_high, latency_ms, cost, prompt_tokens, completion_tokens``.
 
+        Raises:
+            StoreError: when the suite has no saved run (``UNKNOWN_SUITE``, naming the suites there are).
+
         Example::
 
             store.trend("foodmart-sales-evals").pivot(index="version", columns="check_id", values="mean")
         """
-        import numpy as np
-        import pandas as pd
-        from sqlalchemy import select
+        from evalnb.store.trend import trend
 
-        from evalnb.checks.scales import scale_of
-        from evalnb.comparison.stats import bounded_interval, cluster_mean
-
-        r, st = self._t["runs"], self._t["run_check_stats"]
-        q = (
-            select(
-                r.c.id,
-                r.c.run_id,
-                r.c.version,
-                r.c.started_at,
-                r.c.latency_ms,
-                r.c.cost,
-                r.c.prompt_tokens,
-                r.c.completion_tokens,
-                st.c.check_id,
-                st.c.cases,
-                st.c.n,
-                st.c.total,
-                st.c.sq,
-                st.c.xprod,
-                st.c.nsq,
-                st.c.pcases,
-                st.c.pn,
-                st.c.ptotal,
-                st.c.psq,
-                st.c.pcross,
-                st.c.pnsq,
-            )
-            .join(st, st.c.run_pk == r.c.id)
-            .where(r.c.suite == suite)
-            .order_by(r.c.id, st.c.check_id)
-        )
-        if not include_incomplete:
-            q = q.where(r.c.status == "complete")
-        with self._reading() as conn:
-            rows = conn.execute(q).fetchall()
-        cols = [
-            "id",
-            "run_id",
-            "version",
-            "started_at",
-            "latency_ms",
-            "cost",
-            "prompt_tokens",
-            "completion_tokens",
-            "check_id",
-            "cases",
-            "n",
-            "total",
-            "sq",
-            "xprod",
-            "nsq",
-            "pcases",
-            "pn",
-            "ptotal",
-            "psq",
-            "pcross",
-            "pnsq",
-        ]
-        f = pd.DataFrame([tuple(x) for x in rows], columns=cols)
-
-        g, pg = f["cases"].to_numpy(dtype=float), f["pcases"].to_numpy(dtype=float)
-        mean, var = cluster_mean(f["n"], g, f["total"], f["sq"], f["xprod"], f["nsq"])
-        pmean, pvar = cluster_mean(f["pn"], pg, f["ptotal"], f["psq"], f["pcross"], f["pnsq"])
-        lo, hi = np.full(len(f), np.nan), np.full(len(f), np.nan)
-        for check_id in f["check_id"].unique():
-            at = (f["check_id"] == check_id).to_numpy()
-            scale = scale_of(str(check_id))
-            low, high = (scale.low, scale.high) if scale is not None else (-math.inf, math.inf)
-            proportion = scale is not None and scale.kind == "pass/fail"
-            lo[at], hi[at] = bounded_interval(
-                mean[at], var[at], g[at], low=low, high=high, confidence=confidence, proportion=proportion
-            )
-        plo, phi = bounded_interval(pmean, pvar, pg, low=0.0, high=1.0, confidence=confidence)
-        order = pd.Series(pd.factorize(f["id"])[0] + 1 if len(f) else [], dtype="Int64")
-        out = pd.DataFrame(
-            {
-                "order": order,
-                "run_id": f["run_id"].astype("string"),
-                "version": f["version"].astype("string"),
-                "started_at": f["started_at"].astype("string"),
-                "check_id": f["check_id"].astype("string"),
-                "n": f["n"].astype("Int64"),
-                "cases": f["cases"].astype("Int64"),
-                "mean": pd.Series(mean, dtype="float64"),
-                "ci_low": pd.Series(lo, dtype="float64"),
-                "ci_high": pd.Series(hi, dtype="float64"),
-                "pass_rate": pd.Series(pmean, dtype="float64"),
-                "pass_ci_low": pd.Series(plo, dtype="float64"),
-                "pass_ci_high": pd.Series(phi, dtype="float64"),
-                "latency_ms": f["latency_ms"].astype("float64"),
-                "cost": f["cost"].astype("float64"),
-                "prompt_tokens": f["prompt_tokens"].astype("Int64"),
-                "completion_tokens": f["completion_tokens"].astype("Int64"),
-            }
-        )
-        out.attrs["suite"] = suite
-        out.attrs["confidence"] = confidence
-        return out
+        if suite not in self.suites():
+            raise self._unknown_suite(suite)
+        return trend(self, suite, confidence=confidence, include_incomplete=include_incomplete)
 
     def compare(self, a: str, b: str, *, suite: str | None = None, **options: Any) -> Comparison:
         """Compare two saved runs of one suite (run ids or version labels): ``b`` against the baseline ``a``.

@@ -179,7 +179,27 @@ def test_unordered_pairs_rows_on_labels_first() -> None:
     expected = [{"k": "a", "v": 10.0}, {"k": "b", "v": 5.0}]
     actual = [{"k": "b", "v": 5.0}, {"k": "a", "v": 99.0}]
     d = compare_rows(expected, actual, order_matters=False)
-    assert d.lines == ["rows[0].v: expected 10.0 ± (abs 0, rel 0), got 99.0"]
+    # unordered: the row is named by its key values, and `row` is the expected row as written
+    assert d.lines == ['rows[k="a"].v: expected 10.0 ± (abs 0, rel 0), got 99.0']
+    assert d.details[0]["row"] == 0
+
+
+def test_unordered_mismatches_name_the_expected_row_as_written() -> None:
+    expected = [{"state": "WA", "city": "Seattle", "sales": 3}, {"state": "CA", "city": "LA", "sales": 1}]
+    actual = [{"state": "CA", "city": "LA", "sales": 1}, {"state": "WA", "city": "Seattle", "sales": 4}]
+    d = compare_rows(expected, actual, order_matters=False)
+    # sorted, WA is the second row; it is the first the suite writes, and named by both text keys
+    assert d.lines == ['rows[city="Seattle", state="WA"].sales: expected 3.0 ± (abs 0, rel 0), got 4.0']
+    assert d.details[0]["row"] == 0
+    # numbers only: the other keys name the row; a lone key names it by its own expected value
+    d = compare_rows(
+        [{"year": 1998, "v": 7}, {"year": 1997, "v": 5}],
+        [{"year": 1997, "v": 5}, {"year": 1998, "v": 8}],
+        order_matters=False,
+    )
+    assert d.lines == ["rows[year=1998].v: expected 7.0 ± (abs 0, rel 0), got 8.0"]
+    d = compare_rows([{"v": 7}, {"v": 5}], [{"v": 5}, {"v": 6}], order_matters=False)
+    assert d.lines == ["rows[v=7].v: expected 7.0 ± (abs 0, rel 0), got 6.0"] and d.details[0]["row"] == 0
 
 
 def test_unordered_numbers_only_and_ties() -> None:

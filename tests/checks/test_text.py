@@ -106,13 +106,13 @@ def test_partial_match_reason_format_and_value() -> None:
         PartialMatchCheck(), expected="A unified API endpoint for services", text="unified API endpoint"
     )
     assert s.value == pytest.approx(0.75)
-    assert s.reason == "Match score: 0.750"
+    assert s.reason == "Match score: 0.750 (threshold 0.5)"
     assert s.passed is True
 
 
 def test_partial_match_two_thirds() -> None:
     s = score(PartialMatchCheck(), expected="red green blue", text="red green yellow")
-    assert s.reason == "Match score: 0.667"
+    assert s.reason == "Match score: 0.667 (threshold 0.5)"
 
 
 def test_partial_match_normalisation_punctuation_articles_whitespace() -> None:

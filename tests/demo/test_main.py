@@ -120,6 +120,14 @@ def test_demo_without_wordllama_says_so_and_names_the_install_command(
     assert 'pip install "evalnb[offline-judge]"' in text and "not installed" in text
     judges = set(outcome.results["current"]["knowledge-base"].scores["judge"].dropna())
     assert judges == {"heuristic (not an LLM)"}
+    assert any("heuristic" in line for line in lines)
+    # Run again into the same store: the demo replaces its own two versions (a label names one run).
+    first = dict(outcome.run_ids["current"])
+    again = run_demo(out=tmp_path / "o", store=tmp_path / "team.db", echo=lambda s: None)
+    runs = evalnb.Store(tmp_path / "team.db").runs()
+    assert sorted(runs["version"].tolist()) == ["current"] * 3 + ["previous"] * 3
+    assert set(runs["run_id"]) == {i for v in again.run_ids.values() for i in v.values()}
+    assert not set(first.values()) & set(runs["run_id"])
 
 
 def test_kb_assistant_answers_with_bracket_citations() -> None:

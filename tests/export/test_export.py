@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -12,8 +11,8 @@ import pytest
 import evalnb
 from evalnb import export
 from evalnb.suite import Case, ExactMatchCheck, JudgedMetricCheck, PartialMatchCheck, RegexCheck, Suite, Turn
+from tests.support.browser import chromium_page
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 EVIL = '<script>window.pwned = true</script><img src=x onerror="window.pwned=true">'
 
 
@@ -86,50 +85,35 @@ def test_write_several_results(result: evalnb.Result, tmp_path: Path) -> None:
 
 
 def test_html_scorecard_in_headless_chromium(result: evalnb.Result, tmp_path: Path) -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
     path = result.to_html(tmp_path / "card.html")
     text = path.read_text()
     assert text.count("plotly.js v") <= 2  # the library is inlined once
     assert EVIL not in text  # never raw
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
-        try:
-            page = browser.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(path.as_uri())
-            page.wait_for_selector(".plotly .main-svg", timeout=15000)
-            assert page.title() == "Scorecard: export-suite"
-            assert page.locator("#counts").inner_text().startswith("4 passed, 1 failed")
-            assert page.locator(".js-plotly-plot").count() == 2
-            # the injected script shows as text and never ran
-            assert page.evaluate("window.pwned === undefined")
-            cell = page.locator("#cases tbody tr", has_text="c2").locator("td").nth(8)
-            assert cell.inner_text() == EVIL
-            assert page.locator("#cases script").count() == 0 and page.locator("#cases img").count() == 0
+    with chromium_page(offline=True) as page:  # offline: plotly.js is inlined
+        page.goto(path.as_uri())
+        page.wait_for_selector(".plotly .main-svg", timeout=15000)
+        assert page.title() == "Scorecard: export-suite"
+        assert page.locator("#counts").inner_text().startswith("4 passed, 1 failed")
+        assert page.locator(".js-plotly-plot").count() == 2
+        # the injected script shows as text and never ran
+        assert page.evaluate("window.pwned === undefined")
+        cell = page.locator("#cases tbody tr", has_text="c2").locator("td").nth(8)
+        assert cell.inner_text() == EVIL
+        assert page.locator("#cases script").count() == 0 and page.locator("#cases img").count() == 0
 
-            def column(i: int) -> list[str]:
-                return page.locator(f"#cases tbody tr td:nth-child({i})").all_inner_texts()
+        def column(i: int) -> list[str]:
+            return page.locator(f"#cases tbody tr td:nth-child({i})").all_inner_texts()
 
-            assert column(1) == ["c0", "c1", "c2", "c3", "c4"]
-            status_header = page.locator("#cases th", has_text="status")
-            status_header.click()
-            assert column(4) == sorted(column(4))
-            assert column(4)[0] == "failed"
-            status_header.click()
-            assert column(4)[0] == "passed" and column(4)[-1] == "failed"
-            page.locator("#cases th", has_text="case_id").click()
-            assert column(1) == ["c0", "c1", "c2", "c3", "c4"]
-            assert not errors, errors
-        finally:
-            browser.close()
+        assert column(1) == ["c0", "c1", "c2", "c3", "c4"]
+        status_header = page.locator("#cases th", has_text="status")
+        status_header.click()
+        assert column(4) == sorted(column(4))
+        assert column(4)[0] == "failed"
+        status_header.click()
+        assert column(4)[0] == "passed" and column(4)[-1] == "failed"
+        page.locator("#cases th", has_text="case_id").click()
+        assert column(1) == ["c0", "c1", "c2", "c3", "c4"]
+        assert not page.errors, page.errors
 
 
 def test_dataset_document_round_trip(tmp_path: Path) -> None:
@@ -328,26 +312,13 @@ def mk(name: str) -> Suite:
 
 
 def test_html_case_table_sorts_ids_in_natural_order(tmp_path: Path) -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
     suite = mk("natural")
     suite.cases = [
         c.model_copy(update={"id": f"case{n}"}) for c, n in zip(suite.cases, (10, 2, 1), strict=True)
     ]
     path = evalnb.run(suite, lambda p: "yes", progress=False).to_html(tmp_path / "card.html")
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
-        try:
-            page = browser.new_page()
-            page.goto(path.as_uri())
-            page.locator("#cases th", has_text="case_id").click()
-            ids = page.locator("#cases tbody tr td:nth-child(1)").all_inner_texts()
-            assert ids == ["case1", "case2", "case10"]
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        page.goto(path.as_uri())
+        page.locator("#cases th", has_text="case_id").click()
+        ids = page.locator("#cases tbody tr td:nth-child(1)").all_inner_texts()
+        assert ids == ["case1", "case2", "case10"]

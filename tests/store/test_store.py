@@ -414,10 +414,10 @@ def test_a_version_label_shared_by_suites_is_ambiguous(tmp_path: Path) -> None:
     # compare_all compares every suite the label names
     both = store.compare_all("v1", "v1")
     assert list(both) == ["A", "B"] and both.exit_code == 0
-    # delete() takes run ids: a label is refused with the ids it names
-    with pytest.raises(StoreError, match="version label, not a run id") as err:
+    # delete() of a label shared by suites needs the suite (or all_suites): it names the suites
+    with pytest.raises(StoreError, match="several suites: A, B") as err:
         store.delete("v1")
-    assert ids["A"] in str(err.value) and ids["B"] in str(err.value)
+    assert err.value.code == "AMBIGUOUS_VERSION"
     assert len(store.runs()) == 2
 
     runner = CliRunner()

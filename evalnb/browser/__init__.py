@@ -1,0 +1,41 @@
+"""The failure browser: ``result.explore()`` and ``comparison.explore()`` in a notebook.
+
+* :mod:`~evalnb.browser.data`: which cases a filter keeps, and one case x run x turn as the browser shows it;
+* :mod:`~evalnb.browser.views`: its HTML (prompt, expected and actual side by side with the difference marked,
+  the checks, the rows with the mismatched ones marked; both versions of a comparison side by side);
+* :mod:`~evalnb.browser.widgets`: the ipywidgets around them (the ``notebooks`` extra), imported on first use.
+
+Example::
+
+    result.explore()                 # failed and degraded cases first
+    evalnb.compare(v1, v2).explore()  # what changed, both answers side by side
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalnb.comparison import Comparison
+    from evalnb.results import Result
+
+__all__ = ["explore_comparison", "explore_result"]
+
+
+def _widgets() -> Any:
+    if importlib.util.find_spec("ipywidgets") is None:
+        raise ImportError('the failure browser needs ipywidgets: pip install "evalnb[notebooks]"')
+    from evalnb.browser import widgets
+
+    return widgets
+
+
+def explore_result(result: Result) -> Any:
+    """The browser of one Result (what ``result.explore()`` returns)."""
+    return _widgets().ResultBrowser(result)
+
+
+def explore_comparison(comparison: Comparison, a: Result, b: Result) -> Any:
+    """The browser of a comparison of the Results ``a`` and ``b`` (what ``comparison.explore()`` returns)."""
+    return _widgets().ComparisonBrowser(comparison, a, b)

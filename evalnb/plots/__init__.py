@@ -1,0 +1,22 @@
+"""Plotly figures of results, comparisons, trends and judge agreement (plotly is imported only when a figure is
+made).
+
+Each figure says what its axes hold: checks on different scales (pass rates, 0-1 values, 1-5 scores, counts;
+``evalnb.checks.scales``) get panels of their own instead of sharing an unlabelled axis, and every colour used
+has a legend entry.
+
+Example::
+
+    evalnb.plots.scorecard(result).show()
+    evalnb.plots.trend(store, "foodmart-sales-evals")
+    evalnb.plots.compare(evalnb.compare(v1, v2))
+"""
+
+from __future__ import annotations
+
+from evalnb.plots.agreement import agreement
+from evalnb.plots.compare import compare
+from evalnb.plots.results import categories, scorecard
+from evalnb.plots.trend import trend
+
+__all__ = ["agreement", "categories", "compare", "scorecard", "trend"]

@@ -1,0 +1,86 @@
+"""Every kind of figure rendered to PNG (kaleido on the system Chromium) from the tests' data: a real image,
+not blank, with the colours the figure promises where a person would look for them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalnb
+from evalnb import plots
+from evalnb.plots import style
+from evalnb.store import Store
+from tests.support.browser import render_png
+from tests.test_plots import agent, make_suite, mixed_results
+
+
+def rgb(colour: str) -> tuple[int, int, int]:
+    return (int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16))
+
+
+def share_of(pixels: Any, colour: tuple[float, float, float], tolerance: float = 3.0) -> float:
+    """The share of pixels within ``tolerance`` (per channel) of ``colour``."""
+    close = np.abs(pixels.astype("int16") - np.array(colour, dtype="float64")).max(axis=2) <= tolerance
+    return float(close.mean())
+
+
+def assert_not_blank(pixels: Any) -> None:
+    h, w, _ = pixels.shape
+    assert h >= 300 and w >= 600
+    not_white = (pixels < 245).any(axis=2).mean()
+    assert not_white > 0.02, f"the image is nearly blank ({not_white:.1%} drawn)"
+    assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 20
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    s = Store(tmp_path_factory.mktemp("render") / "p.db")
+    mixed_results(s)
+    return s
+
+
+def test_scorecard_and_categories_png(tmp_path: Path) -> None:
+    result = evalnb.run(make_suite(), agent, progress=False)
+    pixels = render_png(plots.scorecard(result), tmp_path / "scorecard.png")
+    assert_not_blank(pixels)
+    # a failing cell (red) and passing cells (green), separated by white borders
+    assert share_of(pixels, rgb("#cf222e")) > 0.005 and share_of(pixels, rgb("#1a7f37")) > 0.05
+    pixels = render_png(plots.categories(result), tmp_path / "categories.png")
+    assert_not_blank(pixels)
+    for colour in style.PALETTE[:2]:
+        assert share_of(pixels, rgb(colour)) > 0.01
+
+
+def test_compare_png(store: Store, tmp_path: Path) -> None:
+    cmp = store.compare("v0", "v1")
+    pixels = render_png(plots.compare(cmp), tmp_path / "compare.png")
+    assert_not_blank(pixels)
+    for change in set(cmp.cases["change"]):  # every change's cells are drawn in its colour
+        assert share_of(pixels, rgb(style.CHANGE_COLOURS[change])) > 0.002, change
+
+
+def test_trend_png_bands_have_their_lines_colour(store: Store, tmp_path: Path) -> None:
+    fig = plots.trend(store, "mixed-scales")
+    pixels = render_png(fig, tmp_path / "trend.png")
+    assert_not_blank(pixels)
+    for band in (t for t in fig.data if t.name.endswith(" interval")):
+        line = next(t for t in fig.data if t.name == band.name.removesuffix(" interval"))
+        # the band is the line's colour at 12% over white
+        tint = tuple(0.12 * c + 0.88 * 255 for c in rgb(line.line.color))
+        assert share_of(pixels, tint, tolerance=4) > 0.002, band.name
+    assert_not_blank(render_png(plots.trend(store, "mixed-scales", value="pass_rate"), tmp_path / "pass.png"))
+
+
+def test_agreement_png(store: Store, tmp_path: Path) -> None:
+    result = store.load("v1")
+    labels = result.scores[result.scores["check"] == "Coherence"].assign(value=4.0)
+    table = pd.concat(
+        {"heuristic": evalnb.judges.agreement(result.scores, labels)}, names=["judge"]
+    ).reset_index()
+    pixels = render_png(plots.agreement(table), tmp_path / "agreement.png")
+    assert_not_blank(pixels)
+    assert share_of(pixels, rgb(style.PALETTE[0])) > 0.01
