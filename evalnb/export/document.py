@@ -24,7 +24,7 @@ from evalnb._files import atomic_write
 from evalnb.export.codes import score_error_code, turn_error_code
 from evalnb.formats.dataset_json.evaluators import BUILTIN_EVALUATORS
 from evalnb.formats.dataset_json.models import LATEST_VERSION
-from evalnb.results.frames import records
+from evalnb.results.frames import TOOL_CALLS_COLUMNS, records
 
 if TYPE_CHECKING:
     from evalnb.results import Result
@@ -313,15 +313,5 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
 
 
 # the tool-call frame's columns kept per call in extensions.evalnb.tool_calls (the rest is where the call is)
-_CALL_FIELDS = (
-    "order",
-    "tool",
-    "plugin",
-    "function",
-    "arguments",
-    "status",
-    "http_status",
-    "allowed",
-    "call_id",
-    "output",
-)
+_WHERE = ("suite", "case_id", "case_name", "category", "run", "turn")
+_CALL_FIELDS = tuple(c for c in TOOL_CALLS_COLUMNS if c not in _WHERE)
