@@ -139,7 +139,7 @@ def driver_cost(total: int, per_node: float) -> None:
 
     evalnb.run(suite, lambda prompt: prompt[-1], recorders=[Keep()], progress=False)
     index = {c.id: i for i, c in enumerate(suite.cases)}
-    names = tuple(f for f in CaseRunRecord.__dataclass_fields__ if f != "case")
+    names = tuple(f for f in CaseRunRecord.__dataclass_fields__ if f not in ("case", "_rows"))
     batches = total // BATCH
     payloads = []
     for run in range(batches):

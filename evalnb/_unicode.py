@@ -17,11 +17,33 @@ Example::
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["clean", "clean_data"]
+__all__ = ["clean", "clean_data", "cleaned_already", "is_cleaned", "may_hold_surrogates"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# An escape that a parser turns into a surrogate: JSON/TOML/YAML "\ud800", YAML "\U0000d800".
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+_CLEANED: ContextVar[bool] = ContextVar("evalnb_text_cleaned", default=False)
+
+
+@contextmanager
+def cleaned_already() -> Iterator[None]:
+    """While it lasts, models built here take their text as clean: the loader cleans a whole parsed document
+    once (:func:`clean_data`), and walking every model's fields again doubled the time of a large load."""
+    token = _CLEANED.set(True)
+    try:
+        yield
+    finally:
+        _CLEANED.reset(token)
+
+
+def is_cleaned() -> bool:
+    """Whether the text being built was cleaned already (inside :func:`cleaned_already`)."""
+    return _CLEANED.get()
 
 
 def clean(text: str) -> str:
@@ -31,6 +53,14 @@ def clean(text: str) -> str:
         return text
     # UTF-16 is where surrogates belong: a pair decodes to its character, a lone one to U+FFFD.
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def may_hold_surrogates(text: str) -> bool:
+    """Whether the data parsed from ``text`` may hold a surrogate: one in the text itself, or an escape of one.
+
+    When not, the walk of :func:`clean_data` over the parsed document can be skipped (a large suite's load).
+    """
+    return _SURROGATE.search(text) is not None or _SURROGATE_ESCAPE.search(text) is not None
 
 
 def clean_data(data: Any, _seen: dict[int, Any] | None = None) -> Any:

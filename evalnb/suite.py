@@ -11,10 +11,8 @@ Check specs are a discriminated union on ``type``. Each spec records its options
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -22,11 +20,13 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    TypeAdapter,
     model_serializer,
     model_validator,
 )
+from pydantic.dataclasses import dataclass
 
-from evalnb._unicode import clean_data
+from evalnb._unicode import clean_data, is_cleaned
 from evalnb.formats.registry import is_format, names
 
 if TYPE_CHECKING:
@@ -86,14 +86,71 @@ class _Model(BaseModel):
 
     @model_validator(mode="after")
     def _encodable(self) -> Any:
-        # Text every file, database and terminal can take (evalnb._unicode): a suite built in Python, not
-        # loaded, may hold lone surrogates too; they become U+FFFD.
-        for name, value in self.__dict__.items():
-            if isinstance(value, (str, dict, list)):
-                cleaned = clean_data(value)
-                if cleaned is not value:
-                    self.__dict__[name] = cleaned
-        return self
+        return _encodable(self, self.__dict__)
+
+
+def _encodable(obj: Any, fields: Any) -> Any:
+    # Text every file, database and terminal can take (evalnb._unicode): a suite built in Python, not loaded,
+    # may hold lone surrogates too; they become U+FFFD. A loaded document was cleaned whole.
+    if is_cleaned():
+        return obj
+    for name in list(fields):
+        value = getattr(obj, name)
+        if isinstance(value, (str, dict, list)):
+            cleaned = clean_data(value)
+            if cleaned is not value:
+                object.__setattr__(obj, name, cleaned)
+    return obj
+
+
+class _Slim:
+    """What cases and turns share: they are slotted pydantic dataclasses, not models, because a suite holds one
+    of each per case. A BaseModel instance carries a ``__dict__`` and a set of the fields given; at a million
+    cases those took ~1.7 KB a case, the slotted ones ~0.75 KB (measured), and they build twice as fast.
+
+    The model methods users call on them still work: :meth:`model_dump`, :meth:`model_dump_json`,
+    :meth:`model_copy` and :meth:`model_validate`.
+    """
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @classmethod
+    def _adapter(cls) -> TypeAdapter[Any]:
+        adapter = cls.__dict__.get("_type_adapter")
+        if adapter is None:
+            adapter = TypeAdapter(cls)
+            type.__setattr__(cls, "_type_adapter", adapter)
+        return adapter
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Any:
+        """Validate ``data`` (a mapping or an instance) into an instance, as a model's ``model_validate``."""
+        return cls._adapter().validate_python(data)
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        """The fields as plain data (the options of ``BaseModel.model_dump``: ``mode``, ``exclude`` ...)."""
+        out: dict[str, Any] = self._adapter().dump_python(self, **options)
+        return out
+
+    def model_dump_json(self, **options: Any) -> str:
+        return self._adapter().dump_json(self, **options).decode()
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
+        """A copy with ``update`` applied (not validated, as ``BaseModel.model_copy``)."""
+        import copy
+
+        out = copy.deepcopy(self) if deep else copy.copy(self)
+        for name, value in (update or {}).items():
+            object.__setattr__(out, name, value)
+        return out
+
+    @property
+    def model_fields_set(self) -> set[str]:
+        return set(self.__dataclass_fields__)
+
+
+_SLIM = ConfigDict(extra="forbid")
 
 
 class Message(_Model):
@@ -365,7 +422,8 @@ CheckSpec = Annotated[
 # --------------------------------------------------------------------------------------------------
 
 
-class Turn(_Model):
+@dataclass(slots=True, kw_only=True, config=_SLIM)
+class Turn(_Slim):
     """One prompt sent to the agent and what decides whether its answer passes.
 
     Attributes:
@@ -388,6 +446,10 @@ class Turn(_Model):
     allowed_tools: list[str] | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _encodable(self) -> Any:
+        return _encodable(self, self.__dataclass_fields__)
+
     @model_serializer(mode="wrap")
     def _without_unset_allowlist(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # No allowlist is no key at all: the saved definition (and the content hash) of a suite without one is
@@ -408,7 +470,8 @@ class Turn(_Model):
         return ids
 
 
-class Case(_Model):
+@dataclass(slots=True, kw_only=True, config=_SLIM)
+class Case(_Slim):
     """One evaluation case: a task, a cube question or a dataset item.
 
     Attributes:
@@ -429,6 +492,10 @@ class Case(_Model):
     turns: list[Turn] = Field(min_length=1)
     notes: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _encodable(self) -> Any:
+        return _encodable(self, self.__dataclass_fields__)
 
 
 class Suite(_Model):
@@ -452,9 +519,9 @@ class Suite(_Model):
 
     def content_hash(self) -> str:
         """A short hash of everything that defines the suite (not where it was loaded from)."""
-        payload = self.model_dump(mode="json", exclude={"path"})
-        blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        from evalnb._canonical import content_hash
+
+        return content_hash(self)
 
     def case(self, case_id: str) -> Case:
         """The case with this id.

@@ -333,11 +333,12 @@ def encodable(response: Response) -> Response:
     (:mod:`evalnb._unicode`). Changed in place; checks and judges see the cleaned text."""
     for name in _TEXT_FIELDS:
         value = getattr(response, name)
-        if isinstance(value, str):
+        # ASCII text (nearly all of it) holds no surrogate: nothing to do, on every answer of a run.
+        if isinstance(value, str) and not value.isascii():
             setattr(response, name, clean(value))
     for name in ("rows", "citations", "meta"):
         value = getattr(response, name)
-        if isinstance(value, (dict, list)):
+        if isinstance(value, (dict, list)) and value:
             setattr(response, name, clean_data(value))
     return response
 

@@ -17,8 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb import _gc
 from evalnb._files import atomic_write
-from evalnb._unicode import clean_data
+from evalnb._unicode import clean_data, cleaned_already, may_hold_surrogates
 from evalnb.errors import ConfigCode, ConfigError, SuiteError
 from evalnb.formats.registry import (
     Format,
@@ -111,12 +112,18 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
         if fmt is None and path is not None:
             fmt = for_path(path)
         text = _decode(raw, fmt)
-        if fmt is None:
-            fmt, data = guess(text)  # parsed once: the sniffing parse is the loading parse
-        else:
-            data = fmt.parse(text)
-        # Lone surrogates ("\ud800" escapes) become U+FFFD here, keys included: every later step can encode it.
-        suite = fmt.build(clean_data(data), path)
+        with _gc.paused():  # a parsed document and the suite built from it hold no cycles to collect
+            if fmt is None:
+                fmt, data = guess(text)  # parsed once: the sniffing parse is the loading parse
+            else:
+                data = fmt.parse(text)
+            # Lone surrogates ("\ud800" escapes) become U+FFFD here, keys included: every later step can
+            # encode it. The models built from the cleaned document need not clean it again.
+            if may_hold_surrogates(text):
+                data = clean_data(data)
+            raw = text = ""  # the file's bytes and text are not needed past the parse (a large file's memory)
+            with cleaned_already():
+                suite = fmt.build(data, path)
         if path is not None:
             suite.path = str(path)
         return suite

@@ -192,8 +192,11 @@ def make_frame(rows: Iterable[Mapping[str, Any]] | None, schema: Mapping[str, st
 def _encodable(values: list[Any]) -> list[Any]:
     """Text cells as text every file and database can take: lone surrogates become U+FFFD (evalnb._unicode).
 
-    Rows a run records are cleaned when recorded; a caller's rows and frames are cleaned here.
+    Rows a run records are cleaned when recorded; a caller's rows and frames are cleaned here. A column whose
+    text is all ASCII (nearly always) is returned as it is, after one check of all of it at once.
     """
+    if "".join([v for v in values if type(v) is str]).isascii():
+        return values
     return [clean(v) if isinstance(v, str) else v for v in values]
 
 
@@ -230,18 +233,31 @@ def _typed_frame(data: dict[str, list[Any]], schema: Mapping[str, str]) -> pd.Da
         return conform(pd.DataFrame(data, columns=cols), schema)
 
 
-def conform(frame: pd.DataFrame, schema: Mapping[str, str]) -> pd.DataFrame:
-    """Reorder, add missing columns as NA, and cast to the schema's dtypes (extra columns are kept last)."""
+def conform(frame: pd.DataFrame, schema: Mapping[str, str], *, copy: bool = True) -> pd.DataFrame:
+    """Reorder, add missing columns as NA, and cast to the schema's dtypes (extra columns are kept last).
+
+    ``copy=False`` changes ``frame`` itself where it can (a frame read for this purpose alone): a column that
+    has its dtype already is kept as it is, text cleaned only where it needs it.
+    """
     import pandas as pd
 
-    frame = frame.copy()
+    if copy:
+        frame = frame.copy()
     for col in schema:
         if col not in frame.columns:
             frame[col] = pd.NA
     extra = [c for c in frame.columns if c not in schema]
-    frame = frame[list(schema) + extra]
+    if list(frame.columns) != [*schema, *extra]:
+        frame = frame[list(schema) + extra]
     casts: dict[str, Any] = {}
     for col, dtype in schema.items():
+        if not copy and str(frame[col].dtype) == dtype:
+            if dtype == "string":
+                values = frame[col].tolist()
+                cleaned = _encodable(values)
+                if cleaned is not values:
+                    frame[col] = pd.array(cleaned, dtype="string")
+            continue
         if dtype == "float64":
             frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
         elif dtype == "Int64":
@@ -253,6 +269,13 @@ def conform(frame: pd.DataFrame, schema: Mapping[str, str]) -> pd.DataFrame:
             casts[col] = dtype
     if casts:
         frame = frame.astype(casts)
+    if (
+        not copy
+        and isinstance(frame.index, pd.RangeIndex)
+        and frame.index.start == 0
+        and frame.index.step == 1
+    ):
+        return frame
     return frame.reset_index(drop=True)
 
 

@@ -25,7 +25,6 @@ from evalnb.results.frames import (
     SCORES_COLUMNS,
     TOOL_CALLS_COLUMNS,
     conform,
-    frame_from_tuples,
     make_frame,
     plain,
 )
@@ -200,37 +199,49 @@ class Result:
         per_case = per_run.groupby(level="c", sort=False).agg(
             rank=("rank", "max"), runs=("rank", "size"), ok=("ok", "sum"), lat=("lat", "mean")
         )
-        position = {cid: i for i, cid in enumerate(ids)} if len(ids) else {}
-        order: list[tuple[str, str, str | None]] = [(c.id, c.name, c.category) for c in self.suite.cases]
-        known = {c[0] for c in order}
+        # Cases in suite order, then any case the frames hold that the suite does not; built column by column
+        # (a million cases must not become a million tuples and dicts).
+        suite_cases = self.suite.cases
+        case_ids = [c.id for c in suite_cases]
+        names: list[Any] = [c.name for c in suite_cases]
+        cats: list[Any] = [c.category for c in suite_cases]
         if n_runs:
             extra = runs.drop_duplicates("case_id")
-            for cid, name, cat in zip(extra["case_id"], extra["case_name"], extra["category"], strict=False):
-                if cid not in known:
-                    order.append((cid, name, plain(cat)))
-        by_rank = {v: k for k, v in RANK.items()}
-        ranks, n, ok, lat = (per_case[k].to_dict() for k in ("rank", "runs", "ok", "lat"))
-        out: list[tuple[Any, ...]] = []
-        for cid, cname, cat in order:
-            c = position.get(cid)
-            if c is None or c not in ranks:
-                out.append((self.suite.name, cid, cname, cat, "skipped", 0, 0, None, None))
-                continue
-            runs_c, ok_c = int(n[c]), int(ok[c])
-            out.append(
-                (
-                    self.suite.name,
-                    cid,
-                    cname,
-                    cat,
-                    by_rank[int(ranks[c])],
-                    runs_c,
-                    ok_c,
-                    ok_c / runs_c,
-                    plain(lat[c]),
-                )
-            )
-        return frame_from_tuples(out, CASES_COLUMNS)
+            extra = extra[~extra["case_id"].isin(case_ids)]
+            case_ids += extra["case_id"].tolist()
+            names += extra["case_name"].tolist()
+            cats += [plain(c) for c in extra["category"].tolist()]
+        code = pd.Index(ids).get_indexer(case_ids) if len(ids) else np.full(len(case_ids), -1)
+        # per_case is indexed by code; a case with a code but no row there, or no code, was never run
+        at = per_case.index.get_indexer(code) if len(per_case) else np.full(len(code), -1)
+        ran = at >= 0
+        pick = np.where(ran, at, 0)
+
+        def gathered(name: str, dtype: str, fill: Any) -> np.ndarray:
+            values = per_case[name].to_numpy(dtype=dtype) if len(per_case) else np.zeros(1, dtype=dtype)
+            return np.where(ran, values[pick] if len(per_case) else fill, fill)
+
+        n_of = gathered("runs", "int64", 0)
+        ok_of = gathered("ok", "int64", 0)
+        by_rank = np.array([k for k, _ in sorted(RANK.items(), key=lambda kv: kv[1])], dtype=object)
+        ranks = gathered("rank", "int64", RANK["skipped"])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(ran, ok_of / np.maximum(n_of, 1), np.nan)
+        frame = pd.DataFrame(
+            {
+                "suite": pd.array([self.suite.name] * len(case_ids), dtype="string"),
+                "case_id": pd.array(case_ids, dtype="string"),
+                "case_name": pd.array(names, dtype="string"),
+                "category": pd.array(cats, dtype="string"),
+                "status": pd.array(by_rank[ranks], dtype="string"),
+                "runs": pd.array(n_of, dtype="Int64"),
+                "passed_runs": pd.array(ok_of, dtype="Int64"),
+                "pass_rate": rate.astype("float64"),
+                "latency_ms": gathered("lat", "float64", np.nan).astype("float64"),
+            },
+            columns=list(CASES_COLUMNS),
+        )
+        return frame
 
     def counts(self) -> dict[str, int]:
         """Number of cases per status: ``{"passed": 9, "failed": 1, "degraded": 0, "skipped": 0}``."""
@@ -297,7 +308,10 @@ class Result:
         """True when no case failed or was degraded and the run was not interrupted."""
         if self.meta.get("interrupted"):
             return False
-        return not self.cases["status"].isin(["failed", "degraded"]).any()
+        # A case is failed or degraded exactly when one of its run or score rows is (the rank rule of
+        # `cases`): asked of the two status columns, without building the per-case frame.
+        bad = ["failed", "degraded"]
+        return not (self.runs["status"].isin(bad).any() or self.scores["status"].isin(bad).any())
 
     @property
     def exit_code(self) -> int:
@@ -333,13 +347,13 @@ class Result:
         if key in self.responses:
             return self.responses[key]
         r = self.runs
-        hit = r[(r["case_id"] == case_id) & (r["run"] == run) & (r["turn"] == turn)]
-        if hit.empty:
+        at = _row_index(r).get(key)
+        if at is None:
             raise KeyError(key)
-        row = {k: plain(v) for k, v in hit.iloc[0].items()}
+        row = {k: plain(v) for k, v in r.iloc[at[0]].items()}
         usage = {k: row[k] for k in ("prompt_tokens", "completion_tokens") if row.get(k) is not None} or None
         tc = self.tool_calls
-        calls = tc[(tc["case_id"] == case_id) & (tc["run"] == run) & (tc["turn"] == turn)]
+        calls = tc.iloc[_row_index(tc).get(key, [])]
         return Response(
             text=row.get("response"),
             stdout=row.get("stdout"),
@@ -416,3 +430,25 @@ class Result:
             f"Result(suite={self.suite.name!r}, cases={sum(c.values())}, passed={c['passed']}, "
             f"failed={c['failed']}, degraded={c['degraded']}, skipped={c['skipped']})"
         )
+
+
+_INDEXES: dict[int, tuple[Any, dict[tuple[str, int, int], list[int]]]] = {}
+
+
+def _row_index(frame: pd.DataFrame) -> dict[tuple[str, int, int], list[int]]:
+    """Row positions by ``(case_id, run, turn)``, made once per frame object: looking rows up one at a time
+    (``rescore`` rebuilds every judged response) stays linear in the frame's length, not quadratic."""
+    import weakref
+
+    hit = _INDEXES.get(id(frame))
+    if hit is not None and hit[0]() is frame:
+        return hit[1]
+    index: dict[tuple[str, int, int], list[int]] = {}
+    runs = frame["run"].to_numpy(dtype="float64", na_value=-1).astype("int64").tolist()
+    turns = frame["turn"].to_numpy(dtype="float64", na_value=-1).astype("int64").tolist()
+    for i, key in enumerate(zip(frame["case_id"].tolist(), runs, turns, strict=True)):
+        index.setdefault(key, []).append(i)
+    ref = weakref.ref(frame, lambda _: _INDEXES.pop(key_id, None))
+    key_id = id(frame)
+    _INDEXES[key_id] = (ref, index)
+    return index

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb import _gc
 from evalnb.running import setup
 from evalnb.running.case_run import Plans, RunJob, skipped
 from evalnb.running.executors import as_executor
@@ -240,7 +241,9 @@ async def run_async(
 
         interrupted = False
         try:
-            info = await the_executor.execute(job, _plan(the_suite, runs, done), sink)
+            # The suite and whatever the caller holds are not scanned by the collector while the run lasts.
+            with _gc.frozen():
+                info = await the_executor.execute(job, _plan(the_suite, runs, done), sink)
             if isinstance(info, dict) and info:
                 meta["executor_info"] = info
         except (asyncio.CancelledError, KeyboardInterrupt):

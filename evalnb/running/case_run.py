@@ -89,19 +89,28 @@ class RunJob:
 
 
 class Plans:
-    """The turn plans of one run, built once per turn (the suite is not expected to change while it runs)."""
+    """The turn plans of one run, one per distinct turn shape (the suite is not expected to change while it runs).
+
+    A plan depends on a turn's checks and its file history only, and the turns of a large suite mostly share
+    their check objects (a dataset's defaults): keyed by the checks' identities, a million turns need a handful
+    of plans instead of a million.
+    """
 
     def __init__(self) -> None:
-        self._plans: dict[int, TurnPlan] = {}
+        self._plans: dict[tuple[int, ...], TurnPlan] = {}
         self._keep: list[Any] = []  # keeps the objects whose ids key the caches alive while the run lasts
         self._options: dict[int, str] = {}
         self._ids: dict[tuple[str, ...], list[str]] = {}
 
     def plan(self, turn: Turn) -> TurnPlan:
-        plan = self._plans.get(id(turn))
+        # A plan holds its specs, so their ids stay theirs while the plan lives; a turn with a file history
+        # has a plan of its own.
+        key = (*map(id, turn.checks), -id(turn) if turn.history else 0)
+        plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[id(turn)] = TurnPlan(turn, options=self._options_json, ids_cache=self._ids)
-            self._keep.append(turn)
+            plan = self._plans[key] = TurnPlan(turn, options=self._options_json, ids_cache=self._ids)
+            if turn.history:
+                self._keep.append(turn)
         return plan
 
     def _options_json(self, spec: Any) -> str:
@@ -169,17 +178,9 @@ class Worker:
         # in flight (at most one per case run in flight), so that N slow checks run side by side.
         self.check_pool = DaemonThreads("evalnb-check")
         self.plans = Plans()
-        self._meta: dict[str, dict[str, Any]] = {}
         self._prompt_only: dict[int, bool] = {}
-        self._workdir_free: dict[int, bool] = {}
 
-    # -- caches --------------------------------------------------------------------------------------
-
-    def _case_meta(self, case: Case) -> dict[str, Any]:
-        base = self._meta.get(case.id)
-        if base is None:
-            base = self._meta[case.id] = {"name": case.name, "category": case.category, **case.meta}
-        return base
+    # -- per case run ---------------------------------------------------------------------------------
 
     def needs_workdir(self, agent: Any, case: Case) -> bool:
         """Whether a case run must get its directory before it starts.
@@ -199,12 +200,8 @@ class Worker:
             )
         if not prompt_only:
             return True
-        free = self._workdir_free.get(id(case))
-        if free is None:
-            free = self._workdir_free[id(case)] = all(
-                "workdir" not in self.plans.plan(turn).needs for turn in case.turns
-            )
-        return not free
+        # Nothing is cached per case: memory must not grow with the number of cases.
+        return any("workdir" in self.plans.plan(turn).needs for turn in case.turns)
 
     # -- case runs -----------------------------------------------------------------------------------
 
@@ -236,7 +233,7 @@ class Worker:
                 run=run,
                 workdir=workdir,
                 suite=job.suite.name,
-                case_meta=dict(self._case_meta(case)),
+                case_meta={"name": case.name, "category": case.category, **case.meta},
                 allowed_tools=None if turn.allowed_tools is None else list(turn.allowed_tools),
             )
             response, error, latency = await self.caller.call(agent, request)

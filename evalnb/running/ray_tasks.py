@@ -32,7 +32,7 @@ __all__ = ["LEASE_SECONDS", "Batch", "Limits", "SharedLimiter", "records_of", "r
 LEASE_SECONDS = 180.0
 """How long a shared limiter's slot stays taken without being given back (a worker that died holding it)."""
 
-_FIELDS = tuple(f.name for f in fields(CaseRunRecord) if f.name != "case")
+_FIELDS = tuple(f.name for f in fields(CaseRunRecord) if f.name not in ("case", "_rows"))
 _JOBS: OrderedDict[str, Any] = OrderedDict()  # run token -> unpacked job, the last few runs of this process
 _KEEP_JOBS = 2
 

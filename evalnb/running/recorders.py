@@ -30,16 +30,16 @@ from evalnb.results import (
     SCORES_COLUMNS,
     TOOL_CALLS_COLUMNS,
     Result,
-    frame_from_tuples,
 )
+from evalnb.results.columns import Columns
 from evalnb.results.frames import in_suite_order
 
 if TYPE_CHECKING:
     from evalnb.agents.base import Response
-    from evalnb.running.records import CaseRunRecord, Rows
+    from evalnb.running.records import CaseRunRecord
     from evalnb.suite import Suite
 
-__all__ = ["Prior", "Recorder", "ResultRecorder", "RunInfo"]
+__all__ = ["Prior", "Recorder", "ResultRecorder", "RunInfo", "rebuildable"]
 
 
 @dataclass
@@ -82,12 +82,23 @@ class Recorder(Protocol):
 
 class ResultRecorder:
     """Builds the Result from the records: rows in suite order (case, then run, then turn) whatever order the
-    case runs finished in, with the case runs a resumed run already had."""
+    case runs finished in, with the case runs a resumed run already had.
+
+    Rows are gathered column by column (:class:`~evalnb.results.columns.Columns`), and only the responses that
+    hold more than their ``runs`` row (result rows, citations, tool calls, meta, other usage keys) are kept in
+    ``Result.responses``: :meth:`Result.response_for` rebuilds the others, so a large run does not hold a
+    Response object per turn.
+    """
 
     def __init__(self, suite: Suite) -> None:
         self.suite = suite
         self._order = {c.id: i for i, c in enumerate(suite.cases)}
-        self._rows: dict[tuple[int, int], Rows] = {}
+        self._columns = (
+            Columns(RUNS_COLUMNS, shared=_SHARED_RUNS),
+            Columns(SCORES_COLUMNS, shared=_SHARED_SCORES),
+            Columns(MISMATCH_COLUMNS, shared=("key", "tolerance", "reason")),
+            Columns(TOOL_CALLS_COLUMNS, shared=("tool", "plugin_name", "function_name", "status")),
+        )
         self.responses: dict[tuple[str, int, int], Response] = {}
 
     def begin(self, info: RunInfo) -> None:
@@ -97,9 +108,11 @@ class ResultRecorder:
         return None
 
     def record(self, record: CaseRunRecord) -> None:
-        self._rows[(self._order.get(record.case.id, len(self._order)), record.run)] = record.rows()
+        position = self._order.get(record.case.id, len(self._order))
+        for columns, rows in zip(self._columns, record.rows(), strict=True):
+            columns.add(rows, position=position, run=record.run)
         for tr in record.turns:
-            if tr.response is not None:
+            if tr.response is not None and not rebuildable(tr.response):
                 self.responses[(record.case.id, record.run, tr.index)] = tr.response
 
     def record_many(self, records: Iterable[CaseRunRecord]) -> None:
@@ -112,22 +125,7 @@ class ResultRecorder:
     def build(self, meta: dict[str, Any], prior: Prior | None = None) -> Result:
         """The Result of everything recorded, in suite order; with ``prior``, the case runs a resumed run had
         keep their place among the new ones."""
-        runs: list[Any] = []
-        scores: list[Any] = []
-        mismatches: list[Any] = []
-        calls: list[Any] = []
-        for key in sorted(self._rows):
-            r, s, m, c = self._rows[key]
-            runs += r
-            scores += s
-            mismatches += m
-            calls += c
-        fresh = [
-            frame_from_tuples(runs, RUNS_COLUMNS),
-            frame_from_tuples(scores, SCORES_COLUMNS),
-            frame_from_tuples(mismatches, MISMATCH_COLUMNS),
-            frame_from_tuples(calls, TOOL_CALLS_COLUMNS),
-        ]
+        fresh = [columns.frame() for columns in self._columns]
         if prior is not None and prior.result is not None and prior.keys:
             import pandas as pd
 
@@ -148,3 +146,20 @@ class ResultRecorder:
             responses=self.responses,
             tool_calls=fresh[3],
         )
+
+
+# Text columns whose values repeat from row to row: kept once each.
+_SHARED_RUNS = ("status", "error", "model", "agent", "context", "stdout", "intent", "refusal")
+_SHARED_SCORES = ("check", "check_id", "status", "reason", "judge", "options")
+_TOKEN_KEYS = frozenset({"prompt_tokens", "completion_tokens"})
+
+
+def rebuildable(response: Response) -> bool:
+    """Whether :meth:`Result.response_for` rebuilds ``response`` from its ``runs`` row as it was."""
+    return (
+        response.rows is None
+        and response.citations is None
+        and response.tool_calls is None
+        and not response.meta
+        and (not response.usage or set(response.usage) <= _TOKEN_KEYS)
+    )

@@ -41,7 +41,8 @@ class TurnRecord:
     Attributes:
         index: the turn's position in the case (0-based).
         request: what the agent was sent (``None`` for a turn skipped after an earlier one failed).
-        response: what came back (``None`` when the agent failed or the turn was skipped).
+        response: what came back (``None`` when the agent failed or the turn was skipped), its text made
+            encodable on arrival (:func:`evalnb.agents.base.encodable`): rows take it as it is.
         status: ``passed``, ``failed``, ``degraded`` or ``skipped``.
         error: why the agent gave no answer (``None`` when it answered).
         latency_ms: the agent call's wall time (of the last attempt).
@@ -86,6 +87,7 @@ class CaseRunRecord:
     workdir: str | None = None
     started_at: float = 0.0
     elapsed_ms: float = 0.0
+    _rows: Rows | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -100,7 +102,12 @@ class CaseRunRecord:
     def rows(self) -> Rows:
         """The record as row tuples in the column order of ``RUNS_COLUMNS``, ``SCORES_COLUMNS``,
         ``MISMATCH_COLUMNS`` and ``TOOL_CALLS_COLUMNS`` (plain python values), as the Result's frames and a
-        store's tables hold them."""
+        store's tables hold them. Made once: the Result and a store both take them."""
+        if self._rows is None:
+            self._rows = self._make_rows()
+        return self._rows
+
+    def _make_rows(self) -> Rows:
         case = self.case
         suite, cid, name, cat, run = self.suite, case.id, case.name, case.category, self.run
         agent = _text(self.agent)
@@ -147,18 +154,19 @@ class CaseRunRecord:
                     t,
                     turn.prompt,
                     turn.expected,
-                    # What the agent sent is kept as text every file and database can take (evalnb._unicode).
-                    _text(r.text) if r else None,
-                    _text(r.stdout) if r else None,
+                    # What the agent sent is text every file and database can take already: the runner cleans
+                    # each response as it arrives (evalnb._unicode, agents.base.encodable).
+                    r.text if r else None,
+                    r.stdout if r else None,
                     r.exit_code if r else None,
-                    _text(r.intent) if r else None,
-                    _text(r.refusal) if r else None,
-                    _text(r.insight) if r else None,
-                    _text(r.context) if r is not None and r.context is not None else turn.context,
+                    r.intent if r else None,
+                    r.refusal if r else None,
+                    r.insight if r else None,
+                    r.context if r is not None and r.context is not None else turn.context,
                     tr.status,
                     _text(tr.error),
                     tr.latency_ms,
-                    _text(r.model) if r else None,
+                    r.model if r else None,
                     agent,
                     self.workdir,
                     tokens(usage, "prompt_tokens", "input_tokens") if usage else None,

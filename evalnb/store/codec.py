@@ -97,9 +97,16 @@ def read_frame(
     import pandas as pd
     from sqlalchemy import select
 
+    from evalnb.results.columns import CHUNK, Columns
+
     q = select(*[table.c[c] for c in cols], table.c.extra).where(table.c.run_pk == pk).order_by(table.c.seq)
-    rows = conn.execute(q).fetchall()
-    frame = pd.DataFrame([tuple(x) for x in rows], columns=[*cols, "extra"])
+    # Read in chunks into typed columns, repeated text kept once (the driver makes a new string per cell):
+    # a million stored case runs come back without a tuple per row and a copy of every status and reason.
+    schema = {c: _READ_AS.get(dtypes.get(c, ""), "object") for c in cols}
+    gathered = Columns({**schema, "extra": "object"}, shared=[c for c, d in schema.items() if d == "string"])
+    for part in conn.execute(q).partitions(CHUNK):
+        gathered.extend([tuple(row) for row in part])
+    frame = gathered.frame()
     extras = frame.pop("extra")
     if extras.notna().any():
         parsed = [json.loads(x) if isinstance(x, str) else {} for x in extras]
@@ -120,6 +127,10 @@ def read_frame(
             with contextlib.suppress(TypeError, ValueError):
                 frame[c] = frame[c].astype(dt)
     return frame
+
+
+# How a stored column is first read: text as text; numbers and flags as they come (cast below).
+_READ_AS = {"string": "string"}
 
 
 def insert_many(conn: Connection, table: Table, rows: Rows) -> None:

@@ -210,19 +210,23 @@ class StoreRecorder:
         calls)."""
         assert self.run_pk is not None
         t = self.store._t
+        tables = (
+            ("run_rows", RUN_COLS),
+            ("scores", SCORE_COLS),
+            ("mismatches", MISMATCH_COLS),
+            ("tool_calls", TOOL_CALL_COLS),
+        )
+        # One insert per table for the whole batch: a statement per case run cost more than the rows.
+        gathered: list[list[tuple[Any, ...]]] = [[] for _ in tables]
+        seq = self._seq
+        for record_rows in batch:
+            for into, rows in zip(gathered, record_rows, strict=True):
+                if rows:
+                    into += tuple_rows(rows, run_pk=self.run_pk, seq0=seq)
+                    seq += len(rows)
         with self.store.engine.begin() as conn:
-            seq = self._seq
-            for runs, scores, mismatches, calls in batch:
-                for name, rows, cols in (
-                    ("run_rows", runs, RUN_COLS),
-                    ("scores", scores, SCORE_COLS),
-                    ("mismatches", mismatches, MISMATCH_COLS),
-                    ("tool_calls", calls, TOOL_CALL_COLS),
-                ):
-                    if rows:
-                        names = ["run_pk", "seq", *cols, "extra"]
-                        insert_many(conn, t[name], (names, tuple_rows(rows, run_pk=self.run_pk, seq0=seq)))
-                        seq += len(rows)
+            for (name, cols), rows in zip(tables, gathered, strict=True):
+                insert_many(conn, t[name], (["run_pk", "seq", *cols, "extra"], rows))
         self._seq = seq  # only once committed: a retried transaction numbers its rows the same way
 
     def close(self) -> None:

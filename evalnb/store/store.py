@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalnb._retry import retry_until
 from evalnb.errors import ConfigError, StoreError
-from evalnb.results.frames import in_suite_order
+from evalnb.results.frames import conform, in_suite_order
 from evalnb.store import sqlite
 from evalnb.store.codec import frame_rows, insert_many, read_frame
 from evalnb.store.schema import (
@@ -524,7 +524,6 @@ class Store:
         from sqlalchemy import select
 
         from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS, Result
-        from evalnb.suite import Suite
 
         run = self._resolve(run_id_or_version, suite=suite)
         s = self._t["suites"]
@@ -538,7 +537,7 @@ class Store:
         dtypes.setdefault("tool_calls", TOOL_CALLS_COLUMNS)
         with self._reading() as conn:
             definition = conn.execute(select(s.c.definition).where(s.c.id == run["suite_id"])).scalar_one()
-            the_suite = Suite.model_validate_json(definition)
+            the_suite = _suite_from(definition)
             frames = [
                 read_frame(conn, self._t[table], cols, run["id"], dtypes[name], run["suite"])
                 for table, cols, name in (
@@ -558,8 +557,14 @@ class Store:
         )
         if run["status"] != "complete":
             meta["interrupted"] = True
-        return Result.from_frames(
-            suite=the_suite, runs=runs, scores=scores, mismatches=mism, meta=meta, tool_calls=calls
+        # The frames were read for this Result alone: conformed in place, not copied (a million rows each).
+        return Result(
+            suite=the_suite,
+            runs=conform(runs, RUNS_COLUMNS, copy=False),
+            scores=conform(scores, SCORES_COLUMNS, copy=False),
+            mismatches=conform(mism, MISMATCH_COLUMNS, copy=False),
+            meta=meta,
+            tool_calls=conform(calls, TOOL_CALLS_COLUMNS, copy=False),
         )
 
     def trend(
@@ -671,3 +676,14 @@ def as_store(store: Any) -> Store:
     if store is None or isinstance(store, (str, os.PathLike)):
         return Store(store)
     raise ConfigError(f"store must be an evalnb.Store, a path or a URL, not {type(store).__name__}")
+
+
+def _suite_from(definition: str) -> Suite:
+    """A stored suite definition as a Suite; text stored clean is not cleaned again (evalnb._unicode)."""
+    from evalnb._unicode import cleaned_already, may_hold_surrogates
+    from evalnb.suite import Suite
+
+    if may_hold_surrogates(definition):
+        return Suite.model_validate_json(definition)
+    with cleaned_already():
+        return Suite.model_validate_json(definition)

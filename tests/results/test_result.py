@@ -237,9 +237,25 @@ def test_from_frames_conforms_and_rebuilds_responses(result: Result) -> None:
         and resp.model == "m-1"
         and resp.usage == {"prompt_tokens": 3, "completion_tokens": 1}
     )
-    assert result.response_for("paris", 0, 0) is result.responses[("paris", 0, 0)]
+    # A plain answer is not held in memory: it is rebuilt from its runs row, as it was.
+    assert ("paris", 0, 0) not in result.responses
+    assert result.response_for("paris", 0, 0).text == "Paris"
     with pytest.raises(KeyError):
         again.response_for("nope", 0, 0)
+
+
+def test_responses_with_more_than_the_runs_row_stay_in_memory() -> None:
+    def rich(prompt: str) -> dict[str, Any]:
+        if "capital" in prompt:
+            return {"text": "Paris", "citations": [{"url": "u"}], "meta": {"trace": 1}}
+        return {"text": "no idea", "usage": {"prompt_tokens": 3, "total_tokens": 9}}
+
+    out = evalnb.run(make_suite(), rich, progress=False)
+    kept = out.responses[("paris", 0, 0)]
+    assert kept.citations == [{"url": "u"}] and kept.meta == {"trace": 1}
+    assert out.response_for("paris", 0, 0) is kept
+    others = [k for k in out.responses if k[0] != "paris"]
+    assert others and all(out.responses[k].usage == {"prompt_tokens": 3, "total_tokens": 9} for k in others)
 
 
 def test_html_scorecard_escapes_everything(result: Result) -> None:

@@ -1,0 +1,98 @@
+"""Rows gathered column by column give the frame the row tuples gave, in suite order."""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+
+from evalnb.results import RUNS_COLUMNS, SCORES_COLUMNS
+from evalnb.results.columns import CHUNK, Columns, Shared
+from evalnb.results.frames import frame_from_tuples
+
+
+def score_row(case: int, run: int, turn: int, check: int) -> tuple[object, ...]:
+    passed = (case + run + check) % 3 != 0
+    return (
+        "suite",
+        f"c{case}",
+        f"case {case}",
+        None if case % 4 else "cat",
+        run,
+        turn,
+        f"check{check}",
+        f"check{check}",
+        1.0 if passed else (None if case % 5 == 0 else 0.0),
+        passed if case % 7 else None,
+        "passed" if passed else "failed",
+        f"reason {'ok' if passed else 'bad'}",
+        None,
+        "{}",
+        None if case % 2 else 10 + case,
+        None,
+        0.5 if case % 3 == 0 else None,
+        None,
+        None,
+    )
+
+
+def test_rows_arriving_in_any_order_come_out_in_suite_order_with_the_documented_dtypes() -> None:
+    rng = random.Random(3)
+    records = [(c, r) for c in range(3 * CHUNK // 4) for r in range(2)]
+    rng.shuffle(records)  # case runs finish in any order
+    cols = Columns(SCORES_COLUMNS, shared=("check", "status", "reason"))
+    for c, r in records:
+        # the rows of one case run arrive together, turn by turn, check by check
+        cols.add([score_row(c, r, t, k) for t in range(2) for k in range(2)], position=c, run=r)
+    got = cols.frame()
+    want = frame_from_tuples(
+        [
+            score_row(c, r, t, k)
+            for c in range(3 * CHUNK // 4)
+            for r in range(2)
+            for t in range(2)
+            for k in range(2)
+        ],
+        SCORES_COLUMNS,
+    )
+    pd.testing.assert_frame_equal(got, want)
+    assert list(got.dtypes.astype(str)) == list(SCORES_COLUMNS.values())
+    assert len(cols) == 0  # the gathered rows were let go
+
+
+def test_repeated_text_is_kept_once_and_other_columns_as_given() -> None:
+    cols = Columns(SCORES_COLUMNS, shared=("reason",))
+    for c in range(10):
+        row = list(score_row(c, 0, 0, 0))
+        row[11] = "".join(["same ", "reason"])  # equal text, a new object each time
+        cols.add([tuple(row)], position=c, run=0)
+    frame = cols.frame()
+    reasons = frame["reason"].array.to_numpy()  # the objects the frame holds
+    assert len({id(x) for x in reasons}) == 1 and reasons[0] == "same reason"
+
+
+def test_a_bounded_table_of_shared_text() -> None:
+    shared = Shared(limit=2)
+    a, b = shared("a" * 3), shared("".join(["aa", "a"]))
+    assert a is b
+    shared("b")
+    late = "".join(["c", "c"])
+    assert shared(late) is late and shared("".join(["c", "c"])) is not late  # full: kept as given
+    assert shared(None) is None and shared(3) == 3
+
+
+def test_values_of_another_type_are_cast_as_make_frame_casts_them() -> None:
+    cols = Columns(RUNS_COLUMNS)
+    row = [None] * len(RUNS_COLUMNS)
+    row[:6] = ["s", "c", "c", None, "1", 0]  # a run number given as text
+    row[17] = "12.5"  # latency as text
+    cols.add([tuple(row)], position=0, run=0)
+    frame = cols.frame()
+    assert frame["run"].tolist() == [1] and str(frame["run"].dtype) == "Int64"
+    assert frame["latency_ms"].tolist() == [12.5]
+
+
+def test_no_rows_give_the_empty_typed_frame() -> None:
+    frame = Columns(RUNS_COLUMNS).frame()
+    assert frame.empty and list(frame.columns) == list(RUNS_COLUMNS)
+    assert list(frame.dtypes.astype(str)) == list(RUNS_COLUMNS.values())
