@@ -195,6 +195,10 @@ class EvalnbError(Exception):
             self.code = _member(self.codes, code)
 
 
+SHOWN_ERRORS = 50
+"""How many of a document's errors a SuiteError's message lists (the rest are counted per code)."""
+
+
 class SuiteError(EvalnbError):
     """A suite could not be loaded.
 
@@ -245,8 +249,18 @@ class SuiteError(EvalnbError):
     def __str__(self) -> str:
         # Every error of the document, this one first, so a traceback (from evalnb.run or evalnb.load) shows
         # what one fix-and-rerun round needs, like `evalnb validate`.
+        # A systematic mistake in a large file (one wrong key in each of a million items) is shown by its first
+        # errors and a count per code, not a million lines; all of them stay in `.errors`.
         rest = [e for e in self.errors if e is not self]
-        return "\n".join(e.describe() for e in (self, *rest))
+        shown = [self, *rest][:SHOWN_ERRORS]
+        lines = [e.describe() for e in shown]
+        left = rest[SHOWN_ERRORS - 1 :]
+        if left:
+            from collections import Counter
+
+            codes = ", ".join(f"{code} x{n:,}" for code, n in Counter(e.code for e in left).most_common())
+            lines.append(f"... and {len(left):,} more errors ({codes}); every one is in the error's .errors")
+        return "\n".join(lines)
 
     def __reduce__(self) -> tuple[object, ...]:
         # `errors` holds this very error: it travels as state, set after the object exists, so pickle's memo

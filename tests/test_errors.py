@@ -262,3 +262,18 @@ def test_run_and_upgrade_commands_print_every_error_once(five: Path, tmp_path: P
     up = CliRunner().invoke(app, ["upgrade", str(legacy)])
     assert up.exit_code == 2
     assert up.output.splitlines() == [f"error: {line}" for line in _validate_lines(legacy)]
+
+
+def test_a_mistake_repeated_in_every_item_is_shown_by_its_first_errors_and_a_count() -> None:
+    import json
+
+    import evalnb
+    from evalnb.errors import SHOWN_ERRORS
+
+    items = [{"id": f"q{i}", "prompt": "p", "expected_response": "e"} for i in range(SHOWN_ERRORS + 70)]
+    with pytest.raises(evalnb.SuiteError) as info:
+        evalnb.load(json.dumps({"schemaVersion": "1.1.0", "items": items}), format="dataset-json")
+    lines = str(info.value).splitlines()
+    assert len(lines) == SHOWN_ERRORS + 1 and "items[0].id" in lines[0]
+    assert lines[-1] == "... and 70 more errors (UNKNOWN_FIELD x70); every one is in the error's .errors"
+    assert len(info.value.errors) == SHOWN_ERRORS + 70

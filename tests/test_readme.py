@@ -86,7 +86,7 @@ def test_readme_lists_the_two_commands_first_and_links_the_formats() -> None:
     assert "python3 dev.py test" in text[first_code : first_code + 400]
     for doc in ("docs/tasks-toml.md", "docs/cube-yaml.md", "docs/dataset-json.md"):
         assert f"]({doc})" in text and (ROOT / doc).is_file()
-    for marker in ("runner", "rows", "http", "distributed", "store"):
+    for marker in ("runner", "rows", "http", "distributed", "store", "scale"):
         assert f"<!-- bench:{marker} -->" in text
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
         assert f"notebooks/{nb.name}" in text

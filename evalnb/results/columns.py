@@ -22,10 +22,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Columns", "Shared"]
+__all__ = ["REPEATED", "Columns", "Shared"]
 
 CHUNK = 4096
 """Rows held as tuples before they are transposed into the columns."""
+
+REPEATED: dict[str, tuple[str, ...]] = {
+    "runs": ("status", "error", "model", "agent", "context", "stdout", "intent", "refusal"),
+    "scores": ("check", "check_id", "status", "reason", "judge", "options"),
+    "mismatches": ("key", "tolerance", "reason"),
+    "tool_calls": ("tool", "plugin_name", "function_name", "status"),
+}
+"""Per frame, the text columns whose values repeat from row to row (kept once each); answers, prompts and ids
+are mostly distinct and are not looked up."""
 
 
 class Shared:

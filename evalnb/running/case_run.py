@@ -149,10 +149,33 @@ def _without_answer(
     latency: float | None,
     reason: str,
 ) -> TurnRecord:
-    scores = unanswered(plan, status, reason)
+    return _turn_record(plan, t, request, None, unanswered(plan, status, reason), latency, status, error)
+
+
+def _turn_record(
+    plan: TurnPlan,
+    t: int,
+    request: Request | None,
+    response: Any,
+    scores: list[Any],
+    latency: float | None,
+    status: str | None = None,
+    error: str | None = None,
+) -> TurnRecord:
+    """One turn's record; its status is the scores' (scoring.turn_status) unless given."""
     statuses = [status_of(s) for s in scores]
     return TurnRecord(
-        t, request, None, status, error, latency, scores, statuses, plan.ids, plan.names, plan.options
+        t,
+        request,
+        response,
+        turn_status(statuses) if status is None else status,
+        error,
+        latency,
+        scores,
+        statuses,
+        plan.ids,
+        plan.names,
+        plan.options,
     )
 
 
@@ -251,21 +274,8 @@ class Worker:
                 stopped = "skipped: an earlier turn degraded"
                 error = not_allowed(bad, turn.allowed_tools or [])
                 scores = unanswered(plan, "degraded", f"not checked: {error}")
-                statuses = [status_of(sc) for sc in scores]
                 record.turns.append(
-                    TurnRecord(
-                        t,
-                        request,
-                        response,
-                        "degraded",
-                        error,
-                        latency,
-                        scores,
-                        statuses,
-                        plan.ids,
-                        plan.names,
-                        plan.options,
-                    )
+                    _turn_record(plan, t, request, response, scores, latency, "degraded", error)
                 )
                 continue
             ctx = CheckContext(
@@ -282,22 +292,7 @@ class Worker:
                 conversation=history,
             )
             scores = await score_turn(plan, ctx, offload=self.check_pool)
-            statuses = [status_of(s) for s in scores]
-            record.turns.append(
-                TurnRecord(
-                    t,
-                    request,
-                    response,
-                    turn_status(statuses),
-                    None,
-                    latency,
-                    scores,
-                    statuses,
-                    plan.ids,
-                    plan.names,
-                    plan.options,
-                )
-            )
+            record.turns.append(_turn_record(plan, t, request, response, scores, latency))
             if t + 1 < n_turns:  # only a later turn reads the conversation
                 conversation = after_turn(history, turn.prompt, response.text or "")
         passed = all(tr.status == "passed" for tr in record.turns)

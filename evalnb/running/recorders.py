@@ -31,7 +31,7 @@ from evalnb.results import (
     TOOL_CALLS_COLUMNS,
     Result,
 )
-from evalnb.results.columns import Columns
+from evalnb.results.columns import REPEATED, Columns
 from evalnb.results.frames import in_suite_order
 
 if TYPE_CHECKING:
@@ -94,10 +94,10 @@ class ResultRecorder:
         self.suite = suite
         self._order = {c.id: i for i, c in enumerate(suite.cases)}
         self._columns = (
-            Columns(RUNS_COLUMNS, shared=_SHARED_RUNS),
-            Columns(SCORES_COLUMNS, shared=_SHARED_SCORES),
-            Columns(MISMATCH_COLUMNS, shared=("key", "tolerance", "reason")),
-            Columns(TOOL_CALLS_COLUMNS, shared=("tool", "plugin_name", "function_name", "status")),
+            Columns(RUNS_COLUMNS, shared=REPEATED["runs"]),
+            Columns(SCORES_COLUMNS, shared=REPEATED["scores"]),
+            Columns(MISMATCH_COLUMNS, shared=REPEATED["mismatches"]),
+            Columns(TOOL_CALLS_COLUMNS, shared=REPEATED["tool_calls"]),
         )
         self.responses: dict[tuple[str, int, int], Response] = {}
 
@@ -148,9 +148,6 @@ class ResultRecorder:
         )
 
 
-# Text columns whose values repeat from row to row: kept once each.
-_SHARED_RUNS = ("status", "error", "model", "agent", "context", "stdout", "intent", "refusal")
-_SHARED_SCORES = ("check", "check_id", "status", "reason", "judge", "options")
 _TOKEN_KEYS = frozenset({"prompt_tokens", "completion_tokens"})
 
 

@@ -92,6 +92,7 @@ def read_frame(
     pk: int,
     dtypes: Mapping[str, str],
     suite_name: str,
+    shared: tuple[str, ...] = (),
 ) -> pd.DataFrame:
     """A stored frame of one run, in saved order (``seq``), with its saved dtypes and any extra columns."""
     import pandas as pd
@@ -100,10 +101,10 @@ def read_frame(
     from evalnb.results.columns import CHUNK, Columns
 
     q = select(*[table.c[c] for c in cols], table.c.extra).where(table.c.run_pk == pk).order_by(table.c.seq)
-    # Read in chunks into typed columns, repeated text kept once (the driver makes a new string per cell):
+    # Read in chunks into typed columns, the ``shared`` text kept once (the driver makes a string per cell):
     # a million stored case runs come back without a tuple per row and a copy of every status and reason.
     schema = {c: _READ_AS.get(dtypes.get(c, ""), "object") for c in cols}
-    gathered = Columns({**schema, "extra": "object"}, shared=[c for c, d in schema.items() if d == "string"])
+    gathered = Columns({**schema, "extra": "object"}, shared=shared)
     for part in conn.execute(q).partitions(CHUNK):
         gathered.extend([tuple(row) for row in part])
     frame = gathered.frame()

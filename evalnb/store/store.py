@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalnb._retry import retry_until
 from evalnb.errors import ConfigError, StoreError
+from evalnb.results.columns import REPEATED
 from evalnb.results.frames import conform, in_suite_order
 from evalnb.store import sqlite
 from evalnb.store.codec import frame_rows, insert_many, read_frame
@@ -539,7 +540,7 @@ class Store:
             definition = conn.execute(select(s.c.definition).where(s.c.id == run["suite_id"])).scalar_one()
             the_suite = _suite_from(definition)
             frames = [
-                read_frame(conn, self._t[table], cols, run["id"], dtypes[name], run["suite"])
+                read_frame(conn, self._t[table], cols, run["id"], dtypes[name], run["suite"], REPEATED[name])
                 for table, cols, name in (
                     ("run_rows", RUN_COLS, "runs"),
                     ("scores", SCORE_COLS, "scores"),
