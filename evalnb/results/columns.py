@@ -45,9 +45,10 @@ class Shared:
 
     __slots__ = ("_seen", "limit")
 
-    def __init__(self, limit: int = 20_000) -> None:
-        self._seen: dict[str, str] = {}
-        self.limit = limit
+    def __init__(self, limit: int = 20_000, *, known: Mapping[str, str] | None = None) -> None:
+        # `known`: texts held elsewhere already (a suite's case ids and prompts), given back as those objects
+        self._seen: dict[str, str] = dict(known) if known else {}
+        self.limit = limit + len(self._seen)
 
     def __call__(self, value: Any) -> Any:
         if type(value) is not str:
@@ -66,14 +67,27 @@ class Columns:
     Args:
         schema: the frame's columns and dtypes (``RUNS_COLUMNS`` ...); rows are tuples in its order.
         shared: the text columns whose values repeat (kept once each, through one :class:`Shared`).
+        known: per column, texts held elsewhere whose objects the column takes instead of equal copies (a stored
+            run's case ids and prompts are the loaded suite's own strings).
     """
 
-    def __init__(self, schema: Mapping[str, str], *, shared: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        schema: Mapping[str, str],
+        *,
+        shared: Sequence[str] = (),
+        known: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
         self.schema = dict(schema)
         self._names = list(schema)
         self._values: list[list[Any]] = [[] for _ in self._names]
+        known = known or {}
         # one table per column: a column of unique answers fills its own table, not the statuses'
-        self._shared = {i: Shared() for i, name in enumerate(self._names) if name in shared}
+        self._shared = {
+            i: Shared(known=known.get(name))
+            for i, name in enumerate(self._names)
+            if name in shared or name in known
+        }
         self._chunk: list[tuple[Any, ...]] = []
         # Where each row belongs: the case's position in the suite and the run (rows of one case run arrive
         # together, in turn order).

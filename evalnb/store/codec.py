@@ -93,6 +93,7 @@ def read_frame(
     dtypes: Mapping[str, str],
     suite_name: str,
     shared: tuple[str, ...] = (),
+    known: Mapping[str, Mapping[str, str]] | None = None,
 ) -> pd.DataFrame:
     """A stored frame of one run, in saved order (``seq``), with its saved dtypes and any extra columns."""
     import pandas as pd
@@ -104,7 +105,7 @@ def read_frame(
     # Read in chunks into typed columns, the ``shared`` text kept once (the driver makes a string per cell):
     # a million stored case runs come back without a tuple per row and a copy of every status and reason.
     schema = {c: _READ_AS.get(dtypes.get(c, ""), "object") for c in cols}
-    gathered = Columns({**schema, "extra": "object"}, shared=shared)
+    gathered = Columns({**schema, "extra": "object"}, shared=shared, known=known)
     for part in conn.execute(q).partitions(CHUNK):
         gathered.extend([tuple(row) for row in part])
     frame = gathered.frame()

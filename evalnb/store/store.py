@@ -539,8 +539,11 @@ class Store:
         with self._reading() as conn:
             definition = conn.execute(select(s.c.definition).where(s.c.id == run["suite_id"])).scalar_one()
             the_suite = _suite_from(definition)
+            known = _suite_texts(the_suite)
             frames = [
-                read_frame(conn, self._t[table], cols, run["id"], dtypes[name], run["suite"], REPEATED[name])
+                read_frame(
+                    conn, self._t[table], cols, run["id"], dtypes[name], run["suite"], REPEATED[name], known
+                )
                 for table, cols, name in (
                     ("run_rows", RUN_COLS, "runs"),
                     ("scores", SCORE_COLS, "scores"),
@@ -685,6 +688,37 @@ def _suite_from(definition: str) -> Suite:
     from evalnb.suite import Suite
 
     if may_hold_surrogates(definition):
-        return Suite.model_validate_json(definition)
-    with cleaned_already():
-        return Suite.model_validate_json(definition)
+        suite = Suite.model_validate_json(definition)
+    else:
+        with cleaned_already():
+            suite = Suite.model_validate_json(definition)
+    # Parsed from JSON, every case has check objects of its own; equal ones become one object, as a loaded
+    # suite's defaults are (a million cases held two copies of each check each).
+    same: dict[Any, Any] = {}
+    for case in suite.cases:
+        for turn in case.turns:
+            turn.checks = [_one_of(same, spec) for spec in turn.checks]
+    return suite
+
+
+def _one_of(same: dict[Any, Any], spec: Any) -> Any:
+    try:
+        key = (type(spec), tuple(spec.__dict__.items()))
+        return same.setdefault(key, spec)
+    except TypeError:  # an option that is a list or a mapping: kept as it is
+        return spec
+
+
+def _suite_texts(suite: Suite) -> dict[str, dict[str, str]]:
+    """The suite's own strings by column, for a stored run's rows to share (not equal copies of each)."""
+    ids: dict[str, str] = {}
+    names: dict[str, str] = {}
+    prompts: dict[str, str] = {}
+    for case in suite.cases:
+        ids[case.id] = case.id
+        names[case.name] = case.name
+        for turn in case.turns:
+            prompts[turn.prompt] = turn.prompt
+            if turn.expected is not None:
+                prompts[turn.expected] = turn.expected
+    return {"case_id": ids, "case_name": names, "prompt": prompts, "expected": prompts}
