@@ -273,7 +273,7 @@ def same_text(e: pd.Series, a: pd.Series) -> np.ndarray | None:
 
     Example::
 
-        same_text(pd.Series(["a", " b", None]), pd.Series(["a", "b", None]))
+        same_text(pd.Series(["a", " b", "c"]), pd.Series(["a", "b", "d"]))
         # array([ True, False, False])
     """
     import numpy as np
