@@ -352,3 +352,342 @@ def test_failing_reference_query_is_an_authoring_mismatch() -> None:
     assert s.reason.startswith("referenceQuery: ")
     assert "nope" in s.reason
     assert s.details[0]["key"] == "referenceQuery"
+
+
+# -- the fast paths agree with the cell-by-cell reading ------------------------------------------------
+
+CELLS: list[Any] = [
+    *LABELS,
+    *NUMBERS,
+    "$565,238.13",
+    "(500)",
+    "1,000",
+    1200,
+    -5,
+    12.0,
+    0,
+    True,
+    False,
+    1,
+    "1",
+    "1.0",
+    1.0,
+    "5",
+    5,
+    5.0,
+    float("inf"),
+    1e-12,
+    -0.0,
+]
+TEXTS = ["East", " East", "East ", "west", "", "  ", None, "$1,200", "(5)", "12%", " 42 ", "abc", "5", "5.0"]
+
+
+def text_dtypes() -> list[Any]:
+    """The string storages this pandas has: its defaults (Arrow where pyarrow is installed) and Python."""
+    return ["str", "string", pd.StringDtype("python"), object]
+
+
+def random_sides(seed: int) -> tuple[Any, Any]:
+    """Expected and actual rows of every kind the comparison reads, as lists of dicts or frames."""
+    rng = np.random.default_rng(seed)
+    n_e = int(rng.choice([1, 2, 7, 40, 300]))
+    n_a = n_e if rng.random() < 0.6 else int(rng.choice([0, 1, 5, 40, 300]))
+    keys = {"Store Name": "text", "code": "mixed", "storeSales": "number", "region": "label", "flag": "flag"}
+    pools: dict[str, list[Any]] = {
+        "text": TEXTS,
+        "mixed": CELLS,
+        "number": [1.0, 2.5, math.nan, 0.0, 100.0, 100.04, -3.0, -0.0],
+        "label": ["A", "B", "C"],
+        "flag": [True, False],
+    }
+
+    def cell(kind: str) -> Any:
+        pool = pools[kind]
+        return pool[int(rng.integers(len(pool)))]
+
+    expected = [{k: cell(kind) for k, kind in keys.items()} for _ in range(n_e)]
+    actual = []
+    for i in range(n_a):
+        row = dict(expected[i % n_e]) if rng.random() < 0.8 else {k: cell(kind) for k, kind in keys.items()}
+        for k, kind in keys.items():
+            if rng.random() < 0.15:
+                row[k] = cell(kind)
+        actual.append(row)
+    if rng.random() < 0.3:
+        rng.shuffle(actual)
+    # frames of one storage, or lists of dicts with key spellings that vary row by row and missing keys
+    dtype = text_dtypes()[int(rng.integers(4))]
+    as_frames = rng.random() < 0.5
+
+    def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+        out = pd.DataFrame(rows, columns=list(keys))
+        for k in ("Store Name", "region"):
+            out[k] = out[k].astype(dtype)
+        return out
+
+    if as_frames:
+        act: Any = frame(actual)
+        act.columns = ["store_name", "CODE", "Store Sales", "Region", "flag"]
+        return frame(expected), act
+    spellings = {"Store Name": ["Store Name", "store_name", "STORE-NAME"], "storeSales": ["store sales"]}
+    answer = []
+    for row in actual:
+        written = {}
+        for k, v in row.items():
+            if rng.random() < 0.05:
+                continue  # a missing key
+            names = spellings.get(k, [k])
+            written[names[int(rng.integers(len(names)))]] = v
+        answer.append(written)
+    for row in expected:
+        if rng.random() < 0.05:
+            del row["code"]  # an expected row that does not give a key
+    return expected, answer
+
+
+def outcome(d: Any) -> tuple[Any, ...]:
+    return (d.value, d.mismatches, d.matched, d.cells, d.lines, repr(d.details))
+
+
+def reference_sorted(combined: np.ndarray, size: int, *, ranks: bool) -> tuple[np.ndarray, bool]:
+    """What rows._sorted computes, by NumPy's stable argsort."""
+    order = np.argsort(combined, kind="stable")
+    ordered = combined[order]
+    ties = bool((ordered[1:] == ordered[:-1]).any())
+    return (np.argsort(order) if ranks else order), ties
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fast_paths_agree_with_reading_every_cell(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalnb.checks import rows
+
+    expected, actual = random_sides(seed)
+    kw: dict[str, Any] = {"relative": 0.001, "absolute": 0.05 * (seed % 2), "max_details": 50}
+    fast = [outcome(compare_rows(expected, actual, order_matters=o, **kw)) for o in (True, False)]
+    with monkeypatch.context() as m:
+        m.setattr(rows, "same_text", lambda e, a: None)  # every cell read, parsed and trimmed
+        m.setattr(rows, "_sorted", reference_sorted)  # a comparison sort instead of counting
+        slow = [outcome(compare_rows(expected, actual, order_matters=o, **kw)) for o in (True, False)]
+    assert fast == slow
+
+
+def test_same_text_cells_are_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalnb.checks import rows
+
+    n = 5000
+    labels = pd.Series([f" Store {i % 40} " for i in range(n)], dtype="str")
+    expected = pd.DataFrame({"store": labels, "sales": np.arange(n, dtype=float)})
+    actual = expected.copy()
+    actual.loc[7, "store"] = "Store 7"  # the same after trimming: read, and a match
+    actual.loc[9, "store"] = "$1,200"
+    read: list[int] = []
+    prepare = rows._prepare
+
+    def counting(key: str, e_series: pd.Series, *args: Any, **kw: Any) -> Any:
+        read.append(len(e_series))
+        return prepare(key, e_series, *args, **kw)
+
+    monkeypatch.setattr(rows, "_prepare", counting)
+    d = compare_rows(expected, actual)
+    assert d.lines == ['rows[9].store: expected "Store 9", got "$1,200"']
+    assert (d.matched, d.cells) == (2 * n - 1, 2 * n)
+    assert read == [2, n]  # two text cells differ as written; the numbers are compared as arrays
+
+
+@pytest.mark.parametrize("e_dtype", text_dtypes())
+@pytest.mark.parametrize("a_dtype", text_dtypes())
+def test_same_text_by_storage(e_dtype: Any, a_dtype: Any) -> None:
+    from evalnb.checks.rowdata import same_text
+
+    e = pd.Series(["a", None, " b", "c", "d", None], dtype=e_dtype)
+    a = pd.Series(["a", None, "b", "c", None, "x"], dtype=a_dtype)
+    got = same_text(e, a)
+    kinds = {str(getattr(s.dtype, "storage", "python")) for s in (e, a)}  # object: Python strings
+    if len({k.startswith("pyarrow") for k in kinds}) > 1:
+        assert got is None  # Arrow against Python strings: read the cells instead
+        return
+    assert got is not None
+    # equal strings only; a null is the same as nothing, except None for None (a null matches a null)
+    both_none = e.dtype == object and a.dtype == object
+    assert got.tolist() == [True, both_none, False, True, False, False]
+
+
+@pytest.mark.parametrize("cells", [[True, 1], ["1", 1], [1, 1.0], ["a", pd.NA, "b"], [1.5, "x"]])
+def test_same_text_needs_text_on_both_sides(cells: list[Any]) -> None:
+    from evalnb.checks.rowdata import same_text
+
+    e = pd.Series(cells, dtype=object)
+    a = pd.Series(list(reversed(cells)), dtype=object)
+    got = same_text(e, a)
+    if all(isinstance(v, str) or v is pd.NA for v in cells):
+        assert got is not None and got.tolist() == [False, False, False]  # pd.NA compares as nothing
+    else:
+        assert got is None  # True == 1 in Python, yet "True" and 1 are different cells
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        [1, 2, 3, None],
+        [1.5, -0.0, math.nan],
+        [1, -0.0, 12],  # pandas alone would read these as integers and lose the sign of the zero
+        [True, False, None],
+        ["$1,200", "(5)", None, math.nan, "abc"],
+        [1, "2", True, None, 2.5, "x", np.int64(7), np.float32(0.5)],
+        [None, math.nan],
+    ],
+)
+@pytest.mark.parametrize("strict_types", [True, False])
+def test_object_columns_of_one_kind_parse_as_cell_by_cell(
+    column: list[Any], strict_types: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalnb.checks import rowdata
+
+    s = pd.Series(column, dtype=object)
+    values, ok = rowdata.parse_series(s, strict_types=strict_types)
+    monkeypatch.setattr(rowdata, "_ONE_KIND", {})  # every cell typed on its own
+    values_slow, ok_slow = rowdata.parse_series(s, strict_types=strict_types)
+    np.testing.assert_array_equal(ok, ok_slow)
+    np.testing.assert_array_equal(values, values_slow)
+    np.testing.assert_array_equal(np.signbit(values), np.signbit(values_slow))
+    for v, parsed, good in zip(column, values, ok, strict=True):
+        if isinstance(v, bool) and strict_types:
+            assert not good
+        elif v is None or (isinstance(v, float) and math.isnan(v)):
+            assert good and math.isnan(parsed)
+        else:
+            scalar = float(v) if isinstance(v, bool) else parse_number(v)
+            assert good == (scalar is not None)
+            if scalar is not None:
+                assert repr(float(parsed)) == repr(scalar)  # -0.0 stays -0.0
+
+
+def test_negative_zero_reads_the_same_whatever_its_neighbours() -> None:
+    alone = compare_rows([{"v": 1}], [{"v": -0.0}])
+    among_ints = compare_rows([{"v": 1}, {"v": 5}], [{"v": -0.0}, {"v": 5}])
+    assert alone.lines == among_ints.lines == ["rows[0].v: expected 1.0 ± (abs 0, rel 0), got -0.0"]
+
+
+def numpy_lexsort(keys: list[np.ndarray]) -> np.ndarray:
+    """NumPy's lexsort with the comparison's null order: -1 codes and NaN last."""
+    ranked = []
+    for k in keys:
+        if k.dtype.kind in "iu":
+            k = np.where(k < 0, k.max() + 1, k)
+        ranked.append(k)
+    return np.lexsort(ranked[::-1])
+
+
+@pytest.mark.parametrize("card", [3, 50, 100_000])  # counting (few ranks) or a comparison sort
+@pytest.mark.parametrize("presorted", [False, True])
+def test_lexsort_matches_numpy(card: int, presorted: bool) -> None:
+    from evalnb.checks.rows import _lexsort
+
+    rng = np.random.default_rng(card)
+    n = 20_000
+    codes = rng.integers(-1, card, n)  # -1: a null text cell
+    values = np.round(rng.normal(size=n), 1)
+    values[rng.random(n) < 0.05] = np.nan
+    more = rng.integers(-1, card, n)
+    for keys in ([codes], [codes, values], [values], [codes, more], [codes, more, values]):
+        if presorted:
+            order = numpy_lexsort(keys)
+            keys = [k[order] for k in keys]
+            if len(keys) > 1:  # in order but for two neighbours that a strided sample does not see
+                swap = np.array([n // 2 + 1, n // 2 + 2])
+                keys = [k.copy() for k in keys]
+                for k in keys:
+                    k[swap] = k[swap[::-1]]
+        want = numpy_lexsort(keys)
+        np.testing.assert_array_equal(_lexsort(iter(keys), n), want)
+        np.testing.assert_array_equal(_lexsort(iter(keys), n, ranks=True), np.argsort(want))
+    distinct = rng.permutation(n)  # ids: no ties, so the counting sort has no comparison to make
+    np.testing.assert_array_equal(_lexsort(iter([distinct]), n), np.argsort(distinct))
+
+
+def test_unordered_mismatches_are_listed_in_sorted_order() -> None:
+    d = compare_rows(
+        [{"k": "b", "v": 1}, {"k": "a", "v": 1}],
+        [{"k": "a", "v": 2}, {"k": "b", "v": 2}],
+        order_matters=False,
+    )
+    assert d.lines == [
+        'rows[k="a"].v: expected 1.0 ± (abs 0, rel 0), got 2.0',
+        'rows[k="b"].v: expected 1.0 ± (abs 0, rel 0), got 2.0',
+    ]
+    assert [x["row"] for x in d.details] == [1, 0]
+
+
+def test_a_missing_key_is_no_null_cell() -> None:
+    # The answer's second row has no `k`: its frame holds None there, like the expected null beside it.
+    d = compare_rows([{"k": "a"}, {"k": None}], [{"k": "a"}, {"x": 1}])
+    assert d.lines == ["rows[1].k: expected null, got nothing (no such key)"]
+
+
+def test_unordered_ties_and_different_row_counts() -> None:
+    expected = [{"k": "a", "v": 1}, {"k": "a", "v": 1}, {"k": "b", "v": 2}, {"k": "a", "v": 3}]
+    actual = [{"K": "a", "v": 3}, {"K": "b", "v": 2}, {"K": "a", "v": 1}]
+    d = compare_rows(expected, actual, order_matters=False)
+    # sorted: a/1, a/1, a/3, b/2 against a/1, a/3, b/2: the second a/1 meets a/3, a/3 meets b/2
+    assert d.lines == [
+        "rows: expected 4 row(s), got 3",
+        'rows[k="a"].v: expected 1.0 ± (abs 0, rel 0), got 3.0',
+        'rows[k="a"].k: expected "a", got "b"',
+        'rows[k="a"].v: expected 3.0 ± (abs 0, rel 0), got 2.0',
+    ]
+    assert [x["row"] for x in d.details[1:]] == [1, 3, 3]  # the expected rows as written
+    assert (d.cells, d.matched) == (8, 3)
+
+
+# -- the cube spec's rules, cell by cell: a scalar reference -------------------------------------------
+
+
+def reference_counts(
+    expected: list[dict[str, Any]], actual: list[dict[str, Any]], absolute: float, relative: float
+) -> tuple[int, int, int]:
+    """(cells, matched, mismatches) of row i against row i, straight from the rules in the docstring."""
+
+    def null(v: Any) -> bool:
+        return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+
+    def number(v: Any) -> float | None:
+        return math.nan if null(v) else parse_number(v)  # a null reads as NaN
+
+    def cell_matches(ev: Any, av: Any) -> bool:
+        e = number(ev)
+        if e is None:  # text, trimmed, case-sensitive; an actual null is no text
+            return not null(av) and str(ev).strip() == str(av).strip()
+        if null(ev) and isinstance(av, str) and not av.strip():
+            return True  # an expected null matches a blank string
+        a = float(av) if isinstance(av, bool) else number(av)
+        if a is None:
+            return False  # not a number
+        if math.isnan(a) or math.isnan(e):
+            return math.isnan(a) and math.isnan(e)
+        diff = abs(a - e)
+        return a == e or diff <= absolute or (e != 0 and diff / abs(e) <= relative)
+
+    cells = sum(len(r) for r in expected)
+    matched, mismatches = 0, int(len(expected) != len(actual))
+    for e_row, a_row in zip(expected, actual, strict=False):
+        by_key: dict[str, Any] = {}
+        for k, v in a_row.items():
+            by_key.setdefault(normalise_key(k), v)
+        for k, ev in e_row.items():
+            ok = normalise_key(k) in by_key and cell_matches(ev, by_key[normalise_key(k)])
+            matched += ok
+            mismatches += not ok
+    return cells, matched, mismatches
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_row_by_row_follows_the_scalar_rules(seed: int) -> None:
+    expected, actual = random_sides(seed)
+
+    def records(side: Any) -> list[dict[str, Any]]:
+        return side.astype(object).to_dict("records") if isinstance(side, pd.DataFrame) else side
+
+    e_rows, a_rows = records(expected), records(actual)
+    for absolute, relative in ((0.0, 0.0), (0.05, 0.001)):
+        d = compare_rows(expected, actual, absolute=absolute, relative=relative)
+        assert (d.cells, d.matched, d.mismatches) == reference_counts(e_rows, a_rows, absolute, relative)
