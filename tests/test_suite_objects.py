@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 import evalnb
+from evalnb import _gc
 from evalnb.running.case_run import Plans
 from evalnb.suite import Case, ExactMatchCheck, Message, Suite, Turn
 
@@ -65,15 +66,19 @@ def test_turns_sharing_their_checks_share_one_plan() -> None:
 
 def test_a_run_freezes_the_heap_while_it_lasts_and_leaves_a_caller_s_own_freeze() -> None:
     seen: list[int] = []
+    young: list[int] = []
+    before = gc.get_threshold()
 
     def agent(prompt: str) -> str:
         seen.append(gc.get_freeze_count())
+        young.append(gc.get_threshold()[0])
         return "x"
 
     suite = Suite(name="s", format="tasks-toml", cases=[make_case()])
     assert gc.get_freeze_count() == 0
     evalnb.run(suite, agent, progress=False)
     assert seen and seen[0] > 0 and gc.get_freeze_count() == 0
+    assert young == [_gc.YOUNG] and gc.get_threshold() == before  # fewer young collections, then as it was
     gc.freeze()
     try:
         evalnb.run(suite, agent, progress=False)

@@ -15,8 +15,9 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,6 +50,14 @@ class Shared:
         # `known`: texts held elsewhere already (a suite's case ids and prompts), given back as those objects
         self._seen: dict[str, str] = dict(known) if known else {}
         self.limit = limit + len(self._seen)
+
+    def many(self, values: Iterable[Any]) -> Iterator[Any]:
+        """:meth:`__call__` over many values at C speed (no python call per value); the table may pass its
+        limit by one chunk before it stops taking new texts."""
+        seen = self._seen
+        if len(seen) < self.limit:
+            return map(seen.setdefault, values, values)
+        return map(seen.get, values, values)
 
     def __call__(self, value: Any) -> Any:
         if type(value) is not str:
@@ -122,9 +131,10 @@ class Columns:
         for i, values in enumerate(zip(*chunk, strict=True)):
             intern = self._shared.get(i)
             if intern is not None:
-                self._values[i].extend(map(intern, values))
-            else:
-                self._values[i].extend(values)
+                # a value that is not hashable (not text): the chunk is kept as it is
+                with contextlib.suppress(TypeError):
+                    values = tuple(intern.many(values))
+            self._values[i].extend(values)
 
     def frame(self) -> pd.DataFrame:
         """The typed frame of every row added, in (position, run) order; the gathered rows are let go."""

@@ -96,3 +96,10 @@ def test_no_rows_give_the_empty_typed_frame() -> None:
     frame = Columns(RUNS_COLUMNS).frame()
     assert frame.empty and list(frame.columns) == list(RUNS_COLUMNS)
     assert list(frame.dtypes.astype(str)) == list(RUNS_COLUMNS.values())
+
+
+def test_a_shared_column_with_a_value_that_is_not_text_keeps_its_chunk_as_given() -> None:
+    cols = Columns({"a": "object", "b": "string"}, shared=("a", "b"))
+    cols.extend([(["not", "hashable"], "x"), ("y", "x")])
+    frame = cols.frame()
+    assert frame["a"].tolist() == [["not", "hashable"], "y"] and frame["b"].tolist() == ["x", "x"]
