@@ -173,3 +173,21 @@ def test_a_yaml_key_of_surrogates_is_named_in_its_error(text: str) -> None:
     assert err.value.code == "UNKNOWN_FIELD"
     key = clean(json.loads(text.split(":")[0]))
     assert err.value.location == f"cases[0][{key!r}]" and repr(key) in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "may"),
+    [
+        ('{"a": "plain \\u00e9 text"}', False),  # an escape of a character that is not a surrogate
+        ('{"a": "\\ud83d\\ude00"}', True),  # a JSON (or TOML) surrogate escape
+        ('a: "\\U0000D800"', True),  # YAML's long escape
+        ("a: \ud800", True),  # a surrogate in the text itself
+        ('{"a": "\\\\ud800 written as text"}', True),  # an escaped backslash: cleaned anyway, to be safe
+    ],
+)
+def test_the_walk_that_cleans_a_document_is_skipped_only_when_no_surrogate_can_come_of_it(
+    text: str, may: bool
+) -> None:
+    from evalnb._unicode import may_hold_surrogates
+
+    assert may_hold_surrogates(text) is may
