@@ -155,7 +155,10 @@ def test_a_caller_s_frames_and_suites_are_kept_encodable() -> None:
     )
     assert suite.name == "built \ufffd" and suite.cases[0].id == "c\ufffd"
     assert suite.cases[0].turns[0].prompt == "p😀"
-    runs = pd.DataFrame([{"suite": "s", "case_id": "c\ufffd", "run": 0, "turn": 0, "response": "r\ud800"}])
+    # object cells: with pyarrow installed, pandas would otherwise refuse the surrogate itself
+    runs = pd.DataFrame(
+        [{"suite": "s", "case_id": "c\ufffd", "run": 0, "turn": 0, "response": "r\ud800"}], dtype=object
+    )
     result = evalnb.Result.from_frames(suite=suite, runs=runs, scores=pd.DataFrame(columns=["case_id"]))
     assert result.runs["response"].tolist() == ["r\ufffd"]
     assert list(result.runs.columns[: len(RUNS_COLUMNS)]) == list(RUNS_COLUMNS)
