@@ -39,6 +39,7 @@ from evalnb.store.schema import (
     tables,
 )
 from evalnb.store.schema import schema_version as schema_version_of
+from evalnb.store.suites import suite_from, suite_texts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -538,8 +539,8 @@ class Store:
         dtypes.setdefault("tool_calls", TOOL_CALLS_COLUMNS)
         with self._reading() as conn:
             definition = conn.execute(select(s.c.definition).where(s.c.id == run["suite_id"])).scalar_one()
-            the_suite = _suite_from(definition)
-            known = _suite_texts(the_suite)
+            the_suite = suite_from(definition)
+            known = suite_texts(the_suite)
             frames = [
                 read_frame(
                     conn, self._t[table], cols, run["id"], dtypes[name], run["suite"], REPEATED[name], known
@@ -680,45 +681,3 @@ def as_store(store: Any) -> Store:
     if store is None or isinstance(store, (str, os.PathLike)):
         return Store(store)
     raise ConfigError(f"store must be an evalnb.Store, a path or a URL, not {type(store).__name__}")
-
-
-def _suite_from(definition: str) -> Suite:
-    """A stored suite definition as a Suite; text stored clean is not cleaned again (evalnb._unicode)."""
-    from evalnb._unicode import cleaned_already, may_hold_surrogates
-    from evalnb.suite import Suite
-
-    if may_hold_surrogates(definition):
-        suite = Suite.model_validate_json(definition)
-    else:
-        with cleaned_already():
-            suite = Suite.model_validate_json(definition)
-    # Parsed from JSON, every case has check objects of its own; equal ones become one object, as a loaded
-    # suite's defaults are (a million cases held two copies of each check each).
-    same: dict[Any, Any] = {}
-    for case in suite.cases:
-        for turn in case.turns:
-            turn.checks = [_one_of(same, spec) for spec in turn.checks]
-    return suite
-
-
-def _one_of(same: dict[Any, Any], spec: Any) -> Any:
-    try:
-        key = (type(spec), tuple(spec.__dict__.items()))
-        return same.setdefault(key, spec)
-    except TypeError:  # an option that is a list or a mapping: kept as it is
-        return spec
-
-
-def _suite_texts(suite: Suite) -> dict[str, dict[str, str]]:
-    """The suite's own strings by column, for a stored run's rows to share (not equal copies of each)."""
-    ids: dict[str, str] = {}
-    names: dict[str, str] = {}
-    prompts: dict[str, str] = {}
-    for case in suite.cases:
-        ids[case.id] = case.id
-        names[case.name] = case.name
-        for turn in case.turns:
-            prompts[turn.prompt] = turn.prompt
-            if turn.expected is not None:
-                prompts[turn.expected] = turn.expected
-    return {"case_id": ids, "case_name": names, "prompt": prompts, "expected": prompts}

@@ -1,0 +1,57 @@
+"""A stored suite read back: its definition as a Suite, and the strings a stored run's rows share with it.
+
+A stored suite is JSON; parsed, every case holds check objects and strings of its own, where the suite that was
+saved shared them (a dataset's defaults, a case id and its name). At a million cases that doubled the memory
+of a loaded run: equal check objects become one again, and a run's rows take the suite's own strings.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalnb.suite import Suite
+
+__all__ = ["suite_from", "suite_texts"]
+
+
+def suite_from(definition: str) -> Suite:
+    """A stored suite definition as a Suite; text stored clean is not cleaned again (evalnb._unicode)."""
+    from evalnb._unicode import cleaned_already, may_hold_surrogates
+    from evalnb.suite import Suite
+
+    if may_hold_surrogates(definition):
+        suite = Suite.model_validate_json(definition)
+    else:
+        with cleaned_already():
+            suite = Suite.model_validate_json(definition)
+    # Parsed from JSON, every case has check objects of its own; equal ones become one object, as a loaded
+    # suite's defaults are (a million cases held two copies of each check each).
+    same: dict[Any, Any] = {}
+    for case in suite.cases:
+        for turn in case.turns:
+            turn.checks = [_one_of(same, spec) for spec in turn.checks]
+    return suite
+
+
+def _one_of(same: dict[Any, Any], spec: Any) -> Any:
+    try:
+        key = (type(spec), tuple(spec.__dict__.items()))
+        return same.setdefault(key, spec)
+    except TypeError:  # an option that is a list or a mapping: kept as it is
+        return spec
+
+
+def suite_texts(suite: Suite) -> dict[str, dict[str, str]]:
+    """The suite's own strings by column, for a stored run's rows to share (not equal copies of each)."""
+    ids: dict[str, str] = {}
+    names: dict[str, str] = {}
+    prompts: dict[str, str] = {}
+    for case in suite.cases:
+        ids[case.id] = case.id
+        names[case.name] = case.name
+        for turn in case.turns:
+            prompts[turn.prompt] = turn.prompt
+            if turn.expected is not None:
+                prompts[turn.expected] = turn.expected
+    return {"case_id": ids, "case_name": names, "prompt": prompts, "expected": prompts}
