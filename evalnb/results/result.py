@@ -432,7 +432,7 @@ class Result:
         )
 
 
-_INDEXES: dict[int, tuple[Any, dict[tuple[str, int, int], list[int]]]] = {}
+_INDEXES: dict[int, tuple[Any, dict[tuple[str, int, int], list[int]], int]] = {}
 
 
 def _row_index(frame: pd.DataFrame) -> dict[tuple[str, int, int], list[int]]:
@@ -441,7 +441,7 @@ def _row_index(frame: pd.DataFrame) -> dict[tuple[str, int, int], list[int]]:
     import weakref
 
     hit = _INDEXES.get(id(frame))
-    if hit is not None and hit[0]() is frame:
+    if hit is not None and hit[0]() is frame and hit[2] == len(frame):  # rows added in place: made again
         return hit[1]
     index: dict[tuple[str, int, int], list[int]] = {}
     runs = frame["run"].to_numpy(dtype="float64", na_value=-1).astype("int64").tolist()
@@ -450,5 +450,5 @@ def _row_index(frame: pd.DataFrame) -> dict[tuple[str, int, int], list[int]]:
         index.setdefault(key, []).append(i)
     ref = weakref.ref(frame, lambda _: _INDEXES.pop(key_id, None))
     key_id = id(frame)
-    _INDEXES[key_id] = (ref, index)
+    _INDEXES[key_id] = (ref, index, len(frame))
     return index

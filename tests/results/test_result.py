@@ -375,3 +375,14 @@ def test_results_doc_lists_every_column_with_its_dtype_in_order() -> None:
     row = next(line for line in text.splitlines() if line.startswith("| tolerance |"))
     example = re.search(r"`([^`]+)`", row)
     assert example and example.group(1) in set(result.mismatches["tolerance"].dropna())
+
+
+def test_response_for_sees_rows_added_to_the_runs_frame_in_place() -> None:
+    result = evalnb.run(make_suite(), agent, progress=False)  # its own: the frame is changed in place
+    runs = result.runs
+    assert result.response_for("paris", 0, 0).text == "Paris"  # the frame is indexed now
+    extra = runs.iloc[[0]].copy()
+    extra["run"] = pd.array([7], dtype="Int64")
+    extra["response"] = pd.array(["Lyon"], dtype="string")
+    runs.loc[len(runs)] = extra.iloc[0]
+    assert result.response_for("paris", 7, 0).text == "Lyon"
