@@ -299,7 +299,7 @@ def _checked(response: Response) -> Response:
     """Reject field values of the wrong type, naming the field (the run is then ``degraded``).
 
     Without this, ``{"exit_code": "0"}`` failed its check as ``exit code 0, expected 0`` and a number as
-    ``text`` made the text checks raise deep inside; an answer the checks cannot read is unusable (issue 3).
+    ``text`` made the text checks raise deep inside; an answer the checks cannot read is unusable.
     """
     for name in _TEXT_FIELDS:
         v = getattr(response, name)

@@ -6,7 +6,7 @@ prompt is built by :func:`evalnb.judges.evaluate` from a rubric; the judge only 
 functions, and
 ``label`` is what every score row names as its judge (``openai:gpt-4o-mini``, ``heuristic (not an LLM)``).
 
-Model judges cache their answers on disk (issue: re-scoring the same responses costs nothing); the cache is
+Model judges cache their answers on disk (re-scoring the same responses costs nothing); the cache is
 keyed by base URL, model, prompt and options, one JSON file per answer, written atomically, so concurrent
 runs sharing a cache folder never see half a file.
 """
@@ -87,7 +87,7 @@ class Judge(Protocol):
 
 
 def default_cache_dir() -> Path:
-    """``.evals/cache/`` under the current working directory (issue: the default cache place)."""
+    """``.evals/cache/`` under the current working directory (the default cache place)."""
     return Path.cwd() / ".evals" / "cache"
 
 

@@ -127,7 +127,7 @@ class OpenAIJudge:
         return self.client.endpoint
 
     def cache_key(self, prompt: str) -> str:
-        """sha256 of base URL, model, prompt and options (issue: the cache key)."""
+        """sha256 of base URL, model, prompt and options (the cache key)."""
         options = {**self.client.options(), "system": self.system}
         if self.logprobs:
             options["top_logprobs"] = self.top_logprobs  # answers with and without probabilities differ

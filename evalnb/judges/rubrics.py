@@ -4,7 +4,7 @@ The prompts are readable Markdown templates shipped with the package (``evalnb/j
 preamble that says how to read the material, one rubric per metric, and the answer format. The text under
 judgment (question, response, context, expected response, the conversation so far) is put in labelled DATA
 blocks whose end marker carries a hash of the block's own content, so no text inside a block can close it
-early and pose as instructions (issue: the text under judgment is data, never instructions).
+early and pose as instructions (the text under judgment is data, never instructions).
 
 Parsing is forgiving about form and strict about content: JSON, JSON in a code fence, JSON followed by prose,
 ``Score: 4`` or ``Verdict: PASS`` are read; a score that is not a whole number on the 1-5 scale (``-3``, ``0``,

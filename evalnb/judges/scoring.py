@@ -1,6 +1,6 @@
 """``evaluate``: one judged check on one response, from prompt to :class:`~evalnb.checks.registry.Score`.
 
-Rules (issue 5, api contract):
+Rules (dataset and task specs, api contract):
 
 * Relevance, Coherence, Groundedness and Similarity are integers 1..5 and pass at ``score >= threshold``;
   ``llm_judge`` is PASS or FAIL against its rubric.

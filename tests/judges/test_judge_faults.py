@@ -143,7 +143,7 @@ def test_agreement_with_every_judged_score_degraded_is_no_perfect_agreement(
     dead = OpenAIJudge("m", base_url=url, cache=False, retries=0)
     again = evalnb.rescore(
         result, judge=dead, preflight=False
-    )  # the case: every judged score degraded
+    )  # the failing judge's case: every judged score degraded
     assert set(again.scores["status"]) == {"degraded"}
     out = evalnb.judges.agreement(result.scores, again.scores)
     assert out["n"].tolist() == [0, 0] and out["exact"].isna().all()
