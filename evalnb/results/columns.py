@@ -47,8 +47,9 @@ class Shared:
     __slots__ = ("_seen", "limit")
 
     def __init__(self, limit: int = 20_000, *, known: Mapping[str, str] | None = None) -> None:
-        # `known`: texts held elsewhere already (a suite's case ids and prompts), given back as those objects
-        self._seen: dict[str, str] = dict(known) if known else {}
+        # `known`: texts held elsewhere already (a suite's case ids and prompts), given back as those objects; a
+        # dict is used as it is (and takes the new texts too): a million-case table is not copied per column
+        self._seen: dict[str, str] = known if isinstance(known, dict) else dict(known or {})
         self.limit = limit + len(self._seen)
 
     def many(self, values: Iterable[Any]) -> Iterator[Any]:
