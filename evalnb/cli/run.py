@@ -56,6 +56,11 @@ def run_command(
         help="Also write a Markdown summary (pass counts, the gate's verdicts, failed cases), "
         "e.g. $GITHUB_STEP_SUMMARY.",
     ),
+    list_passes: bool | None = typer.Option(
+        None,
+        "--list-passes/--no-list-passes",
+        help="Give every passing case its line in the report (default: when a suite has at most 1,000 cases).",
+    ),
     no_fail_on_regression: bool = typer.Option(
         False,
         "--no-fail-on-regression",
@@ -169,7 +174,7 @@ def run_command(
         if replay is not None and replay_strict and getattr(the_agent, "misses", None):
             # A cassette that does not match the suite is a setup problem, not an agent failure.
             raise fail(str(the_agent.misses[0]))
-        _emit(results, fmt=fmt, output=output)
+        _emit(results, fmt=fmt, output=output, passes=list_passes)
         if store is not None and (version is not None or resume is not None):
             for r in results:
                 typer.echo(_saved_line(r, store), err=fmt == "json")
@@ -194,7 +199,7 @@ def run_command(
     raise typer.Exit(0 if no_fail_on_regression else max((r.exit_code for r in results), default=0))
 
 
-def _emit(results: list, *, fmt: str, output: Path | None) -> None:
+def _emit(results: list, *, fmt: str, output: Path | None, passes: bool | None = None) -> None:
     """Print the text report or JSON of every suite; ``--output`` also writes them, by its extension."""
     import json
 
@@ -202,7 +207,7 @@ def _emit(results: list, *, fmt: str, output: Path | None) -> None:
         data = results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results]
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
-        typer.echo("\n".join(r.report() for r in results).rstrip("\n"))
+        typer.echo("\n".join(r.report(passes=passes) for r in results).rstrip("\n"))
     if output is not None:
         from evalnb import export
 

@@ -16,7 +16,10 @@ if TYPE_CHECKING:
 
     from evalnb.results.result import Result
 
-__all__ = ["by_category", "failures", "html", "summary", "text"]
+__all__ = ["PASS_LINES", "by_category", "failures", "html", "summary", "text"]
+
+PASS_LINES = 1000
+"""Up to this many cases, the text report gives every passing case its line (the cube spec's report)."""
 
 
 def summary(scores: pd.DataFrame) -> pd.DataFrame:
@@ -116,8 +119,12 @@ def failures(result: Result) -> pd.DataFrame:
     return in_suite_order(frame.reset_index(drop=True), result.suite)
 
 
-def text(result: Result) -> str:
-    """The text report of the cube spec, for a suite of any format."""
+def text(result: Result, *, passes: bool | None = None) -> str:
+    """The text report of the cube spec, for a suite of any format.
+
+    ``passes``: whether passing cases get their line (``None``: when the suite has at most
+    :data:`PASS_LINES` cases; a million PASS lines would bury the failures in a CI log).
+    """
     cases = result.cases  # derived once for the whole report
     c = _counts(cases)
     total = sum(c.values())
@@ -139,7 +146,10 @@ def text(result: Result) -> str:
     detail = _failure_lines(result, cases)
     label = {"passed": "PASS", "failed": "FAIL", "degraded": "DEGRADED", "skipped": "SKIPPED"}
     hinted = False
-    for case in records(cases):
+    listed = cases
+    if passes is False or (passes is None and len(cases) > PASS_LINES):
+        listed = cases[cases["status"] != "passed"]
+    for case in records(listed):
         parts = []
         if case["latency_ms"] is not None:
             parts.append(f"{round(case['latency_ms'])}ms")
@@ -158,6 +168,11 @@ def text(result: Result) -> str:
                 if not hinted and d.endswith(NO_JUDGE_REASON):
                     lines.append(f"  {NO_JUDGE_HINT}")  # once per report, under the first such line
                     hinted = True
+    left = len(cases) - len(listed)
+    if left:
+        lines.append(
+            f"({left:,} passing cases not listed; report(passes=True), or evalnb run --list-passes, lists them)"
+        )
     return "\n".join(lines) + "\n"
 
 

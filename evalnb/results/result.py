@@ -373,8 +373,11 @@ class Result:
 
     # -- reports and files ---------------------------------------------------------------------------
 
-    def report(self) -> str:
+    def report(self, *, passes: bool | None = None) -> str:
         """The text report of the cube spec, for a suite of any format.
+
+        ``passes=True`` lists every passing case, ``False`` none; by default they are listed when the suite has
+        at most 1,000 cases (beyond that one line counts them).
 
         Example::
 
@@ -386,7 +389,7 @@ class Result:
             # FAIL: top-3-product-families (1024ms, intent=QUERY, model=claude-sonnet-4-6)
             #   rows[0].productFamily: expected "Food", got "Drink"
         """
-        return report.text(self)
+        return report.text(self, passes=passes)
 
     def to_dict(self) -> dict[str, Any]:
         """Everything as plain JSON-able data (what :meth:`to_json` writes)."""

@@ -59,6 +59,20 @@ def test_exit_0_when_everything_passes_and_json_parses(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "r" / "res.json").read_text())["suite"]["name"] == "cli-ok"
 
 
+def test_no_list_passes_leaves_the_passing_cases_out_of_the_report(tmp_path: Path) -> None:
+    suite = tmp_path / "ok.toml"
+    suite.write_text(PASSING_TOML)
+    out = run_cli(str(suite), "--agent", agent("oracle"), "--no-list-passes", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "1/1 passed" in out.stdout and "PASS: summarize" not in out.stdout
+    assert (
+        "(1 passing cases not listed; report(passes=True), or evalnb run --list-passes, lists them)"
+        in out.stdout
+    )
+    out = run_cli(str(suite), "--agent", agent("oracle"), "--list-passes", cwd=tmp_path)
+    assert "PASS: summarize (" in out.stdout
+
+
 def test_exit_1_for_llm_judge_without_judge_and_report_only_mode(tmp_path: Path) -> None:
     suite = ROOT / "data" / "suites" / "tasks.toml"
     out = run_cli(str(suite), "--agent", agent("oracle"), "--runs", "1", cwd=tmp_path)

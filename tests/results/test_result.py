@@ -386,3 +386,33 @@ def test_response_for_sees_rows_added_to_the_runs_frame_in_place() -> None:
     extra["response"] = pd.array(["Lyon"], dtype="string")
     runs.loc[len(runs)] = extra.iloc[0]
     assert result.response_for("paris", 7, 0).text == "Lyon"
+
+
+def test_a_large_suite_s_report_lists_its_failures_and_counts_its_passes() -> None:
+    from evalnb.results.report import PASS_LINES
+
+    n = PASS_LINES + 5
+    big = Suite(
+        name="big",
+        format="dataset-json",
+        cases=[
+            Case(
+                id=f"q{i}",
+                name=f"q{i}",
+                turns=[Turn(prompt=str(i), expected="yes", checks=[ExactMatchCheck()])],
+            )
+            for i in range(n)
+        ],
+    )
+    out = evalnb.run(big, lambda prompt: "no" if prompt in ("7", "1000") else "yes", progress=False)
+    lines = out.report().splitlines()
+    assert [x.split(" (")[0] for x in lines if x.startswith(("PASS", "FAIL"))] == ["FAIL: q7", "FAIL: q1000"]
+    assert (
+        lines[-1]
+        == f"({n - 2:,} passing cases not listed; report(passes=True), or evalnb run --list-passes, lists them)"
+    )
+    every = out.report(passes=True).splitlines()
+    assert sum(x.startswith("PASS: ") for x in every) == n - 2 and not every[-1].startswith("(")
+    small = evalnb.run(make_suite(), agent, progress=False)
+    assert small.report() == small.report(passes=True)  # a suite of a few cases: every case has its line
+    assert "PASS" not in small.report(passes=False)
