@@ -33,14 +33,13 @@ def canonical(value: Any) -> str:
 def content_hash(suite: Any) -> str:
     """The first 16 hex digits of SHA-256 over the suite's canonical JSON (see the module docstring)."""
     h = hashlib.sha256()
-    specs: dict[int, str] = {}
-    keep: list[Any] = []  # the specs whose ids key `specs`, alive until the hash is done
+    specs: dict[int, str] = {}  # by id: the suite holds its specs (so their ids) while it is hashed
     # Top-level keys in sorted order: cases, description, format, meta, name (``path`` is not hashed).
     h.update(b'{"cases":[')
     for i, case in enumerate(suite.cases):
         if i:
             h.update(b",")
-        h.update(_case(case, specs, keep).encode())
+        h.update(_case(case, specs).encode())
     rest = {"description": suite.description, "format": suite.format, "meta": suite.meta, "name": suite.name}
     try:
         tail = canonical(rest)
@@ -50,9 +49,9 @@ def content_hash(suite: Any) -> str:
     return h.hexdigest()[:16]
 
 
-def _case(case: Any, specs: dict[int, str], keep: list[Any]) -> str:
+def _case(case: Any, specs: dict[int, str]) -> str:
     try:
-        turns = ",".join(_turn(t, specs, keep) for t in case.turns)
+        turns = ",".join(_turn(t, specs) for t in case.turns)
         # keys in sorted order: agent, category, id, meta, name, notes, runs, turns
         return (
             f'{{"agent":{_plain(case.agent)},"category":{_plain(case.category)},"id":{_plain(case.id)},'
@@ -63,13 +62,12 @@ def _case(case: Any, specs: dict[int, str], keep: list[Any]) -> str:
         return canonical(case.model_dump(mode="json"))
 
 
-def _turn(turn: Any, specs: dict[int, str], keep: list[Any]) -> str:
+def _turn(turn: Any, specs: dict[int, str]) -> str:
     checks = []
     for spec in turn.checks:
         text = specs.get(id(spec))
         if text is None:
             text = specs[id(spec)] = canonical(spec.model_dump(mode="json"))
-            keep.append(spec)
         checks.append(text)
     history = ",".join(canonical({"content": m.content, "role": m.role}) for m in turn.history)
     # keys in sorted order: allowed_tools (absent when None), checks, context, expected, history, meta, prompt

@@ -39,7 +39,7 @@ are mostly distinct and are not looked up."""
 
 
 class Shared:
-    """One object for each repeated text: ``shared("passed") is shared("passed")``.
+    """One object for each repeated text: ``list(shared.many(["passed", "passed"]))`` holds one object twice.
 
     Bounded: after ``limit`` distinct texts new ones are kept as they are (unique answers must not fill it).
     """
@@ -53,22 +53,12 @@ class Shared:
         self.limit = limit + len(self._seen)
 
     def many(self, values: Iterable[Any]) -> Iterator[Any]:
-        """:meth:`__call__` over many values at C speed (no python call per value); the table may pass its
-        limit by one chunk before it stops taking new texts."""
+        """``values`` with each text already seen replaced by the object first seen, at C speed (no python call
+        per value); the table may pass its limit by one chunk before it stops taking new texts."""
         seen = self._seen
         if len(seen) < self.limit:
             return map(seen.setdefault, values, values)
         return map(seen.get, values, values)
-
-    def __call__(self, value: Any) -> Any:
-        if type(value) is not str:
-            return value
-        hit = self._seen.get(value)
-        if hit is not None:
-            return hit
-        if len(self._seen) < self.limit:
-            self._seen[value] = value
-        return value
 
 
 class Columns:

@@ -96,6 +96,8 @@ class Result:
         self.tool_calls = tool_calls if tool_calls is not None else make_frame([], TOOL_CALLS_COLUMNS)
         self.meta: dict[str, Any] = dict(meta or {})
         self.responses: dict[tuple[str, int, int], Response] = dict(responses or {})
+        # per frame attribute: (the frame indexed, its length then, row positions by (case_id, run, turn))
+        self._indexes: dict[str, tuple[pd.DataFrame, int, dict[tuple[str, int, int], list[int]]]] = {}
 
     # -- construction --------------------------------------------------------------------------------
 
@@ -109,10 +111,12 @@ class Result:
         mismatches: pd.DataFrame | None = None,
         meta: Mapping[str, Any] | None = None,
         tool_calls: pd.DataFrame | None = None,
+        copy: bool = True,
     ) -> Result:
         """Rebuild a Result from its frames (as a store or a saved file holds them).
 
-        Columns are conformed to the documented shapes: missing ones become NA, dtypes are cast.
+        Columns are conformed to the documented shapes: missing ones become NA, dtypes are cast. ``copy=False``
+        conforms frames made for this Result alone in place (a store's million-row frames are not copied).
 
         Example::
 
@@ -121,11 +125,11 @@ class Result:
         """
         return cls(
             suite=suite,
-            runs=conform(runs, RUNS_COLUMNS),
-            scores=conform(scores, SCORES_COLUMNS),
-            mismatches=conform(mismatches, MISMATCH_COLUMNS) if mismatches is not None else None,
+            runs=conform(runs, RUNS_COLUMNS, copy=copy),
+            scores=conform(scores, SCORES_COLUMNS, copy=copy),
+            mismatches=conform(mismatches, MISMATCH_COLUMNS, copy=copy) if mismatches is not None else None,
             meta=meta,
-            tool_calls=conform(tool_calls, TOOL_CALLS_COLUMNS) if tool_calls is not None else None,
+            tool_calls=conform(tool_calls, TOOL_CALLS_COLUMNS, copy=copy) if tool_calls is not None else None,
         )
 
     @classmethod
@@ -347,13 +351,13 @@ class Result:
         if key in self.responses:
             return self.responses[key]
         r = self.runs
-        at = _row_index(r).get(key)
+        at = self._row_index("runs").get(key)
         if at is None:
             raise KeyError(key)
         row = {k: plain(v) for k, v in r.iloc[at[0]].items()}
         usage = {k: row[k] for k in ("prompt_tokens", "completion_tokens") if row.get(k) is not None} or None
         tc = self.tool_calls
-        calls = tc.iloc[_row_index(tc).get(key, [])]
+        calls = tc.iloc[self._row_index("tool_calls").get(key, [])]
         return Response(
             text=row.get("response"),
             stdout=row.get("stdout"),
@@ -370,6 +374,22 @@ class Result:
             if len(calls)
             else None,
         )
+
+    def _row_index(self, name: str) -> dict[tuple[str, int, int], list[int]]:
+        """Row positions of one frame by ``(case_id, run, turn)``, made once per frame object (and again when
+        rows were added to it in place): looking rows up one at a time (``rescore`` rebuilds every judged
+        response) stays linear in the frame's length, not quadratic."""
+        frame = getattr(self, name)
+        hit = self._indexes.get(name)
+        if hit is not None and hit[0] is frame and hit[1] == len(frame):
+            return hit[2]
+        index: dict[tuple[str, int, int], list[int]] = {}
+        runs = frame["run"].to_numpy(dtype="float64", na_value=-1).astype("int64").tolist()
+        turns = frame["turn"].to_numpy(dtype="float64", na_value=-1).astype("int64").tolist()
+        for i, key in enumerate(zip(frame["case_id"].tolist(), runs, turns, strict=True)):
+            index.setdefault(key, []).append(i)
+        self._indexes[name] = (frame, len(frame), index)
+        return index
 
     # -- reports and files ---------------------------------------------------------------------------
 
@@ -433,25 +453,3 @@ class Result:
             f"Result(suite={self.suite.name!r}, cases={sum(c.values())}, passed={c['passed']}, "
             f"failed={c['failed']}, degraded={c['degraded']}, skipped={c['skipped']})"
         )
-
-
-_INDEXES: dict[int, tuple[Any, dict[tuple[str, int, int], list[int]], int]] = {}
-
-
-def _row_index(frame: pd.DataFrame) -> dict[tuple[str, int, int], list[int]]:
-    """Row positions by ``(case_id, run, turn)``, made once per frame object: looking rows up one at a time
-    (``rescore`` rebuilds every judged response) stays linear in the frame's length, not quadratic."""
-    import weakref
-
-    hit = _INDEXES.get(id(frame))
-    if hit is not None and hit[0]() is frame and hit[2] == len(frame):  # rows added in place: made again
-        return hit[1]
-    index: dict[tuple[str, int, int], list[int]] = {}
-    runs = frame["run"].to_numpy(dtype="float64", na_value=-1).astype("int64").tolist()
-    turns = frame["turn"].to_numpy(dtype="float64", na_value=-1).astype("int64").tolist()
-    for i, key in enumerate(zip(frame["case_id"].tolist(), runs, turns, strict=True)):
-        index.setdefault(key, []).append(i)
-    ref = weakref.ref(frame, lambda _: _INDEXES.pop(key_id, None))
-    key_id = id(frame)
-    _INDEXES[key_id] = (ref, index, len(frame))
-    return index

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from evalnb._retry import retry_until
 from evalnb.errors import ConfigError, StoreError
 from evalnb.results.columns import REPEATED
-from evalnb.results.frames import conform, in_suite_order
+from evalnb.results.frames import in_suite_order
 from evalnb.store import sqlite
 from evalnb.store.codec import frame_rows, insert_many, read_frame
 from evalnb.store.schema import (
@@ -563,13 +563,14 @@ class Store:
         if run["status"] != "complete":
             meta["interrupted"] = True
         # The frames were read for this Result alone: conformed in place, not copied (a million rows each).
-        return Result(
+        return Result.from_frames(
             suite=the_suite,
-            runs=conform(runs, RUNS_COLUMNS, copy=False),
-            scores=conform(scores, SCORES_COLUMNS, copy=False),
-            mismatches=conform(mism, MISMATCH_COLUMNS, copy=False),
+            runs=runs,
+            scores=scores,
+            mismatches=mism,
             meta=meta,
-            tool_calls=conform(calls, TOOL_CALLS_COLUMNS, copy=False),
+            tool_calls=calls,
+            copy=False,
         )
 
     def trend(

@@ -73,12 +73,16 @@ def test_repeated_text_is_kept_once_and_other_columns_as_given() -> None:
 
 def test_a_bounded_table_of_shared_text() -> None:
     shared = Shared(limit=2)
-    a, b = shared("a" * 3), shared("".join(["aa", "a"]))
+    a, b = shared.many(["a" * 3, "".join(["aa", "a"])])
     assert a is b
-    shared("b")
+    list(shared.many(["b"]))  # the table is full now
     late = "".join(["c", "c"])
-    assert shared(late) is late and shared("".join(["c", "c"])) is not late  # full: kept as given
-    assert shared(None) is None and shared(3) == 3
+    again = list(shared.many([late, "".join(["c", "c"])]))
+    assert again[0] is late and again[1] is not late  # full: new texts are kept as given
+    assert list(shared.many([None, 3, "".join(["aa", "a"])])) == [None, 3, "aaa"]
+    known = "".join(["id-", "1"])
+    (given,) = Shared(known={"id-1": known}).many(["id-1"])
+    assert given is known  # a text held elsewhere is given back as that object
 
 
 def test_values_of_another_type_are_cast_as_make_frame_casts_them() -> None:
