@@ -151,6 +151,9 @@ _FORMATS: Registry[Format] = Registry(
         "tasks-toml": "evalnb.formats.tasks_toml",
         "cube-yaml": "evalnb.formats.cube_yaml",
         "dataset-json": "evalnb.formats.dataset_json",
+        "table-csv": "evalnb.formats.tables",
+        "table-jsonl": "evalnb.formats.tables",
+        "table-frame": "evalnb.formats.tables",
     },
 )
 

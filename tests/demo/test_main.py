@@ -19,6 +19,7 @@ from evalnb.demo.kb import KBAssistant
 from evalnb.demo.main import next_steps, run_demo
 from evalnb.demo.task_agent import main as task_main
 from evalnb.demo.task_agent import solve
+from tests.support.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,7 +149,7 @@ def test_kb_assistant_answers_with_bracket_citations() -> None:
 
 def test_kb_assistant_passes_most_of_the_dataset() -> None:
     result = evalnb.run(
-        ROOT / "data/suites/knowledge-base.json", KBAssistant(), judge="heuristic", progress=False
+        EXAMPLES / "suites" / "knowledge-base.json", KBAssistant(), judge="heuristic", progress=False
     )
     assert result.counts()["passed"] >= 8
 
