@@ -107,7 +107,9 @@ def resource(relative: str) -> Path:
 
         evalnb.examples.resource("kb/handbook.md").read_text()[:30]
     """
-    found = resources.files(__name__).joinpath(*relative.split("/"))
+    found = resources.files(__name__)
+    for part in relative.split("/"):  # one part at a time: Traversable.joinpath takes one on Python 3.10
+        found = found.joinpath(part)
     if not found.is_file():
         raise ConfigError(
             f"evalnb's package data lacks {relative} (looked in {found}); reinstall evalnb",
@@ -185,8 +187,8 @@ def foodmart_db(*, rebuild: bool = False) -> Path:
 
     from evalnb._files import atomic_write
 
-    script = resources.files(__name__).joinpath("foodmart", "build.py").read_bytes()
-    cube = resources.files(__name__).joinpath("foodmart", "cube.yaml").read_bytes()
+    script = resources.files(__name__).joinpath("foodmart/build.py").read_bytes()
+    cube = resources.files(__name__).joinpath("foodmart/cube.yaml").read_bytes()
     digest = hashlib.sha256(script + b"\0" + cube).hexdigest()[:12]
     folder = cache_dir() / "foodmart" / digest
     target = folder / "foodmart.db"

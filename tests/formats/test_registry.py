@@ -170,7 +170,8 @@ def test_registered_names_schema_and_suite_model(toy: ModuleType) -> None:
     assert schema["$schema"].startswith("https://json-schema.org/") and schema["title"] == "PromptsCsv"
     assert Suite(name="s", format="prompts-csv").format == "prompts-csv"
     with pytest.raises(
-        evalnb.SuiteError, match="expected one of tasks-toml, cube-yaml, dataset-json, table-csv, table-jsonl, table-frame, prompts-csv"
+        evalnb.SuiteError,
+        match="expected one of tasks-toml, cube-yaml, dataset-json, table-csv, table-jsonl, table-frame, prompts-csv",
     ):
         evalnb.load("x", format="csv")
 
@@ -219,7 +220,10 @@ def test_validate_and_schema_commands_in_process(toy: ModuleType, tmp_path: Path
     empty = tmp_path / "empty"
     empty.mkdir()
     listing = runner.invoke(app, ["validate", str(empty)])
-    assert "no suite files (.toml, .yaml, .yml, .json, .csv, .tsv, .jsonl, .pcsv) in this folder" in listing.output
+    assert (
+        "no suite files (.toml, .yaml, .yml, .json, .csv, .tsv, .jsonl, .pcsv) in this folder"
+        in listing.output
+    )
 
 
 def _cli(*args: str, cwd: Path, plugins: str | None) -> subprocess.CompletedProcess[str]:

@@ -93,15 +93,13 @@ def build(
     for i, row in enumerate(rows):
         text = {role: _text(row, col, i, where, problems) for role, col in roles.items() if col is not None}
         the_prompt = text.get("prompt")
-        if roles["prompt"] is not None and (the_prompt is None or not the_prompt.strip()):
+        blank = the_prompt is None or not the_prompt.strip()
+        if roles["prompt"] is not None and blank:
             problems.add(
                 "BLANK_FIELD",
                 f"the prompt of {where(i)} is empty; every row needs one",
                 ("rows", i, roles["prompt"]),
             )
-            continue
-        if the_prompt is None:
-            continue  # no prompt column: recorded once above
         case_id = text.get("id")
         if roles["id"] is not None:
             if case_id is None or not case_id.strip():
@@ -116,7 +114,9 @@ def build(
                 )
                 continue
             seen[case_id] = i
-        else:
+        if the_prompt is None or blank:
+            continue  # recorded above (or, with no prompt column, once for the table)
+        if case_id is None:
             case_id = _generated_id(the_prompt, generated)
         answer = text.get("expected")
         if answer is not None and not answer.strip():
@@ -161,7 +161,7 @@ class _Where:
 
 
 def _column(
-    role: str, given: str, columns: list[str], problems: Problems, *, required: bool = False
+    role: str, given: str | None, columns: list[str], problems: Problems, *, required: bool = False
 ) -> str | None:
     """The column of ``role``: the one named, else the first of its usual names present (else None)."""
     aliases = ALIASES[role]
@@ -283,7 +283,7 @@ def resolve_checks(checks: Checks, problems: Problems) -> list[CheckSpec]:
 
 def _spec(key: Any, options: Any, problems: Problems) -> CheckSpec | None:
     if hasattr(key, "needs_expected") and hasattr(key, "options"):
-        return key  # type: ignore[no-any-return]  # a check spec object (evalnb.suite.RegexCheck(...))
+        return key  # a check spec object (evalnb.suite.RegexCheck(...))
     loc: Loc = ("checks", str(key))
     if not isinstance(key, str):
         problems.add("TYPE_MISMATCH", f"a check is named by a string, got {type(key).__name__}", loc)
@@ -294,7 +294,7 @@ def _spec(key: Any, options: Any, problems: Problems) -> CheckSpec | None:
             problems.add("TYPE_MISMATCH", f"options of {shown(key)} must be a mapping", loc)
             return None
         try:
-            return model.model_validate({**options, "type": key})  # type: ignore[no-any-return]
+            return model.model_validate({**options, "type": key})
         except ValidationError as exc:
             problems.extend(from_validation_errors(exc, root=model, data=dict(options), prefix=loc))
             return None
