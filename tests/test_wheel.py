@@ -178,6 +178,7 @@ def test_evalnb_demo_runs_from_an_empty_folder_and_writes_only_under_out(
     assert _files(tmp_path / "home") == set()
     # the next steps it printed name the store the demo wrote, from this folder
     assert "evalnb compare previous current --suite foodmart-sales-evals" in out
+    assert "notebooks/ folder of evalnb's source repository" in out  # not a folder the user lacks
     runs = _run([installed["evalnb"], "runs"], cwd=work, env=env)
     assert "previous" in runs and "current" in runs
 

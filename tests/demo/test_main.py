@@ -234,6 +234,16 @@ def test_next_steps_with_the_default_store_need_no_store_option(tmp_path: Path) 
     assert any(" lab notebooks " in line for line in lines)
 
 
+def test_next_steps_of_an_install_without_the_notebooks_point_to_the_repository(tmp_path: Path) -> None:
+    # The notebooks are not in the wheel: no `jupyter lab` of a folder the user does not have.
+    from evalnb.demo.main import notebooks_dir
+
+    lines = next_steps(evalnb.Store(tmp_path / ".evals" / "evalnb.db"), None, cwd=tmp_path)
+    assert not any(" lab " in line or "pip install" in line for line in lines)
+    assert lines[-1].strip().startswith("The four tutorial notebooks are in the notebooks/ folder")
+    assert notebooks_dir() == ROOT / "notebooks"  # a checkout has them
+
+
 def test_next_steps_say_how_to_install_jupyterlab_when_it_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
