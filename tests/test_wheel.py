@@ -181,6 +181,11 @@ def test_evalnb_demo_runs_from_an_empty_folder_and_writes_only_under_out(
     assert "notebooks/ folder of evalnb's source repository" in out  # not a folder the user lacks
     runs = _run([installed["evalnb"], "runs"], cwd=work, env=env)
     assert "previous" in runs and "current" in runs
+    # with --out elsewhere, nothing at all lands in the folder it runs from
+    elsewhere, empty = tmp_path / "elsewhere", tmp_path / "empty"
+    empty.mkdir()
+    _run([installed["evalnb"], "demo", "--out", elsewhere], cwd=empty, env=env, timeout=600)
+    assert _files(empty) == set() and (elsewhere / "scorecard.html").is_file()
 
 
 def test_the_readme_quickstart_runs_as_written_from_an_empty_folder(

@@ -15,6 +15,9 @@ user cache folder (:func:`cache_dir`). ``python -m evalnb.examples [NAME]`` prin
 The shipped files: ``suites/`` (the example suites), ``kb/handbook.md`` (the handbook the demo assistant
 answers from), ``labels/`` (the labelled judged pairs the offline judges are calibrated and measured on) and
 ``foodmart/`` (the sample's build script and cube model).
+
+In the layers of the package this sits beside ``formats``: it uses only ``formats`` (to load a suite) and the
+standard library, and ``judges`` and ``demo`` read their files here.
 """
 
 from __future__ import annotations
