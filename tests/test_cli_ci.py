@@ -14,8 +14,10 @@ import junitparser
 import pytest
 import xmlschema
 
+from tests.support.examples import EXAMPLES
+
 ROOT = Path(__file__).resolve().parents[1]
-CUBE_SUITE = ROOT / "data" / "suites" / "foodmart-sales.eval.yaml"
+CUBE_SUITE = EXAMPLES / "suites" / "foodmart-sales.eval.yaml"
 XSD = ROOT / "tests" / "support" / "junit" / "junit.xsd"
 
 AGENTS = '''

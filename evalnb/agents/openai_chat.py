@@ -12,7 +12,7 @@ the request's ``allowed_tools`` does not permit: it is not run, and the turn end
 Example::
 
     agent = OpenAIChat("gpt-4o-mini", system="Answer in one sentence.")
-    result = evalnb.run("data/suites/knowledge-base.json", agent)
+    result = evalnb.run(evalnb.examples.path("knowledge-base"), agent)
     result.runs[["case_id", "model", "prompt_tokens", "completion_tokens"]]
 """
 

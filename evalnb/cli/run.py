@@ -19,7 +19,8 @@ MISSING_HELP = "A check, case or suite the candidate lost gates too (else it is 
 @app.command("run")
 def run_command(
     paths: list[Path] = typer.Argument(
-        None, help="Suite files (TOML, YAML or JSON), or folders of them. None: dataset discovery."
+        None,
+        help="Suite files (TOML, YAML, JSON, CSV or JSONL), or folders of them. None: dataset discovery.",
     ),
     agent: list[str] = typer.Option(
         None,
@@ -113,10 +114,13 @@ def run_command(
     ),
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
+    import warnings
+
     import evalnb
     from evalnb import config, formats
     from evalnb.agents import Record, Replay
     from evalnb.comparison.verdicts import check_options
+    from evalnb.errors import SuiteWarning
     from evalnb.formats.dataset_json import inline_suite
 
     if fmt not in ("text", "json"):
@@ -139,7 +143,11 @@ def run_command(
             raise fail("--expected pairs with --prompts in order; give --prompts too")
         suites: list = [inline_suite(prompts, expected)] if prompts else []
         for path in _suite_paths(paths) or ([] if prompts or resume else [_discover_or_offer()]):
-            suite, backup = formats.load_upgrading(path)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SuiteWarning)  # printed as one line each, below
+                suite, backup = formats.load_upgrading(path)
+            for line in suite.warnings:
+                typer.echo(f"{path}: warning: {line}", err=True)
             if backup is not None:
                 typer.echo(
                     f"Upgraded legacy dataset {path} to the versioned format (backup: {backup})", err=True

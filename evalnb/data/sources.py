@@ -61,7 +61,7 @@ class Source:
 
     Example::
 
-        src = connect("data/foodmart/foodmart.db")
+        src = connect(evalnb.examples.foodmart_db())
         src.query("SELECT COUNT(*) AS n FROM store")["n"][0]
         # 13
     """
@@ -238,7 +238,7 @@ def detect_file(path: str | Path) -> str:
 
     Example::
 
-        detect_file("data/foodmart/foodmart.db")
+        detect_file(evalnb.examples.foodmart_db())
         # 'sqlite'
     """
     p = Path(path)
@@ -408,7 +408,7 @@ def open_source(
 
     Example::
 
-        open_source(suite, "data/foodmart/foodmart.db")
+        open_source(suite, evalnb.examples.foodmart_db())
         # Source(sqlite: foodmart.db, cube='Sales')
     """
     needing = reference_checks(suite)

@@ -9,7 +9,7 @@ walks the expanded data. libyaml's parser is used when PyYAML has it (``CSafeLoa
 
 Example::
 
-    suite = load_text(open("data/suites/foodmart-sales.eval.yaml").read())
+    suite = load_text(evalnb.examples.path("foodmart-sales").read_text())
     suite.meta["cube"]["cubeName"]
     # 'Sales'
 """

@@ -6,7 +6,7 @@ its tokens' vectors, so there is no download, no network and no GPU, and two tex
 in other words land close together. evalnb loads it with downloads disabled, from the package's own folder.
 
 :class:`EmbeddingJudge` scores two of the judged checks, each by one number that a calibration maps onto the
-rubric's 1-5 scale (cut points fitted on the ``fit`` half of the labelled pairs in ``data/labels/`` and
+rubric's 1-5 scale (cut points fitted on the ``fit`` half of the labelled pairs in ``evalnb/examples/labels/`` and
 shipped as data: ``evalnb/judges/calibration.json``; :mod:`evalnb.judges.calibration` refits them):
 
 * **Relevance**: the cosine of the response and the question;
@@ -35,7 +35,7 @@ is not told from an ordinary first word; an answer that repeats the question sco
 Example::
 
     judge = EmbeddingJudge()
-    result = evalnb.run("data/suites/knowledge-base.json", KBAssistant(), judge=judge)
+    result = evalnb.run(evalnb.examples.path("knowledge-base"), KBAssistant(), judge=judge)
     result.scores[["check", "value", "judge"]].drop_duplicates("check")
 """
 

@@ -11,8 +11,9 @@ import evalnb
 from evalnb import export
 from evalnb.demo.kb import KBAssistant
 from tests.support.documents import assert_valid
+from tests.support.examples import EXAMPLES
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "suites"
+DATA = EXAMPLES / "suites"
 
 
 def test_dataset_document_without_a_judge_follows_the_schema_and_reads_back(tmp_path: Path) -> None:
