@@ -38,6 +38,7 @@ from evalnb.chat.net import (
     read_body,
     require_reachable,
     safe_url,
+    send,
 )
 from evalnb.chat.session import shared_session
 from evalnb.errors import ChatError, ConfigError
@@ -293,7 +294,6 @@ class ChatClient:
         headers = self._request_headers()
         shared = await shared_session()
         limiter = limiter_for(self.endpoint, initial=self.concurrency)
-        timeout = aiohttp.ClientTimeout(total=self.timeout)
         last = ""
         status: int | None = None
         attempts = self.retries + 1
@@ -302,9 +302,17 @@ class ChatClient:
             async with limiter.slot() as started:
                 t0 = time.perf_counter()
                 try:
-                    async with shared.post(
-                        self.url, data=payload, headers=headers, timeout=timeout, proxy=self._proxy
-                    ) as resp:
+                    # Redirects are followed; the key and every configured header stay with their origin.
+                    async with send(
+                        shared,
+                        "POST",
+                        self.url,
+                        data=payload,
+                        headers=headers,
+                        timeout=self.timeout,
+                        proxy=self._proxy,
+                    ) as sent:
+                        resp = sent.response
                         status = resp.status
                         raw, cut = await read_body(resp)
                         if status == 200:
@@ -312,7 +320,7 @@ class ChatClient:
                             limiter.on_success()
                             learn(self.endpoint, limiter.limit)
                             return reply
-                        snippet = scrub(_snippet(raw), self._secrets)
+                        snippet = scrub(_snippet(raw), self._secrets) + sent.note()
                         if status == 429:
                             limiter.on_rate_limited(started)
                             learn(self.endpoint, limiter.limit)
