@@ -30,6 +30,7 @@ from evalnb._secrets import expand_env
 from evalnb.agents.base import Request, Response, ToolCall
 from evalnb.agents.types import BuildContext, register_agent_type
 from evalnb.chat import ChatClient, safe_url
+from evalnb.chat.client import decoding_note
 from evalnb.errors import AgentError, ChatError, ConfigError, EvalnbError
 
 __all__ = ["OpenAIAgentConfig", "OpenAIChat"]
@@ -169,11 +170,12 @@ class OpenAIChat:
         extra = {"tools": self.tools} if self.tools else {}
         calls: list[ToolCall] = []
         usage: dict[str, Any] = {}
-        latency, attempts, rounds = 0.0, 0, 0
+        latency, attempts, rounds, replaced = 0.0, 0, 0, 0
         while True:
             reply = await self._complete(messages, extra)
             latency += reply.latency_ms
             attempts += reply.attempts
+            replaced += reply.replaced
             _add(usage, reply.usage)
             asked = [_call(raw) for raw in reply.tool_calls]
             if not asked or not self.tool_functions or rounds >= self.max_tool_rounds:
@@ -197,7 +199,12 @@ class OpenAIChat:
             usage=usage or None,
             latency_ms=latency,
             tool_calls=calls,
-            meta={"attempts": attempts, **({"tool_rounds": rounds} if rounds else {})},
+            meta={
+                "attempts": attempts,
+                **({"tool_rounds": rounds} if rounds else {}),
+                # bytes that were not UTF-8 became U+FFFD: the answer is kept, and says so
+                **({"invalid_utf8": replaced, "note": decoding_note(replaced)} if replaced else {}),
+            },
         )
 
     async def _complete(self, messages: list[dict[str, Any]], extra: Mapping[str, Any]) -> Any:
