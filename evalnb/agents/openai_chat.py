@@ -42,8 +42,11 @@ class OpenAIChat:
     Args:
         model: the model name (Azure: defaults to the deployment).
         base_url: e.g. ``http://127.0.0.1:11434/v1``; default ``$OPENAI_BASE_URL``, then OpenAI's.
-        api_key_env: the environment variable holding the key (never the key itself, so that configuration
-            files and results hold no secret). No variable set: no auth header (local servers).
+        api_key: the key itself (from Python; a configuration file names only ``api_key_env``). It is sent as
+            ``Authorization: Bearer`` (Azure: ``api-key``) and appears in no output: the ``repr`` says
+            ``api_key=<set>``, errors are scrubbed of it, and nothing stored or reported holds it.
+        api_key_env: the environment variable holding the key when ``api_key`` is not given (default
+            ``OPENAI_API_KEY``). No key at all: no auth header (local servers).
         system: a system message sent first.
         temperature: sampling temperature (0 by default, for repeatable evaluations).
         max_tokens: completion token cap, if any.
@@ -77,6 +80,7 @@ class OpenAIChat:
         model: str | None = None,
         *,
         base_url: str | None = None,
+        api_key: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         system: str | None = None,
         temperature: float | None = 0.0,
@@ -111,6 +115,7 @@ class OpenAIChat:
             self.client = ChatClient(
                 model,
                 base_url=base_url,
+                api_key=api_key,
                 api_key_env=api_key_env,
                 azure_endpoint=azure_endpoint,
                 deployment=deployment,
