@@ -590,3 +590,27 @@ def test_the_rule_is_documented() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "cube-yaml.md").read_text()
     assert "## Reference queries only read" in doc
     assert "`READ_ONLY_QUERY`" in doc
+
+
+def test_a_source_sent_to_a_worker_opens_read_only_there(folder: Path) -> None:
+    """A cluster executor ships a source as what it re-opens (Source.__reduce__): the copy's connection is
+    read-only too."""
+    import pickle
+
+    from sqlalchemy import create_engine
+
+    path = _sqlite_file(folder)
+    engine = create_engine(f"sqlite:///{path}")
+    sources = [connect(path), connect(f"sqlite:///{path}"), connect(engine), connect(_duckdb_file(folder))]
+    sources.append(connect({"sales": _frame()}))
+    before = _hash_folder(folder)
+    for original in sources:
+        copy = pickle.loads(pickle.dumps(original))
+        for sql in ("DELETE FROM sales", "DROP TABLE sales"):
+            with pytest.raises(ReferenceQueryError, match="READ_ONLY_QUERY"):
+                copy._execute(sql, None, check=False)
+        assert copy.query(SELECT).to_dict("records") == ROWS, original
+        copy.close()
+        original.close()
+    engine.dispose()
+    assert _hash_folder(folder) == before
