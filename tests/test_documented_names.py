@@ -1,7 +1,7 @@
 """Every documented dotted name resolves after ``import evalnb`` alone, and ``import evalnb`` stays light.
 
-The names are collected from the README and docs/ (code blocks and inline code) when the test runs, and from
-the public contract, whose copy is :data:`CONTRACT` (it lives outside the repository). Each is resolved
+The names are collected from the README and docs/ (code blocks and inline code) when the test runs, and
+:data:`PUBLIC` lists the public names the package promises beyond them. Each is resolved
 attribute by attribute in a fresh interpreter that has done nothing but ``import evalnb``: in this process,
 earlier tests have imported the submodules already, which would hide a missing lazy attribute.
 """
@@ -19,8 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: The dotted names of the public contract (as it writes them, and the ones its lists imply).
-CONTRACT = [
+#: The public dotted names the package promises (kept for users, notebooks and outside test suites).
+PUBLIC = [
     "evalnb.Budget",
     "evalnb.EvalnbError",
     "evalnb.Request",
@@ -63,7 +63,7 @@ CONTRACT = [
     "evalnb.upgrade",
 ]
 
-#: Contract names whose features are not built in this tree yet: each is expected NOT to resolve (a strict
+#: Public names whose features are not built in this tree yet: each is expected NOT to resolve (a strict
 #: xfail), so the day one is built the test says to strike it from this list.
 PENDING = {
     "evalnb.Budget",
@@ -137,12 +137,12 @@ print(json.dumps({"heavy": heavy, "heavy_after": heavy_after, "failures": failur
 
 @pytest.fixture(scope="module")
 def resolved() -> dict[str, object]:
-    return _resolve_fresh(sorted(set(documented_names()) | set(CONTRACT)))
+    return _resolve_fresh(sorted(set(documented_names()) | set(PUBLIC)))
 
 
 def test_the_docs_name_what_the_test_walks() -> None:
     names = documented_names()
-    # the two the README and the contract named and that were an AttributeError after `import evalnb`
+    # two names of the README and docs that were an AttributeError after `import evalnb`
     assert "evalnb.judges.labels.compare_judges" in names
     assert "evalnb.export.to_document" in names
     assert "evalnb.toml" not in names and not any(".evals" in n for n in names)
@@ -164,10 +164,10 @@ def test_every_name_of_the_readme_and_docs_resolves(resolved: dict[str, object])
     "name",
     [
         pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="not built yet")) if n in PENDING else n
-        for n in CONTRACT
+        for n in PUBLIC
     ],
 )
-def test_every_name_of_the_contract_resolves(resolved: dict[str, object], name: str) -> None:
+def test_every_public_name_resolves(resolved: dict[str, object], name: str) -> None:
     failures = resolved["failures"]
     assert isinstance(failures, dict)
     assert failures[name] is None, failures[name]
