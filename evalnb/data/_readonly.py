@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -310,9 +311,9 @@ def sqlite_reading(con: Any) -> Iterator[None]:
     try:
         yield
     finally:
-        try:
+        if sys.version_info >= (3, 11):
             con.set_authorizer(None)
-        except TypeError:  # Python 3.10 takes no None: an authorizer that allows everything
+        else:  # Python 3.10 would keep None as the callback and deny everything: one that allows all
             con.set_authorizer(lambda *_: sqlite3.SQLITE_OK)
         if limit is not None:
             con.setlimit(_LIMIT_ATTACHED, limit)
