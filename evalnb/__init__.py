@@ -16,8 +16,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from evalnb._lazy import submodule
 from evalnb.agents.base import Request, Response, ToolCall
-from evalnb.errors import ConfigError, EvalnbError, SuiteError
+from evalnb.errors import ConfigError, EvalnbError, SuiteError, TransientError
 from evalnb.suite import Case, Suite, Turn
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ __all__ = [
     "Suite",
     "SuiteError",
     "ToolCall",
+    "TransientError",
     "Turn",
     "__version__",
     "agents",
@@ -91,7 +93,8 @@ _LAZY: dict[str, str | None] = {
 
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
-        raise AttributeError(f"module 'evalnb' has no attribute {name!r}")
+        # any other public submodule (evalnb.export, evalnb.demo ...): documented dotted names resolve
+        return submodule(__name__, name)
     module = _LAZY[name]
     value: Any = (
         importlib.import_module(f"evalnb.{name}")

@@ -146,6 +146,9 @@ class CheckCode(Code):
     """A check could not run, or a result had failures."""
 
     REFERENCE_QUERY = "REFERENCE_QUERY"
+    #: a reference query that is not one SELECT or WITH statement which only reads (docs/cube-yaml.md), or one
+    #: the database's read-only connection refused
+    READ_ONLY_QUERY = "READ_ONLY_QUERY"
     REGEX_TIMEOUT = "REGEX_TIMEOUT"
     CHECKS_FAILED = "CHECKS_FAILED"
 

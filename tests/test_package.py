@@ -43,6 +43,7 @@ def test_public_api_is_pinned():
         "Suite",
         "SuiteError",
         "ToolCall",
+        "TransientError",
         "Turn",
         "__version__",
         "agents",

@@ -77,8 +77,11 @@ def test_unknown_or_missing_file(tmp_path: Path) -> None:
 
 def test_sqlite_file_opens_read_only(tmp_path: Path) -> None:
     src = connect(make_sqlite(tmp_path / "s.db"))
-    with pytest.raises(ReferenceQueryError, match="readonly"):
+    with pytest.raises(ReferenceQueryError, match=r"READ_ONLY_QUERY: .* starts with 'DELETE'"):
         src.query("DELETE FROM sales")
+    # without the statement check, the connection itself refuses (tests/data/test_read_only.py: every backend)
+    with pytest.raises(ReferenceQueryError, match=r"READ_ONLY_QUERY: .*the database refused it"):
+        src._execute("DELETE FROM sales", None, check=False)
 
 
 def test_sqlalchemy_url_and_engine(tmp_path: Path) -> None:
