@@ -396,6 +396,8 @@ class RowsCheck(_CheckBase):
     reference_query: ReferenceQuery | None = None
     order_matters: bool = True
     tolerance: Tolerance = Field(default_factory=Tolerance)
+    decimal_comma: bool = False
+    """Numbers written as text take a comma as the decimal mark and dots between thousands (``"1.234,5"``)."""
 
 
 class CustomCheck(_CheckBase):

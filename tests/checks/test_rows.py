@@ -362,6 +362,10 @@ CELLS: list[Any] = [
     "$565,238.13",
     "(500)",
     "1,000",
+    "1,5",  # malformed groups: text (docs/cube-yaml.md, numbers and text in rows)
+    "1.234,5",
+    "1,,5",
+    "1 234",
     1200,
     -5,
     12.0,
