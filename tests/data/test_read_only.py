@@ -572,7 +572,7 @@ def test_the_check_lets_reads_through(sql: str, dialect: str) -> None:
 
 def test_the_sample_cube_reads(foodmart_db: Path) -> None:
     """The structured form's SQL goes through the check too: the sample cube's statements pass it."""
-    suite = evalnb.load(Path(__file__).resolve().parents[2] / "data" / "suites" / "foodmart-sales.eval.yaml")
+    suite = evalnb.examples.load("foodmart-sales")
     src = connect(foodmart_db)
     from evalnb.data import reference_checks
 
