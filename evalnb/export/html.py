@@ -1,4 +1,5 @@
-"""The HTML scorecard: one self-contained page (plotly's JavaScript inlined once), with sortable tables.
+"""The HTML scorecard: one self-contained page (plotly's JavaScript inlined once), with sortable tables; and the
+page style every evalnb page shares (:func:`page`: the scorecard, the comparison page).
 
 ``plotlyjs`` says how a page gets plotly's JavaScript (about 4.8 MB): ``"inline"`` (the default: once per page,
 which then works offline and alone), ``"file"`` (written once as ``plotly-VERSION.min.js`` beside the page and
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
     from evalnb.results import Result
 
-__all__ = ["PLOTLYJS", "figure_div", "page", "plotly_script", "table", "to_html"]
+__all__ = ["PAGE_CSS", "PLOTLYJS", "figure_div", "page", "plotly_script", "slug", "table", "to_html"]
 
 PLOTLYJS = ("inline", "file", "cdn")
 """The named ways a page gets plotly's JavaScript (any other string is a ``src`` URL or path)."""
@@ -52,16 +53,27 @@ document.querySelectorAll('table.evalnb-sortable').forEach(function (table) {
 });
 """
 
-_CSS = """
-body { font-family: system-ui, -apple-system, Segoe UI, sans-serif; margin: 2em; color: #1f2328; }
+PAGE_CSS = """
+body { font-family: system-ui, -apple-system, Segoe UI, sans-serif; margin: 2em; color: #1f2328; line-height: 1.4; }
+h1 { font-size: 1.6em; margin: 0 0 .4em; } h2 { font-size: 1.25em; margin: 1.6em 0 .4em; }
+h2 + p, h1 + p { margin-top: 0; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
 th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; cursor: pointer; user-select: none; }
+th { background: #f6f8fa; }
+table.evalnb-sortable th { cursor: pointer; user-select: none; }
 th[data-sort=asc]::after { content: " \\25B2"; } th[data-sort=desc]::after { content: " \\25BC"; }
 td.passed { color: #1a7f37; font-weight: 600; } td.failed { color: #cf222e; font-weight: 600; }
 td.degraded { color: #9a6700; font-weight: 600; } td.skipped { color: #6e7781; }
-td.text { max-width: 40em; white-space: pre-wrap; word-break: break-word; }
+td.text { min-width: 18em; max-width: 40em; white-space: pre-wrap; word-break: break-word; }
+td.worse, td.regressed { color: #cf222e; font-weight: 600; } td.better, td.improved { color: #1a7f37; font-weight: 600; }
+td.within-margin, td.changed { color: #9a6700; font-weight: 600; }
+td.too-few-cases-to-tell, td.no-detectable-difference, td.same { color: #57606a; }
+td.new { color: #0969da; } td.gone { color: #9a6700; }
+.verdict { display: inline-block; padding: 2px 10px; border-radius: 12px; font-weight: 600; color: #fff; }
+.verdict.pass { background: #1a7f37; } .verdict.fail { background: #cf222e; }
+.muted { color: #57606a; } td.nowrap { white-space: nowrap; }
 """
+"""The one style of evalnb's pages (the scorecard, the comparison page): read by :func:`page`."""
 
 _CASE_COLUMNS = [
     "case_id",
@@ -88,14 +100,37 @@ def _cell(value: Any, *, cls: str = "") -> str:
     return f'<td class="{cls}">{text}</td>'
 
 
-def table(frame: pd.DataFrame, *, table_id: str, text_cols: tuple[str, ...] = ()) -> str:
-    """A sortable HTML table of ``frame`` (click a header to sort); ``status`` cells are coloured."""
+def slug(value: str) -> str:
+    """A value as a CSS class name of :data:`PAGE_CSS`: ``"within margin"`` -> ``"within-margin"``."""
+    return "-".join(str(value).split()).lower()
+
+
+def table(
+    frame: pd.DataFrame,
+    *,
+    table_id: str,
+    text_cols: tuple[str, ...] = (),
+    class_cols: tuple[str, ...] = ("status",),
+    nowrap_cols: tuple[str, ...] = (),
+) -> str:
+    """A sortable HTML table of ``frame`` (click a header to sort); the cells of ``class_cols`` (``status``,
+    a comparison's ``verdict`` or ``change``) are coloured by their value, those of ``nowrap_cols`` kept on
+    one line.
+
+    Example::
+
+        table(result.summary(), table_id="summary")
+    """
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     rows = []
     for rec in frame.itertuples(index=False, name=None):
         cells = []
         for col, v in zip(frame.columns, rec, strict=False):
-            cls = "text" if col in text_cols else (str(v) if col == "status" and isinstance(v, str) else "")
+            cls = (
+                "text" if col in text_cols else (slug(v) if col in class_cols and isinstance(v, str) else "")
+            )
+            if col in nowrap_cols:
+                cls = f"{cls} nowrap".strip()
             cells.append(_cell(v, cls=html.escape(cls)))
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (
@@ -150,7 +185,7 @@ def page(
     title: str,
     body: str,
     *,
-    css: str = _CSS,
+    css: str = PAGE_CSS,
     sortable: bool = True,
     plotlyjs: str = "inline",
     beside: str | Path | None = None,
