@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,7 @@ _CASE_COLUMNS = [
     "pass_rate",
     "latency_ms",
     "response",
+    "response from",
     "reasons",
 ]
 
@@ -208,9 +210,70 @@ def page(
     )
 
 
+def _facts(result: Result) -> str:
+    """The run's facts as a two-column table."""
+    esc = html.escape
+    meta = result.meta
+    agent = meta.get("agent") if isinstance(meta.get("agent"), str) else json.dumps(meta.get("agent"))
+    facts = [
+        ("suite", result.suite.name),
+        ("format", result.suite.format),
+        ("version", meta.get("version")),
+        ("agent", agent),
+        ("model", meta.get("model")),
+        ("judge", meta.get("judge")),
+        ("started", meta.get("started_at")),
+        ("run id", meta.get("run_id")),
+    ]
+    return "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in facts if v and v != "null")
+
+
+def _counts_line(result: Result) -> str:
+    c = result.counts()
+    return (
+        f"{c['passed']} passed, {c['failed']} failed, {c['degraded']} degraded, {c['skipped']} skipped"
+        f" &middot; exit code {result.exit_code}"
+    )
+
+
+def _section(result: Result, *, key: str = "", h: int = 2) -> str:
+    """One suite's scorecard: counts, facts, summary, categories, plots and the case table. ``key`` makes its
+    element ids unique on a page of several suites; ``h`` is the level of its headings."""
+    from evalnb import plots
+
+    cases = case_table(result)
+    # the answer shown is the first run x turn that did not pass (a failure on turn 2 shows turn 2)
+    cases["response from"] = [
+        f"run {r}, turn {t}" if not (_na(r) or _na(t)) else ""
+        for r, t in zip(cases["response_run"], cases["response_turn"], strict=True)
+    ]
+    figs = [plots.scorecard(result), plots.categories(result)]
+    return f"""
+<p id="counts{key}">{_counts_line(result)}</p>
+<table>{_facts(result)}</table>
+<h{h}>Summary per check</h{h}>
+{table(result.summary(), table_id=f"summary{key}")}
+<h{h}>Pass rate per category</h{h}>
+{table(category_table(result), table_id=f"categories{key}")}
+<h{h}>Plots</h{h}>
+{"".join(figure_div(f) for f in figs)}
+<h{h}>Cases</h{h}>
+<p>Click a column header to sort. The response is that of the case's first run and turn that did not pass.</p>
+{table(cases[_CASE_COLUMNS], table_id=f"cases{key}", text_cols=("response", "reasons"))}
+"""
+
+
+def _na(value: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.isna(value))
+
+
 @register_writer("html", suffixes=(".html", ".htm"))
-def to_html(result: Result, path: str | Path, *, plotlyjs: str = "inline") -> Path:
-    """A single self-contained HTML scorecard: summary, per-category table, plots and a sortable case table.
+def to_html(result: Result | Sequence[Result], path: str | Path, *, plotlyjs: str = "inline") -> Path:
+    """A single self-contained HTML scorecard: summary, per-category table, plots and a sortable case table;
+    for several results (the suites of one run or version) one page with a section per suite, after a table
+    of every suite's counts.
 
     plotly's JavaScript is inlined once, so the page works offline (``plotlyjs="file"`` or ``"cdn"`` links it
     instead: see the module docstring). Click a column header to sort. The file is written atomically (the old
@@ -220,38 +283,41 @@ def to_html(result: Result, path: str | Path, *, plotlyjs: str = "inline") -> Pa
 
         evalnb.export.to_html(result, "scorecard.html")
         evalnb.export.to_html(result, "cards/v2.html", plotlyjs="file")   # plotly-*.min.js beside it, once
+        evalnb.export.to_html([tasks, cube], "v2.html")                    # a section per suite
     """
-    from evalnb import plots
+    from evalnb.results import Result
 
     esc = html.escape
-    c = result.counts()
-    meta = result.meta
-    facts = [
-        ("suite", result.suite.name),
-        ("format", result.suite.format),
-        ("version", meta.get("version")),
-        ("agent", meta.get("agent") if isinstance(meta.get("agent"), str) else json.dumps(meta.get("agent"))),
-        ("model", meta.get("model")),
-        ("judge", meta.get("judge")),
-        ("started", meta.get("started_at")),
-        ("run id", meta.get("run_id")),
+    results = [result] if isinstance(result, Result) else list(result)
+    if not results:
+        raise ValueError("to_html needs a result")
+    if len(results) == 1:
+        one = results[0]
+        body = f"<h1>Scorecard: {esc(one.suite.name)}</h1>" + _section(one)
+        return atomic_write(path, page(f"Scorecard: {one.suite.name}", body, plotlyjs=plotlyjs, beside=path))
+    versions = list(dict.fromkeys(str(r.meta["version"]) for r in results if r.meta.get("version")))
+    label = f" · version {', '.join(versions)}" if versions else ""
+    title = f"Scorecard: {len(results)} suites{label}"
+    overview = []
+    for i, r in enumerate(results, start=1):
+        c = r.counts()
+        overview.append(
+            f'<tr><td><a href="#suite-{i}">{esc(r.suite.name)}</a></td><td>{c["passed"]}</td>'
+            f"<td>{c['failed']}</td><td>{c['degraded']}</td><td>{c['skipped']}</td><td>{r.exit_code}</td></tr>"
+        )
+    worst = max(r.exit_code for r in results)
+    body = [
+        f"<h1>{esc(title)}</h1>",
+        f'<p id="counts">{sum(r.counts()["passed"] for r in results)} passed, '
+        f"{sum(r.counts()['failed'] for r in results)} failed, "
+        f"{sum(r.counts()['degraded'] for r in results)} degraded, "
+        f"{sum(r.counts()['skipped'] for r in results)} skipped over {len(results)} suites"
+        f" &middot; exit code {worst}</p>",
+        '<table id="suites"><thead><tr><th>suite</th><th>passed</th><th>failed</th><th>degraded</th>'
+        f"<th>skipped</th><th>exit code</th></tr></thead><tbody>{''.join(overview)}</tbody></table>",
     ]
-    fact_html = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in facts if v)
-    cases = case_table(result)[_CASE_COLUMNS]
-    figs = [plots.scorecard(result), plots.categories(result)]
-    body = f"""
-<h1>Scorecard: {esc(result.suite.name)}</h1>
-<p id="counts">{c["passed"]} passed, {c["failed"]} failed, {c["degraded"]} degraded, {c["skipped"]} skipped
- &middot; exit code {result.exit_code}</p>
-<table>{fact_html}</table>
-<h2>Summary per check</h2>
-{table(result.summary(), table_id="summary")}
-<h2>Pass rate per category</h2>
-{table(category_table(result), table_id="categories")}
-<h2>Plots</h2>
-{"".join(figure_div(f) for f in figs)}
-<h2>Cases</h2>
-<p>Click a column header to sort.</p>
-{table(cases, table_id="cases", text_cols=("response", "reasons"))}
-"""
-    return atomic_write(path, page(f"Scorecard: {result.suite.name}", body, plotlyjs=plotlyjs, beside=path))
+    for i, r in enumerate(results, start=1):
+        body.append(
+            f'<section id="suite-{i}"><h2>{esc(r.suite.name)}</h2>{_section(r, key=f"-{i}", h=3)}</section>'
+        )
+    return atomic_write(path, page(title, "\n".join(body), plotlyjs=plotlyjs, beside=path))
