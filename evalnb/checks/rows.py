@@ -592,9 +592,7 @@ def _row_label(e_row: int, labels: list[_Column], c: _Column) -> str:
     for k in labels:
         if (k is c and len(labels) > 1) or not k.e_pres[e_row]:
             continue  # the mismatching cell itself names the row only when nothing else can
-        cell = (
-            _fmt_num(k.e_vals[e_row]) if k.e_num[e_row] else _quoted(str(k.e_series.iat[e_row]).strip())
-        )
+        cell = _fmt_num(k.e_vals[e_row]) if k.e_num[e_row] else _quoted(str(k.e_series.iat[e_row]).strip())
         parts.append(f"{k.key}={cell}")
     return ", ".join(parts) or str(e_row)
 
