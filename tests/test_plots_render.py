@@ -3,6 +3,8 @@ not blank, with the colours the figure promises where a person would look for th
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ import evalnb
 from evalnb import plots
 from evalnb.plots import style
 from evalnb.store import Store
-from tests.support.browser import render_png
+from tests.support.browser import chromium, render_png
 from tests.test_plots import agent, make_suite, mixed_results
 
 
@@ -111,3 +113,31 @@ def test_agreement_png(store: Store, tmp_path: Path) -> None:
     pixels = render_png(plots.agreement(table), tmp_path / "agreement.png")
     assert_not_blank(pixels)
     assert share_of(pixels, rgb(style.PALETTE[0])) > 0.01
+
+
+def test_the_offline_judge_leaves_the_root_logger_alone_and_exports_print_nothing(tmp_path: Path) -> None:
+    # wordllama calls logging.basicConfig(level=INFO) when imported: left in place, every later INFO line of
+    # any library (kaleido's, when a figure is exported) would print. A fresh process, as a user's has.
+    script = f"""
+import logging, os, sys
+root = logging.getLogger()
+before = (list(root.handlers), root.level)
+import evalnb
+from evalnb.suite import Case, JudgedMetricCheck, Suite, Turn
+suite = Suite(name="offline", format="dataset-json", cases=[
+    Case(id=f"c{{i}}", name=f"c{{i}}", turns=[Turn(prompt="meal allowance?", expected="The daily meal allowance is $40.",
+         checks=[JudgedMetricCheck(type="Similarity")])]) for i in range(2)])
+result = evalnb.run(suite, lambda p: "You can spend up to forty dollars a day on food.", judge="embedding", progress=False)
+assert "wordllama" in sys.modules and result.scores["judge"].str.startswith("embedding").all(), result.scores
+assert (list(root.handlers), root.level) == before, (root.handlers, root.level)
+os.environ["BROWSER_PATH"] = {chromium()!r}
+evalnb.plots.scorecard(result).write_image({str(tmp_path / "card.png")!r}, width=800, height=400)
+print("root", logging.getLevelName(root.level), len(root.handlers))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=240, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "root WARNING 0"
+    assert "INFO" not in out.stderr and "INFO" not in out.stdout, out.stderr
+    assert (tmp_path / "card.png").stat().st_size > 1000
