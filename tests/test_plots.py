@@ -340,7 +340,12 @@ def test_agreement_bars_say_their_n() -> None:
         }
     )
     fig = plots.agreement(table)
-    assert [t.name for t in fig.data] == ["a", "b"]
+    assert [t.name for t in fig.data if t.type == "bar"] == ["a", "b"]
+    # each judge's colour is named in the legend by a swatch of its own (a first bar may be hatched)
+    assert {t.name: t.marker.color for t in fig.data if t.showlegend} == {
+        "a": style.PALETTE[0],
+        "b": style.PALETTE[1],
+    }
     assert list(fig.data[0].text) == ["0.50<br>n=6", "1.00<br>n=4"] and fig.data[0].textposition == "outside"
     assert "n: %{customdata[1]} pairs" in fig.data[0].hovertemplate
     # the label above a bar of 1 has room, and is not clipped at the plot's edge
@@ -388,3 +393,13 @@ def test_trend_names_the_values_it_can_plot() -> None:
 
     with pytest.raises(ValueError, match='"mean" or "pass_rate"'):
         evalnb.plots.trend(pd.DataFrame(), "s", value="median")
+
+
+def test_the_results_page_shows_every_public_figure() -> None:
+    root = Path(__file__).resolve().parents[1]
+    docs = (root / "docs" / "results.md").read_text(encoding="utf-8")
+    for name in plots.__all__:
+        # each figure documented with its picture (made by docs/figures.py), kept small
+        image = root / "docs" / "images" / f"plots-{name}.png"
+        assert f"`evalnb.plots.{name}(" in docs and f"(images/plots-{name}.png)" in docs, name
+        assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and image.stat().st_size < 100_000, name

@@ -67,9 +67,13 @@ def agreement(table: pd.DataFrame, *, value: str = "exact", by: str = "judge") -
                     "<br>identical: %{customdata[2]}<br>kappa: %{customdata[3]}"
                     "<br>Spearman: %{customdata[4]}<extra></extra>"
                 ),
-                showlegend=group is not None,
+                # the legend's swatch is an entry of its own: a bar's first point may be hatched (undefined)
+                showlegend=False,
+                legendgroup=f"by-{group}",
             )
         )
+        if group is not None:
+            legend_entry(fig, go, name=group, colour=palette_colour(i), group=f"by-{group}", title="")
     if undefined:
         legend_entry(
             fig,

@@ -59,6 +59,7 @@ def test_the_comparison_page_has_the_scorecards_style_and_the_gate_as_a_table(
     )
     assert res.exit_code == 1 and "Wrote cmp.html" in res.output, res.output
     path = both.write_html(tmp_path / "pages" / "compare.html")
+
     def same(text: str) -> str:  # the page but for the random ids plotly gives its figures
         return re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "ID", text)
 
