@@ -295,29 +295,32 @@ def to_html(result: Result | Sequence[Result], path: str | Path, *, plotlyjs: st
         one = results[0]
         body = f"<h1>Scorecard: {esc(one.suite.name)}</h1>" + _section(one)
         return atomic_write(path, page(f"Scorecard: {one.suite.name}", body, plotlyjs=plotlyjs, beside=path))
+    title, body = _several(results)
+    return atomic_write(path, page(title, body, plotlyjs=plotlyjs, beside=path))
+
+
+def _several(results: list[Result]) -> tuple[str, str]:
+    """The title and body of one page for several suites: every suite's counts, then a section each."""
+    esc = html.escape
     versions = list(dict.fromkeys(str(r.meta["version"]) for r in results if r.meta.get("version")))
-    label = f" · version {', '.join(versions)}" if versions else ""
-    title = f"Scorecard: {len(results)} suites{label}"
-    overview = []
-    for i, r in enumerate(results, start=1):
-        c = r.counts()
-        overview.append(
-            f'<tr><td><a href="#suite-{i}">{esc(r.suite.name)}</a></td><td>{c["passed"]}</td>'
-            f"<td>{c['failed']}</td><td>{c['degraded']}</td><td>{c['skipped']}</td><td>{r.exit_code}</td></tr>"
-        )
-    worst = max(r.exit_code for r in results)
-    body = [
+    title = f"Scorecard: {len(results)} suites" + (f" · version {', '.join(versions)}" if versions else "")
+    counts = [r.counts() for r in results]
+    total = {k: sum(c[k] for c in counts) for k in ("passed", "failed", "degraded", "skipped")}
+    overview = "".join(
+        f'<tr><td><a href="#suite-{i}">{esc(r.suite.name)}</a></td><td>{c["passed"]}</td><td>{c["failed"]}</td>'
+        f"<td>{c['degraded']}</td><td>{c['skipped']}</td><td>{r.exit_code}</td></tr>"
+        for i, (r, c) in enumerate(zip(results, counts, strict=True), start=1)
+    )
+    parts = [
         f"<h1>{esc(title)}</h1>",
-        f'<p id="counts">{sum(r.counts()["passed"] for r in results)} passed, '
-        f"{sum(r.counts()['failed'] for r in results)} failed, "
-        f"{sum(r.counts()['degraded'] for r in results)} degraded, "
-        f"{sum(r.counts()['skipped'] for r in results)} skipped over {len(results)} suites"
-        f" &middot; exit code {worst}</p>",
+        f'<p id="counts">{total["passed"]} passed, {total["failed"]} failed, {total["degraded"]} degraded, '
+        f"{total['skipped']} skipped over {len(results)} suites &middot; exit code "
+        f"{max(r.exit_code for r in results)}</p>",
         '<table id="suites"><thead><tr><th>suite</th><th>passed</th><th>failed</th><th>degraded</th>'
-        f"<th>skipped</th><th>exit code</th></tr></thead><tbody>{''.join(overview)}</tbody></table>",
+        f"<th>skipped</th><th>exit code</th></tr></thead><tbody>{overview}</tbody></table>",
     ]
-    for i, r in enumerate(results, start=1):
-        body.append(
-            f'<section id="suite-{i}"><h2>{esc(r.suite.name)}</h2>{_section(r, key=f"-{i}", h=3)}</section>'
-        )
-    return atomic_write(path, page(title, "\n".join(body), plotlyjs=plotlyjs, beside=path))
+    parts += [
+        f'<section id="suite-{i}"><h2>{esc(r.suite.name)}</h2>{_section(r, key=f"-{i}", h=3)}</section>'
+        for i, r in enumerate(results, start=1)
+    ]
+    return title, "\n".join(parts)

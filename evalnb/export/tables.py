@@ -57,7 +57,12 @@ def case_table(result: Result) -> pd.DataFrame:
     )
     # a case that failed on turn 2 shows turn 2's answer, not turn 1's that passed
     runs = result.runs
-    shown = first_failing(runs).merge(runs, on=["case_id", "run", "turn"], how="left").set_index("case_id")
+    shown = (
+        first_failing(runs)
+        .merge(runs, on=["case_id", "run", "turn"], how="left")
+        .drop_duplicates("case_id")
+        .set_index("case_id")
+    )
     cases["response"] = cases["case_id"].map(shown["response"])
     cases["response_run"] = cases["case_id"].map(shown["run"] + 1).astype("Int64")
     cases["response_turn"] = cases["case_id"].map(shown["turn"] + 1).astype("Int64")

@@ -325,8 +325,8 @@ def first_failing(runs: pd.DataFrame) -> pd.DataFrame:
 
         first_failing(result.runs).set_index("case_id").loc["refund-policy", ["run", "turn"]]
     """
-    bad = ~runs["status"].isin(["failed", "degraded"]).fillna(False).astype(bool)
-    ordered = runs.assign(_ok=bad.to_numpy()).sort_values(["_ok", "run", "turn"], kind="stable")
+    ok = ~runs["status"].isin(["failed", "degraded"]).fillna(False).astype(bool)
+    ordered = runs.assign(_ok=ok.to_numpy()).sort_values(["_ok", "run", "turn"], kind="stable")
     first = ordered.drop_duplicates("case_id")[["case_id", "run", "turn"]]
     order = {c: i for i, c in enumerate(dict.fromkeys(runs["case_id"].tolist()))}
     return first.sort_values("case_id", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
