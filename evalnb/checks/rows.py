@@ -25,6 +25,7 @@ by one. A million-row answer is compared in a fraction of a second (``benchmarks
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -191,7 +192,11 @@ class RowsDiff:
 
 
 def _fmt_num(x: float) -> str:
-    return repr(float(x))
+    # a count reads as a count (`expected 8, got 9`, not `8.0`); other numbers in full (repr round-trips)
+    f = float(x)
+    if f.is_integer() and abs(f) < 2**53:
+        return "-0" if f == 0 and math.copysign(1.0, f) < 0 else str(int(f))
+    return repr(f)
 
 
 def _fmt_tol(absolute: float, relative: float) -> str:
@@ -592,9 +597,7 @@ def _row_label(e_row: int, labels: list[_Column], c: _Column) -> str:
     for k in labels:
         if (k is c and len(labels) > 1) or not k.e_pres[e_row]:
             continue  # the mismatching cell itself names the row only when nothing else can
-        cell = (
-            f"{float(k.e_vals[e_row]):g}" if k.e_num[e_row] else _quoted(str(k.e_series.iat[e_row]).strip())
-        )
+        cell = _fmt_num(k.e_vals[e_row]) if k.e_num[e_row] else _quoted(str(k.e_series.iat[e_row]).strip())
         parts.append(f"{k.key}={cell}")
     return ", ".join(parts) or str(e_row)
 

@@ -39,8 +39,10 @@ __all__ = [
     "compile_pattern",
     "exact_match",
     "excerpt",
+    "match_score_reason",
     "normalize_tokens",
     "partial_match_f1",
+    "partial_match_reason",
     "regex_search",
 ]
 
@@ -255,6 +257,22 @@ def partial_match_f1(response: str | None, expected: str, *, case_sensitive: boo
     return f1(same, len(got), n_want)
 
 
+def match_score_reason(f1: float) -> str:
+    """A PartialMatch reason as the dataset tool writes it in its output documents: ``Match score: 0.667``."""
+    return f"Match score: {f1:.3f}"
+
+
+def partial_match_reason(f1: float, threshold: float) -> str:
+    """evalnb's PartialMatch reason: the dataset tool's words, then the threshold the score was held to.
+
+    Example::
+
+        partial_match_reason(2 / 3, 0.5)
+        # 'Match score: 0.667 (threshold 0.5)'
+    """
+    return f"{match_score_reason(f1)} (threshold {threshold:g})"
+
+
 @builtin("PartialMatch", needs=())
 def partial_match_check(spec: PartialMatchCheck, ctx: CheckContext) -> Score:
     expected = ctx.turn.expected
@@ -262,9 +280,7 @@ def partial_match_check(spec: PartialMatchCheck, ctx: CheckContext) -> Score:
         return Score.of(False, MISSING_EXPECTED.format(check="PartialMatch"), value=0.0)
     f1 = partial_match_f1(ctx.response.text, expected, case_sensitive=spec.case_sensitive)
     # dataset spec: the reason reads `Match score: 0.667`; the threshold it was held to follows.
-    return Score(
-        value=f1, passed=f1 >= spec.threshold, reason=f"Match score: {f1:.3f} (threshold {spec.threshold:g})"
-    )
+    return Score(value=f1, passed=f1 >= spec.threshold, reason=partial_match_reason(f1, spec.threshold))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -508,28 +508,19 @@ class Comparisons:
             parts.append(f"\n=== {name} ===\n{c.report()}")
         return "\n".join(parts)
 
-    def write_html(self, path: str | Path) -> Path:
-        """One HTML page with each suite's comparison plot (plotly's script inlined once).
+    def write_html(self, path: str | Path, *, plotlyjs: str = "inline") -> Path:
+        """One HTML page in the scorecard's style: the gate as a table (verdict and words per check), then
+        each suite's changed cases and comparison plot; written atomically. ``plotlyjs`` as for
+        ``evalnb.export.to_html`` (``"inline"``: the page works offline and alone).
 
         Example::
 
             store.compare_all("v1", "v2").write_html("compare.html")
         """
-        from evalnb import plots
+        from evalnb.results.outputs import writer
 
-        body = [f"<h1>Comparison</h1><pre>{html.escape(self.summary())}</pre>"]
-        for i, (name, c) in enumerate(self.comparisons.items()):
-            fig = plots.compare(c)
-            body.append(
-                f"<h2>{html.escape(name)}</h2>" + fig.to_html(full_html=False, include_plotlyjs=i == 0)
-            )
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        page = '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Comparison</title></head><body>'
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(page + "".join(body) + "</body></html>\n", encoding="utf-8")
-        tmp.replace(target)  # written atomically
-        return target
+        # the page is written by evalnb.export, which registers itself there (a comparison never imports it)
+        return Path(writer("comparison-html")(self, path, plotlyjs=plotlyjs))
 
     def _repr_html_(self) -> str:
         parts = [f"<pre>{html.escape(self.summary())}</pre>"]

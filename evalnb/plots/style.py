@@ -25,6 +25,7 @@ __all__ = [
     "fmt",
     "legend_entry",
     "missing",
+    "ordered_panels",
     "palette_colour",
     "plotly_go",
     "rgba",
@@ -132,6 +133,14 @@ def scale_groups(check_ids: Iterable[Any], labels: Iterable[Any] | None = None) 
     for cid, label in zip(ids, given, strict=True):
         groups.setdefault(scale_label(cid, label), []).append(cid)
     return groups
+
+
+_PANEL_RANK = {"pass rate": 0, "0-1": 1, "1-5 score": 2, "count": 3}
+
+
+def ordered_panels(groups: dict[str, list[str]]) -> list[str]:
+    """Scale panels from the top: pass rate, 0-1, 1-5 score, count, then other scales as they came."""
+    return sorted(groups, key=lambda p: _PANEL_RANK.get(p, len(_PANEL_RANK)))
 
 
 def scale_of_label(label: str, checks: list[str]) -> Scale | None:
