@@ -96,7 +96,7 @@ def test_malformed_commas_are_text_not_numbers(expected: str, actual: float) -> 
     # and an answer written so is no number either
     d = compare_rows([{"v": actual}], [{"v": expected}])
     assert d.lines == [
-        f'rows[0].v: expected {float(actual)!r} ± (abs 0, rel 0), got "{expected}" (not a number)'
+        f'rows[0].v: expected {actual!r} ± (abs 0, rel 0), got "{expected}" (not a number)'
     ]
 
 
