@@ -250,9 +250,7 @@ def check(
     return deco(fn) if fn is not None else deco
 
 
-def register(
-    name: str, fn: Callable[..., Any] | None = None, *, higher_is_better: bool | None = None
-) -> Any:
+def register(name: str, fn: Callable[..., Any] | None = None, *, higher_is_better: bool | None = None) -> Any:
     """Register a check of yours written as ``fn(turn, response, **options)``; usable as a decorator.
 
     The short form of :func:`check`: it receives the turn, the agent's Response and the options the suite gave

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from evalnb.cli.app import STORE_HELP, app, exits, fail
-from evalnb.cli.run import CONFIDENCE_HELP, MARGIN_HELP, MISSING_HELP
+from evalnb.cli.run import CONFIDENCE_HELP, DEGRADED_HELP, MARGIN_HELP, MISSING_HELP
 
 __all__ = ["compare_command", "delete_command", "report_command", "runs_command", "trend_command"]
 
@@ -47,19 +47,29 @@ def report_command(
 def compare_command(
     a: str = typer.Argument(..., help="Baseline: a stored version label or run id."),
     b: str = typer.Argument(..., help="Candidate: a stored version label or run id."),
-    margin: float = typer.Option(0.0, "--margin", help=MARGIN_HELP),
+    margin: list[str] = typer.Option(None, "--margin", help=MARGIN_HELP),
     confidence: float = typer.Option(0.95, "--confidence", help=CONFIDENCE_HELP),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
+    fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),
     html_out: Path | None = typer.Option(None, "--html", help="Also write the comparison plots here."),
     store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
     suite: str | None = typer.Option(None, "--suite", help="Only this suite (default: all both share)."),
 ) -> None:
     """Compare two stored versions, every suite they share; exit 1 when the gate finds a check worse, else 0."""
     import evalnb
+    from evalnb.comparison.verdicts import check_options, parse_margins
 
     with exits():
+        margins = parse_margins(margin)
+        check_options(margins, confidence)
         verdict = evalnb.Store(store_url).compare_all(
-            a, b, suite=suite, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
+            a,
+            b,
+            suite=suite,
+            margin=margins,
+            confidence=confidence,
+            fail_on_missing=fail_on_missing,
+            fail_on_degraded=fail_on_degraded,
         )
     typer.echo(verdict.report())
     if html_out is not None:
@@ -94,6 +104,8 @@ def trend_command(
         "cost",
     ]
     typer.echo(frame[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if frame.attrs.get("mean"):
+        typer.echo(frame.attrs["mean"])  # what `mean` and `pass_rate` average (docs/comparison.md)
     if html_out is not None:
         from evalnb import plots
 

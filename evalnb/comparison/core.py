@@ -312,7 +312,6 @@ class Comparison:
 
             print(evalnb.compare(a, b).report())
         """
-        import pandas as pd
 
         where = f", suite {self.suite}" if self.suite else ""
         lines = [

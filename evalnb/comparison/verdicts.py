@@ -21,7 +21,7 @@ detectable difference (could hide a drop of up to 0.12)", "too few cases to tell
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from evalnb.comparison.frames import Cells
@@ -50,8 +50,9 @@ __all__ = [
     "fmt",
     "margin_for",
     "margin_words",
-    "unknown_margins",
+    "parse_margins",
     "unit_words",
+    "unknown_margins",
 ]
 
 VERDICTS = (
@@ -116,7 +117,8 @@ def _one_margin(value: float | str) -> tuple[float, bool]:
         ) from None
     if not (math.isfinite(amount) and amount >= 0):
         raise ConfigError(
-            f"--margin must be >= 0 and finite (how much worse a check may get), not {value}", code="INVALID_VALUE"
+            f"--margin must be >= 0 and finite (how much worse a check may get), not {value}",
+            code="INVALID_VALUE",
         )
     return amount, relative
 
@@ -150,7 +152,9 @@ def margin_for(
     """The margin of one check in its units: a number for all, ``"N%"`` of its range (of ``|base|``, the paired
     baseline mean, without a finite range), or a mapping by check id, then name, then ``"*"`` (default 0)."""
     value = (
-        margin.get(check_id, margin.get(check, margin.get("*", 0.0))) if isinstance(margin, Mapping) else margin
+        margin.get(check_id, margin.get(check, margin.get("*", 0.0)))
+        if isinstance(margin, Mapping)
+        else margin
     )
     amount, relative = _one_margin(value)
     if not relative:
@@ -158,6 +162,40 @@ def margin_for(
     if scale is not None and scale.bounded:
         return amount * scale.span
     return amount * abs(base) if math.isfinite(base) else 0.0
+
+
+def parse_margins(values: Sequence[str] | None) -> Margin:
+    """The margin of the command line's ``--margin`` options: ``V`` for every check, ``CHECK=V`` for one
+    (repeatable); ``V`` is a number in the check's units or ``N%`` of its range.
+
+    Raises:
+        ConfigError: ``INVALID_VALUE`` for a value that is not a margin, or two margins for every check.
+
+    Example::
+
+        parse_margins(["0.02", "Relevance=0.2"])
+        # {'*': 0.02, 'Relevance': 0.2}
+    """
+    from evalnb.errors import ConfigError
+
+    if not values:
+        return 0.0
+    out: dict[str, float | str] = {}
+    for text in values:
+        key, sep, value = text.rpartition("=")
+        key = key.strip() if sep else "*"
+        if sep and not key:
+            raise ConfigError(
+                f"--margin CHECK=V needs a check id or name before '=', not {text!r}", code="INVALID_VALUE"
+            )
+        if key in out:
+            which = "every check" if key == "*" else key
+            raise ConfigError(
+                f"--margin is given twice for {which}: {out[key]!r} and {value!r}", code="INVALID_VALUE"
+            )
+        amount, relative = _one_margin(value)
+        out[key] = value.strip() if relative else amount
+    return out["*"] if list(out) == ["*"] else out
 
 
 def unknown_margins(margin: Margin, checks: set[str]) -> list[str]:
@@ -195,7 +233,11 @@ def margin_words(margin: Margin) -> str:
         items.append(f"others {one(margin.get('*', 0.0))}")
         return "margins " + ", ".join(items) + " (each in its check's units, or % of its range)"
     amount, relative = _one_margin(margin)
-    return f"margin {one(margin)} of each check's range" if relative else f"margin {amount:g} in each check's units"
+    return (
+        f"margin {one(margin)} of each check's range"
+        if relative
+        else f"margin {amount:g} in each check's units"
+    )
 
 
 def fmt(x: float) -> str:
@@ -394,7 +436,10 @@ def _verdict(
         )
     if lower == 0:
         # the bound itself excludes any drop: "could hide a drop of up to 0.00" would read as a contradiction
-        return "no detectable difference", f"no detectable difference (the {conf} one-sided bound rules out a drop)"
+        return (
+            "no detectable difference",
+            f"no detectable difference (the {conf} one-sided bound rules out a drop)",
+        )
     return "no detectable difference", f"no detectable difference (could hide a drop of up to {fmt(-lower)})"
 
 
