@@ -47,7 +47,7 @@ def report_command(
 def compare_command(
     a: str = typer.Argument(..., help="Baseline: a stored version label or run id."),
     b: str = typer.Argument(..., help="Candidate: a stored version label or run id."),
-    margin: list[str] = typer.Option(None, "--margin", help=MARGIN_HELP),
+    margin: list[str] = typer.Option(None, "--margin", metavar="<margin>", help=MARGIN_HELP),
     confidence: float = typer.Option(0.95, "--confidence", help=CONFIDENCE_HELP),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
     fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),

@@ -112,7 +112,7 @@ def run_command(
     baseline: str | None = typer.Option(
         None, "--baseline", help="Compare with this stored version (or run id); exit 1 if a check got worse."
     ),
-    margin: list[str] = typer.Option(None, "--margin", help=MARGIN_HELP),
+    margin: list[str] = typer.Option(None, "--margin", metavar="<margin>", help=MARGIN_HELP),
     confidence: float = typer.Option(0.95, "--confidence", help=CONFIDENCE_HELP),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
     fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),
