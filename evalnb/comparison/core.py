@@ -160,13 +160,14 @@ class Comparison:
 
     @property
     def regressions(self) -> pd.DataFrame:
-        """The case x check rows whose value went down, surest first (a triage list: it does not gate)."""
+        """The case x check rows that got worse (down; up for a lower-is-better check), surest first (a triage
+        list: it does not gate)."""
         t = self.triage
         return t[t["change"] == "regressed"].reset_index(drop=True)
 
     @property
     def improvements(self) -> pd.DataFrame:
-        """The case x check rows whose value went up, surest first."""
+        """The case x check rows that got better, surest first."""
         t = self.triage
         return t[t["change"] == "improved"].reset_index(drop=True)
 

@@ -31,6 +31,7 @@ are planned.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb.checks.scales import scale_of
 from evalnb.comparison.frames import build_cells
 from evalnb.comparison.stats import norm_sf, t_isf
-from evalnb.comparison.verdicts import check_options, fmt
+from evalnb.comparison.verdicts import Margin, check_options, fmt, margin_for
 
 if TYPE_CHECKING:
     import numpy as np
@@ -89,6 +90,7 @@ class _Moments:
     binary: bool
     additive: bool  # no finite worst value: an affected case moves by the same amount
     splits: tuple[_Split, ...]  # two when one run per case cannot tell run noise from case spread
+    margin: float = 0.0  # the gate's margin for this check, in its units
 
     @property
     def headroom(self) -> float:
@@ -172,6 +174,7 @@ PLAN_COLUMNS: dict[str, str] = {
     "sd_between": "float64",
     "drop": "float64",
     "affected": "float64",
+    "margin": "float64",
     "sd_diff": "float64",
     "power": "float64",
     "cases_needed": "Int64",
@@ -192,7 +195,7 @@ class PowerPlan:
 
     Attributes:
         table: one row per check: ``check_id, scale, cases, runs, mean, sd_within, sd_between, drop,
-            affected, sd_diff, power, cases_needed, cases_needed_one_run, one_run_factor, runs_needed,
+            affected, margin, sd_diff, power, cases_needed, cases_needed_one_run, one_run_factor, runs_needed,
             detectable, from_top, higher_is_better, plannable, reason``. ``power`` is at the baseline's size
             with ``plan_runs`` runs; ``cases_needed`` is at ``plan_runs`` runs, ``cases_needed_one_run`` at one;
             ``runs_needed`` at the baseline's number of cases (``<NA>`` when no number of runs gets there: the
@@ -202,7 +205,7 @@ class PowerPlan:
             check the plan cannot plan (its numbers are ``<NA>``).
         confidence: one-sided confidence of the gate.
         target: the wanted power.
-        margin: the gate's margin.
+        margin: the gate's margin as given (``table["margin"]``: each check's, in its units).
         checks: the family size the gate corrects for.
         plan_runs: runs per case the plan is for.
         notes: caveats the report prints.
@@ -211,7 +214,7 @@ class PowerPlan:
     table: pd.DataFrame
     confidence: float
     target: float
-    margin: float
+    margin: Margin
     checks: int
     plan_runs: int
     notes: list[str] = field(default_factory=list)
@@ -253,7 +256,7 @@ class PowerPlan:
                 cases,
                 runs,
                 alpha=self._alpha,
-                margin=self.margin,
+                margin=m.margin,
             ),
             "power",
             "float64",
@@ -370,7 +373,7 @@ def _plan_line(r: Any, plan: PowerPlan) -> str:
     )
     if not math.isnan(r.detectable):
         # a baseline without run-to-run noise detects any drop the model makes: say that, not "7.1e-17"
-        small = r.detectable <= max(plan.margin, 0.0) + 1e-9
+        small = r.detectable <= r.margin + 1e-9
         text += f"; detectable at {r.cases} x {plan.plan_runs}: " + (
             "any drop (the baseline shows no run-to-run noise)" if small else fmt(r.detectable)
         )
@@ -395,7 +398,7 @@ def _cases(m: _Moments, drop: float, affected: float, runs: float, plan: PowerPl
     alpha = plan._alpha
 
     def ok(n: int) -> bool:
-        return _power(m, drop, affected, n, runs, alpha=alpha, margin=plan.margin) >= plan.target
+        return _power(m, drop, affected, n, runs, alpha=alpha, margin=m.margin) >= plan.target
 
     lo = max(2, math.ceil(math.log2(1 / alpha)))
     if not ok(_MAX_CASES):
@@ -413,25 +416,25 @@ def _cases(m: _Moments, drop: float, affected: float, runs: float, plan: PowerPl
 
 def _runs(m: _Moments, drop: float, affected: float, cases: int, plan: PowerPlan) -> int | None:
     for r in range(1, _MAX_RUNS + 1):
-        if _power(m, drop, affected, cases, r, alpha=plan._alpha, margin=plan.margin) >= plan.target:
+        if _power(m, drop, affected, cases, r, alpha=plan._alpha, margin=m.margin) >= plan.target:
             return r
     return None
 
 
 def _detectable(m: _Moments, affected: float, cases: int, runs: float, plan: PowerPlan) -> float:
     def ok(d: float) -> bool:
-        return _power(m, d, affected, cases, runs, alpha=plan._alpha, margin=plan.margin) >= plan.target
+        return _power(m, d, affected, cases, runs, alpha=plan._alpha, margin=m.margin) >= plan.target
 
     top = m.max_drop(affected)  # the largest drop the model can make: the affected cases hit the floor
     if not math.isfinite(top):  # no worst value: search upwards
-        top = max(plan.margin, 1e-9) * 2 + max(m.splits[0].top(1.0)[2], 1.0)
+        top = max(m.margin, 1e-9) * 2 + max(m.splits[0].top(1.0)[2], 1.0)
         for _ in range(60):
             if ok(top):
                 break
             top *= 2
     if not ok(top):
         return math.nan
-    lo, hi = plan.margin, top
+    lo, hi = m.margin, top
     for _ in range(60):
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
@@ -534,7 +537,7 @@ def power(
     runs: int = 3,
     power: float = 0.8,
     confidence: float = 0.95,
-    margin: float = 0.0,
+    margin: Margin = 0.0,
     checks: int | None = None,
 ) -> PowerPlan:
     """Plan a comparison: how many cases and runs detect a drop of ``drop`` with ``power``, per check.
@@ -555,7 +558,8 @@ def power(
         runs: runs per case the plan is for.
         power: the wanted chance to detect the drop.
         confidence: the gate's one-sided confidence.
-        margin: the gate's margin, in the checks' units (the drop beyond it is what is detected).
+        margin: the gate's margin, as ``evalnb.compare`` takes it: a number in each check's units, ``"N%"``
+            of each check's range, or a mapping by check (the drop beyond it is what is detected).
         checks: how many checks the gate corrects for (default: the baseline's checks).
 
     Returns:
@@ -589,7 +593,11 @@ def power(
         confidence=confidence,
         target=power,
         margin=margin,
-        checks=checks or max(len(cells.check_ids), 1),
+        # the family of the gate: the checks the baseline measures
+        checks=checks
+        or max(
+            sum(any(len(r) for r in values[cells.check_slice(k)]) for k in range(len(cells.check_ids))), 1
+        ),
         plan_runs=runs,
     )
     rows = [
@@ -632,7 +640,11 @@ def _plan_row(
         else 0.05 * (scale.span if scale and scale.bounded else max(abs(m.mean), 1.0))
     )
     row.update(cases=m.cases, runs=m.runs, mean=m.mean, drop=d)
-    why = _unplannable(m, np.concatenate(present), d, affected, plan.margin)
+    m = dataclasses.replace(
+        m, margin=margin_for(plan.margin, check_id, cells.check_names[k], scale, abs(m.mean))
+    )
+    row["margin"] = m.margin
+    why = _unplannable(m, np.concatenate(present), d, affected, m.margin)
     if why is not None:
         return {**row, "reason": why}
     plan._moments[check_id] = m
@@ -644,7 +656,7 @@ def _plan_row(
         "sd_within": math.sqrt(max(max(sp.top(1.0)[2] for sp in m.splits), 0.0)),
         "sd_between": math.sqrt(max(max(sp.top(1.0)[1] - sp.top(1.0)[0] ** 2 for sp in m.splits), 0.0)),
         "sd_diff": m.sd(d, affected, plan.plan_runs),
-        "power": _power(m, d, affected, m.cases, plan.plan_runs, alpha=plan._alpha, margin=plan.margin),
+        "power": _power(m, d, affected, m.cases, plan.plan_runs, alpha=plan._alpha, margin=m.margin),
         "cases_needed": needed,
         "cases_needed_one_run": one,
         "one_run_factor": (one / needed) if needed and one else math.nan,

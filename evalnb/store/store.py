@@ -606,7 +606,8 @@ class Store:
         """Compare two saved runs of one suite (run ids or version labels): ``b`` against the baseline ``a``.
 
         A version label shared by suites needs ``suite``; :meth:`compare_all` compares every suite the two
-        versions share. ``options`` go to ``evalnb.compare`` (``margin``, ``confidence``, ``fail_on_missing``).
+        versions share. ``options`` go to ``evalnb.compare`` (``margin``, ``confidence``, ``fail_on_missing``,
+        ``fail_on_degraded``).
 
         Example::
 
