@@ -33,13 +33,13 @@ from evalnb.comparison.triage import CHANGES, case_table, check_counts, triage_o
 from evalnb.comparison.verdicts import (
     Margin,
     adjust,
+    check_line,
     check_options,
     check_tests,
     decide,
     family_words,
     finish,
     margin_words,
-    unit_words,
     unknown_margins,
 )
 
@@ -323,7 +323,7 @@ class Comparison:
             "and turns averaged first):",
         ]
         for r in self.checks.itertuples(index=False):
-            lines.append(f"  {_check_line(r)}")
+            lines.append(f"  {check_line(r)}")
         counts = self.cases["change"].value_counts()
         sig = int(self.cases["significant"].fillna(False).sum())
         untested = int(self.cases["significant"].isna().sum())
@@ -390,36 +390,6 @@ class Comparison:
             fail_on_degraded=self.fail_on_degraded,
         )
         return dataclasses.replace(self, checks=finish(table, check_counts(self.cases)), family=family)
-
-
-def _check_line(r: Any) -> str:
-    """One check of the report: ``rows (0-1): mean per case 0.940 -> 0.810 over 40 paired cases; worse ...``."""
-    import pandas as pd
-
-    from evalnb.checks.scales import scale_of
-
-    tags = [r.scale] if isinstance(r.scale, str) else []
-    if r.weighted is not pd.NA and bool(r.weighted):
-        tags.append("weighted")
-    if r.higher_is_better is not pd.NA and not bool(r.higher_is_better):
-        tags.append("lower is better")
-    joined = ", ".join(tags)
-    head = f"{r.check_id} ({joined})" if tags else str(r.check_id)
-    if r.verdict in ("new", "gone"):
-        return f"{head}: {r.words}"
-    text = (
-        f"{head}: mean per case {_num(r.mean_a)} -> {_num(r.mean_b)} over {r.paired} paired "
-        f"case{'s' * int(r.paired != 1)}"
-    )
-    if r.cases != r.paired:
-        # docs/comparison.md: the paired means are the ones compared; the others said apart, never mixed in
-        text += (
-            f" (every case of each side: {_num(r.mean_a_all)} -> {_num(r.mean_b_all)}; {r.cases - r.paired} "
-            f"case{'s' * int(r.cases - r.paired != 1)} on one side only or not compared)"
-        )
-    if r.margin > 0:
-        text += f", margin {unit_words(float(r.margin), scale_of(str(r.check)))}"
-    return f"{text}; {r.words}"
 
 
 def _num(v: Any) -> str:

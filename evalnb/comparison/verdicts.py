@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalnb.comparison.frames import Cells
 from evalnb.comparison.stats import SignFlip, holm
@@ -42,6 +42,7 @@ __all__ = [
     "VERDICTS",
     "Margin",
     "adjust",
+    "check_line",
     "check_options",
     "check_tests",
     "decide",
@@ -413,8 +414,12 @@ def _verdict(
         changed, worse = int(row["_changed"]), int(row["_worse"])
         head = f"too few cases to tell (only {changed} of the {paired} paired cases changed"
         if worse == 0:
-            return "too few cases to tell", head + ", all for the better)"
-        return "too few cases to tell", head + f"; could hide a drop of up to {fmt(max(0.0, -lower))})"
+            return "too few cases to tell", head + (
+                ", for the better)" if changed == 1 else ", all for the better)"
+            )
+        if not -lower > 0:  # never "a drop of up to 0.00" beside cases that got worse
+            return "too few cases to tell", head + f": {worse} worse, {changed - worse} better)"
+        return "too few cases to tell", head + f"; could hide a drop of up to {fmt(-lower)})"
     if p_worse <= alpha:
         return "worse", f"worse by {fmt(-gain)} ({conf} one-sided bound {fmt(-upper)}){beyond}"
     if upper < -margin:
@@ -520,3 +525,41 @@ def family_words(n_tested: int, n_suites: int, n_checks: int | None = None) -> s
         return f"the {checks}{suites} compared"
     tested = f"{n_tested} check{'s' * (n_tested != 1)}"
     return f"the {tested} that could reach the level, of the {checks}{suites} compared"
+
+
+def check_line(r: Any) -> str:
+    """One check of the report: ``rows (0-1): mean per case 0.940 -> 0.810 over 40 paired cases; worse ...``."""
+    import pandas as pd
+
+    from evalnb.checks.scales import scale_of
+
+    tags = [r.scale] if isinstance(r.scale, str) else []
+    if r.weighted is not pd.NA and bool(r.weighted):
+        tags.append("weighted")
+    if r.higher_is_better is not pd.NA and not bool(r.higher_is_better):
+        tags.append("lower is better")
+    joined = ", ".join(tags)
+    head = f"{r.check_id} ({joined})" if tags else str(r.check_id)
+    if r.verdict in ("new", "gone"):
+        return f"{head}: {r.words}"
+    text = (
+        f"{head}: mean per case {_num3(r.mean_a)} -> {_num3(r.mean_b)} over {r.paired} paired "
+        f"case{'s' * int(r.paired != 1)}"
+    )
+    if r.cases != r.paired:
+        # docs/comparison.md: the paired means are the ones compared; the others said apart, never mixed in
+        text += (
+            f" (every case of each side: {_num3(r.mean_a_all)} -> {_num3(r.mean_b_all)}; {r.cases - r.paired} "
+            f"case{'s' * int(r.cases - r.paired != 1)} on one side only or not compared)"
+        )
+    if r.margin > 0:
+        text += f", margin {unit_words(float(r.margin), scale_of(str(r.check)))}"
+    return f"{text}; {r.words}"
+
+
+def _num3(v: Any) -> str:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return "n/a"
+    return "n/a" if math.isnan(f) else f"{f:.3f}"

@@ -340,7 +340,15 @@ def test_small_suites_get_words_that_do_not_contradict_themselves() -> None:
     a = rows({f"c{i}": [0.0 if i == 0 else 1.0] for i in range(8)})
     b = rows({f"c{i}": [1.0] for i in range(8)})
     words = compare(a, b).checks["words"].iloc[0]
-    assert words == "too few cases to tell (only 1 of the 8 paired cases changed, all for the better)"
+    assert words == "too few cases to tell (only 1 of the 8 paired cases changed, for the better)"
+    b = rows({f"c{i}": [1.0] for i in range(8)})
+    a = rows({f"c{i}": [0.0 if i < 2 else 1.0] for i in range(8)})
+    assert (
+        compare(a, b)
+        .checks["words"]
+        .iloc[0]
+        .endswith("only 2 of the 8 paired cases changed, all for the better)")
+    )
     # a one-sided bound of exactly 0 rules a drop out; it is not a drop "of up to 0.00"
     a = rows({f"c{i}": [0.0, 0.0, 0.0, 0.0, 1.0, 1.0][i : i + 1] for i in range(6)})
     b = rows({f"c{i}": [1.0, 1.0, 1.0, 1.0, 0.0, 1.0][i : i + 1] for i in range(6)})
