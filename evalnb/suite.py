@@ -405,16 +405,29 @@ class CustomCheck(_CheckBase):
 
     ``settings`` are passed to the check as keyword options. ``threshold`` (published dataset schema, custom
     evaluators): when set, the check passes when its value is ``>= threshold``, whatever it said itself.
+    ``higher_is_better``: which way this use of the check is better (``None``: as the check was registered or
+    declared, see ``evalnb.checks.scales.higher_is_better``); recorded with the run's options, so a comparison
+    of saved runs reads it (docs/comparison.md, direction).
     """
 
     type: Literal["custom"] = "custom"
     check: str
     settings: dict[str, Any] = Field(default_factory=dict)
     threshold: float | None = None
+    higher_is_better: bool | None = None
 
     @property
     def name(self) -> str:
         return self.check
+
+    @model_serializer(mode="wrap")
+    def _said_only_when_said(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A direction nobody gave is not written: suites and runs from before it existed keep their options
+        # and their content hash.
+        data = handler(self)
+        if self.higher_is_better is None and isinstance(data, dict):
+            data.pop("higher_is_better", None)
+        return data
 
 
 CheckSpec = Annotated[

@@ -37,10 +37,11 @@ _CHANGES = [
     ("changed", "changed"),
     ("new", "new"),
     ("gone", "gone"),
+    ("degraded", "degraded"),
     ("same", "same"),
     ("all", ALL),
 ]
-_MOVED = {"regressed", "improved", "changed", "new", "gone"}
+_MOVED = {"regressed", "improved", "changed", "new", "gone", "degraded"}
 _NARROW = {"description_width": "60px"}
 
 

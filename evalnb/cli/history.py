@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from evalnb.cli.app import STORE_HELP, app, exits, fail
-from evalnb.cli.run import CONFIDENCE_HELP, MARGIN_HELP, MISSING_HELP
+from evalnb.cli.run import CONFIDENCE_HELP, DEGRADED_HELP, MARGIN_HELP, MISSING_HELP
 
 __all__ = ["compare_command", "delete_command", "report_command", "runs_command", "trend_command"]
 
@@ -91,9 +91,10 @@ def _stored(store: Any, key: str, suite: str | None) -> list[Any]:
 def compare_command(
     a: str = typer.Argument(..., help="Baseline: a stored version label or run id."),
     b: str = typer.Argument(..., help="Candidate: a stored version label or run id."),
-    margin: float = typer.Option(0.0, "--margin", help=MARGIN_HELP),
+    margin: list[str] = typer.Option(None, "--margin", metavar="<margin>", help=MARGIN_HELP),
     confidence: float = typer.Option(0.95, "--confidence", help=CONFIDENCE_HELP),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
+    fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),
     html_out: Path | None = typer.Option(
         None,
         "--html",
@@ -106,10 +107,19 @@ def compare_command(
 ) -> None:
     """Compare two stored versions, every suite they share; exit 1 when the gate finds a check worse, else 0."""
     import evalnb
+    from evalnb.comparison.verdicts import check_options, parse_margins
 
     with exits():
+        margins = parse_margins(margin)
+        check_options(margins, confidence)
         verdict = evalnb.Store(store_url).compare_all(
-            a, b, suite=suite, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
+            a,
+            b,
+            suite=suite,
+            margin=margins,
+            confidence=confidence,
+            fail_on_missing=fail_on_missing,
+            fail_on_degraded=fail_on_degraded,
         )
     typer.echo(verdict.report())
     if html_out is not None:
@@ -144,6 +154,8 @@ def trend_command(
         "cost",
     ]
     typer.echo(frame[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if frame.attrs.get("mean"):
+        typer.echo(frame.attrs["mean"])  # what `mean` and `pass_rate` average (docs/comparison.md)
     if html_out is not None:
         from evalnb import plots
 

@@ -41,14 +41,16 @@ CHANGE_COLOURS = {
     "same": "#d0d7de",
     "new": "#0969da",
     "gone": "#9a6700",
+    "degraded": "#6e7781",
 }
 CHANGE_WORDS = {
-    "regressed": "regressed (value went down)",
-    "improved": "improved (value went up)",
+    "regressed": "regressed (got worse)",
+    "improved": "improved (got better)",
     "changed": "changed (value and pass rate moved apart)",
     "same": "same",
     "new": "new (only in the candidate)",
     "gone": "gone (only in the baseline)",
+    "degraded": "degraded (the check could not run: not compared)",
 }
 # the per-case grid also has cells for checks a case does not have
 CELL_COLOURS = {**CHANGE_COLOURS, "absent": "#f6f8fa"}

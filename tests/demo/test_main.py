@@ -56,7 +56,7 @@ def test_demo_runs_in_an_empty_folder_and_writes_store_and_scorecard(tmp_path: P
     assert "FAIL: summarize-text" in out and "PASS: summarize-text (" in out
     # The comparison, and the judge named for what it is.
     assert out.count("Comparison previous -> current") >= 3
-    assert "rows (0-1): mean 0.688 -> 1.000 over 8 paired cases; better by 0.31" in out
+    assert "rows (0-1): mean per case 0.688 -> 1.000 over 8 paired cases; better by 0.31" in out
     assert "heuristic (not an LLM)" in out and "embedding (wordllama, not an LLM)" in out
     assert "not installed" not in out  # the embedding judge is there: no fallback, and no fallback notice
     # The store holds both versions of every suite; the scorecard is a page with the plots.
