@@ -162,6 +162,14 @@ class StoreCode(Code):
     NO_SHARED_SUITE = "NO_SHARED_SUITE"
     VERSION_EXISTS = "VERSION_EXISTS"
     UNKNOWN_SUITE = "UNKNOWN_SUITE"
+    #: a reading command (report, compare, trend, runs, delete) was given a store that is not there
+    STORE_NOT_FOUND = "STORE_NOT_FOUND"
+    #: a write failed because the disk (or the database's size limit) is full
+    STORE_FULL = "STORE_FULL"
+    #: a stored run (its suite definition, its meta) does not read back: edited, damaged or from another version
+    STORED_RUN_INVALID = "STORED_RUN_INVALID"
+    #: a run's row was deleted while it ran (a later run replaced its version label, or it was deleted)
+    RUN_REPLACED = "RUN_REPLACED"
 
 
 def _member(codes: type[Code], code: str) -> str:

@@ -28,7 +28,7 @@ def report_command(
     if fmt not in ("text", "json", "html", "xlsx"):
         raise fail(f"--format must be text, json, html or xlsx, not {fmt!r}")
     with exits():
-        result = evalnb.Store(store_url).load(run, suite=suite)
+        result = evalnb.Store(store_url, create=False).load(run, suite=suite)
     if fmt == "text":
         typer.echo(result.report().rstrip("\n"))
     elif fmt == "json":
@@ -58,7 +58,7 @@ def compare_command(
     import evalnb
 
     with exits():
-        verdict = evalnb.Store(store_url).compare_all(
+        verdict = evalnb.Store(store_url, create=False).compare_all(
             a, b, suite=suite, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
         )
     typer.echo(verdict.report())
@@ -78,7 +78,9 @@ def trend_command(
     import evalnb
 
     with exits():
-        frame = evalnb.Store(store_url).trend(suite)  # an unknown suite: exit 2 naming the suites there are
+        frame = evalnb.Store(store_url, create=False).trend(
+            suite
+        )  # an unknown suite: exit 2 naming the suites there are
     if frame.empty:
         raise fail(f"no complete stored runs of suite {suite!r}")
     cols = [
@@ -110,7 +112,7 @@ def runs_command(
     import evalnb
 
     with exits():
-        store = evalnb.Store(store_url)
+        store = evalnb.Store(store_url, create=False)
         frame = store.runs(suite=suite)
         if frame.empty and suite is not None:
             raise store._unknown_suite(suite)
@@ -139,7 +141,7 @@ def delete_command(
     import evalnb
 
     with exits():
-        store = evalnb.Store(store_url)
+        store = evalnb.Store(store_url, create=False)
         saved = store.runs().set_index("run_id")
         deleted = store.delete(run, suite=suite, all_suites=all_suites)
     for run_id in deleted:

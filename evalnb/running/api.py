@@ -20,7 +20,6 @@ import inspect
 import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
@@ -57,6 +56,7 @@ def run(
     cache: Any = None,
     progress: bool | None = None,
     workdir: str | PathLike[str] | None = None,
+    create_workdir: bool = False,
     store: Any = None,
     version: str | None = None,
     replace: bool = False,
@@ -82,7 +82,9 @@ def run(
         retries: retries of transient agent failures and timeouts (never of a wrong answer).
         cache: the judge cache (see ``evalnb.judges.as_judge``).
         progress: ``None`` shows a progress bar on a terminal or in a notebook; ``False`` never; ``True`` always.
-        workdir: ``None`` gives each run a fresh temporary directory; a path makes every run use it.
+        workdir: ``None`` gives each run a fresh temporary directory (made only when the agent or a check uses
+            it); a path makes every run use that directory, which must exist.
+        create_workdir: with ``workdir``: create the directory (and its parents) when it does not exist.
         store: an ``evalnb.Store`` (or a path/URL for one) to save the result into, each case run as it
             finishes.
         version: the version label to save under. A label the suite already has in the store is refused
@@ -116,6 +118,7 @@ def run(
         cache=cache,
         progress=progress,
         workdir=workdir,
+        create_workdir=create_workdir,
         store=store,
         version=version,
         replace=replace,
@@ -141,6 +144,7 @@ async def run_async(
     cache: Any = None,
     progress: bool | None = None,
     workdir: str | PathLike[str] | None = None,
+    create_workdir: bool = False,
     store: Any = None,
     version: str | None = None,
     replace: bool = False,
@@ -158,6 +162,7 @@ async def run_async(
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat()
     setup.check_options(runs=runs, concurrency=concurrency, timeout=timeout, retries=retries)
+    fixed = setup.fixed_workdir(workdir, create=create_workdir)
     the_executor = as_executor(executor)
     the_judge = setup.make_judge(judge, cache)
     stored = None
@@ -211,7 +216,7 @@ async def run_async(
         data=source,
         timeout=timeout,
         retries=retries,
-        workdir=Path(workdir) if workdir is not None else None,
+        workdir=fixed,
         concurrency=concurrency,
     )
     try:

@@ -38,8 +38,7 @@ class Workdirs:
     def take(self) -> Path:
         """A directory for a case run: the fixed one, or a fresh empty one."""
         if self.fixed is not None:
-            self.fixed.mkdir(parents=True, exist_ok=True)
-            return self.fixed
+            return self.fixed  # checked when the run started (running/setup.py, fixed_workdir)
         if self._free:
             return self._free.pop()
         self._made += 1

@@ -26,7 +26,7 @@ from evalnb.errors import StoreError
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-__all__ = ["MAGIC", "check_file", "describe", "is_read_only", "make_engine"]
+__all__ = ["MAGIC", "check_file", "describe", "holds_store", "is_read_only", "make_engine"]
 
 MAGIC = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file (SQLite file format, section 1.3)."""
@@ -98,6 +98,21 @@ def _read_only_uri(path: Path) -> str:
         return f"{base}?mode=ro"
     except sqlite3.OperationalError:
         return f"{base}?immutable=1"  # nobody can write the folder, so nobody changes the file meanwhile
+
+
+def holds_store(path: Path) -> bool:
+    """Whether the SQLite file ``path`` holds evalnb's tables, found without writing to it (a read-only
+    connection: the engine's WAL switch would change the header of a database that is not a store)."""
+    con = sqlite3.connect(_read_only_uri(path), uri=True)
+    try:
+        row = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise describe(exc, str(path)) or StoreError(
+            f"the store {path} could not be read: {exc}", code="STORE_UNAVAILABLE"
+        ) from None
+    finally:
+        con.close()
+    return row is not None
 
 
 def make_engine(path: Path | None, url: Any, *, read_only: bool) -> Engine:
