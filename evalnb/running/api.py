@@ -16,6 +16,8 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import inspect
 import time
 from collections.abc import Iterator, Sequence
@@ -23,6 +25,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
+from evalnb.errors import RunError
 from evalnb.running import setup
 from evalnb.running.case_run import Plans, RunJob, skipped
 from evalnb.running.executors import as_executor
@@ -240,40 +243,110 @@ async def run_async(
                     tr.response.model for tr in record.turns if tr.response and tr.response.model
                 )
             for r in all_recorders:
-                await _maybe(r.record(record))
+                try:
+                    await _maybe(r.record(record))
+                except MemoryError:
+                    raise
+                except Exception as exc:
+                    if r is collector:
+                        raise
+                    raise _RecorderFailed(r, exc) from None
             if bar is not None:
                 bar.update(1)
 
-        interrupted = False
         try:
-            # The suite and whatever the caller holds are not scanned by the collector while the run lasts.
-            with _gc.frozen():
-                info = await the_executor.execute(job, _plan(the_suite, runs, done), sink)
-            if isinstance(info, dict) and info:
-                meta["executor_info"] = info
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            # Interrupting returns what finished; the case runs that did not are recorded as skipped.
-            interrupted = True
-        finally:
-            if bar is not None:
-                bar.close()
-        if interrupted:
-            left = _record_skipped(job, the_suite, runs, done, collector)
-            if left:
-                meta["not_started"] = left
-        meta.update(
-            model=first_model[0] if first_model else None,
-            finished_at=datetime.now(timezone.utc).isoformat(),
-            elapsed_ms=(time.perf_counter() - started) * 1000.0,
-            interrupted=interrupted,
-        )
-        result = collector.build(meta, prior)
-        for r in all_recorders:
-            await _maybe(r.finish(result))
+            try:
+                interrupted, failed = await _execute(
+                    the_executor, job, _plan(the_suite, runs, done), sink, meta
+                )
+            finally:
+                if bar is not None:
+                    bar.close()
+            if interrupted:
+                left = _record_skipped(job, the_suite, runs, done, collector)
+                if left:
+                    meta["not_started"] = left
+            meta.update(
+                model=first_model[0] if first_model else None,
+                finished_at=datetime.now(timezone.utc).isoformat(),
+                elapsed_ms=(time.perf_counter() - started) * 1000.0,
+                interrupted=interrupted,
+            )
+            result = collector.build(meta, prior)
+        except MemoryError:
+            raise await _out_of_memory(collector, stored, the_suite, meta, len(done), planned) from None
+        await _finish(all_recorders, result, failed)
         return result
     finally:
         if source is not None and source is not data:
             source.close()  # opened from a path, URL or DataFrames for this run; a caller's Source stays open
+
+
+class _RecorderFailed(Exception):
+    """A recorder (a store) could not take a record: the run stops, as it could not keep what it does."""
+
+    def __init__(self, recorder: Any, error: Exception) -> None:
+        super().__init__(str(error))
+        self.recorder = recorder
+        self.error = error
+
+
+async def _execute(
+    executor: Any, job: RunJob, todo: Iterator[tuple[Case, int]], sink: Any, meta: dict[str, Any]
+) -> tuple[bool, _RecorderFailed | None]:
+    """Run the case runs; returns whether the run was interrupted, and the recorder failure that stopped it."""
+    try:
+        # The suite and whatever the caller holds are not scanned by the collector while the run lasts.
+        with _gc.frozen():
+            info = await executor.execute(job, todo, sink)
+        if isinstance(info, dict) and info:
+            meta["executor_info"] = info
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        # Interrupting returns what finished; the case runs that did not are recorded as skipped.
+        return True, None
+    except _RecorderFailed as failed:
+        return True, failed
+    return False, None
+
+
+async def _finish(recorders: list[Any], result: Result, failed: _RecorderFailed | None) -> None:
+    """Finish every recorder (not the one that failed mid-run); then raise the error that stopped the run, or
+    the first one a recorder raised finishing, with the Result attached as ``error.result``."""
+    error: BaseException | None = failed.error if failed is not None else None
+    for r in recorders:
+        if failed is not None and r is failed.recorder:
+            continue
+        try:
+            await _maybe(r.finish(result))
+        except Exception as exc:
+            error = error or exc
+    if error is not None:
+        with contextlib.suppress(AttributeError):
+            error.result = result  # type: ignore[attr-defined]  # evalnb.errors.StoreError.result
+        raise error
+
+
+async def _out_of_memory(
+    collector: ResultRecorder, stored: Any, suite: Suite, meta: dict[str, Any], finished: int, planned: int
+) -> RunError:
+    """The error of a run that ran out of memory: the rows held in memory are let go, what the store has is
+    kept and marked interrupted (it can be resumed), and the message says what to change."""
+    collector.discard()
+    gc.collect()
+    saved = ""
+    if stored is not None and stored.run_id is not None:
+        meta.update(interrupted=True, finished_at=datetime.now(timezone.utc).isoformat())
+        with contextlib.suppress(Exception):  # what the writer holds is written, the run stays interrupted
+            await _maybe(stored.finish(ResultRecorder(suite).build(meta)))
+        saved = (
+            f"; the store keeps {stored.saved:,} of them as run {stored.run_id} (interrupted): "
+            f"`evalnb run --resume {stored.run_id}` (resume={stored.run_id!r} in Python) runs the others"
+        )
+    return RunError(
+        f"the run ran out of memory after {finished:,} of its {planned:,} case runs{saved}. Run fewer at once "
+        "(a lower --concurrency, concurrency= in Python) or fewer per process (split the suite, fewer --runs)",
+        code="OUT_OF_MEMORY",
+    )
 
 
 def _plan(suite: Suite, runs: int | None, done: set[tuple[str, int]]) -> Iterator[tuple[Case, int]]:

@@ -153,12 +153,19 @@ def make_engine(path: Path | None, url: Any, *, read_only: bool) -> Engine:
 
 
 def describe(exc: BaseException, where: str) -> StoreError | None:
-    """The StoreError a database error stands for (a damaged file, a read-only one), or None for others."""
+    """The StoreError a database error stands for (a damaged file, a read-only one, a full disk), or None for
+    others."""
     orig = getattr(exc, "orig", exc)
     msg = str(orig).lower()
     if any(w in msg for w in ("not a database", "malformed", "corrupt")):
         return StoreError(
             f"the store {where} is damaged: {orig}; restore it from a copy", code="STORE_CORRUPT"
+        )
+    if "database or disk is full" in msg or "no space left" in msg:
+        return StoreError(
+            f"the store {where} is full: its disk (or the database's size limit) has no room left ({orig}); "
+            "free some space",
+            code="STORE_FULL",
         )
     if "readonly" in msg or "read-only" in msg:
         return StoreError(f"the store {where} is read-only: {orig}", code="STORE_READ_ONLY")

@@ -157,6 +157,7 @@ class Store:
 
     def _check_exists(self) -> None:
         """``create=False``: the database must already hold an evalnb store (its tables are not made here)."""
+
         def read() -> int:
             with self.engine.connect() as conn:
                 return schema_version_of(conn)
