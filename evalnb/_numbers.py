@@ -67,7 +67,7 @@ def count(name: str, value: Any, *, minimum: int = 0, none: bool = False) -> int
     """
     if value is None and none:
         return None
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= minimum:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= minimum:
         return int(value)
     what = f"a whole number, {minimum} or more"
     alternative = " or None" if none else ""

@@ -31,6 +31,7 @@ from evalnb.running.case_run import Plans, RunJob, skipped
 from evalnb.running.executors import as_executor
 from evalnb.running.loops import progress_bar, run_blocking
 from evalnb.running.recorders import Prior, Recorder, ResultRecorder, RunInfo
+from evalnb.running.workdirs import KEEP_FAILED, KEEP_RUNS, run_name
 
 if TYPE_CHECKING:
     from os import PathLike
@@ -211,6 +212,8 @@ async def run_async(
     }
     if the_executor.name != "local":
         meta["executor"] = the_executor.name
+    if fixed is None:  # what the report says of the working directories kept (running/workdirs.py)
+        meta["workdirs"] = {"keep_failed": KEEP_FAILED, "keep_runs": KEEP_RUNS}
     job = RunJob(
         suite=the_suite,
         routes=routes,
@@ -221,6 +224,7 @@ async def run_async(
         retries=retries,
         workdir=fixed,
         concurrency=concurrency,
+        run_name=run_name(),
     )
     try:
         prepare = getattr(the_executor, "prepare", None)

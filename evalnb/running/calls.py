@@ -2,7 +2,9 @@
 
 api contract: only transient failures are retried (an ``evalnb.TransientError``, a timeout, HTTP 429/5xx from
 an endpoint); a plain exception from a callable is recorded at once, never retried. A configuration problem
-(``ConfigError``, e.g. a strict Replay miss) stops the run: it is not a row.
+(``ConfigError``, e.g. a strict Replay miss) stops the run: it is not a row. Nor is running out of memory (a
+``MemoryError``, or no memory for one more thread): the process, not the agent, failed, and every later case
+run would fail the same way; the run stops as one that could not complete (``running/api.py``).
 """
 
 from __future__ import annotations
@@ -42,11 +44,18 @@ class DaemonThreads(Executor):
     queue behind them; and a thread pool's threads are joined when the interpreter exits, so the process
     would hang after the run. Here an abandoned call keeps only its own thread, other calls get another, and
     the process exits without waiting for it.
+
+    When no other thread can start (its stack does not fit in the memory left: "can't start new thread"), a
+    call waits for one of the threads there are, as with a lower concurrency; only when there is none at all
+    is it a ``MemoryError`` (the run stops as one that ran out of memory).
     """
 
     def __init__(self, name: str) -> None:
         self._name = name
         self._idle: list[_Slot] = []
+        self._waiting: deque[Any] = (
+            deque()
+        )  # calls no new thread could take, for the next thread that is free
         self._lock = threading.Lock()
         self._made = 0
         self._closed = False
@@ -59,24 +68,40 @@ class DaemonThreads(Executor):
                 raise RuntimeError("the agent threads are shut down")
             slot = self._idle.pop() if self._idle else None
             if slot is None:
+                try:
+                    slot = _Slot(self, f"{self._name}-{self._made + 1}")
+                except RuntimeError as exc:
+                    if not self._made:
+                        raise MemoryError(f"no memory for a thread ({exc})") from None
+                    self._waiting.append(job)  # a thread there is takes it when its call ends
+                    return future
                 self._made += 1
-                slot = _Slot(self, f"{self._name}-{self._made}")
         slot.give(job)
         return future
 
-    def _idle_again(self, slot: _Slot) -> bool:
+    def _next(self, slot: _Slot) -> Any:
+        """What a thread whose call ended does next: a waiting call, else it goes idle (``_IDLE``), or it ends
+        (``None``: shut down)."""
         with self._lock:
             if self._closed:
-                return False
+                return None
+            if self._waiting:
+                return self._waiting.popleft()
             self._idle.append(slot)
-            return True
+            return _IDLE
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
+            waiting, self._waiting = list(self._waiting), deque()
         for slot in idle:
             slot.give(None)
+        for future, *_ in waiting:
+            future.cancel()
+
+
+_IDLE = object()
 
 
 class _Slot:
@@ -91,10 +116,8 @@ class _Slot:
         self.jobs.put(job)
 
     def _work(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                return
+        job = self.jobs.get()
+        while job is not None:
             future, fn, args, kwargs = job
             if future.set_running_or_notify_cancel():
                 try:
@@ -104,8 +127,9 @@ class _Slot:
                 ) as exc:  # SystemExit and KeyboardInterrupt from the agent are its failure
                     future.set_exception(_as_failure(exc))
             del job, future, fn, args, kwargs
-            if not self.owner._idle_again(self):
-                return
+            job = self.owner._next(self)
+            if job is _IDLE:
+                job = self.jobs.get()
 
 
 def _as_failure(exc: BaseException) -> BaseException:
@@ -259,7 +283,7 @@ class Caller:
             except (asyncio.TimeoutError, TimeoutError):
                 error = f"TimeoutError: the agent did not answer within {self.timeout:g}s"
                 transient, hint = True, None
-            except ConfigError:
+            except (ConfigError, MemoryError):
                 raise
             except (SystemExit, KeyboardInterrupt) as exc:
                 # Raised by the agent's own code (a real Ctrl-C cancels the run's task instead): that case run

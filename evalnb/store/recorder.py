@@ -12,6 +12,7 @@ during the last commit as one batch.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import threading
@@ -130,6 +131,7 @@ class StoreRecorder:
         """
         self._planned = info.planned
         if self.resuming:
+            self._writer()
             return
         meta = {**info.meta, "row_order": "suite"}
         name = self._suite_name = info.suite.name
@@ -144,6 +146,7 @@ class StoreRecorder:
                 )
 
         self.run_pk, self.run_id = self.store._retry(tx)
+        self._writer()
 
     def completed(self) -> Prior | None:
         if not self.resuming:
@@ -164,13 +167,23 @@ class StoreRecorder:
             start = not self._busy
             self._busy = True
         if start:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalnb-store")
-            self._future = asyncio.get_running_loop().run_in_executor(self._pool, self._drain)
+            self._future = asyncio.get_running_loop().run_in_executor(self._writer(), self._drain)
         if waiting >= MAX_PENDING and self._future is not None:
             await asyncio.shield(self._future)
 
+    def _writer(self) -> ThreadPoolExecutor:
+        """The writer thread, started with the run: a run short of memory later still has it."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalnb-store")
+            try:
+                self._pool.submit(int).result()
+            except RuntimeError as exc:  # "can't start new thread"
+                raise MemoryError(f"no memory for the store's writer thread ({exc})") from None
+        return self._pool
+
     async def finish(self, result: Result) -> None:
+        if isinstance(self._error, MemoryError):
+            self._error = None  # the rows it could not write are still pending: memory may have been freed
         try:
             await self._flushed()
         except BaseException:
@@ -204,7 +217,7 @@ class StoreRecorder:
                     self.store._delete_pks(conn, old)
 
         try:
-            await asyncio.get_running_loop().run_in_executor(self._pool, self.store._retry, tx)
+            await asyncio.get_running_loop().run_in_executor(self._writer(), self.store._retry, tx)
         except StoreError as exc:
             raise self._stopped(exc) from None
         finally:
@@ -217,33 +230,58 @@ class StoreRecorder:
     async def _flushed(self) -> None:
         """Wait until everything recorded so far is written (and raise what the writer raised)."""
         while True:
+            with self._lock:
+                idle = not self._busy
+                if idle and (not self._pending or self._error is not None):
+                    break
+                if idle:  # rows the writer left (it stopped on an error of its own): it takes them now
+                    self._busy = True
+            if idle:
+                self._future = asyncio.get_running_loop().run_in_executor(self._writer(), self._drain)
             future = self._future
             if future is not None:
                 await asyncio.shield(future)
-            with self._lock:
-                if not self._busy and not self._pending:
-                    break
         if self._error is not None:
             raise self._error.with_traceback(None)
 
     def _drain(self) -> None:
-        while True:
-            with self._lock:
-                batch, self._pending = self._pending, []
-                if not batch or self._error is not None:
-                    self._busy = False
-                    return
-            try:
-                self.store._retry(functools.partial(self._write, batch))
-            except BaseException as exc:
-                # Kept for the run to raise (record, finish), never left in the future: a future whose error
-                # nobody reads is printed at exit with its traceback ("Future exception was never retrieved").
-                error = self._stopped(exc)
+        """Write what is pending, batch after batch, until nothing is; the first error stops the writing.
+
+        It never raises: the error is kept for the run to raise (record, finish), never left in the future (a
+        future whose error nobody reads is printed at exit with its traceback, "Future exception was never
+        retrieved"); and whatever happens, the writer is marked idle, so nothing waits for it forever.
+        """
+        try:
+            while True:
                 with self._lock:
-                    self._error = error
+                    if not self._pending or self._error is not None:
+                        self._busy = False
+                        return
+                    batch, self._pending = self._pending, []
+                try:
+                    self.store._retry(functools.partial(self._write, batch))
+                except MemoryError as exc:
+                    self._error = exc
+                    # kept for another try once memory is freed (finish): a run that runs out of memory keeps
+                    # every case run it finished
+                    with contextlib.suppress(BaseException), self._lock:
+                        batch.extend(self._pending)
+                        self._pending = batch
+                    return
+                except BaseException as exc:
+                    error: BaseException = exc
+                    with contextlib.suppress(BaseException):
+                        error = self._stopped(exc)
+                    self._error = error  # once, whole: the run raises it as soon as it is set
+                    return
+                self._saved += len(batch)
+        except BaseException as exc:  # short of memory even for the bookkeeping
+            if self._error is None:
+                self._error = exc
+        finally:
+            if self._busy:
+                with self._lock:
                     self._busy = False
-                return
-            self._saved += len(batch)
 
     def _write(self, batch: list[Rows]) -> None:
         """One transaction: every case run of the batch, whole (its turns, scores, row mismatches and tool
