@@ -126,3 +126,20 @@ def test_a_stored_run_that_no_longer_validates_is_a_store_error_naming_it(folder
         out = evalnb_cli(*command, "--store", "s.db", cwd=folder)
         assert out.returncode == 2, out.stdout + out.stderr
         assert out.stderr.splitlines() == [f"error: {message}"] and out.stdout == ""
+
+
+def test_an_empty_postgresql_database_is_not_made_a_store(folder: Path, pg_url: str) -> None:
+    from sqlalchemy import create_engine, inspect
+
+    for command in (("runs",), ("report", "v1"), ("trend", "stored")):
+        out = evalnb_cli(*command, "--store", pg_url, cwd=folder)
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert out.stderr.splitlines() == [
+            f"error: no store at {pg_url}: the database holds no evalnb tables; check the path (--store), or "
+            "save a run there first (evalnb run --version LABEL, store.save)"
+        ], out.stderr
+    engine = create_engine(pg_url)
+    try:
+        assert inspect(engine).get_table_names() == []  # nothing was created
+    finally:
+        engine.dispose()
