@@ -172,7 +172,8 @@ def _json_or_text(text: str) -> Any:
 
 
 class DeferredPath:
-    """A working directory made the first time someone asks for it (``make()`` creates it and returns it).
+    """A working directory made the first time someone asks for it (``make()`` creates it and returns it, or
+    None once it can no longer be made).
 
     The runner gives each case run one: a run whose agent never reads ``Request.workdir`` and whose checks need
     no directory leaves nothing in the temporary folder (running/workdirs.py).
@@ -180,7 +181,7 @@ class DeferredPath:
 
     __slots__ = ("make",)
 
-    def __init__(self, make: Callable[[], Path]) -> None:
+    def __init__(self, make: Callable[[], Path | None]) -> None:
         self.make = make
 
 

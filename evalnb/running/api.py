@@ -277,9 +277,9 @@ async def run_async(
                 interrupted=interrupted,
             )
             result = collector.build(meta, prior)
+            await _finish(all_recorders, result, failed)
         except MemoryError:
             raise await _out_of_memory(collector, stored, the_suite, meta, len(done), planned) from None
-        await _finish(all_recorders, result, failed)
         return result
     finally:
         if source is not None and source is not data:
@@ -322,6 +322,8 @@ async def _finish(recorders: list[Any], result: Result, failed: _RecorderFailed 
             continue
         try:
             await _maybe(r.finish(result))
+        except MemoryError:
+            raise
         except Exception as exc:
             error = error or exc
     if error is not None:

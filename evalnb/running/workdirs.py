@@ -50,14 +50,18 @@ class Lease:
 
     def path(self) -> Path:
         if self.made is None:
-            if self._owner is None:  # an agent call abandoned at its timeout, reading it after the run ended
-                raise RuntimeError("this case run is over: its working directory was not made")
+            assert self._owner is not None, "the case run is over"
             self.made = self._owner.take()
         return self.made
 
+    def _when_read(self) -> Path | None:
+        # Read after the case run ended (a Request kept for later, an agent call abandoned at its timeout): it
+        # had no directory, and none is made now.
+        return self.made if self._owner is None else self.path()
+
     def deferred(self) -> Path | DeferredPath:
         """What ``Request.workdir`` holds: the directory, or one made when the agent first reads it."""
-        return self.made if self.made is not None else DeferredPath(self.path)
+        return self.made if self.made is not None else DeferredPath(self._when_read)
 
 
 class Workdirs:

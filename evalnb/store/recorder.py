@@ -157,7 +157,8 @@ class StoreRecorder:
 
     async def record(self, record: CaseRunRecord) -> None:
         if self._error is not None:
-            self.close()
+            if not isinstance(self._error, MemoryError):
+                self.close()  # short of memory, the writer stays: finish writes what is pending once memory is freed
             # the same error for every case run still arriving: its traceback is the latest raise alone
             raise self._error.with_traceback(None)
         rows = record.rows()

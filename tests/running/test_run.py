@@ -72,13 +72,17 @@ def test_request_fields_and_agent_gets_prompt_or_request() -> None:
 
     def by_request(request: evalnb.Request) -> str:
         seen.append(request)
+        if request.case == "a":
+            assert request.workdir is not None and request.workdir.is_dir()
         return "ok"
 
-    s = Suite(name="suite-x", format="tasks-toml", cases=[task("a", "hello", runs=1)])
+    s = Suite(name="suite-x", format="tasks-toml", cases=[task("a", "hello", runs=1), task("b", runs=1)])
     evalnb.run(s, by_request, progress=False)
     req = seen[0]
     assert (req.prompt, req.case, req.turn, req.run, req.suite) == ("hello", "a", 0, 0, "suite-x")
-    assert req.workdir is not None
+    assert req.workdir is not None and not req.workdir.exists()  # it passed: its directory is removed
+    assert seen[1].workdir is None  # never read while it ran: it had none, and none is made afterwards
+    s = Suite(name="suite-x", format="tasks-toml", cases=[task("a", "hello", runs=1)])
     prompts: list[str] = []
     evalnb.run(s, lambda p: prompts.append(p) or "ok", progress=False)
     assert prompts == ["hello"]
