@@ -1,11 +1,14 @@
 """Benchmark: the ``rows`` comparison on 1,000,000 rows against datacompy on the same frames.
 
-    python benchmarks/rows.py [--rows 1000000] [--repeat 5]
+    python benchmarks/rows.py [--rows 1000000] [--repeat 5] [--text-numbers] [--no-datacompy]
 
 Two key columns and two numeric measures with a 0.1% relative tolerance; a few hundred cells are perturbed
 beyond the tolerance (and as many within it). ``orderMatters: true`` compares row i with row i (datacompy
 joins on the index); ``orderMatters: false`` shuffles the answer and sorts both sides (datacompy joins on
-the two keys). datacompy is installed with the ``bench`` extra: ``pip install "evalnb[bench]"``.
+the two keys). datacompy is installed with the ``bench`` extra: ``pip install "evalnb[bench]"``;
+``--no-datacompy`` times evalnb alone. ``--text-numbers`` writes the expected ``storeSales`` as text the way
+a report formats money (``"$1,234.56"``), so every cell of it goes through the number rule of
+docs/cube-yaml.md (datacompy is then left out: it does not read such text as numbers).
 """
 
 from __future__ import annotations
@@ -63,16 +66,36 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--perturbed", type=int, default=300)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--text-numbers", action="store_true", help='expected storeSales as text ("$1,234.56")')
+    ap.add_argument("--no-datacompy", action="store_true", help="time evalnb alone")
     args = ap.parse_args()
+    expected, actual = make_frames(args.rows, args.perturbed)
+    if args.text_numbers:
+        expected["storeSales"] = pd.Series([f"${v:,.2f}" for v in expected["storeSales"]], dtype="str")
+    shuffled = actual.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    storage = getattr(expected["store"].dtype, "storage", "object")
+    what = " (expected storeSales as text)" if args.text_numbers else ""
+    if args.no_datacompy or args.text_numbers:
+        print(
+            f"{args.rows:,} rows x 4 columns{what}, {args.perturbed} cells perturbed beyond rel {REL}; "
+            f"pandas {pd.__version__} ({storage} strings); best of {args.repeat}"
+        )
+        for order_matters, answer in ((True, actual), (False, shuffled)):
+            ((t_ev, diff),) = best_of_each(
+                args.repeat,
+                lambda a=answer, o=order_matters: compare_rows(expected, a, relative=REL, order_matters=o),
+            )
+            print(
+                f"orderMatters={str(order_matters).lower():5}  evalnb {t_ev:6.3f}s "
+                f"({diff.mismatches} mismatching cells)"
+            )
+        return
     try:
         from datacompy import PandasCompare
     except ImportError:  # older datacompy
         from datacompy import Compare as PandasCompare  # type: ignore[attr-defined,no-redef]
     import datacompy
 
-    expected, actual = make_frames(args.rows, args.perturbed)
-    shuffled = actual.sample(frac=1.0, random_state=3).reset_index(drop=True)
-    storage = getattr(expected["store"].dtype, "storage", "object")
     print(
         f"{args.rows:,} rows x 4 columns, {args.perturbed} cells perturbed beyond rel {REL}; "
         f"pandas {pd.__version__} ({storage} strings), datacompy {datacompy.__version__}; "

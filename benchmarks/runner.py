@@ -119,9 +119,8 @@ def bench_cube_latency(repeat: int) -> None:
     """latency_ms of a constant 50 ms agent on the cube suite (rows checks and their SQL run meanwhile)."""
     import statistics
 
-    root = Path(__file__).resolve().parents[1]
-    suite = evalnb.load(root / "data" / "suites" / "foodmart-sales.eval.yaml")
-    data = root / "data" / "foodmart" / "foodmart.db"
+    suite = evalnb.examples.load("foodmart-sales")
+    data = evalnb.examples.foodmart_db()
 
     async def analyst(prompt: str) -> dict:
         await asyncio.sleep(0.05)

@@ -4,7 +4,7 @@ Load TOML task suites, YAML cube suites and JSON datasets into one model, run th
 and get pandas DataFrames back::
 
     import evalnb
-    suite = evalnb.load("data/suites/foodmart-sales.eval.yaml")
+    suite = evalnb.load(evalnb.examples.path("foodmart-sales"))   # or evalnb.from_frame(df), a CSV, a JSONL
     result = evalnb.run(suite, my_agent)
     result.scores          # one row per case x run x turn x check
 
@@ -16,15 +16,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from evalnb._lazy import submodule
 from evalnb.agents.base import Request, Response, ToolCall
-from evalnb.errors import ConfigError, EvalnbError, SuiteError
+from evalnb.errors import ConfigError, EvalnbError, SuiteError, TransientError
 from evalnb.suite import Case, Suite, Turn
 
 if TYPE_CHECKING:
-    from evalnb import agents, checks, executors, judges, plots
+    from evalnb import agents, checks, examples, executors, judges, plots
     from evalnb.comparison import compare, power
     from evalnb.export import read_results
-    from evalnb.formats import discover, load, upgrade
+    from evalnb.formats import discover, from_frame, load, upgrade
     from evalnb.results import Result
     from evalnb.running.api import run, run_async
     from evalnb.running.rescore import rescore
@@ -43,6 +44,7 @@ __all__ = [
     "Suite",
     "SuiteError",
     "ToolCall",
+    "TransientError",
     "Turn",
     "__version__",
     "agents",
@@ -50,7 +52,9 @@ __all__ = [
     "compare",
     "discover",
     "errors",
+    "examples",
     "executors",
+    "from_frame",
     "judges",
     "load",
     "plots",
@@ -67,6 +71,7 @@ _LAZY: dict[str, str | None] = {
     "load": "evalnb.formats",
     "discover": "evalnb.formats",
     "upgrade": "evalnb.formats",
+    "from_frame": "evalnb.formats",
     "run": "evalnb.running",
     "run_async": "evalnb.running",
     "Result": "evalnb.results",
@@ -81,13 +86,15 @@ _LAZY: dict[str, str | None] = {
     "judges": None,
     "plots": None,
     "errors": None,
+    "examples": None,
     "executors": None,
 }
 
 
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
-        raise AttributeError(f"module 'evalnb' has no attribute {name!r}")
+        # any other public submodule (evalnb.export, evalnb.demo ...): documented dotted names resolve
+        return submodule(__name__, name)
     module = _LAZY[name]
     value: Any = (
         importlib.import_module(f"evalnb.{name}")

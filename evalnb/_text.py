@@ -3,6 +3,9 @@
 Word tokenising, stop words, content words, sentence splitting and the normalisation and token F1 of the
 dataset spec's ``PartialMatch``. Standard library only: it is imported by checks that run on every turn.
 
+Text compares in Unicode NFC (:func:`nfc`, :func:`caseless`): "é" typed as one code point and as "e" with a
+combining accent are the same text to every check and judge (docs/dataset-json.md, text comparison).
+
 Callers pick the variant they need with keyword options (a word pattern, a stop-word set, whether line
 breaks end sentences), because their scores and answers are pinned by reference data: the demo's saved
 results, the reference labels and the notebooks. Changing a default here changes those numbers.
@@ -32,9 +35,11 @@ __all__ = [
     "PLAIN_WORD",
     "STOP_WORDS",
     "WORD",
+    "caseless",
     "content_words",
     "f1",
     "is_content",
+    "nfc",
     "normalize_tokens",
     "sentences",
     "strip_punctuation",
@@ -42,6 +47,36 @@ __all__ = [
     "word_set",
     "words",
 ]
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode normalisation form C (composed), the form text is compared in; the same object
+    when it is ASCII or already composed, which is nearly always.
+
+    Example::
+
+        nfc("Cafe\u0301") == "Café"
+        # True
+    """
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", text)
+
+
+def caseless(text: str) -> str:
+    """``text`` for comparing without regard to case: case-folded (``ß`` -> ``ss``) between canonical
+    decompositions, then composed again (Unicode's canonical caseless matching), so the case-insensitive
+    checks find "ZÜRICH" in "Zürich" whichever way either was typed.
+
+    Example::
+
+        caseless("ZU\u0308RICH") == caseless("zürich")
+        # True
+    """
+    if text.isascii():
+        return text.casefold()
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
+
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 """A run of letters or digits in any script, with one inner apostrophe kept (``don't``, ``l’eau``)."""
@@ -90,7 +125,8 @@ def words(text: str | None, *, pattern: re.Pattern[str] = WORD) -> list[str]:
     """
     # Lower-case after matching: lower-casing first can split a letter into a letter and a combining
     # mark (``İ``), which would change where words end.
-    return [w.lower() for w in pattern.findall(text or "")]
+    # NFC first: in decomposed text a combining accent is no word character and would split "Café".
+    return [w.lower() for w in pattern.findall(nfc(text or ""))]
 
 
 def is_content(word: str, *, min_length: int = 2) -> bool:
@@ -178,17 +214,17 @@ def strip_punctuation(text: str) -> str:
 
 
 def normalize_tokens(text: str | None, *, case_sensitive: bool = False) -> list[str]:
-    """dataset spec normalisation: lower-case unless case-sensitive, punctuation and articles removed,
-    whitespace collapsed; returns the tokens.
+    """dataset spec normalisation: Unicode NFC, lower-case unless case-sensitive, punctuation and articles
+    removed, whitespace collapsed; returns the tokens.
 
     Example::
 
         normalize_tokens("The unified API, endpoint!")
         # ['unified', 'api', 'endpoint']
     """
-    text = text or ""
+    text = nfc(text or "")
     if not case_sensitive:
-        text = text.lower()
+        text = nfc(text.lower())
     # Punctuation goes before splitting (so "end." and "end" are one token); articles are whole tokens.
     return [t for t in strip_punctuation(text).split() if t.lower() not in ARTICLES]
 

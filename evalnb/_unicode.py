@@ -6,12 +6,20 @@ answer decoded with ``surrogateescape``. Writing one raises ``UnicodeEncodeError
 run after it had finished. evalnb keeps such text with a replacement character instead (the one rule, applied
 where text enters: loaded suites, run records, frames built from a caller's data, files written).
 
+XML 1.0 is stricter still: besides surrogates, it cannot hold the C0 control characters other than tab, line
+feed and carriage return, nor U+FFFE and U+FFFF, even escaped (``&#1;`` is not well-formed either). A strict
+parser refuses the whole file over one of them. :func:`xml_text` is the rule for every XML-based output (the
+JUnit report, the Excel workbook): lone surrogates become U+FFFD as above, and the other code points are shown
+as visible escapes (``\\x01``, ``\\uffff``) so the reader still sees that something was there.
+
 Standard library only: it runs on every loaded string and every recorded answer.
 
 Example::
 
     clean("ok \\ud83d\\ude00 \\ud800")
     # 'ok 😀 \\ufffd'
+    xml_text("bell \\x07, not a character \\uffff")
+    # 'bell \\\\x07, not a character \\\\uffff'
 """
 
 from __future__ import annotations
@@ -22,11 +30,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["clean", "clean_data", "cleaned_already", "is_cleaned", "may_hold_surrogates"]
+__all__ = ["clean", "clean_data", "cleaned_already", "is_cleaned", "may_hold_surrogates", "xml_text"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # An escape that a parser turns into a surrogate: JSON/TOML/YAML "\ud800", YAML "\U0000d800".
 _SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+# What XML 1.0 cannot hold (its Char production allows tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD and above).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _CLEANED: ContextVar[bool] = ContextVar("evalnb_text_cleaned", default=False)
 
 
@@ -88,3 +98,24 @@ def clean_data(data: Any, _seen: dict[int, Any] | None = None) -> Any:
         out = data if same else type(data)(values)
     seen[key] = out
     return out
+
+
+def _xml_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def xml_text(text: str) -> str:
+    """``text`` as an XML 1.0 document can hold it: surrogates as :func:`clean` leaves them (a pair joined, a
+    lone one U+FFFD), and every other code point XML 1.0 does not allow (C0 controls but tab, line feed and
+    carriage return; U+FFFE, U+FFFF) written as a visible escape, ``\\x01`` or ``\\uffff``. The same object
+    when there is nothing to change.
+
+    Example::
+
+        xml_text("ok \\x1b[31m red")
+        # 'ok \\\\x1b[31m red'
+    """
+    if _NOT_XML.search(text) is None:
+        return text
+    return _NOT_XML.sub(_xml_escape, clean(text))

@@ -243,6 +243,9 @@ def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[st
             valid = set(JudgeConfig.model_fields)
         near = _nearest(key, valid)
         hint = f" (did you mean {near!r}?)" if near else f" (valid keys: {', '.join(sorted(valid))})"
+        if key == "api_key" and "api_key_env" in valid:
+            # The key itself is accepted in Python only: a file names the variable that holds it.
+            hint = ': a configuration file holds no secret; name the variable that holds the key, api_key_env = "NAME"'
         return ConfigError(f"{prefix}unknown key {where!r}{hint}", code="UNKNOWN_FIELD")
     if kind == "union_tag_not_found":
         return ConfigError(

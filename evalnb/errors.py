@@ -17,6 +17,8 @@ without parsing messages::
     ├── RunError        RunCode      a run that started could not complete (it ran out of memory)
     └── FailuresError                raised by ``Result.raise_for_failures()`` when a check failed (CheckCode)
 
+    SuiteWarning (a UserWarning)     a suite loaded with something to know (also in ``Suite.warnings``)
+
 Codes are enumerations per area (one ``str``-valued enum per class above, pandera's ``SchemaErrorReason`` is
 the model). A member is its plain string: ``err.code == "MALFORMED_YAML"`` holds, and ``str()``, f-strings and
 ``json.dumps`` show ``MALFORMED_YAML``. A code string given to an error is turned into its member, so
@@ -56,6 +58,7 @@ __all__ = [
     "StoreError",
     "SuiteCode",
     "SuiteError",
+    "SuiteWarning",
     "TransientError",
 ]
 
@@ -94,6 +97,9 @@ class SuiteCode(Code):
     INVALID_TOLERANCE = "INVALID_TOLERANCE"
     MALFORMED_TOML = "MALFORMED_TOML"
     MALFORMED_JSON = "MALFORMED_JSON"
+    #: a table of cases (docs/tables.md): a CSV file that does not parse, a JSONL line that is not JSON
+    MALFORMED_CSV = "MALFORMED_CSV"
+    MALFORMED_JSONL = "MALFORMED_JSONL"
     UNKNOWN_FIELD = "UNKNOWN_FIELD"
     INVALID_VALUE = "INVALID_VALUE"
     UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
@@ -143,6 +149,9 @@ class CheckCode(Code):
     """A check could not run, or a result had failures."""
 
     REFERENCE_QUERY = "REFERENCE_QUERY"
+    #: a reference query that is not one SELECT or WITH statement which only reads (docs/cube-yaml.md), or one
+    #: the database's read-only connection refused
+    READ_ONLY_QUERY = "READ_ONLY_QUERY"
     REGEX_TIMEOUT = "REGEX_TIMEOUT"
     CHECKS_FAILED = "CHECKS_FAILED"
 
@@ -302,6 +311,18 @@ def _rebuild_suite_error(
     code: str, message: str, location: str, path: str | None, suggestion: str | None
 ) -> SuiteError:
     return SuiteError(code, message, location=location, path=path, suggestion=suggestion)
+
+
+class SuiteWarning(UserWarning):
+    """A suite loaded, with something its author should know (each sentence is in ``Suite.warnings`` too): rows
+    of a table whose checks need an expected answer they lack, the default checks a legacy dataset got.
+
+    Example::
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", evalnb.errors.SuiteWarning)   # a CI that treats them as errors
+            evalnb.load("evals/cases.csv")
+    """
 
 
 class ConfigError(EvalnbError):

@@ -30,7 +30,15 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
-from evalnb.checks.registry import CheckContext, CheckDef, Offload, Score, coerce_score, definition
+from evalnb.checks.registry import (
+    CheckContext,
+    CheckDef,
+    Offload,
+    Score,
+    coerce_score,
+    definition,
+    user_definition,
+)
 from evalnb.suite import CustomCheck, IntentCheck
 
 if TYPE_CHECKING:
@@ -149,8 +157,17 @@ def unanswered(plan: TurnPlan, status: str, reason: str) -> list[Score]:
 
 
 def options_json(spec: Any) -> str:
-    """A check's options as saved with every score row (its final values, keys sorted)."""
-    return json.dumps(spec.options(), sort_keys=True, default=str)
+    """A check's options as saved with every score row (its final values, keys sorted).
+
+    A check of yours registered as lower-is-better records ``"higher_is_better": false`` too, so a comparison
+    of the saved run knows it in a process that never ran your registration (docs/comparison.md, direction).
+    """
+    options = spec.options()
+    if isinstance(spec, CustomCheck) and spec.higher_is_better is None:
+        registered = user_definition(spec.check)
+        if registered is not None and registered.higher_is_better is False:
+            options["higher_is_better"] = False
+    return json.dumps(options, sort_keys=True, default=str)
 
 
 def threshold_applied(spec: Any, score: Score) -> Score:

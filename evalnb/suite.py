@@ -176,6 +176,11 @@ class _CheckBase(_Model):
         """Whether this check needs a judge."""
         return False
 
+    @property
+    def needs_expected(self) -> bool:
+        """Whether this check compares with the turn's expected response (and so means nothing without one)."""
+        return False
+
     def options(self) -> dict[str, Any]:
         """The check's options with their final values (what a saved run records)."""
         return self.model_dump(exclude={"type"}, mode="json")
@@ -226,6 +231,10 @@ class JudgedMetricCheck(_CheckBase):
     def judged(self) -> bool:
         return True
 
+    @property
+    def needs_expected(self) -> bool:
+        return self.type == "Similarity"  # Similarity rates the response against the expected response
+
 
 class SemanticSimilarityCheck(_CheckBase):
     """The cosine of sentence embeddings of the response and the expected response; passes at
@@ -241,6 +250,10 @@ class SemanticSimilarityCheck(_CheckBase):
     type: Literal["SemanticSimilarity", "semantic_similarity"] = "SemanticSimilarity"
     threshold: float = Field(default=0.5, ge=-1, le=1)
     value: str | None = None
+
+    @property
+    def needs_expected(self) -> bool:
+        return self.value is None
 
 
 class CitationsCheck(_CheckBase):
@@ -258,6 +271,10 @@ class ExactMatchCheck(_CheckBase):
     type: Literal["ExactMatch"] = "ExactMatch"
     case_sensitive: bool = False
 
+    @property
+    def needs_expected(self) -> bool:
+        return True
+
 
 class PartialMatchCheck(_CheckBase):
     """dataset spec: token-level F1 against the expected response; passes at ``value >= threshold``."""
@@ -265,6 +282,10 @@ class PartialMatchCheck(_CheckBase):
     type: Literal["PartialMatch"] = "PartialMatch"
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     case_sensitive: bool = False
+
+    @property
+    def needs_expected(self) -> bool:
+        return True
 
 
 class RetrievalQueryCheck(_CheckBase):
@@ -375,6 +396,8 @@ class RowsCheck(_CheckBase):
     reference_query: ReferenceQuery | None = None
     order_matters: bool = True
     tolerance: Tolerance = Field(default_factory=Tolerance)
+    decimal_comma: bool = False
+    """Numbers written as text take a comma as the decimal mark and dots between thousands (``"1.234,5"``)."""
 
 
 class CustomCheck(_CheckBase):
@@ -382,16 +405,29 @@ class CustomCheck(_CheckBase):
 
     ``settings`` are passed to the check as keyword options. ``threshold`` (published dataset schema, custom
     evaluators): when set, the check passes when its value is ``>= threshold``, whatever it said itself.
+    ``higher_is_better``: which way this use of the check is better (``None``: as the check was registered or
+    declared, see ``evalnb.checks.scales.higher_is_better``); recorded with the run's options, so a comparison
+    of saved runs reads it (docs/comparison.md, direction).
     """
 
     type: Literal["custom"] = "custom"
     check: str
     settings: dict[str, Any] = Field(default_factory=dict)
     threshold: float | None = None
+    higher_is_better: bool | None = None
 
     @property
     def name(self) -> str:
         return self.check
+
+    @model_serializer(mode="wrap")
+    def _said_only_when_said(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A direction nobody gave is not written: suites and runs from before it existed keep their options
+        # and their content hash.
+        data = handler(self)
+        if self.higher_is_better is None and isinstance(data, dict):
+            data.pop("higher_is_better", None)
+        return data
 
 
 CheckSpec = Annotated[
@@ -503,7 +539,7 @@ class Suite(_Model):
 
     Example::
 
-        suite = evalnb.load("data/suites/foodmart-sales.eval.yaml")
+        suite = evalnb.load(evalnb.examples.path("foodmart-sales"))
         suite.format, len(suite.cases)
         # ('cube-yaml', 12)
         suite.to_frame().columns[:3].tolist()
@@ -516,6 +552,9 @@ class Suite(_Model):
     cases: list[Case] = Field(default_factory=list)
     path: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+    # What loading noticed that is no error (rows whose checks were left out, defaults a legacy file got), one
+    # sentence each; not part of what defines the suite (the content hash leaves it out, as it does `path`).
+    warnings: list[str] = Field(default_factory=list)
 
     def content_hash(self) -> str:
         """A short hash of everything that defines the suite (not where it was loaded from)."""
@@ -539,7 +578,7 @@ class Suite(_Model):
 
         Example::
 
-            evalnb.load("data/suites/tasks.toml").to_frame()[["case_id", "runs"]]
+            evalnb.load(evalnb.examples.path("tasks")).to_frame()[["case_id", "runs"]]
         """
         import pandas as pd
 
@@ -575,10 +614,12 @@ class Suite(_Model):
 
     def _repr_html_(self) -> str:
         head = f"<b>{_esc(self.name)}</b> ({self.format}, {len(self.cases)} cases)"
+        head += "".join(f"<p>&#9888; {_esc(w)}</p>" for w in self.warnings)
         return head + self.to_frame().to_html(index=False, escape=True)
 
     def __repr__(self) -> str:
-        return f"Suite(name={self.name!r}, format={self.format!r}, cases={len(self.cases)})"
+        more = f", warnings={len(self.warnings)}" if self.warnings else ""
+        return f"Suite(name={self.name!r}, format={self.format!r}, cases={len(self.cases)}{more})"
 
     # pydantic's __str__ prints every field; a suite with many cases would flood a notebook cell.
     __str__ = __repr__

@@ -18,12 +18,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-# The project folder holds data/ (example suites, the FoodMart sample, the handbook); this works whether the
-# notebook runs from the repository root or from notebooks/.
-ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "data" / "suites").is_dir())
+# The project folder (the repository root or its notebooks/ folder is the working directory): its docs/ images,
+# and its evalnb for a plain checkout without `pip install -e .`. The example suites and data ship inside
+# evalnb (evalnb.examples), so they are found wherever evalnb is installed.
+ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "notebooks" / "build.py").is_file())
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # a plain checkout, without `pip install -e .`
-DATA = ROOT / "data"
 WORK = Path(tempfile.mkdtemp(prefix="evalnb-notebook-"))  # everything this notebook writes goes here
 
 import pandas as pd
@@ -35,7 +35,7 @@ import evalnb
 # embedded once (not loaded from a CDN), so a notebook exported to HTML shows its figures offline.
 pio.renderers.default = "plotly_mimetype+notebook"
 pd.set_option("display.max_colwidth", 90)
-print("evalnb", evalnb.__version__, "| data:", DATA.relative_to(ROOT), "| writing to a temporary folder")'''
+print("evalnb", evalnb.__version__, "| examples:", evalnb.examples.names(), "| writing to a temporary folder")'''
 
 
 def md(text: str) -> nbformat.NotebookNode:
@@ -60,21 +60,26 @@ you would in your own work: the failures, the per-category view, and a scorecard
 ## Three formats, one model
 
 `evalnb.load` reads any of the three formats (from the extension, then the content) into the same `Suite`
-model. Nothing downstream cares which format a suite came from.
+model. Nothing downstream cares which format a suite came from. The three example suites ship inside evalnb:
+`evalnb.examples.path(name)` is the file, `evalnb.examples.load(name)` the suite. (A table of your own, a
+DataFrame, CSV or JSONL of prompts and expected answers, is a suite too: `evalnb.run(df, agent)`,
+docs/tables.md.)
 """),
     code("""
-paths = sorted((DATA / "suites").iterdir())
-suites = {p.name: evalnb.load(p) for p in paths}
+suites = {name: evalnb.examples.load(name) for name in evalnb.examples.names()}
 pd.DataFrame(
-    [{"file": name, "suite": s.name, "format": s.format, "cases": len(s.cases)} for name, s in suites.items()]
+    [
+        {"example": name, "file": evalnb.examples.path(name).name, "suite": s.name, "format": s.format, "cases": len(s.cases)}
+        for name, s in suites.items()
+    ]
 )"""),
     code("""
-kb_suite = suites["knowledge-base.json"]
+kb_suite = suites["knowledge-base"]
 kb_suite.to_frame()[["case_id", "category", "turns", "checks"]]"""),
     md("""
 ## Run the JSON dataset
 
-The agent is `KBAssistant`, a small offline assistant that answers from `data/kb/handbook.md` by retrieving
+The agent is `KBAssistant`, a small offline assistant that answers from the shipped handbook (`evalnb/examples/kb/handbook.md`) by retrieving
 the best-matching sentences and citing the section (`[5]`). The dataset's judged metrics (Relevance,
 Coherence, Groundedness) need a judge: here the offline **heuristic judge**, which scores from word
 statistics. It is *not* an LLM, and every score it gives says so in the `judge` column. Notebook 04 shows how
@@ -85,7 +90,7 @@ Any Python function is an agent too: `evalnb.run(suite, lambda prompt: "...")`.
     code("""
 from evalnb.demo.kb import KBAssistant
 
-result = evalnb.run(kb_suite, KBAssistant(DATA / "kb" / "handbook.md"), judge=evalnb.judges.Heuristic(), progress=False)
+result = evalnb.run(kb_suite, KBAssistant(), judge=evalnb.judges.Heuristic(), progress=False)
 result"""),
     md("""
 ## Three tidy frames
@@ -143,12 +148,12 @@ command-line program per task (`evalnb.agents.Command`); its `llm_judge` task is
 from evalnb.demo import FoodMartAgent, foodmart_db
 
 db = foodmart_db()
-cube = evalnb.run(suites["foodmart-sales.eval.yaml"], FoodMartAgent(db), data=db, progress=False)
+cube = evalnb.run(suites["foodmart-sales"], FoodMartAgent(db), data=db, progress=False)
 print(cube.report())"""),
     code("""
 from evalnb.demo.task_agent import command
 
-tasks = evalnb.run(suites["tasks.toml"], command(), judge="heuristic", workdir=WORK / "tasks", progress=False)
+tasks = evalnb.run(suites["tasks"], command(), judge="heuristic", workdir=WORK / "tasks", progress=False)
 print(tasks.report())
 tasks.scores[["case_id", "run", "check_id", "passed", "reason", "judge"]]"""),
     md("""
@@ -179,7 +184,7 @@ intervals instead of a bare difference, and the store gives the trend over versi
 from evalnb.demo import FoodMartAgent, foodmart_db
 
 db = foodmart_db()
-suite = evalnb.load(DATA / "suites" / "foodmart-sales.eval.yaml")
+suite = evalnb.examples.load("foodmart-sales")
 store = evalnb.Store(WORK / "evalnb.db")  # a SQLite file; by default .evals/evalnb.db
 versions = {
     "v1": FoodMartAgent(db, flaw="cost-for-sales"),
@@ -295,7 +300,7 @@ pd.DataFrame(answer.rows)"""),
 (measures and levels of the cube) and `unit-sales-by-quarter-sql` an SQL one. Both end up as a `rows` check.
 """),
     code("""
-suite = evalnb.load(DATA / "suites" / "foodmart-sales.eval.yaml")
+suite = evalnb.examples.load("foodmart-sales")
 rows_checks = []
 for case in suite.cases:
     for check in case.turns[-1].checks:
@@ -402,19 +407,18 @@ evalnb's judges are:
 
 Before trusting a judge, measure it. This notebook does that twice: with 18 reference labels of the demo
 knowledge-base assistant's answers (written by the evalnb maintainers), and with 320 labelled pairs split
-into a half that calibrates the embedding judge and a half that only measures it (`data/labels/`; see the
+into a half that calibrates the embedding judge and a half that only measures it (`evalnb/examples/labels/`; see the
 README there for who labelled them and how).
 """),
     code(SETUP),
     code("""
 from evalnb.demo.kb import KBAssistant
 
-suite = evalnb.load(DATA / "suites" / "knowledge-base.json")
-handbook = DATA / "kb" / "handbook.md"
+suite = evalnb.examples.load("knowledge-base")
 heuristic = evalnb.judges.Heuristic()
 results = {
-    "current": evalnb.run(suite, KBAssistant(handbook), judge=heuristic, progress=False),
-    "previous": evalnb.run(suite, KBAssistant(handbook, flaw="no-citations"), judge=heuristic, progress=False),
+    "current": evalnb.run(suite, KBAssistant(), judge=heuristic, progress=False),
+    "previous": evalnb.run(suite, KBAssistant(flaw="no-citations"), judge=heuristic, progress=False),
 }
 judged = results["current"].scores[results["current"].scores["judge"].notna()]
 judged[["case_id", "turn", "check", "value", "passed", "reason", "judge"]]"""),
@@ -425,7 +429,7 @@ Each label keeps the exact answer it was written for; if the assistant changes, 
 so check first.
 """),
     code("""
-labels = pd.read_csv(DATA / "labels" / "knowledge-base.csv", dtype={"case_id": "string", "check": "string"})
+labels = pd.read_csv(evalnb.examples.resource("labels/knowledge-base.csv"), dtype={"case_id": "string", "check": "string"})
 for version, result in results.items():
     for row in labels[labels["version"] == version].itertuples():
         said = result.response_for(row.case_id, 0, row.turn).text
@@ -500,10 +504,10 @@ table"""),
     md("""
 ## The labelled pairs: calibrating the embedding judge, measuring it on held-out pairs
 
-`data/labels/pairs.csv` holds 320 judged pairs over 29 questions (handbook questions and general ones), with
+`evalnb/examples/labels/pairs.csv` holds 320 judged pairs over 29 questions (handbook questions and general ones), with
 answers of deliberately varied quality: exact, paraphrases sharing few words, partial, fluent but wrong,
 related, echoes of the question, off-topic, refusals. They were labelled by **one labeller, an AI coding
-assistant, not a person**, following rules written down before labelling (`data/labels/RULES.md`), with no
+assistant, not a person**, following rules written down before labelling (`evalnb/examples/labels/RULES.md`), with no
 second labeller and no adjudication. Each row is `fit` or `test`, fixed by a rule before any judge ran.
 """),
     code("""

@@ -112,6 +112,49 @@ def test_a_case_view_marks_the_difference_and_the_mismatched_rows(result: evalnb
     assert (talk.turn, talk.turns, talk.prompt) == (1, [0, 1], "second")
 
 
+def test_a_rows_only_answer_says_rows_only_and_counts_read_as_integers(tmp_path: Path) -> None:
+    counts = [{"family": "Food", "stores": 8}, {"family": "Drink", "stores": 3}]
+    cube = Suite(name="cube", format="cube-yaml", cases=[
+        Case(id="count", name="store count", turns=[Turn(prompt="stores per family", checks=[RowsCheck(expected=counts)])]),
+    ])  # fmt: skip
+    # the rows of a SQL sum or a DataFrame come back as floats
+    answer = {"rows": [{"family": "Food", "stores": 9.0}, {"family": "Drink", "stores": 3.0}]}
+    result = evalnb.run(cube, lambda p: answer, progress=False)
+    page = case_html(case_view(result, "count"))
+    assert "(no answer)" not in page and "(rows only: no text; the 2 rows answered are under Rows)" in page
+    line = "rows[0].stores: expected 8 ± (abs 0, rel 0), got 9"
+    assert f"<li>{line}</li>" in page and line in result.report()
+    assert '<td class="eb-cell-bad" title="' + line + '">9</td>' in page and "9.0" not in page
+    # loaded from the store, the answer's rows are gone but its mismatches say where they differed
+    store = Store(tmp_path / "s.db")
+    store.save(result, version="v1")
+    saved = case_html(case_view(store.load("v1"), "count"))
+    assert "(rows only: no text; a saved run keeps where the rows differed, listed under Rows)" in saved
+    assert line in saved
+
+
+def test_under_a_check_filter_a_case_is_listed_by_that_checks_status(result: evalnb.Result) -> None:
+    # "words" fails ExactMatch and regex; "talk" fails ExactMatch on turn 2 only
+    browser = result.explore()
+    browser.status.value = ALL
+    browser.check.value = "ExactMatch"
+    labels = dict((v, label) for label, v in browser.cases.options)
+    assert labels["ok"] == "PASS [ExactMatch] · ok · fine"
+    assert labels["talk"] == "FAIL [ExactMatch] · talk · two turns"
+    assert "DEGRADED [ExactMatch] · boom" in labels["boom"]
+    # a case that failed overall is listed as passing the check it passed
+    passing = evalnb.run(suite(), lambda p: "open 9 to 6 on weekdays" if p == "opening hours?" else agent(p),
+                         progress=False)  # fmt: skip
+    b = passing.explore()
+    b.status.value, b.check.value = "passed", "regex"
+    assert b.cases.options == (("PASS [regex] · words · wrong words", "words"),)
+    assert passing.cases.set_index("case_id").loc["words", "status"] == "failed"
+    # the view opens on the run and turn where the filtered check did not pass
+    b.status.value, b.check.value = "failed", "ExactMatch"
+    b.select("talk")
+    assert b.turn.value == 1 and "second" in b.html
+
+
 def test_word_diff_is_case_insensitive_and_escapes() -> None:
     a, b = word_diff("The <b>Office</b> opens", "the <b>office</b> closes")
     assert a == 'The &lt;b&gt;Office&lt;/b&gt; <del class="eb-del">opens</del>'

@@ -14,8 +14,10 @@ import junitparser
 import pytest
 import xmlschema
 
+from tests.support.examples import EXAMPLES
+
 ROOT = Path(__file__).resolve().parents[1]
-CUBE_SUITE = ROOT / "data" / "suites" / "foodmart-sales.eval.yaml"
+CUBE_SUITE = EXAMPLES / "suites" / "foodmart-sales.eval.yaml"
 XSD = ROOT / "tests" / "support" / "junit" / "junit.xsd"
 
 AGENTS = '''
@@ -256,4 +258,8 @@ def test_junit_and_summary_of_failures_and_the_gate(tmp_path: Path, agents: Path
         "- ❌ **kb / item-002** (failed)\n  - ExactMatch: response does not contain the expected text '4'"
         in text
     )
-    assert "- ⚠️ **kb / item-009** (degraded)\n  - error: RuntimeError: the agent <crashed> & burned" in text
+    # HTML in a reason is escaped: it renders as the text, never as an element
+    assert (
+        "- ⚠️ **kb / item-009** (degraded)\n  - error: RuntimeError: the agent \\<crashed\\> \\& burned"
+        in text
+    )

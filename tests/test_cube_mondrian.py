@@ -14,8 +14,9 @@ import evalnb
 from evalnb.data import connect
 from evalnb.data.cube import CubeModel
 from evalnb.errors import ReferenceQueryError
+from tests.support.examples import EXAMPLES
 
-CUBE = Path(__file__).resolve().parents[1] / "data" / "foodmart" / "cube.yaml"
+CUBE = EXAMPLES / "foodmart" / "cube.yaml"
 LEVELS = {
     "Store Country": "s.store_country",
     "Store State": "s.store_state",

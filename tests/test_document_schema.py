@@ -26,6 +26,7 @@ from evalnb.suite import (
     Turn,
 )
 from tests.support.documents import assert_valid
+from tests.support.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +44,7 @@ def test_the_documents_evalnb_writes_from_scratch_are_valid(tmp_path: Path) -> N
     path = save_items([{"prompt": "What is 2+2?", "expected_response": "4"}], tmp_path / "tried.json")
     assert_valid(json.loads(path.read_text()))
     # the shipped dataset and the output of a run of it
-    shipped = ROOT / "data" / "suites" / "knowledge-base.json"
+    shipped = EXAMPLES / "suites" / "knowledge-base.json"
     result = evalnb.run(
         shipped, lambda p: "The office is open Monday to Friday [1].", judge="heuristic", progress=False
     )

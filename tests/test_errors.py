@@ -66,8 +66,8 @@ def test_codes_given_as_strings_become_members_and_foreign_codes_stay_strings() 
     assert ConfigError("x", code="BAD_AGENT_SPEC").code is ConfigCode.BAD_AGENT_SPEC
     assert AgentError("x", code="REPLAY_MISSING").code is AgentCode.REPLAY_MISSING
     assert StoreError("x").code is StoreCode.STORE_ERROR
-    custom = SuiteError("MALFORMED_CSV", "a plugin format's own code")
-    assert custom.code == "MALFORMED_CSV" and not isinstance(custom.code, Code)
+    custom = SuiteError("MALFORMED_INI", "a plugin format's own code")
+    assert custom.code == "MALFORMED_INI" and not isinstance(custom.code, Code)
     assert AgentError("x", code="MY_AGENT_DOWN").code == "MY_AGENT_DOWN"
 
 

@@ -3,6 +3,8 @@ not blank, with the colours the figure promises where a person would look for th
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ import evalnb
 from evalnb import plots
 from evalnb.plots import style
 from evalnb.store import Store
-from tests.support.browser import render_png
+from tests.support.browser import chromium, render_png
 from tests.test_plots import agent, make_suite, mixed_results
 
 
@@ -63,14 +65,41 @@ def test_compare_png(store: Store, tmp_path: Path) -> None:
         assert share_of(pixels, rgb(style.CHANGE_COLOURS[change])) > 0.002, change
 
 
+def test_compare_of_several_suites_png(tmp_path: Path) -> None:
+    store = Store(tmp_path / "two.db")
+    mixed_results(store)
+    for i, fn in enumerate([lambda p: "yes", agent]):
+        evalnb.run(make_suite(), fn, store=store, version=f"v{i}", progress=False)
+    both = store.compare_all("v0", "v1")
+    fig = plots.compare(both)
+    pixels = render_png(fig, tmp_path / "compare-all.png")
+    assert_not_blank(pixels)
+    assert pixels.shape[0] == fig.layout.height  # both suites' panels drawn, one group under the other
+    for change in set(both.cases["change"]):
+        assert share_of(pixels, rgb(style.CHANGE_COLOURS[change])) > 0.002, change
+
+
+def test_zero_bars_and_undefined_kappa_are_drawn(tmp_path: Path) -> None:
+    result = evalnb.run(make_suite(), lambda p: "no", progress=False)  # every check at 0%
+    pixels = render_png(plots.categories(result), tmp_path / "zero.png")
+    assert_not_blank(pixels)
+    for colour in style.PALETTE[:2]:  # the 0% stubs are drawn in their check's colour
+        assert share_of(pixels, rgb(colour)) > 0.0005, colour
+    nan = float("nan")
+    table = pd.DataFrame({"check": ["Relevance", "Coherence"], "n": [8, 8], "exact": [0.5, 0.25],
+                          "kappa": [0.3, nan], "spearman": [0.2, nan]})  # fmt: skip
+    pixels = render_png(plots.agreement(table, value="kappa"), tmp_path / "kappa.png")
+    assert share_of(pixels, rgb("#afb8c1"), tolerance=12) > 0.002  # the hatching of the undefined bar
+
+
 def test_trend_png_bands_have_their_lines_colour(store: Store, tmp_path: Path) -> None:
     fig = plots.trend(store, "mixed-scales")
     pixels = render_png(fig, tmp_path / "trend.png")
     assert_not_blank(pixels)
     for band in (t for t in fig.data if t.name.endswith(" interval")):
         line = next(t for t in fig.data if t.name == band.name.removesuffix(" interval"))
-        # the band is the line's colour at 12% over white
-        tint = tuple(0.12 * c + 0.88 * 255 for c in rgb(line.line.color))
+        # the band is the line's colour at 15% over white
+        tint = tuple(0.15 * c + 0.85 * 255 for c in rgb(line.line.color))
         assert share_of(pixels, tint, tolerance=4) > 0.002, band.name
     assert_not_blank(render_png(plots.trend(store, "mixed-scales", value="pass_rate"), tmp_path / "pass.png"))
 
@@ -84,3 +113,31 @@ def test_agreement_png(store: Store, tmp_path: Path) -> None:
     pixels = render_png(plots.agreement(table), tmp_path / "agreement.png")
     assert_not_blank(pixels)
     assert share_of(pixels, rgb(style.PALETTE[0])) > 0.01
+
+
+def test_the_offline_judge_leaves_the_root_logger_alone_and_exports_print_nothing(tmp_path: Path) -> None:
+    # wordllama calls logging.basicConfig(level=INFO) when imported: left in place, every later INFO line of
+    # any library (kaleido's, when a figure is exported) would print. A fresh process, as a user's has.
+    script = f"""
+import logging, os, sys
+root = logging.getLogger()
+before = (list(root.handlers), root.level)
+import evalnb
+from evalnb.suite import Case, JudgedMetricCheck, Suite, Turn
+suite = Suite(name="offline", format="dataset-json", cases=[
+    Case(id=f"c{{i}}", name=f"c{{i}}", turns=[Turn(prompt="meal allowance?", expected="The daily meal allowance is $40.",
+         checks=[JudgedMetricCheck(type="Similarity")])]) for i in range(2)])
+result = evalnb.run(suite, lambda p: "You can spend up to forty dollars a day on food.", judge="embedding", progress=False)
+assert "wordllama" in sys.modules and result.scores["judge"].str.startswith("embedding").all(), result.scores
+assert (list(root.handlers), root.level) == before, (root.handlers, root.level)
+os.environ["BROWSER_PATH"] = {chromium()!r}
+evalnb.plots.scorecard(result).write_image({str(tmp_path / "card.png")!r}, width=800, height=400)
+print("root", logging.getLevelName(root.level), len(root.handlers))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=240, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "root WARNING 0"
+    assert "INFO" not in out.stderr and "INFO" not in out.stdout, out.stderr
+    assert (tmp_path / "card.png").stat().st_size > 1000

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -141,10 +140,9 @@ OLLAMA = re.compile(r"http://(?:127\.0\.0\.1|localhost):11434/v1")
 
 
 def project(tmp_path: Path) -> Path:
-    """The folder the README's commands run in: a project with the checkout's data/ (as after a clone)."""
+    """The folder the README's commands run in: an empty one (the examples they use ship in the package)."""
     folder = tmp_path / "project"
     folder.mkdir()
-    shutil.copytree(ROOT / "data", folder / "data", ignore=shutil.ignore_patterns("*.db", "__pycache__"))
     return folder
 
 

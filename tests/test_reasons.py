@@ -72,7 +72,7 @@ def test_an_unordered_rows_mismatch_names_the_row_by_its_keys() -> None:
         "rows": [{"country": "USA", "storeSales": 5.0}, {"country": "Canada", "storeSales": 9.0}],
     }
     result = evalnb.run(suite, lambda prompt: answer, progress=False)
-    line = 'rows[country="Canada"].storeSales: expected 7.0 ± (abs 0, rel 0), got 9.0'
+    line = 'rows[country="Canada"].storeSales: expected 7 ± (abs 0, rel 0), got 9'
     assert result.mismatches["reason"].tolist() == [line] and result.mismatches["row"].tolist() == [1]
     assert f"  {line}" in result.report()
 

@@ -9,7 +9,7 @@ exit) the program and everything it started are killed, a ``setsid`` daemon that
 Example::
 
     agent = Command(["python", "agent.py"], result="last_line", timeout=60)
-    result = evalnb.run("data/suites/tasks.toml", agent)
+    result = evalnb.run(evalnb.examples.path("tasks"), agent)
 """
 
 from __future__ import annotations

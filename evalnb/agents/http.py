@@ -43,7 +43,7 @@ from evalnb._numbers import seconds
 from evalnb._secrets import Secret, expand_env, safe_url, scrub, url_secrets
 from evalnb.agents.base import Request, Response, capped
 from evalnb.agents.types import BuildContext, register_agent_type
-from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, read_body, require_reachable
+from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, read_body, require_reachable, send
 from evalnb.errors import AgentError, ConfigError
 
 __all__ = ["ASK_BODY", "ASK_MAPPING", "HTTP", "HTTPAgentConfig", "Secret", "expand_env", "get_path"]
@@ -279,18 +279,23 @@ class HTTP:
 
         headers = {"Accept": "application/json", **self.headers}
         headers.update({k: v.get() for k, v in self._secret_headers.items()})
-        kwargs: dict[str, Any] = {"headers": headers}
+        data: str | None = None
         if self.method not in ("GET", "HEAD"):
-            kwargs["json"] = self.build_body(request)
+            data = json.dumps(self.build_body(request))
+            if not any(k.lower() == "content-type" for k in headers):
+                headers["Content-Type"] = "application/json"
         secrets = self._secrets()
         where = _without_query(self.url)
         started = time.perf_counter()
         try:
-            timeout = aiohttp.ClientTimeout(total=self.timeout)
+            # Redirects are followed; the configured headers (secret or not) stay with their origin.
             async with (
-                aiohttp.ClientSession(timeout=timeout) as session,
-                session.request(self.method, self.url, **kwargs) as resp,
+                aiohttp.ClientSession() as session,
+                send(
+                    session, self.method, self.url, headers=headers, data=data, timeout=self.timeout
+                ) as sent,
             ):
+                resp = sent.response
                 status = resp.status
                 raw, cut = await read_body(resp)
                 content_type = resp.headers.get("Content-Type", "")
@@ -305,7 +310,7 @@ class HTTP:
         if status >= 400:
             snippet = scrub(text.strip().replace("\n", " ")[:_SNIPPET], secrets)
             transient = status == 429 or status >= 500 or status == 408
-            error = AgentError(f"{where} answered HTTP {status}: {snippet}", transient=transient)
+            error = AgentError(f"{where} answered HTTP {status}: {snippet}{sent.note()}", transient=transient)
             if transient and retry_after:
                 # The runner waits this long before its retry (it reads ``retry_after`` from the error).
                 error.retry_after = parse_retry_after(retry_after)  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ the request's ``allowed_tools`` does not permit: it is not run, and the turn end
 Example::
 
     agent = OpenAIChat("gpt-4o-mini", system="Answer in one sentence.")
-    result = evalnb.run("data/suites/knowledge-base.json", agent)
+    result = evalnb.run(evalnb.examples.path("knowledge-base"), agent)
     result.runs[["case_id", "model", "prompt_tokens", "completion_tokens"]]
 """
 
@@ -31,6 +31,7 @@ from evalnb._secrets import expand_env
 from evalnb.agents.base import Request, Response, ToolCall
 from evalnb.agents.types import BuildContext, register_agent_type
 from evalnb.chat import ChatClient, safe_url
+from evalnb.chat.client import decoding_note
 from evalnb.errors import AgentError, ChatError, ConfigError, EvalnbError
 
 __all__ = ["OpenAIAgentConfig", "OpenAIChat"]
@@ -42,8 +43,11 @@ class OpenAIChat:
     Args:
         model: the model name (Azure: defaults to the deployment).
         base_url: e.g. ``http://127.0.0.1:11434/v1``; default ``$OPENAI_BASE_URL``, then OpenAI's.
-        api_key_env: the environment variable holding the key (never the key itself, so that configuration
-            files and results hold no secret). No variable set: no auth header (local servers).
+        api_key: the key itself (from Python; a configuration file names only ``api_key_env``). It is sent as
+            ``Authorization: Bearer`` (Azure: ``api-key``) and appears in no output: the ``repr`` says
+            ``api_key=<set>``, errors are scrubbed of it, and nothing stored or reported holds it.
+        api_key_env: the environment variable holding the key when ``api_key`` is not given (default
+            ``OPENAI_API_KEY``). No key at all: no auth header (local servers).
         system: a system message sent first.
         temperature: sampling temperature (0 by default, for repeatable evaluations).
         max_tokens: completion token cap, if any.
@@ -77,6 +81,7 @@ class OpenAIChat:
         model: str | None = None,
         *,
         base_url: str | None = None,
+        api_key: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         system: str | None = None,
         temperature: float | None = 0.0,
@@ -109,6 +114,7 @@ class OpenAIChat:
             self.client = ChatClient(
                 model,
                 base_url=base_url,
+                api_key=api_key,
                 api_key_env=api_key_env,
                 azure_endpoint=azure_endpoint,
                 deployment=deployment,
@@ -168,11 +174,12 @@ class OpenAIChat:
         extra = {"tools": self.tools} if self.tools else {}
         calls: list[ToolCall] = []
         usage: dict[str, Any] = {}
-        latency, attempts, rounds = 0.0, 0, 0
+        latency, attempts, rounds, replaced = 0.0, 0, 0, 0
         while True:
             reply = await self._complete(messages, extra)
             latency += reply.latency_ms
             attempts += reply.attempts
+            replaced += reply.replaced
             _add(usage, reply.usage)
             asked = [_call(raw) for raw in reply.tool_calls]
             if not asked or not self.tool_functions or rounds >= self.max_tool_rounds:
@@ -196,7 +203,12 @@ class OpenAIChat:
             usage=usage or None,
             latency_ms=latency,
             tool_calls=calls,
-            meta={"attempts": attempts, **({"tool_rounds": rounds} if rounds else {})},
+            meta={
+                "attempts": attempts,
+                **({"tool_rounds": rounds} if rounds else {}),
+                # bytes that were not UTF-8 became U+FFFD: the answer is kept, and says so
+                **({"invalid_utf8": replaced, "note": decoding_note(replaced)} if replaced else {}),
+            },
         )
 
     async def _complete(self, messages: list[dict[str, Any]], extra: Mapping[str, Any]) -> Any:

@@ -279,7 +279,7 @@ class Record:
     Example::
 
         agent = Record(OpenAIChat("gpt-4o-mini"), "cassettes/kb.jsonl")
-        result = evalnb.run("data/suites/knowledge-base.json", agent)
+        result = evalnb.run(evalnb.examples.path("knowledge-base"), agent)
     """
 
     @classmethod

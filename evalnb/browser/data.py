@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalnb.results.frames import first_failing as first_turns
 from evalnb.results.frames import records
 from evalnb.scoring import RANK
 
@@ -84,6 +85,14 @@ def categories(result: Result) -> list[str]:
     return [str(c) for c in dict.fromkeys(result.cases["category"].dropna().tolist())]
 
 
+def _check_status(result: Result, check: str) -> dict[str, str]:
+    """Per case, the worst status of one check over its runs and turns (``failed`` beats ``passed``)."""
+    sc = result.scores[result.scores["check_id"] == check]
+    by_rank = {v: k for k, v in RANK.items()}
+    worst = sc.assign(_r=sc["status"].map(RANK).fillna(RANK["skipped"])).groupby("case_id")["_r"].max()
+    return {str(cid): by_rank[int(r)] for cid, r in worst.items()}
+
+
 def case_ids(result: Result, *, status: str = NOT_PASSED, check: str = ALL, category: str = ALL) -> list[str]:
     """The cases a filter keeps, in suite order.
 
@@ -106,29 +115,30 @@ def case_ids(result: Result, *, status: str = NOT_PASSED, check: str = ALL, cate
     if check == ALL:
         keep = cases if wanted is None else cases[cases["status"].isin(wanted)]
         return [str(c) for c in keep["case_id"]]
-    sc = result.scores[result.scores["check_id"] == check]
-    by_rank = {v: k for k, v in RANK.items()}
-    worst = sc.assign(_r=sc["status"].map(RANK).fillna(RANK["skipped"])).groupby("case_id")["_r"].max()
-    out = []
-    for cid in cases["case_id"]:
-        if cid not in worst.index:
-            continue
-        if wanted is None or by_rank[int(worst[cid])] in wanted:
-            out.append(str(cid))
-    return out
+    of_check = _check_status(result, check)
+    return [
+        str(cid)
+        for cid in cases["case_id"]
+        if str(cid) in of_check and (wanted is None or of_check[str(cid)] in wanted)
+    ]
 
 
-def case_label(result: Result, case_id: str) -> str:
-    """How the case list names a case: ``FAIL · top-3-product-families · Top 3 product families``."""
+_MARKS = {"passed": "PASS", "failed": "FAIL", "degraded": "DEGRADED", "skipped": "SKIP"}
+
+
+def case_label(result: Result, case_id: str, *, check: str = ALL) -> str:
+    """How the case list names a case: ``FAIL · top-3-product-families · Top 3 product families``; with a
+    ``check``, by that check's status in the case (the one the filter chose it by): ``PASS [rows] · ...``."""
     row = result.cases[result.cases["case_id"] == case_id]
     if row.empty:
         return case_id
     r = records(row)[0]
-    mark = {"passed": "PASS", "failed": "FAIL", "degraded": "DEGRADED", "skipped": "SKIP"}.get(
-        r["status"], "?"
-    )
     name = f" · {r['case_name']}" if r["case_name"] and r["case_name"] != case_id else ""
-    return f"{mark} · {case_id}{name}"
+    if check != ALL:
+        status = _check_status(result, check).get(case_id)
+        mark = _MARKS.get(status, "?") if status else "NOT CHECKED"
+        return f"{mark} [{check}] · {case_id}{name}"
+    return f"{_MARKS.get(r['status'], '?')} · {case_id}{name}"
 
 
 def runs_of(result: Result, case_id: str) -> list[int]:
@@ -144,14 +154,21 @@ def turns_of(result: Result, case_id: str, run: int) -> list[int]:
     return sorted({int(x) for x in r.loc[at, "turn"].dropna()})
 
 
-def first_failing(result: Result, case_id: str) -> tuple[int, int]:
-    """The first run and turn of a case that did not pass (else the first there is)."""
+def first_failing(result: Result, case_id: str, *, check: str = ALL) -> tuple[int, int]:
+    """The first run and turn of a case that did not pass (else the first there is); with a ``check``, the
+    first where that check did not pass (else the case's first that did not pass)."""
     r = result.runs[result.runs["case_id"] == case_id]
-    bad = r[r["status"].isin(["failed", "degraded"])]
-    pick = bad if len(bad) else r
-    if pick.empty:
+    if r.empty:
         return 0, 0
-    row = pick.sort_values(["run", "turn"]).iloc[0]
+    if check != ALL:
+        sc = result.scores
+        bad = sc[
+            (sc["case_id"] == case_id) & (sc["check_id"] == check) & sc["status"].isin(["failed", "degraded"])
+        ]
+        if len(bad):
+            row = bad.sort_values(["run", "turn"]).iloc[0]
+            return int(row["run"]), int(row["turn"])
+    row = first_turns(r).iloc[0]
     return int(row["run"]), int(row["turn"])
 
 

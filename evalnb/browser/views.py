@@ -126,7 +126,12 @@ def _reason(value: Any) -> str:
 
 
 def _cell_text(value: Any) -> str:
-    return "null" if value is None else str(value)
+    if value is None:
+        return "null"
+    # a count read into a float column (a SQL sum, a DataFrame) shows as the count it is: 8, not 8.0
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return str(value)
 
 
 def _rows_table(
@@ -216,6 +221,17 @@ def _head(view: CaseView, *, status: str | None = None) -> str:
     )
 
 
+def _no_text(view: CaseView) -> str:
+    """What the Actual box says when the answer has no text: a cube answer may be rows alone."""
+    if view.actual_rows is not None:
+        n = len(view.actual_rows)
+        return f"(rows only: no text; the {n} row{'s' * (n != 1)} answered are under Rows)"
+    if not view.error and view.mismatches:
+        # a saved run keeps no answer rows, only where they differed
+        return "(rows only: no text; a saved run keeps where the rows differed, listed under Rows)"
+    return "(no answer)"
+
+
 def case_html(view: CaseView) -> str:
     """One case x run x turn: prompt, expected and actual side by side (differences marked), the error if the
     turn degraded, each check's status, value and reason, and its rows."""
@@ -227,7 +243,7 @@ def case_html(view: CaseView) -> str:
         '<div class="eb-cols">',
         _text_box("Prompt", _e(view.prompt), none="(no prompt)"),
         _text_box("Expected", exp, none="(the suite gives no expected answer)"),
-        _text_box("Actual", act, none="(no answer)"),
+        _text_box("Actual", act, none=_no_text(view)),
         "</div>",
     ]
     if view.error:
@@ -262,8 +278,12 @@ def comparison_html(
         ),
         "</div>",
         '<div class="eb-cols eb-two">',
-        _text_box(f"Answer of {la}", ta if a else None, none=f"(the case is not in {la})"),
-        _text_box(f"Answer of {lb}", tb if b else None, none=f"(the case is not in {lb})"),
+        _text_box(
+            f"Answer of {la}", ta if a else None, none=_no_text(a) if a else f"(the case is not in {la})"
+        ),
+        _text_box(
+            f"Answer of {lb}", tb if b else None, none=_no_text(b) if b else f"(the case is not in {lb})"
+        ),
         "</div>",
     ]
     reasons_a = {c["check_id"]: c for c in (a.checks if a else [])}

@@ -37,10 +37,11 @@ _CHANGES = [
     ("changed", "changed"),
     ("new", "new"),
     ("gone", "gone"),
+    ("degraded", "degraded"),
     ("same", "same"),
     ("all", ALL),
 ]
-_MOVED = {"regressed", "improved", "changed", "new", "gone"}
+_MOVED = {"regressed", "improved", "changed", "new", "gone", "degraded"}
 _NARROW = {"description_width": "60px"}
 
 
@@ -204,7 +205,8 @@ class ResultBrowser(_Browser):
         )
 
     def _label(self, case_id: str) -> str:
-        return data.case_label(self.result, case_id)
+        # under a check filter, a case is listed by that check's status, not the case's
+        return data.case_label(self.result, case_id, check=self.check.value)
 
     def _runs(self, case_id: str) -> list[int]:
         return data.runs_of(self.result, case_id)
@@ -213,7 +215,7 @@ class ResultBrowser(_Browser):
         return data.turns_of(self.result, case_id, run)
 
     def _first(self, case_id: str) -> tuple[int, int]:
-        return data.first_failing(self.result, case_id)
+        return data.first_failing(self.result, case_id, check=self.check.value)
 
     def _html(self, case_id: str, run: int, turn: int) -> str:
         return case_html(data.case_view(self.result, case_id, run, turn))

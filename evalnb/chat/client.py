@@ -39,11 +39,12 @@ from evalnb.chat.net import (
     read_body,
     require_reachable,
     safe_url,
+    send,
 )
 from evalnb.chat.session import shared_session
 from evalnb.errors import ChatError, ConfigError
 
-__all__ = ["DEFAULT_AZURE_API_VERSION", "DEFAULT_BASE_URL", "ChatClient", "ChatReply"]
+__all__ = ["DEFAULT_AZURE_API_VERSION", "DEFAULT_BASE_URL", "ChatClient", "ChatReply", "decoding_note"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
@@ -67,6 +68,8 @@ class ChatReply:
             converted to it); None otherwise.
         tool_calls: the first choice's ``message.tool_calls`` as the server sent them (the calls the model asks
             for; nothing is executed here).
+        replaced: how many byte sequences of the body were not UTF-8 and became U+FFFD (the answer is kept, as
+            the HTTP agent keeps one; :attr:`note` says so).
     """
 
     text: str
@@ -77,6 +80,19 @@ class ChatReply:
     truncated: bool = False
     logprobs: list[dict[str, Any]] | None = None
     tool_calls: tuple[dict[str, Any], ...] = ()
+    replaced: int = 0
+
+    @property
+    def note(self) -> str | None:
+        """What a reason should say about the answer's bytes (None: they were all UTF-8)."""
+        return decoding_note(self.replaced)
+
+
+def decoding_note(replaced: int) -> str | None:
+    """``"N invalid UTF-8 byte sequence(s) in the answer were replaced by U+FFFD"``, or None for 0."""
+    if not replaced:
+        return None
+    return f"{replaced} invalid UTF-8 byte sequence(s) in the answer were replaced by U+FFFD"
 
 
 class ChatClient:
@@ -295,7 +311,6 @@ class ChatClient:
         headers = self._request_headers()
         shared = await shared_session()
         limiter = limiter_for(self.endpoint, initial=self.concurrency)
-        timeout = aiohttp.ClientTimeout(total=self.timeout)
         last = ""
         status: int | None = None
         attempts = self.retries + 1
@@ -304,9 +319,17 @@ class ChatClient:
             async with limiter.slot() as started:
                 t0 = time.perf_counter()
                 try:
-                    async with shared.post(
-                        self.url, data=payload, headers=headers, timeout=timeout, proxy=self._proxy
-                    ) as resp:
+                    # Redirects are followed; the key and every configured header stay with their origin.
+                    async with send(
+                        shared,
+                        "POST",
+                        self.url,
+                        data=payload,
+                        headers=headers,
+                        timeout=self.timeout,
+                        proxy=self._proxy,
+                    ) as sent:
+                        resp = sent.response
                         status = resp.status
                         raw, cut = await read_body(resp)
                         if status == 200:
@@ -314,7 +337,7 @@ class ChatClient:
                             limiter.on_success()
                             learn(self.endpoint, limiter.limit)
                             return reply
-                        snippet = scrub(_snippet(raw), self._secrets)
+                        snippet = scrub(_snippet(raw), self._secrets) + sent.note()
                         if status == 429:
                             limiter.on_rate_limited(started)
                             learn(self.endpoint, limiter.limit)
@@ -355,8 +378,15 @@ class ChatClient:
     def _parse(self, raw: bytes, t0: float, attempts: int, *, cut: bool = False) -> ChatReply:
         if cut:
             return self._head(raw, t0, attempts)
+        replaced = 0
         try:
-            data = json.loads(raw)
+            try:
+                data = json.loads(raw)  # bytes: UTF-8, -16 or -32, as JSON allows
+            except UnicodeDecodeError:
+                # One bad byte does not make the answer unusable: decoded with U+FFFD, as the HTTP agent does.
+                text = raw.decode("utf-8", "replace")
+                replaced = max(1, text.count("\ufffd") - raw.count("\ufffd".encode()))
+                data = json.loads(text)
             message = data["choices"][0]["message"]
             if not isinstance(message, dict):  # a proxy's own shape ({"message": "..."}): not a chat answer
                 raise TypeError("message is not an object")
@@ -381,6 +411,7 @@ class ChatClient:
             truncated=truncated,
             logprobs=token_logprobs(data["choices"][0].get("logprobs")),
             tool_calls=tuple(c for c in calls if isinstance(c, dict)) if isinstance(calls, list) else (),
+            replaced=replaced,
         )
 
     def _head(self, raw: bytes, t0: float, attempts: int) -> ChatReply:

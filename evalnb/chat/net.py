@@ -1,5 +1,6 @@
 """What every HTTP caller of evalnb shares (chat client, HTTP agent): URLs fit for messages, ``Retry-After``,
-the start-up reachability probe and the proxy of a URL.
+the start-up reachability probe, the proxy of a URL, and requests that follow redirects without carrying
+secrets to another origin.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import contextlib
 import email.utils
 import math
 import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from evalnb._caps import MAX_BODY
@@ -16,13 +19,17 @@ from evalnb._secrets import safe_url
 from evalnb.errors import ConfigError
 
 __all__ = [
+    "MAX_REDIRECTS",
     "PREFLIGHT_TIMEOUT",
+    "Sent",
+    "origin_of",
     "parse_retry_after",
     "probe",
     "proxy_for",
     "read_body",
     "require_reachable",
     "safe_url",
+    "send",
 ]
 
 PREFLIGHT_TIMEOUT = 5.0
@@ -153,3 +160,129 @@ def proxy_for(url: str) -> str | None:
     if host in ("127.0.0.1", "localhost", "::1") or urllib.request.proxy_bypass(host):
         return None
     return urllib.request.getproxies().get(parts.scheme)
+
+
+# --------------------------------------------------------------------------------------------------
+# Redirects: followed, without the caller's headers once they lead to another origin
+# --------------------------------------------------------------------------------------------------
+
+MAX_REDIRECTS = 10
+"""Redirects one request follows before it fails."""
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# Headers that say what the body is and what answer is wanted: the only ones kept on another origin.
+_NEUTRAL = frozenset({"content-type", "accept"})
+
+
+def origin_of(url: str) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``, the default port filled in: two URLs share an origin when these match.
+
+    Example::
+
+        origin_of("https://API.example.com/v1") == origin_of("https://api.example.com:443/other")
+        # True
+    """
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
+
+
+@dataclass
+class Sent:
+    """The final answer of :func:`send`.
+
+    Attributes:
+        response: the ``aiohttp`` response (open while the ``async with`` block runs).
+        url: the URL that answered (the request's own unless it was redirected).
+        elsewhere: the first URL of another origin the request was redirected to (shown without secrets), which
+            was sent none of the caller's headers; None when every hop stayed on the request's origin.
+    """
+
+    response: Any
+    url: str
+    elsewhere: str | None = None
+
+    def note(self) -> str:
+        """`` (redirected to another origin, URL, which was sent none of the configured headers)``, or ``""``."""
+        if self.elsewhere is None:
+            return ""
+        return f" (redirected to another origin, {self.elsewhere}, which was sent none of the configured headers)"
+
+
+@contextlib.asynccontextmanager
+async def send(
+    session: Any,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    data: str | bytes | None = None,
+    timeout: float,
+    proxy: str | None = None,
+    max_redirects: int = MAX_REDIRECTS,
+) -> AsyncIterator[Sent]:
+    """Send one request, following redirects as a browser does, and give the final answer.
+
+    Secrets stay with their origin: once a redirect leads to another origin (scheme, host or port), every
+    header the caller gave is dropped (an API key's ``Authorization``, Azure's ``api-key``, gateway tokens,
+    plain extra headers), as browsers and ``requests`` drop ``Authorization``; only ``Content-Type`` and
+    ``Accept`` go on, and they do not come back if a later redirect returns to the first origin (nor does the
+    URL's ``user:password`` go to another origin). 301/302 of a POST and 303 continue as a GET without the body;
+    307 and 308 repeat the request. ``timeout`` covers the whole chain.
+
+    Raises:
+        aiohttp.ClientError: a connection failure, a redirect to a URL that is not http(s), or more than
+            ``max_redirects`` redirects.
+
+    Example::
+
+        async with send(session, "POST", url, headers={"Authorization": "Bearer k"}, data=body, timeout=60) as sent:
+            raw, cut = await read_body(sent.response)
+    """
+    import urllib.parse
+
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    home = origin_of(url)
+    current = dict(headers)
+    elsewhere: str | None = None
+    for _ in range(max_redirects + 1):
+        remaining = max(deadline - loop.time(), 0.001)
+        resp = await session.request(
+            method,
+            url,
+            headers=current,
+            data=data,
+            proxy=proxy,
+            allow_redirects=False,
+            timeout=aiohttp.ClientTimeout(total=remaining),
+        )
+        location = resp.headers.get("Location")
+        if resp.status not in _REDIRECTS or not location:
+            try:
+                yield Sent(resp, url, elsewhere)
+            finally:
+                resp.release()
+            return
+        resp.release()
+        target = urllib.parse.urljoin(url, location.strip())
+        if urllib.parse.urlsplit(target).scheme.lower() not in ("http", "https"):
+            raise aiohttp.ClientError(f"redirected to {safe_url(target)!r}, which is not an http(s) URL")
+        if (resp.status == 303 and method != "HEAD") or (resp.status in (301, 302) and method == "POST"):
+            method, data = "GET", None
+            current = {
+                k: v for k, v in current.items() if k.lower() not in ("content-type", "content-length")
+            }
+        if elsewhere is None and origin_of(target) != home:
+            elsewhere = safe_url(target)
+            current = {k: v for k, v in current.items() if k.lower() in _NEUTRAL}
+        url = target
+    raise aiohttp.ClientError(f"more than {max_redirects} redirects")

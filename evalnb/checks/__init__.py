@@ -6,6 +6,7 @@ refusal, insight), ``rows`` (row comparison), ``judged`` (llm_judge and the 1-5 
 with :func:`check` (the built-ins' signature) or :func:`register` (the short form).
 """
 
+from evalnb._lazy import submodule
 from evalnb.checks.registry import (
     CheckContext,
     CheckDef,
@@ -51,4 +52,4 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return getattr(importlib.import_module(_BLOCKS[name]), name)
-    raise AttributeError(f"module 'evalnb.checks' has no attribute {name!r}")
+    return submodule(__name__, name)  # evalnb.checks.scales ... after `import evalnb` alone

@@ -176,6 +176,8 @@ class CheckDef:
         builtin: whether evalnb defines it.
         options: the keyword options it accepts (``None``: any), checked when a suite is loaded.
         source: the function as it was registered (your short-form function for :func:`register`).
+        higher_is_better: which way your check's value is better, when you said so (``None``: the scale's,
+            see :func:`evalnb.checks.scales.higher_is_better`).
     """
 
     name: str
@@ -184,6 +186,7 @@ class CheckDef:
     builtin: bool = False
     options: tuple[str, ...] | None = None
     source: Callable[..., Any] | None = None
+    higher_is_better: bool | None = None
 
 
 _CHECKS: dict[str, CheckDef] = {}  # built-ins by spec type
@@ -220,12 +223,14 @@ def check(
     *,
     needs: Iterable[str] = ("workdir", "judge", "data"),
     options: Iterable[str] | None = None,
+    higher_is_better: bool | None = None,
 ) -> Any:
     """Register a check of yours with the built-ins' signature ``fn(spec, ctx)``; usable as a decorator.
 
     ``spec.settings`` holds the options the suite gave it. By default it is given everything a built-in may
     see (``needs``); say ``needs=()`` when it looks at the response only (its runs then skip creating working
-    directories), ``needs={"cpu"}`` to run it off the event loop.
+    directories), ``needs={"cpu"}`` to run it off the event loop. ``higher_is_better=False`` says its value
+    should go down (a count of retries): comparisons then gate when it rises.
 
     Example::
 
@@ -234,19 +239,23 @@ def check(
             return len((ctx.response.text or "").split()) <= spec.settings.get("max_words", 50)
     """
     _identifier(name)
+    direction = _direction(higher_is_better)
 
     def deco(f: CheckFn) -> CheckFn:
-        _USER[name] = CheckDef(name, f, _needs(needs), options=_tuple(options), source=f)
+        _USER[name] = CheckDef(
+            name, f, _needs(needs), options=_tuple(options), source=f, higher_is_better=direction
+        )
         return f
 
     return deco(fn) if fn is not None else deco
 
 
-def register(name: str, fn: Callable[..., Any] | None = None) -> Any:
+def register(name: str, fn: Callable[..., Any] | None = None, *, higher_is_better: bool | None = None) -> Any:
     """Register a check of yours written as ``fn(turn, response, **options)``; usable as a decorator.
 
     The short form of :func:`check`: it receives the turn, the agent's Response and the options the suite gave
     it, and returns a :class:`Score`, a ``(value, passed, reason)`` tuple, or a bool. It may be ``async``.
+    ``higher_is_better=False`` says its value should go down (comparisons gate when it rises).
 
     Example::
 
@@ -254,16 +263,25 @@ def register(name: str, fn: Callable[..., Any] | None = None) -> Any:
             len((response.text or "").split()) <= max_words)
     """
     _identifier(name)
+    direction = _direction(higher_is_better)
 
     def deco(f: Callable[..., Any]) -> Callable[..., Any]:
         def adapted(spec: Any, ctx: CheckContext) -> Any:
             return f(ctx.turn, ctx.response, **dict(spec.settings))
 
         # It sees the turn and the response only; the working directory is not its business.
-        _USER[name] = CheckDef(name, adapted, frozenset(), options=_keyword_options(f), source=f)
+        _USER[name] = CheckDef(
+            name, adapted, frozenset(), options=_keyword_options(f), source=f, higher_is_better=direction
+        )
         return f
 
     return deco(fn) if fn is not None else deco
+
+
+def _direction(higher_is_better: bool | None) -> bool | None:
+    if higher_is_better is not None and not isinstance(higher_is_better, bool):
+        raise TypeError(f"higher_is_better must be True, False or None, not {higher_is_better!r}")
+    return higher_is_better
 
 
 def _identifier(name: str) -> None:

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalnb._text import nfc
+
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
@@ -28,21 +30,44 @@ __all__ = [
     "strings",
 ]
 
-_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-_NUMBER_RE = re.compile(_NUMBER)
-_NOISE = r"[$£€¥,\s]"  # currency symbols, thousands separators and blanks inside a number
-_MAYBE_NUMBER = r"\s*[-+($£€¥.\d]"
+# docs/cube-yaml.md, numbers and text in rows: the one grammar of a number written as text. Both readings (one
+# cell, a whole column through pandas) use these patterns, which Python's `re` and Arrow's RE2 read alike:
+# explicit character classes, no look-around, no back-references.
+_BLANK = "[ \t\n\r\f\v\u00a0\u2009\u202f]"  # around a number and its parts: spaces, tabs, no-break spaces
+_SPACE_GROUP = "[ \u00a0\u2009\u202f]"  # a space between thousands groups (1 234 567)
+_CURRENCY = "[$£€¥]"
+
+
+def _number_pattern(*, decimal_comma: bool) -> str:
+    point, group = (",", "[.]") if decimal_comma else ("[.]", ",")
+    lead = "[1-9][0-9]{0,2}"  # a first group: 0,123 is no thousands grouping
+    integer = f"(?:{lead}(?:{group}[0-9]{{3}})+|{lead}(?:{_SPACE_GROUP}[0-9]{{3}})+|[0-9]+)"
+    body = f"(?:{integer}(?:{point}[0-9]*)?|{point}[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    pct = f"(?:{_BLANK}*%)?"
+    b = f"{_BLANK}*"
+    # one currency symbol at most, before or after the digits; a sign before the symbol or just after it
+    unsigned = f"(?:{_CURRENCY}{b}{body}{pct}|{body}(?:{b}{_CURRENCY})?{pct})"
+    signed = f"(?:(?:[+-]{b})?{unsigned}|{_CURRENCY}{b}[+-]{b}{body}{pct})"
+    return f"{b}(?:[(]{b}{unsigned}{b}[)]|{signed}){b}"
+
+
+_NUMBER = {comma: _number_pattern(decimal_comma=comma) for comma in (False, True)}
+_NUMBER_RE = {comma: re.compile(pattern) for comma, pattern in _NUMBER.items()}
+_NOT_DIGITS = {False: "[^0-9.eE+-]", True: "[^0-9,eE+-]"}  # what a matched number loses before float()
+_NOT_DIGITS_RE = {comma: re.compile(pattern) for comma, pattern in _NOT_DIGITS.items()}
+_MAYBE_NUMBER = f"{_BLANK}*[-+($£€¥.,0-9]"  # a cheap first test: labels fail it at their first character
 
 
 def normalise_key(key: object) -> str:
-    """The form under which row keys compare: ``Store Sales``, ``store_sales``, ``STORE-SALES`` -> ``storesales``.
+    """The form under which row keys compare: ``Store Sales``, ``store_sales``, ``STORE-SALES`` -> ``storesales``
+    (in Unicode NFC, so ``Café`` typed with a combining accent is the same key).
 
     Example::
 
         normalise_key("Store Sales") == normalise_key("store_sales") == normalise_key("storeSales")
         # True
     """
-    return re.sub(r"[\s_\-]+", "", str(key)).lower()
+    return nfc(nfc(re.sub(r"[\s_\-]+", "", str(key))).lower())
 
 
 @dataclass
@@ -112,13 +137,20 @@ def presence(side: Side, name: str | None, n: int) -> np.ndarray:
     return side.present[name].to_numpy(dtype=bool)
 
 
-def parse_number(value: Any) -> float | None:
+def parse_number(value: Any, *, decimal_comma: bool = False) -> float | None:
     """Parse one value the lenient way the cube spec reads expected numbers; ``None`` if it is not a number.
+
+    Text is a number when it is one as people write them (docs/cube-yaml.md, numbers and text in rows):
+    digits with well-formed thousands groups (``1,234,567``, ``1 234``), a decimal point, an exponent, a sign
+    or accounting parentheses, one currency symbol and a trailing ``%``. ``"1,5"``, ``"12,34"`` or ``"1,,5"`` are
+    text. With ``decimal_comma`` the comma is the decimal mark and dots group thousands (``"1.234,5"``).
 
     Example::
 
-        parse_number("$565,238.13"), parse_number("(500)"), parse_number("12%"), parse_number("Food")
+        parse_number("$565,238.13"), parse_number("(500)"), parse_number("12%"), parse_number("1,5")
         # (565238.13, -500.0, 12.0, None)
+        parse_number("1.234,5", decimal_comma=True)
+        # 1234.5
     """
     if isinstance(value, bool):
         return None
@@ -131,14 +163,11 @@ def parse_number(value: Any) -> float | None:
             return float(value)
         except (TypeError, ValueError):
             return None
-    text = re.sub(_NOISE, "", value.strip())
-    neg = text.startswith("(") and text.endswith(")")
-    if neg:
-        text = text[1:-1]
-    text = text.removesuffix("%")
-    if not _NUMBER_RE.fullmatch(text):
+    if not _NUMBER_RE[decimal_comma].fullmatch(value):
         return None
-    return -float(text) if neg else float(text)
+    digits = _NOT_DIGITS_RE[decimal_comma].sub("", value)
+    number = float(digits.replace(",", ".") if decimal_comma else digits)
+    return -number if "(" in value else number
 
 
 _ONE_KIND = {
@@ -152,11 +181,14 @@ _ONE_KIND = {
 """``pandas.api.types.infer_dtype`` kinds (nulls skipped) in which every cell is text, a bool or a number."""
 
 
-def parse_series(s: pd.Series, *, strict_types: bool) -> tuple[np.ndarray, np.ndarray]:
+def parse_series(
+    s: pd.Series, *, strict_types: bool, decimal_comma: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Lenient numbers for a whole column: ``(values, parsed)``; nulls parse as NaN.
 
     ``strict_types`` (the expected side) keeps booleans out of the numbers. A cell that parsed holds a
-    number in ``values``; every other cell holds NaN.
+    number in ``values``; every other cell holds NaN. Text cells are read as :func:`parse_number` reads them
+    (with ``decimal_comma`` too), by the same patterns.
 
     Example::
 
@@ -210,16 +242,16 @@ def parse_series(s: pd.Series, *, strict_types: bool) -> tuple[np.ndarray, np.nd
         maybe = text.str.match(_MAYBE_NUMBER).to_numpy(dtype=bool, na_value=False)
         if maybe.any():
             idx, text = idx[maybe], text[maybe].reset_index(drop=True)
-            text = text.str.replace(_NOISE, "", regex=True)
-            neg = (text.str.startswith("(") & text.str.endswith(")")).to_numpy(dtype=bool, na_value=False)
-            text = text.str.replace(r"^\((.*)\)$", r"\1", regex=True).str.replace(r"%$", "", regex=True)
-            valid = text.str.fullmatch(_NUMBER).to_numpy(dtype=bool, na_value=False)
-            nums = pd.to_numeric(text.where(valid), errors="coerce").to_numpy(
-                dtype="float64", na_value=np.nan
-            )
-            nums = np.where(neg, -nums, nums)
-            values[idx[valid]] = nums[valid]
-            ok[idx[valid]] = True
+            valid = text.str.fullmatch(_NUMBER[decimal_comma]).to_numpy(dtype=bool, na_value=False)
+            if valid.any():
+                idx, text = idx[valid], text[valid].reset_index(drop=True)
+                neg = text.str.contains("(", regex=False).to_numpy(dtype=bool, na_value=False)
+                digits = text.str.replace(_NOT_DIGITS[decimal_comma], "", regex=True)
+                if decimal_comma:
+                    digits = digits.str.replace(",", ".", regex=False)
+                nums = pd.to_numeric(digits, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+                values[idx] = np.where(neg, -nums, nums)
+                ok[idx] = True
     return values, ok
 
 
@@ -248,7 +280,7 @@ def _numbers(objs: np.ndarray, *, plain: bool) -> np.ndarray:
 
 
 def strings(s: pd.Series) -> pd.Series:
-    """Trimmed text of every cell (``None`` for nulls), as a pandas string column.
+    """Trimmed text of every cell (``None`` for nulls) in Unicode NFC, as a pandas string column.
 
     Example::
 
@@ -259,7 +291,34 @@ def strings(s: pd.Series) -> pd.Series:
 
     if not (pdt.is_string_dtype(s.dtype) and s.dtype != object):
         s = s.map(lambda v: None if v is None or v != v else str(v), na_action="ignore")
-    return s.astype("string").str.strip()
+    return _composed(s.astype("string").str.strip())
+
+
+def _composed(s: pd.Series) -> pd.Series:
+    """``s`` (a string column) in Unicode NFC; only cells that are not ASCII are looked at again.
+
+    docs/cube-yaml.md, numbers and text in rows: text compares in NFC. Nearly every column is ASCII, which
+    one test of the joined text finds many times faster than normalising (or testing) cell by cell.
+    """
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(s.dtype, pd.StringDtype) and str(s.dtype.storage).startswith("pyarrow"):
+        other = ~s.str.isascii().to_numpy(dtype=bool, na_value=False)
+    else:
+        cells = np.asarray(s.array, dtype=object)
+        try:
+            joined = "".join(cells)
+        except TypeError:  # nulls among the text
+            joined = "".join(v for v in cells if type(v) is str)
+        if joined.isascii():
+            return s
+        other = np.fromiter((type(v) is str and not v.isascii() for v in cells), dtype=bool, count=len(cells))
+    if not other.any():
+        return s
+    s = s.copy()
+    s[other] = s[other].str.normalize("NFC")
+    return s
 
 
 def same_text(e: pd.Series, a: pd.Series) -> np.ndarray | None:

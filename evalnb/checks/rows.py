@@ -2,12 +2,12 @@
 
 Rules, each from the cube spec:
 
-* keys compare case-insensitively with whitespace, ``_`` and ``-`` removed; mismatch paths use the expected
-  key as written (``rows[1].storeSales``);
-* expected values that parse as numbers compare numerically: numbers as they are; strings trimmed, with
-  ``$ £ € ¥`` and thousands separators removed, ``(x)`` read as ``-x``, a trailing ``%`` dropped, exponents
-  allowed. The actual value must then parse too, or the cell is a mismatch ("not a number"). Other values
-  compare as trimmed strings, case-sensitively;
+* keys compare case-insensitively in Unicode NFC with whitespace, ``_`` and ``-`` removed; mismatch paths
+  use the expected key as written (``rows[1].storeSales``);
+* expected values that parse as numbers compare numerically: numbers as they are; strings when they are
+  numbers as people write them (docs/cube-yaml.md, numbers and text in rows: ``$1,234.5``, ``(5)``, ``12%``;
+  ``"1,5"`` is text, unless ``decimalComma``). The actual value must then parse too, or the cell is a
+  mismatch ("not a number"). Other values compare as trimmed strings in Unicode NFC, case-sensitively;
 * a numeric cell passes when ``|a-e| <= absolute`` or (``e != 0`` and ``|a-e|/|e| <= relative``); NaN equals
   NaN only; an expected null matches an actual null or an empty (blank) string, as saiku reads one;
 * an expected key missing from the actual row is a mismatch; an actual key not in the expectation is not;
@@ -25,6 +25,7 @@ by one. A million-row answer is compared in a fraction of a second (``benchmarks
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -108,13 +109,15 @@ def _distinct(s: pd.Series) -> _Distinct | None:
     return _Distinct(pd.Series(uniques, dtype=s.dtype), codes)
 
 
-def _parse(s: pd.Series, d: _Distinct | None, *, strict_types: bool) -> tuple[np.ndarray, np.ndarray]:
+def _parse(
+    s: pd.Series, d: _Distinct | None, *, strict_types: bool, decimal_comma: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`parse_series` on the distinct values when the column is factorised."""
     import numpy as np
 
     if d is None:
-        return parse_series(s, strict_types=strict_types)
-    values, ok = parse_series(d.values, strict_types=strict_types)
+        return parse_series(s, strict_types=strict_types, decimal_comma=decimal_comma)
+    values, ok = parse_series(d.values, strict_types=strict_types, decimal_comma=decimal_comma)
     if not ok.any():  # no label is a number (the usual key column): no per-row values to spread
         return np.full(len(d.codes), np.nan), d.codes < 0
     return d.spread(values, np.nan), d.spread(ok, True)  # nulls parse as NaN
@@ -189,7 +192,11 @@ class RowsDiff:
 
 
 def _fmt_num(x: float) -> str:
-    return repr(float(x))
+    # a count reads as a count (`expected 8, got 9`, not `8.0`); other numbers in full (repr round-trips)
+    f = float(x)
+    if f.is_integer() and abs(f) < 2**53:
+        return "-0" if f == 0 and math.copysign(1.0, f) < 0 else str(int(f))
+    return repr(f)
 
 
 def _fmt_tol(absolute: float, relative: float) -> str:
@@ -207,6 +214,7 @@ def compare_rows(
     absolute: float = 0.0,
     relative: float = 0.0,
     order_matters: bool = True,
+    decimal_comma: bool = False,
     max_details: int = MAX_DETAILS,
 ) -> RowsDiff:
     """Compare rows by the cube spec's rules.
@@ -217,6 +225,7 @@ def compare_rows(
         absolute: absolute numeric tolerance.
         relative: relative numeric tolerance.
         order_matters: compare row i with row i; otherwise sort both sides first.
+        decimal_comma: text numbers on both sides are written ``"1.234,5"`` (docs/cube-yaml.md).
         max_details: how many mismatching cells to list.
 
     Raises:
@@ -251,13 +260,12 @@ def compare_rows(
     labels: list[_Column] | None = None
     if order_matters:
         # Row i against row i: only the first n rows of each side have a partner.
-        cols = [_prepare_paired(k, a, exp, act, e_pres[k], n) for k, a in names]
+        cols = [_prepare_paired(k, a, exp, act, e_pres[k], n, comma=decimal_comma) for k, a in names]
     else:
+        sides = [(k, a, act.frame[a] if a is not None else None) for k, a in names]
         cols = [
-            _prepare(
-                k, exp.frame[k], e_pres[k], a, act.frame[a] if a else None, presence(act, a, n_a), sort=True
-            )
-            for k, a in names
+            _prepare(k, exp.frame[k], e_pres[k], a, s, presence(act, a, n_a), sort=True, comma=decimal_comma)
+            for k, a, s in sides
         ]
         # cube spec: both sides sorted by the same keys; text keys first (rows pair up on their labels even
         # when a measure is slightly off), then numbers, each group by normalised key name.
@@ -417,7 +425,7 @@ class _Column:
 
 
 def _prepare_paired(
-    key: str, a_name: str | None, exp: Side, act: Side, e_pres: np.ndarray, n: int
+    key: str, a_name: str | None, exp: Side, act: Side, e_pres: np.ndarray, n: int, *, comma: bool
 ) -> _Column:
     """The first ``n`` rows of key ``key`` on both sides, for comparing row i with row i."""
     import numpy as np
@@ -428,7 +436,7 @@ def _prepare_paired(
     same = same_text(e_series, a_series) if a_series is not None and n else None
     rows = None if same is None else np.flatnonzero(~(same & e_pres & a_pres))
     if a_series is None or rows is None or len(rows) > n // 2:
-        return _prepare(key, e_series, e_pres, a_name, a_series, a_pres, sort=False)
+        return _prepare(key, e_series, e_pres, a_name, a_series, a_pres, sort=False, comma=comma)
     # The same string on both sides matches under every rule: only the other cells are read (when they are
     # few enough that picking them out costs less than reading every cell).
     col = _prepare(
@@ -439,6 +447,7 @@ def _prepare_paired(
         a_series.iloc[rows].reset_index(drop=True),
         a_pres[rows],
         sort=False,
+        comma=comma,
     )
     col.rows = rows
     return col
@@ -453,17 +462,18 @@ def _prepare(
     a_pres: np.ndarray,
     *,
     sort: bool,
+    comma: bool,  # numbers written with a decimal comma
 ) -> _Column:
     import numpy as np
     import pandas as pd
 
     n_e, n_a = len(e_series), len(a_pres)
     e_dist = _distinct(e_series) if n_e else None
-    e_vals, e_num = _parse(e_series, e_dist, strict_types=True)
+    e_vals, e_num = _parse(e_series, e_dist, strict_types=True, decimal_comma=comma)
     col = _Column(key, a_name, e_pres, a_pres, e_vals, e_num, e_series, a_series)
     a_dist = _distinct(a_series) if a_series is not None and n_e and n_a else None
     if a_series is not None and col.e_num_any:
-        col.a_vals, col.a_ok = _parse(a_series, a_dist, strict_types=False)
+        col.a_vals, col.a_ok = _parse(a_series, a_dist, strict_types=False, decimal_comma=comma)
         e_null = e_series.isna().to_numpy(dtype=bool) & e_pres
         if e_null.any():
             # an expected null (YAML `~`) matches an actual empty string, as saiku writes an empty cell
@@ -587,9 +597,7 @@ def _row_label(e_row: int, labels: list[_Column], c: _Column) -> str:
     for k in labels:
         if (k is c and len(labels) > 1) or not k.e_pres[e_row]:
             continue  # the mismatching cell itself names the row only when nothing else can
-        cell = (
-            f"{float(k.e_vals[e_row]):g}" if k.e_num[e_row] else _quoted(str(k.e_series.iat[e_row]).strip())
-        )
+        cell = _fmt_num(k.e_vals[e_row]) if k.e_num[e_row] else _quoted(str(k.e_series.iat[e_row]).strip())
         parts.append(f"{k.key}={cell}")
     return ", ".join(parts) or str(e_row)
 
@@ -670,6 +678,7 @@ def rows_check(spec: RowsCheck, ctx: CheckContext) -> Score:
             absolute=spec.tolerance.absolute,
             relative=spec.tolerance.relative,
             order_matters=spec.order_matters,
+            decimal_comma=spec.decimal_comma,
         )
     except TypeError as exc:
         line = f"rows: {exc}"

@@ -6,12 +6,19 @@ reads it to count a failed score without a value as the worst value of the scale
 within ``[low, high]``. A check that is not listed (a user check nobody declared) has no known scale: its
 values are taken as they come (``scale_of`` returns ``None``).
 
+A scale also says which way is better. Every built-in check is higher-is-better; a check whose value should
+go down (a count of retries, a cost, a latency) declares ``higher_is_better=False`` here, when registering it
+(``evalnb.checks.register(..., higher_is_better=False)``) or per use (``CustomCheck(higher_is_better=False)``);
+:func:`higher_is_better` reads them in that order of precedence, and the comparison's gate, triage and plans
+follow it (``docs/comparison.md``, direction).
+
 Example::
 
     from evalnb.checks.scales import scale_of, declare
     scale_of("Relevance")
-    # Scale(low=1.0, high=5.0, kind='score', label='1-5 score')
+    # Scale(low=1.0, high=5.0, kind='score', label='1-5 score', higher_is_better=True)
     declare("Tone", low=0.0, high=10.0, kind="score", label="0-10 score")
+    declare("Retries", low=0.0, high=math.inf, kind="count", higher_is_better=False)
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Scale", "declare", "scale_of"]
+__all__ = ["Scale", "declare", "higher_is_better", "scale_of"]
 
 ScaleKind = Literal["pass/fail", "fraction", "score", "count"]
 
@@ -35,12 +42,20 @@ class Scale:
         kind: ``pass/fail`` (1.0 or 0.0 per score), ``fraction`` (anywhere in [0, 1]), ``score`` (a rating
             such as 1-5) or ``count`` (0, 1, 2, ...).
         label: how a report names it (``pass rate``, ``0-1``, ``1-5 score``, ``count``).
+        higher_is_better: which way is better: ``True`` for every built-in check; ``False`` for a value that
+            should go down (a count of retries, a cost, a latency), whose worst value is then ``high``.
     """
 
     low: float
     high: float
     kind: ScaleKind
     label: str
+    higher_is_better: bool = True
+
+    @property
+    def worst(self) -> float:
+        """The worst value of the scale: ``low``, or ``high`` when lower is better (may be infinite)."""
+        return self.low if self.higher_is_better else self.high
 
     @property
     def bounded(self) -> bool:
@@ -96,16 +111,51 @@ def scale_of(check: str) -> Scale | None:
 
 
 def declare(
-    name: str, *, low: float, high: float, kind: ScaleKind = "score", label: str | None = None
+    name: str,
+    *,
+    low: float,
+    high: float,
+    kind: ScaleKind = "score",
+    label: str | None = None,
+    higher_is_better: bool = True,
 ) -> Scale:
     """Declare the scale of a user check, so comparisons and trends word it and bound it like a built-in.
+
+    ``higher_is_better=False`` declares a value that should go down: the gate then fires when it rises.
 
     Example::
 
         declare("NoApology", low=0.0, high=1.0, kind="pass/fail")
+        declare("ToolCalls", low=0.0, high=math.inf, kind="count", higher_is_better=False)
     """
     if not low < high:
         raise ValueError(f"a scale needs low < high, got [{low}, {high}]")
-    scale = Scale(float(low), float(high), kind, label or f"{low:g}-{high:g}")
+    if not isinstance(higher_is_better, bool):
+        raise TypeError(f"higher_is_better must be True or False, not {higher_is_better!r}")
+    default = "count" if kind == "count" and not math.isfinite(high) else f"{low:g}-{high:g}"
+    scale = Scale(float(low), float(high), kind, label or default, higher_is_better)
     _SCALES[name] = scale
     return scale
+
+
+def higher_is_better(check: str) -> bool:
+    """Whether a higher value of the check (by name or ``check_id``) is better.
+
+    Your registration's ``higher_is_better`` first (``evalnb.checks.register`` / ``check``), then the declared
+    or built-in scale's, else ``True``. A check spec that says it per use (``CustomCheck.higher_is_better``) is
+    recorded in the run's options and read from there by the comparison.
+
+    Example::
+
+        higher_is_better("Relevance")
+        # True
+    """
+    from evalnb.checks.registry import user_definition
+
+    name = check.split("#", 1)[0]
+    for key in (check, name):
+        hit = user_definition(key)
+        if hit is not None and hit.higher_is_better is not None:
+            return hit.higher_is_better
+    scale = scale_of(check)
+    return True if scale is None else scale.higher_is_better

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from evalnb._text import f1, normalize_tokens
+from evalnb._text import caseless, f1, nfc, normalize_tokens
 from evalnb.checks.registry import CheckContext, Offload, Score, builtin
 from evalnb.errors import RegexTimeout
 from evalnb.suite import (
@@ -39,8 +39,10 @@ __all__ = [
     "compile_pattern",
     "exact_match",
     "excerpt",
+    "match_score_reason",
     "normalize_tokens",
     "partial_match_f1",
+    "partial_match_reason",
     "regex_search",
 ]
 
@@ -59,7 +61,8 @@ _fallback_lock = threading.Lock()
 
 
 def compile_pattern(pattern: str) -> Any:
-    """Compile ``pattern`` with the engine that runs the ``regex`` check (cached).
+    """Compile ``pattern`` with the engine that runs the ``regex`` check (cached), in Unicode NFC as the text
+    it searches (docs/tasks-toml.md, regex).
 
     Loading a suite compiles its patterns with this too, so a pattern the run accepts (``\\p{L}``) is
     never rejected at load, and one the run would reject never loads.
@@ -72,7 +75,7 @@ def compile_pattern(pattern: str) -> Any:
         return compiled
     engine: Any = _regex_engine if _regex_engine is not None else re
     try:
-        compiled = engine.compile(pattern)
+        compiled = engine.compile(nfc(pattern))
     except (engine.error, RecursionError, OverflowError, ValueError, TypeError) as exc:
         raise ValueError(str(exc)) from None
     _COMPILED[pattern] = compiled
@@ -82,7 +85,8 @@ def compile_pattern(pattern: str) -> Any:
 def regex_search(pattern: str, text: str, *, timeout: float | None = None, concurrent: bool = False) -> Any:
     """Search ``pattern`` in ``text`` (search semantics, not full match), bounded by ``timeout`` seconds.
 
-    Returns the match object or None. ``timeout`` defaults to :data:`REGEX_TIMEOUT`. Raises
+    Both are read in Unicode NFC, so a pattern ``Zürich`` finds the word however it was typed. Returns the
+    match object or None. ``timeout`` defaults to :data:`REGEX_TIMEOUT`. Raises
     :class:`RegexTimeout` when the search takes too long, so a catastrophic pattern such as ``(a+)+$`` cannot
     hang a run. ``concurrent=True`` lets other threads run meanwhile (the engine releases the GIL), for
     searches run off the event loop.
@@ -95,6 +99,7 @@ def regex_search(pattern: str, text: str, *, timeout: float | None = None, concu
     if timeout is None:
         timeout = REGEX_TIMEOUT
     compiled = compile_pattern(pattern)
+    text = nfc(text)
     if _regex_engine is not None:
         try:
             return compiled.search(text, timeout=timeout, concurrent=concurrent)
@@ -193,16 +198,17 @@ def _regex_score(spec: RegexCheck, text: str, m: Any) -> Score:
 
 
 def exact_match(response: str | None, expected: str, *, case_sensitive: bool = False) -> bool:
-    """dataset spec: the response contains the expected string, both trimmed; case-insensitive by default.
+    """dataset spec: the response contains the expected string, both trimmed and in Unicode NFC;
+    case-insensitive by default (Unicode case folding: ``STRASSE`` matches ``straße``).
 
     Example::
 
         exact_match("It is a unified API endpoint.", "unified api")
         # True
     """
-    got, want = (response or "").strip(), expected.strip()
+    got, want = nfc((response or "").strip()), nfc(expected.strip())
     if not case_sensitive:
-        got, want = got.casefold(), want.casefold()
+        got, want = caseless(got), caseless(want)
     return want in got
 
 
@@ -251,6 +257,22 @@ def partial_match_f1(response: str | None, expected: str, *, case_sensitive: boo
     return f1(same, len(got), n_want)
 
 
+def match_score_reason(f1: float) -> str:
+    """A PartialMatch reason as the dataset tool writes it in its output documents: ``Match score: 0.667``."""
+    return f"Match score: {f1:.3f}"
+
+
+def partial_match_reason(f1: float, threshold: float) -> str:
+    """evalnb's PartialMatch reason: the dataset tool's words, then the threshold the score was held to.
+
+    Example::
+
+        partial_match_reason(2 / 3, 0.5)
+        # 'Match score: 0.667 (threshold 0.5)'
+    """
+    return f"{match_score_reason(f1)} (threshold {threshold:g})"
+
+
 @builtin("PartialMatch", needs=())
 def partial_match_check(spec: PartialMatchCheck, ctx: CheckContext) -> Score:
     expected = ctx.turn.expected
@@ -258,9 +280,7 @@ def partial_match_check(spec: PartialMatchCheck, ctx: CheckContext) -> Score:
         return Score.of(False, MISSING_EXPECTED.format(check="PartialMatch"), value=0.0)
     f1 = partial_match_f1(ctx.response.text, expected, case_sensitive=spec.case_sensitive)
     # dataset spec: the reason reads `Match score: 0.667`; the threshold it was held to follows.
-    return Score(
-        value=f1, passed=f1 >= spec.threshold, reason=f"Match score: {f1:.3f} (threshold {spec.threshold:g})"
-    )
+    return Score(value=f1, passed=f1 >= spec.threshold, reason=partial_match_reason(f1, spec.threshold))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -3,63 +3,123 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from evalnb.cli.app import STORE_HELP, app, exits, fail
-from evalnb.cli.run import CONFIDENCE_HELP, MARGIN_HELP, MISSING_HELP
+from evalnb.cli.run import CONFIDENCE_HELP, DEGRADED_HELP, MARGIN_HELP, MISSING_HELP
 
 __all__ = ["compare_command", "delete_command", "report_command", "runs_command", "trend_command"]
+
+
+_REPORT_SUFFIXES = {
+    "text": (".txt", ".md", ".log"),
+    "json": (".json",),
+    "html": (".html", ".htm"),
+    "xlsx": (".xlsx",),
+}
 
 
 @app.command("report")
 def report_command(
     run: str = typer.Argument(..., help="A stored run id or version label."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, json, html or xlsx."),
+    fmt: str | None = typer.Option(
+        None, "--format", "-f", help="text, json, html or xlsx (default: by the --output suffix, else text)."
+    ),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="File for html/xlsx (json: also stdout)."
+        None, "--output", "-o", help="Write the report to this file (html/xlsx: default RUN.html, RUN.xlsx)."
     ),
     store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
-    suite: str | None = typer.Option(None, "--suite", help="The suite, when a version is shared by suites."),
+    suite: str | None = typer.Option(
+        None, "--suite", help="Only this suite, when a version is shared by suites."
+    ),
+    fail_on_failures: bool = typer.Option(
+        False, "--fail-on-failures", help="Exit 1 when the run has failures, also when writing a file."
+    ),
 ) -> None:
-    """Report a stored run: the text report, JSON, or an HTML/Excel scorecard; exit 1 if the run had failures."""
+    """Report a stored run or version (each suite it has); printed, exit 1 on failures; to a file, exit 0."""
+    import json
+
     import evalnb
+    from evalnb import export
 
-    if fmt not in ("text", "json", "html", "xlsx"):
+    by_suffix = {x: k for k, xs in _REPORT_SUFFIXES.items() for x in xs}
+    fmt = fmt or (by_suffix.get(output.suffix.lower()) if output is not None else None) or "text"
+    if fmt not in _REPORT_SUFFIXES:
         raise fail(f"--format must be text, json, html or xlsx, not {fmt!r}")
+    if output is None and fmt in ("html", "xlsx"):
+        output = Path(f"{run}.{fmt}")
+    if output is not None and not output.suffix:
+        output = output.with_suffix(_REPORT_SUFFIXES[fmt][0])
+    if output is not None and output.suffix.lower() not in _REPORT_SUFFIXES[fmt]:
+        raise fail(f"--output {output}: --format {fmt} writes a {' or '.join(_REPORT_SUFFIXES[fmt])} file")
     with exits():
-        result = evalnb.Store(store_url, create=False).load(run, suite=suite)
-    if fmt == "text":
-        typer.echo(result.report().rstrip("\n"))
-    elif fmt == "json":
-        text = result.to_json(output)
-        typer.echo(text)
-    else:
-        from evalnb import export
+        results = _stored(evalnb.Store(store_url, create=False), run, suite)
+        one = results[0] if len(results) == 1 else None
+        if fmt == "json":  # our versioned JSON, printed (and written too with --output)
+            typer.echo(
+                one.to_json(output)
+                if one
+                else json.dumps([r.to_dict() for r in results], indent=2, default=str)
+            )
+            if output is not None and one is None:
+                export.write(results, output)
+        elif output is None:
+            typer.echo("\n\n".join(r.report().rstrip("\n") for r in results))
+        else:
+            export.write(one or results, output)
+            typer.echo(f"Wrote {output}" + (f" ({len(results)} suites)" if one is None else ""))
+    # printed, the report is the check: exit 1 on failures; written to a file, it is an export
+    failed = max(r.exit_code for r in results)
+    raise typer.Exit(failed if output is None or fail_on_failures else 0)
 
-        target = output or Path(f"{run}.{fmt}")
-        export.write(result, target)
-        typer.echo(f"Wrote {target}")
-    raise typer.Exit(result.exit_code)
+
+def _stored(store: Any, key: str, suite: str | None) -> list[Any]:
+    """The saved run a run id or version label names; for a version saved over several suites (and no
+    ``--suite``), the latest run of each, in the order the suites were first saved."""
+    if suite is None:
+        runs = store.runs()
+        if not (runs["run_id"] == key).any():
+            suites = list(dict.fromkeys(runs.loc[runs["version"] == key, "suite"].astype(str)))
+            if len(suites) > 1:
+                return [store.load(key, suite=name) for name in suites]
+    return [store.load(key, suite=suite)]
 
 
 @app.command("compare")
 def compare_command(
     a: str = typer.Argument(..., help="Baseline: a stored version label or run id."),
     b: str = typer.Argument(..., help="Candidate: a stored version label or run id."),
-    margin: float = typer.Option(0.0, "--margin", help=MARGIN_HELP),
+    margin: list[str] = typer.Option(None, "--margin", metavar="<margin>", help=MARGIN_HELP),
     confidence: float = typer.Option(0.95, "--confidence", help=CONFIDENCE_HELP),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
-    html_out: Path | None = typer.Option(None, "--html", help="Also write the comparison plots here."),
+    fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),
+    html_out: Path | None = typer.Option(
+        None,
+        "--html",
+        "--output",
+        "-o",
+        help="Also write the comparison page (HTML: the gate and plots) here.",
+    ),
     store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
     suite: str | None = typer.Option(None, "--suite", help="Only this suite (default: all both share)."),
 ) -> None:
     """Compare two stored versions, every suite they share; exit 1 when the gate finds a check worse, else 0."""
     import evalnb
+    from evalnb.comparison.verdicts import check_options, parse_margins
 
     with exits():
+        margins = parse_margins(margin)
+        check_options(margins, confidence)
         verdict = evalnb.Store(store_url, create=False).compare_all(
-            a, b, suite=suite, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
+            a,
+            b,
+            suite=suite,
+            margin=margins,
+            confidence=confidence,
+            fail_on_missing=fail_on_missing,
+            fail_on_degraded=fail_on_degraded,
         )
     typer.echo(verdict.report())
     if html_out is not None:
@@ -96,6 +156,8 @@ def trend_command(
         "cost",
     ]
     typer.echo(frame[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if frame.attrs.get("mean"):
+        typer.echo(frame.attrs["mean"])  # what `mean` and `pass_rate` average (docs/comparison.md)
     if html_out is not None:
         from evalnb import plots
 

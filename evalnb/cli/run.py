@@ -9,17 +9,25 @@ import typer
 
 from evalnb.cli.app import STARTER_ASK, STORE_HELP, app, ask_yes, exits, fail
 
-__all__ = ["CONFIDENCE_HELP", "MARGIN_HELP", "MISSING_HELP", "run_command"]
+__all__ = ["CONFIDENCE_HELP", "DEGRADED_HELP", "MARGIN_HELP", "MISSING_HELP", "run_command"]
 
-MARGIN_HELP = "How much worse a check may get before it gates, in its units (0.02: 2 points)."
+MARGIN_HELP = (
+    "How much worse a check may get before it gates: V in each check's units (0.02: 2 points of pass rate, "
+    "0.02 on a 1-5 score), N% of each check's range, or CHECK=V for one check (repeatable)."
+)
 CONFIDENCE_HELP = "One-sided confidence of the gate, over all checks and suites compared."
 MISSING_HELP = "A check, case or suite the candidate lost gates too (else it is only reported)."
+DEGRADED_HELP = (
+    "A degraded score of the candidate gates too (else a check that could not run, a judge outage say, "
+    "is left out of the comparison and named)."
+)
 
 
 @app.command("run")
 def run_command(
     paths: list[Path] = typer.Argument(
-        None, help="Suite files (TOML, YAML or JSON), or folders of them. None: dataset discovery."
+        None,
+        help="Suite files (TOML, YAML, JSON, CSV or JSONL), or folders of them. None: dataset discovery.",
     ),
     agent: list[str] = typer.Option(
         None,
@@ -108,18 +116,22 @@ def run_command(
     baseline: str | None = typer.Option(
         None, "--baseline", help="Compare with this stored version (or run id); exit 1 if a check got worse."
     ),
-    margin: float = typer.Option(0.0, "--margin", help=MARGIN_HELP),
+    margin: list[str] = typer.Option(None, "--margin", metavar="<margin>", help=MARGIN_HELP),
     confidence: float = typer.Option(0.95, "--confidence", help=CONFIDENCE_HELP),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
+    fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),
     resume: str | None = typer.Option(
         None, "--resume", help="Continue the interrupted stored run RUN_ID; finished cases are not repeated."
     ),
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
+    import warnings
+
     import evalnb
     from evalnb import config, formats
     from evalnb.agents import Record, Replay
-    from evalnb.comparison.verdicts import check_options
+    from evalnb.comparison.verdicts import check_options, parse_margins
+    from evalnb.errors import SuiteWarning
     from evalnb.formats.dataset_json import inline_suite
 
     if fmt not in ("text", "json"):
@@ -128,7 +140,8 @@ def run_command(
         raise fail("--replace goes with --version LABEL (the label whose run it replaces)")
     with exits():
         # Everything that can fail at start-up is checked for every suite before the first one runs.
-        check_options(margin, confidence)
+        margins = parse_margins(margin)
+        check_options(margins, confidence)
         the_agent = (
             Replay(replay, strict=replay_strict) if replay is not None else config.agents_from_specs(agent)
         )
@@ -142,7 +155,11 @@ def run_command(
             raise fail("--expected pairs with --prompts in order; give --prompts too")
         suites: list = [inline_suite(prompts, expected)] if prompts else []
         for path in _suite_paths(paths) or ([] if prompts or resume else [_discover_or_offer()]):
-            suite, backup = formats.load_upgrading(path)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SuiteWarning)  # printed as one line each, below
+                suite, backup = formats.load_upgrading(path)
+            for line in suite.warnings:
+                typer.echo(f"{path}: warning: {line}", err=True)
             if backup is not None:
                 typer.echo(
                     f"Upgraded legacy dataset {path} to the versioned format (backup: {backup})", err=True
@@ -176,6 +193,8 @@ def run_command(
             if store and baseline
             else []
         )
+        if bases:
+            _known_margins(margins, suites, bases)
         results = [evalnb.run(s, the_agent, **options) for s in suites]
         if replay is not None and replay_strict and getattr(the_agent, "misses", None):
             # A cassette that does not match the suite is a setup problem, not an agent failure.
@@ -193,7 +212,12 @@ def run_command(
             verdict = gate(
                 [
                     evalnb.compare(
-                        b, r, margin=margin, confidence=confidence, fail_on_missing=fail_on_missing
+                        b,
+                        r,
+                        margin=margins,
+                        confidence=confidence,
+                        fail_on_missing=fail_on_missing,
+                        fail_on_degraded=fail_on_degraded,
                     )
                     for b, r in zip(bases, results, strict=True)
                 ]
@@ -203,6 +227,26 @@ def run_command(
         typer.echo(verdict.report(), err=fmt == "json")
         raise typer.Exit(0 if no_fail_on_regression else verdict.exit_code)
     raise typer.Exit(0 if no_fail_on_regression else max((r.exit_code for r in results), default=0))
+
+
+def _known_margins(margins: Any, suites: list, bases: list) -> None:
+    """``--margin CHECK=V`` names a check of the suites or their baselines: a typo stops the run before it
+    starts, not after every agent call."""
+    from evalnb.comparison.verdicts import unknown_margins
+    from evalnb.errors import ConfigError
+
+    names = {
+        str(spec.name) for s in suites if s is not None for c in s.cases for t in c.turns for spec in t.checks
+    }
+    for base in bases:
+        names |= set(base.scores["check_id"].astype(str)) | set(base.scores["check"].astype(str))
+    unknown = unknown_margins(margins, names)
+    if unknown:
+        raise ConfigError(
+            f"--margin names no check of the suites: {', '.join(map(repr, unknown))}; the checks are "
+            f"{', '.join(sorted(names))}",
+            code="INVALID_VALUE",
+        )
 
 
 def _emit(results: list, *, fmt: str, output: Path | None, passes: bool | None = None) -> None:

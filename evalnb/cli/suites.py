@@ -13,11 +13,16 @@ __all__ = ["init_command", "schema_command", "upgrade_command", "validate_comman
 
 @app.command("validate")
 def validate_command(
-    paths: list[Path] = typer.Argument(..., help="Suite files, or folders of them (TOML, YAML, JSON)."),
+    paths: list[Path] = typer.Argument(
+        ..., help="Suite files, or folders of them (TOML, YAML, JSON, CSV, JSONL)."
+    ),
 ) -> None:
     """Check suites without running them: `path:location: CODE message` per error; exit 0 valid, 2 not."""
+    import warnings
+
     import evalnb
     from evalnb import formats
+    from evalnb.errors import SuiteWarning
 
     files: list[Path] = []
     bad = 0
@@ -33,7 +38,9 @@ def validate_command(
             files.append(path)
     for path in files:
         try:
-            suite = evalnb.load(path)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SuiteWarning)  # printed below, on the suite's line
+                suite = evalnb.load(path)
         except evalnb.SuiteError as exc:
             bad += 1
             for err in exc.errors:  # every error of the file, in document order
@@ -41,6 +48,8 @@ def validate_command(
                 typer.echo(f"{where}: {err.code} {err.message}")
             continue
         typer.echo(f"{path}: OK ({suite.format}, {len(suite.cases)} cases)")
+        for line in suite.warnings:
+            typer.echo(f"{path}: warning: {line}")
     raise typer.Exit(2 if bad or not files else 0)
 
 
@@ -81,7 +90,7 @@ def upgrade_command(path: Path = typer.Argument(..., help="A legacy JSON dataset
 
 @app.command("schema")
 def schema_command(
-    format: str = typer.Argument(..., help="tasks-toml, cube-yaml or dataset-json."),
+    format: str = typer.Argument(..., help="tasks-toml, cube-yaml, dataset-json, table-csv or table-jsonl."),
 ) -> None:
     """Print a JSON Schema of a suite format, for editors."""
     import json

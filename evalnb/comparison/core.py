@@ -30,7 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.comparison.frames import build_cells, label_of, suite_of
 from evalnb.comparison.triage import CHANGES, case_table, check_counts, triage_order
-from evalnb.comparison.verdicts import adjust, check_options, check_tests, decide, family_words, finish
+from evalnb.comparison.verdicts import (
+    Margin,
+    adjust,
+    check_line,
+    check_options,
+    check_tests,
+    decide,
+    family_words,
+    finish,
+    margin_words,
+    unknown_margins,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,11 +64,17 @@ class Comparison:
             judge_sd_a, judge_sd_b`` (the judge's mean spread, for a judge that gave its score distribution).
         checks: one row per check: ``check_id, check, scale, cases, paired, mean_a, mean_b, diff, lower_bound,
             upper_bound, ci_low, ci_high, pass_rate_a, pass_rate_b, pass_rate_diff, margin, p_value,
-            p_adjusted, verdict, gates, words, regressed, improved, significant, weighted`` (``weighted``:
-            compared on the judge's probability-weighted scores).
+            p_adjusted, verdict, gates, words, regressed, improved, significant, weighted, higher_is_better,
+            mean_a_all, mean_b_all, degraded_a, degraded_b, not_compared``. ``mean_a``, ``mean_b`` and the pass
+            rates are per case over the paired cases (so ``diff`` is ``mean_b - mean_a``); ``mean_a_all`` and
+            ``mean_b_all`` over every case of each side; ``margin`` in the check's units; ``weighted``: compared
+            on the judge's probability-weighted scores; ``degraded_a/b``: cases with a degraded score on each
+            side; ``not_compared``: cases left out because a check could not run.
         confidence: the confidence of the gate (one-sided) and of the per-case flags.
-        margin: the margin of the gate (a number, or a mapping by check id or name).
+        margin: the margin of the gate (a number in each check's units, ``"N%"`` of each check's range, or a
+            mapping by check id or name, ``"*"`` for the others).
         fail_on_missing: whether a check or case the candidate lost gates too.
+        fail_on_degraded: whether a degraded score on the candidate side gates too.
         a_label: what ``a`` is (a version or run id), for reports.
         b_label: what ``b`` is.
         suite: the suite compared, when known.
@@ -67,13 +84,14 @@ class Comparison:
     cases: pd.DataFrame
     checks: pd.DataFrame
     confidence: float
-    margin: float | Mapping[str, float] = 0.0
+    margin: Margin = 0.0
     fail_on_missing: bool = False
     a_label: str = "a"
     b_label: str = "b"
     suite: str | None = None
     notes: list[str] = field(default_factory=list)
     family: str = "the checks compared"
+    fail_on_degraded: bool = False
     _raw: Any = field(default=None, repr=False)
     _states: list[str] = field(default_factory=list, repr=False)
     _results: tuple[Any, Any] | None = field(default=None, repr=False)  # the Results compared, for explore()
@@ -86,8 +104,9 @@ class Comparison:
         "cases new": [...]}`` (a case is gone when the candidate lacks it for every check)."""
         c = self.checks
         cases = self.cases
-        present_b = set(cases.loc[cases["runs_b"].notna(), "case_id"])
-        present_a = set(cases.loc[cases["runs_a"].notna(), "case_id"])
+        # a case whose scores degraded on a side is there, not gone (see `degraded`)
+        present_b = set(cases.loc[cases["runs_b"].notna() | (cases["degraded_b"] > 0), "case_id"])
+        present_a = set(cases.loc[cases["runs_a"].notna() | (cases["degraded_a"] > 0), "case_id"])
         ids = list(dict.fromkeys(cases["case_id"].tolist()))
         return {
             "checks gone": c.loc[c["verdict"] == "gone", "check_id"].tolist(),
@@ -97,8 +116,22 @@ class Comparison:
         }
 
     @property
+    def degraded(self) -> dict[str, list[str]]:
+        """The cases with a degraded score, per side: ``{"baseline": [...], "candidate": [...]}``.
+
+        A check that could not run (a judge outage) is left out of the paired differences; a turn without an
+        answer counts as the worst value. With ``fail_on_degraded``, any on the candidate side gates.
+        """
+        cases = self.cases
+        return {
+            side: list(dict.fromkeys(cases.loc[cases[f"degraded_{key}"] > 0, "case_id"].tolist()))
+            for side, key in (("baseline", "a"), ("candidate", "b"))
+        }
+
+    @property
     def regressed(self) -> bool:
-        """Whether the gate fires: a check worse beyond the margin (or, with ``fail_on_missing``, lost)."""
+        """Whether the gate fires: a check worse beyond the margin (or, with ``fail_on_missing``, lost; with
+        ``fail_on_degraded``, degraded on the candidate side)."""
         if bool(self.checks["gates"].fillna(False).any()):
             return True
         return self.fail_on_missing and bool(self.missing["cases gone"])
@@ -127,13 +160,14 @@ class Comparison:
 
     @property
     def regressions(self) -> pd.DataFrame:
-        """The case x check rows whose value went down, surest first (a triage list: it does not gate)."""
+        """The case x check rows that got worse (down; up for a lower-is-better check), surest first (a triage
+        list: it does not gate)."""
         t = self.triage
         return t[t["change"] == "regressed"].reset_index(drop=True)
 
     @property
     def improvements(self) -> pd.DataFrame:
-        """The case x check rows whose value went up, surest first."""
+        """The case x check rows that got better, surest first."""
         t = self.triage
         return t[t["change"] == "improved"].reset_index(drop=True)
 
@@ -190,9 +224,7 @@ class Comparison:
         )
 
     def _margin_words(self) -> str:
-        if isinstance(self.margin, Mapping):
-            return "margins " + ", ".join(f"{k} {v:g}" for k, v in self.margin.items())
-        return f"margin {self.margin:g}"
+        return margin_words(self.margin)
 
     def _gate_line(self) -> str:
         worse = self.checks[self.checks["verdict"] == "worse"]
@@ -200,6 +232,12 @@ class Comparison:
         if not self.regressed:
             return "Gate: pass (no check is worse beyond the margin)"
         parts = [f"{r.check_id} {r.words}" for r in worse.itertuples(index=False)]
+        if self.fail_on_degraded:
+            parts += [
+                f"{r.check_id}: {r.degraded_b} case{'s' * int(r.degraded_b != 1)} degraded on the candidate side"
+                for r in self.checks.itertuples(index=False)
+                if r.degraded_b and r.verdict != "worse"
+            ]
         if self.fail_on_missing:
             parts += [f"check {c} gone" for c in missing["checks gone"]]
             if missing["cases gone"]:
@@ -212,6 +250,9 @@ class Comparison:
         worse = self.checks.loc[self.checks["verdict"] == "worse", "check_id"].tolist()
         if worse:
             parts.append("worse: " + ", ".join(worse))
+        degraded = self.degraded["candidate"]
+        if degraded:
+            parts.append(f"{len(degraded)} case{'s' * (len(degraded) != 1)} degraded on the candidate side")
         for key, names in self.missing.items():
             if names:
                 parts.append(
@@ -236,6 +277,21 @@ class Comparison:
         )
         return "On one side only: " + "; ".join(items) + f" ({rule})"
 
+    def _degraded_line(self) -> str | None:
+        items = []
+        for side, names in self.degraded.items():
+            if names:
+                shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+                items.append(f"{len(names)} case{'s' * (len(names) != 1)} on the {side} side ({shown})")
+        if not items:
+            return None
+        rule = (
+            "gates (fail on degraded)"
+            if self.fail_on_degraded and self.degraded["candidate"]
+            else "a check that could not run is not compared; gates with --fail-on-degraded"
+        )
+        return "Degraded: " + "; ".join(items) + f" ({rule})"
+
     def summary(self) -> str:
         """The gate's outcome in a line or two, naming what is on one side only.
 
@@ -245,9 +301,9 @@ class Comparison:
             # Gate: pass (no check is worse beyond the margin)
         """
         lines = [self._gate_line()]
-        missing = self._missing_line()
-        if missing:
-            lines.append(missing)
+        for extra in (self._missing_line(), self._degraded_line()):
+            if extra:
+                lines.append(extra)
         return "\n".join(lines)
 
     def report(self) -> str:
@@ -257,23 +313,17 @@ class Comparison:
 
             print(evalnb.compare(a, b).report())
         """
-        import pandas as pd
 
         where = f", suite {self.suite}" if self.suite else ""
         lines = [
             f"Comparison {self.a_label} -> {self.b_label}{where} (gate: one-sided {self._conf()}, "
             f"{self._margin_words()}, Holm over {self.family})",
             self.summary(),
-            "Per check (the gate: paired over cases, exact sign-flip test):",
+            "Per check (the gate: paired over cases, exact sign-flip test; a mean is per case: each case's runs "
+            "and turns averaged first):",
         ]
         for r in self.checks.itertuples(index=False):
-            scale = f" ({r.scale})" if isinstance(r.scale, str) else ""
-            if r.weighted is not pd.NA and bool(r.weighted):
-                scale = scale[:-1] + ", weighted)" if scale else " (weighted)"
-            lines.append(
-                f"  {r.check_id}{scale}: mean {_num(r.mean_a)} -> {_num(r.mean_b)} over {r.paired} paired "
-                f"case{'s' * int(r.paired != 1)}; {r.words}"
-            )
+            lines.append(f"  {check_line(r)}")
         counts = self.cases["change"].value_counts()
         sig = int(self.cases["significant"].fillna(False).sum())
         untested = int(self.cases["significant"].isna().sum())
@@ -282,7 +332,7 @@ class Comparison:
             flags += f", {untested} untested (a significant flag needs >= 2 runs a side)"
         lines.append(
             "Cases (triage, does not gate): "
-            + ", ".join(f"{counts.get(c, 0)} {c}" for c in CHANGES)
+            + ", ".join(f"{counts.get(c, 0)} {c}" for c in CHANGES if c != "degraded" or counts.get(c, 0))
             + f"; {flags}"
         )
         triage = self.triage
@@ -302,7 +352,10 @@ class Comparison:
             f"one-sided {self._conf()}, {esc(self._margin_words())}"
             f"<pre>{esc(self.summary())}</pre><p><b>The gate, per check</b></p>"
         )
-        cols = ["check_id", "scale", "paired", "mean_a", "mean_b", "diff", "upper_bound", "verdict", "words"]
+        cols = [
+            "check_id", "scale", "higher_is_better", "paired", "mean_a", "mean_b", "diff", "upper_bound", "verdict",
+            "words",
+        ]  # fmt: skip
         checks = self.checks[cols].to_html(
             index=False, escape=True, na_rep="", float_format=lambda v: f"{v:.3f}"
         )
@@ -334,6 +387,7 @@ class Comparison:
             confidence=self.confidence,
             family=family,
             fail_on_missing=self.fail_on_missing,
+            fail_on_degraded=self.fail_on_degraded,
         )
         return dataclasses.replace(self, checks=finish(table, check_counts(self.cases)), family=family)
 
@@ -368,8 +422,9 @@ def compare(
     b: Any,
     *,
     confidence: float = 0.95,
-    margin: float | Mapping[str, float] = 0.0,
+    margin: Margin = 0.0,
     fail_on_missing: bool = False,
+    fail_on_degraded: bool = False,
     labels: tuple[str, str] | None = None,
     draws: int = 9999,
     seed: int = 0,
@@ -381,9 +436,13 @@ def compare(
         b: the candidate, likewise.
         confidence: confidence of the one-sided gate and of the per-case flags (0.95: at most 5% false
             alarms over all checks, when the candidate is the baseline again).
-        margin: how much worse a check may get before it gates, in the check's own units (0.02 on a pass
-            rate is 2 points); a number for every check or a mapping by check id or name.
+        margin: how much worse a check may get before it gates: a number in each check's own units (0.02 on a
+            pass rate is 2 points, on a 1-5 score 0.02 of a point), ``"N%"`` of each check's range (``"5%"``:
+            5 points of pass rate, 0.2 on a 1-5 score), or a mapping by check id or name with ``"*"`` for the
+            others (``{"*": 0.02, "Relevance": 0.2}``).
         fail_on_missing: a check or case the candidate lost gates too (by default it is named, not gated).
+        fail_on_degraded: a degraded score on the candidate side gates too (by default a check that could not
+            run, such as a judge outage, is left out of the comparison and named).
         labels: names of ``a`` and ``b`` for reports (default: their versions, run ids or models).
         draws: random sign patterns of the gate's test beyond 16 cases (and permutations beyond 20,000 run
             splits for the per-case test).
@@ -406,6 +465,9 @@ def compare(
     raw, states = check_tests(cells, confidence=confidence, margin=margin, draws=draws, seed=seed)
     cases = case_table(cells, confidence=confidence, draws=draws, seed=seed)
     notes = []
+    unknown = unknown_margins(margin, set(cells.check_ids) | set(cells.check_names))
+    if unknown:
+        notes.append(f"Note: the margin for {', '.join(map(repr, unknown))} names no check compared here.")
     suites = [suite_of(x) for x in (a, b)]
     if suites[0] and suites[1] and suites[0] != suites[1]:
         notes.append(
@@ -417,6 +479,7 @@ def compare(
         confidence=confidence,
         margin=margin,
         fail_on_missing=fail_on_missing,
+        fail_on_degraded=fail_on_degraded,
         a_label=la,
         b_label=lb,
         suite=suites[1] or suites[0],
@@ -426,8 +489,16 @@ def compare(
         _results=(a, b) if all(hasattr(x, "runs") and hasattr(x, "responses") for x in (a, b)) else None,
     )
     ((p_worse, p_better),) = adjust([raw], [states])
-    tested = sum(s == "tested" for s in states)
-    return cmp._in_family(p_worse, p_better, family_words(tested, 1))
+    tested, compared = _family_size([states])
+    return cmp._in_family(p_worse, p_better, family_words(tested, 1, compared))
+
+
+def _family_size(states: list[list[str]]) -> tuple[int, int]:
+    """(checks in the family, checks compared): a check measured on both sides is compared; it is in the
+    family when it could reach the level (docs/comparison.md, the gate)."""
+    tested = sum(s == "tested" for st in states for s in st)
+    compared = sum(s not in ("new", "gone") for st in states for s in st)
+    return tested, compared
 
 
 @dataclass
@@ -508,28 +579,19 @@ class Comparisons:
             parts.append(f"\n=== {name} ===\n{c.report()}")
         return "\n".join(parts)
 
-    def write_html(self, path: str | Path) -> Path:
-        """One HTML page with each suite's comparison plot (plotly's script inlined once).
+    def write_html(self, path: str | Path, *, plotlyjs: str = "inline") -> Path:
+        """One HTML page in the scorecard's style: the gate as a table (verdict and words per check), then
+        each suite's changed cases and comparison plot; written atomically. ``plotlyjs`` as for
+        ``evalnb.export.to_html`` (``"inline"``: the page works offline and alone).
 
         Example::
 
             store.compare_all("v1", "v2").write_html("compare.html")
         """
-        from evalnb import plots
+        from evalnb.results.outputs import writer
 
-        body = [f"<h1>Comparison</h1><pre>{html.escape(self.summary())}</pre>"]
-        for i, (name, c) in enumerate(self.comparisons.items()):
-            fig = plots.compare(c)
-            body.append(
-                f"<h2>{html.escape(name)}</h2>" + fig.to_html(full_html=False, include_plotlyjs=i == 0)
-            )
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        page = '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Comparison</title></head><body>'
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(page + "".join(body) + "</body></html>\n", encoding="utf-8")
-        tmp.replace(target)  # written atomically
-        return target
+        # the page is written by evalnb.export, which registers itself there (a comparison never imports it)
+        return Path(writer("comparison-html")(self, path, plotlyjs=plotlyjs))
 
     def _repr_html_(self) -> str:
         parts = [f"<pre>{html.escape(self.summary())}</pre>"]
@@ -538,6 +600,21 @@ class Comparisons:
 
     def __repr__(self) -> str:
         return f"Comparisons({list(self.comparisons)}, gate {'FAIL' if self.regressed else 'pass'})"
+
+
+def _check_margin_names(items: list[tuple[str, Comparison]]) -> None:
+    """A margin mapping's key that names no check of any suite gated is a typo: refused, naming the checks."""
+    from evalnb.errors import ConfigError
+
+    checks = {str(v) for _, c in items for col in ("check_id", "check") for v in c.checks[col].dropna()}
+    for _, c in items:
+        unknown = unknown_margins(c.margin, checks)
+        if unknown:
+            raise ConfigError(
+                f"--margin names no check compared: {', '.join(map(repr, unknown))}; the checks are "
+                f"{', '.join(sorted(checks)) or 'none'}",
+                code="INVALID_VALUE",
+            )
 
 
 def gate(
@@ -570,9 +647,10 @@ def gate(
     if len(confidences) > 1:
         raise ValueError(f"comparisons gated together need one confidence, got {sorted(confidences)}")
     items = list(named.items())
+    _check_margin_names(items)
     adjusted = adjust([c._raw for _, c in items], [c._states for _, c in items])
-    tested = sum(s == "tested" for _, c in items for s in c._states)
-    family = family_words(tested, len(items))
+    tested, compared = _family_size([c._states for _, c in items])
+    family = family_words(tested, len(items), compared)
     fail = any(c.fail_on_missing for _, c in items)
     return Comparisons(
         comparisons={

@@ -1,10 +1,18 @@
 """From two results to per-case cells: what the comparison's tests and tables are computed from.
 
 A *cell* is one case x check. A run's value for a check is its mean over the conversation's turns; a
-failed score without a value (an agent error, a judge failure) counts as the worst value of the check's
-scale (0 for a pass rate, 1 for a 1-5 score), so a case that stops answering is a regression, not a missing
-value. A check that never has a value (it only passes or fails) is measured by its outcome (1 or 0). A
-case's value is the mean of its runs: the case is the unit (the cluster) of every per-check test.
+failed score without a value counts as the worst value of the check's scale (0 for a pass rate, 1 for a 1-5
+score), so a case that stops answering is a regression, not a missing value. A *degraded* score is one of two
+things, told apart by its reason: a turn without an answer (the agent raised, timed out or called a tool it may
+not: ``not checked: ...``), which is the agent's failure and counts as the worst value; or a check that could not
+run (a judge outage, a check that raised), which says nothing about the agent and is left out: the run is
+measured on its other turns, and a case with nothing left on a side is not compared (``degraded``; see
+``docs/comparison.md``). A check that never has a value (it only passes or fails) is measured by its outcome
+(1 or 0). A case's value is the mean of its runs: the case is the unit (the cluster) of every per-check test.
+
+Each check has a direction (``higher_is_better``): what its run's options record (a spec or registration that
+said ``higher_is_better: false``), else :func:`evalnb.checks.scales.higher_is_better`. Values stay in the check's
+units here; the tests and the triage orient them.
 
 A judged 1-5 check whose judge gave its score distribution (the ``weighted`` column) for every scored row on
 both sides is compared on its probability-weighted scores: the score a judge writes is one draw from that
@@ -22,13 +30,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalnb.checks.scales import Scale, scale_of
+from evalnb.checks.scales import Scale, higher_is_better, scale_of
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-__all__ = ["Cells", "Side", "build_cells", "label_of", "scores_of", "suite_of"]
+__all__ = ["UNANSWERED", "Cells", "Side", "build_cells", "label_of", "scores_of", "suite_of"]
+
+UNANSWERED = "not checked:"
+"""How the reason of a degraded score of a turn without an answer starts (``running/case_run.py`` writes it;
+``results/report.py`` reads it too)."""
 
 
 def scores_of(x: Any) -> pd.DataFrame:
@@ -88,6 +100,8 @@ class Side:
         run_cell: the cell of every measured run (sorted).
         run_y: that run's value.
         judge_sd: the mean ``spread`` of the judge's score distribution per cell (NaN without one).
+        degraded: runs with a degraded score per cell (either kind: see the module docstring).
+        unanswered: runs with a turn without an answer per cell (counted as the worst value).
     """
 
     runs: np.ndarray
@@ -96,6 +110,13 @@ class Side:
     run_cell: np.ndarray
     run_y: np.ndarray
     judge_sd: np.ndarray
+    degraded: np.ndarray
+    unanswered: np.ndarray
+
+    @property
+    def left_out(self) -> np.ndarray:
+        """Cells with degraded scores and nothing left to compare: the check could not run on any run."""
+        return (self.runs == 0) & (self.degraded > 0)
 
     def run_values(self) -> list[np.ndarray]:
         """The run values of every cell, in cell order (an empty array for an absent cell)."""
@@ -120,6 +141,8 @@ class Cells:
     b: Side
     weighted: np.ndarray
     """Per check: whether it is compared on the probability-weighted scores (both sides have them)."""
+    higher: np.ndarray
+    """Per check: whether a higher value is better."""
 
     @property
     def n_case(self) -> int:
@@ -155,6 +178,10 @@ def _side(
     # the judge's probability-weighted score where the check is compared on it (see the module docstring)
     value = np.where(weighted[check], _column(s, "weighted"), value)
     pass_f = s["passed"].astype("boolean").to_numpy(dtype="float64", na_value=np.nan)
+    degraded, unanswered = _degraded(s)
+    # a check that could not run says nothing of the agent: left out (docs/comparison.md, degraded scores)
+    value = np.where(degraded & ~unanswered, np.nan, value)
+    pass_f = np.where(degraded & ~unanswered, np.nan, pass_f)
     # a failed score without a value is the worst outcome of the check's scale, not a missing value
     y = np.where(np.isnan(value), np.where(pass_f == 0.0, worst[check], np.nan), value)
     # a check that only says pass or fail is measured by that, or a case going from always passing to
@@ -173,6 +200,8 @@ def _side(
     r_cell = uniq // width
     measured = ~np.isnan(r_y)
     runs = np.bincount(r_cell[measured], minlength=size).astype(float)
+    r_deg = np.bincount(inv, weights=degraded, minlength=len(uniq)) > 0
+    r_unanswered = np.bincount(inv, weights=unanswered, minlength=len(uniq)) > 0
     return Side(
         runs=runs,
         y=_group_mean(r_cell[measured], r_y[measured], size),
@@ -180,6 +209,50 @@ def _side(
         run_cell=r_cell[measured],
         run_y=r_y[measured],
         judge_sd=_group_mean(cell, _column(s, "spread"), size),
+        degraded=np.bincount(r_cell, weights=r_deg, minlength=size),
+        unanswered=np.bincount(r_cell, weights=r_unanswered, minlength=size),
+    )
+
+
+def _degraded(s: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per score row: degraded, and degraded because its turn got no answer (see the module docstring).
+
+    A frame without reasons cannot tell the two apart: its degraded scores are taken as checks that could not
+    run (left out and named, never counted as the agent's failure)."""
+    import numpy as np
+
+    if "status" not in s:
+        none = np.zeros(len(s), dtype=bool)
+        return none, none
+    degraded = (s["status"].astype("string") == "degraded").to_numpy(dtype=bool, na_value=False)
+    if "reason" not in s or not degraded.any():
+        return degraded, np.zeros(len(s), dtype=bool)
+    reason = s["reason"].astype("string").str.startswith(UNANSWERED)
+    return degraded, degraded & reason.to_numpy(dtype=bool, na_value=False)
+
+
+def _directions(frames: tuple[pd.DataFrame, ...], check_ids: list[str], names: list[str]) -> np.ndarray:
+    """Per check: what the runs' options record (``higher_is_better``), else the registry's or scale's."""
+    import json
+
+    import numpy as np
+
+    said: dict[str, bool] = {}
+    for frame in frames:
+        if "options" not in frame:
+            continue
+        first = frame[["check_id", "options"]].astype("string").drop_duplicates("check_id")
+        for cid, text in zip(first["check_id"], first["options"], strict=True):
+            if cid in said or not isinstance(text, str) or "higher_is_better" not in text:
+                continue
+            try:
+                value = json.loads(text).get("higher_is_better")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(value, bool):
+                said[cid] = value
+    return np.array(
+        [said.get(c, higher_is_better(n)) for c, n in zip(check_ids, names, strict=True)], dtype=bool
     )
 
 
@@ -231,7 +304,17 @@ def build_cells(a: Any, b: Any) -> Cells:
         )
     pass_only = ~has_value
     weighted = ((scored > 0) & (with_weighted == scored)).all(axis=0)
-    worst = np.array([sc.low if sc is not None and np.isfinite(sc.low) else 0.0 for sc in scales])
+    higher = _directions((sa, sb), check_ids, check_names)
+    # the worst value of the scale; a lower-is-better count has none (its unanswered turns are not measured)
+    worst = np.array(
+        [
+            (sc.low if up else sc.high) if sc is not None else (0.0 if up else np.nan)
+            for sc, up in zip(scales, higher, strict=True)
+        ],
+        dtype=float,
+    )
+    worst[~np.isfinite(worst)] = np.nan
+    worst[pass_only] = 0.0
 
     labels: dict[str, tuple[str | None, str | None]] = {}
     for frame in (sb, sa):  # names and categories: the candidate's first
@@ -255,4 +338,5 @@ def build_cells(a: Any, b: Any) -> Cells:
         a=_side(sa, *codes[0], n_check, n_case, pass_only, worst, weighted),
         b=_side(sb, *codes[1], n_check, n_case, pass_only, worst, weighted),
         weighted=weighted,
+        higher=higher,
     )

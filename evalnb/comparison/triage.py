@@ -3,7 +3,9 @@
 ``change`` describes, it does not test: ``regressed`` when the case's value went down (a pass -> fail flip
 at one run is ``regressed``), ``improved`` when it went up, ``changed`` when the value and the pass rate moved
 in opposite directions (a 1-5 score whose mean fell while more runs passed its threshold: no one direction
-applies), ``same``, ``new`` (only the candidate has the case) and ``gone`` (only the baseline has it).
+applies), ``same``, ``new`` (only the candidate has the case), ``gone`` (only the baseline has it) and
+``degraded`` (the check could not run on one side, a judge outage say, so there is nothing to compare). Up and
+down follow the check's direction: a lower-is-better check whose value rose ``regressed``.
 
 ``significant`` tests the change against the case's own run-to-run noise, and only where there is noise to
 measure: both sides need at least two runs, else it is ``<NA>`` (untested, never ``True``). Pass/fail runs get
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CASE_COLUMNS", "CHANGES", "case_table", "check_counts", "triage_order"]
 
-CHANGES = ("regressed", "improved", "changed", "same", "new", "gone")
+CHANGES = ("regressed", "improved", "changed", "same", "new", "gone", "degraded")
 
 #: The per-case table's columns and dtypes, in order.
 CASE_COLUMNS: dict[str, str] = {
@@ -48,6 +50,8 @@ CASE_COLUMNS: dict[str, str] = {
     "change": "string",
     "judge_sd_a": "float64",
     "judge_sd_b": "float64",
+    "degraded_a": "Int64",
+    "degraded_b": "Int64",
 }
 
 
@@ -94,12 +98,22 @@ def case_table(cells: Cells, *, confidence: float, draws: int = 9999, seed: int 
         :n_cell
     ]
     eps = 1e-9 * span
-    dv = np.where(np.abs(np.nan_to_num(delta)) > eps, np.sign(np.nan_to_num(delta)), 0.0)
+    # oriented: a lower-is-better check whose value rose went the worse way
+    sign = np.repeat(np.where(cells.higher, 1.0, -1.0), n_case)[:n_cell] if n_cell else np.ones(0)
+    dv = np.where(np.abs(np.nan_to_num(delta)) > eps, np.sign(np.nan_to_num(delta)), 0.0) * sign
     dp = np.where(np.abs(pdelta) > 1e-9, np.sign(pdelta), 0.0)
     direction = np.where(dv != 0, dv, dp)
+    left_a, left_b = cells.a.left_out, cells.b.left_out
     change = np.select(
-        [~has_a, ~has_b, dv * dp < 0, direction < 0, direction > 0],
-        ["new", "gone", "changed", "regressed", "improved"],
+        [
+            (left_a & (has_b | left_b)) | (left_b & has_a),
+            ~has_a,
+            ~has_b,
+            dv * dp < 0,
+            direction < 0,
+            direction > 0,
+        ],
+        ["degraded", "new", "gone", "changed", "regressed", "improved"],
         default="same",
     )
     tested = (ra >= 2) & (rb >= 2)
@@ -110,7 +124,7 @@ def case_table(cells: Cells, *, confidence: float, draws: int = 9999, seed: int 
     significant = pd.array(np.where(tested, adjusted <= alpha, False), dtype="boolean")
     significant[~tested] = pd.NA
 
-    keep = np.flatnonzero(has_a | has_b)
+    keep = np.flatnonzero(has_a | has_b | left_a | left_b)
     check_of, case_of = keep // max(n_case, 1), keep % max(n_case, 1)
     keep = keep[np.lexsort((check_of, case_of))]
     check_of, case_of = keep // max(n_case, 1), keep % max(n_case, 1)
@@ -133,6 +147,8 @@ def case_table(cells: Cells, *, confidence: float, draws: int = 9999, seed: int 
             "change": change[keep],
             "judge_sd_a": np.where(has_a, cells.a.judge_sd, np.nan)[keep],
             "judge_sd_b": np.where(has_b, cells.b.judge_sd, np.nan)[keep],
+            "degraded_a": cells.a.degraded[keep],
+            "degraded_b": cells.b.degraded[keep],
         }
     )
     return frame.astype(CASE_COLUMNS)

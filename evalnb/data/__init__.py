@@ -5,7 +5,10 @@ connects (cube spec: drift-proof ground truth). :func:`open_source` turns the ``
 ``evalnb.run`` into a :class:`Source` (:mod:`evalnb.data.sources`: SQLite or DuckDB files told apart by their
 header, SQLAlchemy URLs and engines, mappings of DataFrames).
 
-The SQL form of a reference query runs as written. The structured form (``measures``, ``rows`` levels,
+The SQL form of a reference query runs as written, if it only reads: one ``SELECT`` or ``WITH`` statement,
+checked before it runs, on a connection that cannot write (:mod:`evalnb.data._readonly`; docs/cube-yaml.md,
+"Reference queries only read"); anything else is a ``ReferenceQueryError`` with the code ``READ_ONLY_QUERY``.
+The structured form (``measures``, ``rows`` levels,
 ``filters``) is translated to SQL through a :class:`CubeModel` (:mod:`evalnb.data.cube`), a small YAML file
 that maps measure names to aggregate expressions and levels to columns and joins; it is found next to the
 database file (``cube.yaml`` or ``<stem>.cube.yaml``) or given with ``cube=``. The structured form::

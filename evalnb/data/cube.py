@@ -46,7 +46,7 @@ class CubeModel:
 
     Example::
 
-        cube = CubeModel.load("data/foodmart/cube.yaml")
+        cube = CubeModel.load(evalnb.examples.resource("foodmart/cube.yaml"))
         stmt = cube.statement({"measures": [{"name": "Unit Sales"}], "rows": [{"level": "Quarter"}]})
         print(stmt.sql)
         # SELECT t.quarter AS "Quarter", SUM(f.unit_sales) AS "Unit Sales" FROM sales_fact_1997 f ...

@@ -20,6 +20,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb.data._readonly import (
+    DUCKDB_CONFIG,
+    check_statement,
+    open_sqlite,
+    refusal,
+    refused,
+    sqlite_reading,
+)
 from evalnb.data.cube import CubeModel
 from evalnb.data.sql import ParamStyle, Statement
 from evalnb.errors import ConfigError, ReferenceQueryError
@@ -61,7 +69,7 @@ class Source:
 
     Example::
 
-        src = connect("data/foodmart/foodmart.db")
+        src = connect(evalnb.examples.foodmart_db())
         src.query("SELECT COUNT(*) AS n FROM store")["n"][0]
         # 13
     """
@@ -93,26 +101,48 @@ class Source:
     def query(self, sql: str, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
         """Run one SQL statement, with ``params`` bound to its markers, and return its rows.
 
+        The statement must only read (docs/cube-yaml.md, "Reference queries only read"): it is checked before
+        it is sent, and the connection cannot write whatever it says.
+
         Raises:
-            ReferenceQueryError: with the database's own message when the statement fails.
+            ReferenceQueryError: code ``READ_ONLY_QUERY`` for a statement that is not one read-only
+                ``SELECT`` or ``WITH``; else with the database's own message when the statement fails.
         """
+        return self._execute(sql, params, check=True)
+
+    @property
+    def dialect(self) -> str:
+        """The SQL the source speaks: ``sqlite``, ``duckdb``, or a SQLAlchemy dialect name (``postgresql``)."""
+        if self.kind != "sqlalchemy":
+            return self.kind
+        if self._handle is not None:
+            return str(self._handle.dialect.name)
+        from sqlalchemy.engine import make_url
+
+        return str(make_url(self._origin).get_backend_name()) if self._origin else "sqlalchemy"
+
+    def _execute(self, sql: str, params: Mapping[str, Any] | None, *, check: bool) -> pd.DataFrame:
+        # check=False leaves only the connection's own locks: how the tests show that they hold by themselves.
         import pandas as pd
 
+        if check:
+            check_statement(sql, dialect=self.dialect)
         bound = dict(params) if params else None
         with self._lock:
             if self._handle is None:
                 self._handle = self._reopen()
             try:
                 if self.kind == "duckdb":
-                    return self._handle.execute(sql, bound).df()
+                    return _duckdb_read(self._handle, sql, bound)
                 if self.kind == "sqlalchemy":
-                    from sqlalchemy import text
-
-                    with self._handle.connect() as conn:
-                        return pd.read_sql_query(text(sql), conn, params=bound)
-                return pd.read_sql_query(sql, self._handle, params=bound)
+                    return _sqlalchemy_read(self._handle, sql, bound)
+                with sqlite_reading(self._handle):
+                    return pd.read_sql_query(sql, self._handle, params=bound)
+            except ReferenceQueryError:
+                raise
             except Exception as exc:  # the database's message is what an author needs to see
-                raise ReferenceQueryError(_db_message(exc)) from exc
+                message = _db_message(exc)
+                raise (refusal(message) or ReferenceQueryError(message)) from exc
 
     def reference(self, rq: ReferenceQuery | Mapping[str, Any]) -> pd.DataFrame:
         """The expected rows of a reference query, computed once per source (cached by query).
@@ -209,6 +239,43 @@ def _shipped(
     return source
 
 
+def _duckdb_read(con: Any, sql: str, params: dict[str, Any] | None) -> pd.DataFrame:
+    # DuckDB's own parser says what the statement is: one SELECT, or it does not run (docs/cube-yaml.md,
+    # "Reference queries only read"). An in-memory database of DataFrames could otherwise be written to.
+    import duckdb
+
+    statements = con.extract_statements(sql)
+    kinds = [str(getattr(st.type, "name", st.type)) for st in statements]
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        raise refused(f"DuckDB reads it as {', '.join(kinds) or 'no statement'}")
+    return con.execute(sql, params).df()
+
+
+def _sqlalchemy_read(engine: Any, sql: str, params: dict[str, Any] | None) -> pd.DataFrame:
+    # One transaction per query, always rolled back (pandas would commit one it began itself); PostgreSQL
+    # runs it read-only, and a SQLite connection is held to reading (docs/cube-yaml.md, "Reference queries
+    # only read").
+    import pandas as pd
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            # A transaction even on an engine made with isolation_level="AUTOCOMMIT", where SET TRANSACTION
+            # would apply to nothing; the level is the server's default and is reset when the connection is
+            # returned to the pool.
+            conn.execution_options(isolation_level="READ COMMITTED")
+        transaction = conn.begin()
+        try:
+            if engine.dialect.name == "postgresql":
+                conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+            if engine.dialect.name == "sqlite":
+                with sqlite_reading(conn.connection.dbapi_connection):
+                    return pd.read_sql_query(text(sql), conn, params=params)
+            return pd.read_sql_query(text(sql), conn, params=params)
+        finally:
+            transaction.rollback()
+
+
 def _database_file(con: sqlite3.Connection) -> str | None:
     """The file of a caller's sqlite3 connection's main database (None: in memory, or unreadable)."""
     try:
@@ -238,7 +305,7 @@ def detect_file(path: str | Path) -> str:
 
     Example::
 
-        detect_file("data/foodmart/foodmart.db")
+        detect_file(evalnb.examples.foodmart_db())
         # 'sqlite'
     """
     p = Path(path)
@@ -304,16 +371,17 @@ def connect(data: Any, *, cube: CubeModel | str | Path | Mapping[str, Any] | Non
             model = _find_cube(p)
         origin = str(p.resolve())
         if kind == "sqlite":
-            con = sqlite3.connect(p.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
-            return Source("sqlite", con, cube=model, description=p.name, origin=origin)
+            return Source("sqlite", open_sqlite(origin), cube=model, description=p.name, origin=origin)
         try:
             import duckdb
         except ImportError as exc:
             raise ConfigError(f'{p.name} is a DuckDB file: pip install "evalnb[duckdb]"') from exc
-        dcon = duckdb.connect(str(p), read_only=True)
+        dcon = duckdb.connect(str(p), read_only=True, config=DUCKDB_CONFIG)
         return Source("duckdb", dcon, cube=model, description=p.name, origin=origin)
     if hasattr(data, "dialect") and hasattr(data, "connect"):  # a SQLAlchemy Engine
         url = getattr(data, "url", None)
+        if url is not None and data.dialect.name == "sqlite":
+            _sqlite_file_of(url)  # a missing file would be created by the engine's first connection
         return Source(
             "sqlalchemy",
             data,
@@ -331,15 +399,48 @@ def connect(data: Any, *, cube: CubeModel | str | Path | Mapping[str, Any] | Non
 
 def _from_url(url: str, model: CubeModel | None) -> Source:
     from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
     try:
-        engine = create_engine(url)
+        parsed = make_url(url)
+        if parsed.get_backend_name() == "sqlite":
+            # A read-only connection to the file, never creating it (docs/cube-yaml.md, "Reference queries
+            # only read"); SQLAlchemy's own would open it read-write and create a missing one.
+            path = _sqlite_file_of(parsed)
+            if path is None:
+                engine = create_engine(parsed)
+            else:
+                engine = create_engine(parsed, creator=lambda: open_sqlite(path))
+        else:
+            engine = create_engine(parsed)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
         raise ConfigError(f"cannot use the data URL: {exc}") from exc
     return Source(
         "sqlalchemy", engine, cube=model, description=engine.url.render_as_string(hide_password=True)
     )
+
+
+def _sqlite_file_of(url: Any) -> str | None:
+    """The database file of a SQLite URL (None: in memory).
+
+    Raises:
+        ConfigError: when the file does not exist (it is never created).
+    """
+    import urllib.parse
+
+    database = url.database or ""
+    if database in ("", ":memory:"):
+        return None
+    if database.startswith("file:"):  # sqlite:///file:x.db?mode=ro&uri=true
+        database = urllib.parse.unquote(urllib.parse.urlsplit(database).path)
+        if database in ("", ":memory:"):
+            return None
+    if not Path(database).is_file():
+        raise ConfigError(
+            f"cannot open the data file {database}: no such file (a data source is never created)"
+        )
+    return str(Path(database).resolve())
 
 
 def _from_frames(frames: Mapping[str, Any], model: CubeModel | None) -> Source:
@@ -355,7 +456,7 @@ def _from_frames(frames: Mapping[str, Any], model: CubeModel | None) -> Source:
         for name, frame in frames.items():
             frame.to_sql(str(name), con, index=False)
         return Source("sqlite", con, cube=model, description=f"{len(frames)} DataFrame(s)")
-    dcon = duckdb.connect(":memory:")
+    dcon = duckdb.connect(":memory:", config={**DUCKDB_CONFIG, "python_enable_replacements": False})
     for name, frame in frames.items():
         dcon.register(str(name), frame)
     return Source("duckdb", dcon, cube=model, description=f"{len(frames)} DataFrame(s)")
@@ -408,7 +509,7 @@ def open_source(
 
     Example::
 
-        open_source(suite, "data/foodmart/foodmart.db")
+        open_source(suite, evalnb.examples.foodmart_db())
         # Source(sqlite: foodmart.db, cube='Sales')
     """
     needing = reference_checks(suite)

@@ -15,7 +15,12 @@ The other demo agents: :mod:`evalnb.demo.kb` (an offline knowledge-base assistan
 
 from __future__ import annotations
 
+from evalnb._lazy import submodule
 from evalnb.demo.analytics import FoodMartAgent
 from evalnb.demo.sample import foodmart_db, sample_dir, suite_path
 
 __all__ = ["FoodMartAgent", "foodmart_db", "sample_dir", "suite_path"]
+
+
+def __getattr__(name: str) -> object:
+    return submodule(__name__, name)  # evalnb.demo.kb, evalnb.demo.task_agent after `import evalnb` alone

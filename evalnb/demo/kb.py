@@ -1,7 +1,7 @@
 """An offline knowledge-base assistant: answers questions from a markdown handbook by simple retrieval.
 
 It plays the "retrieval-augmented assistant" of the JSON dataset example without any model: the handbook
-(``data/kb/handbook.md``) is split into numbered sections and sentences; a question is answered with the
+(``evalnb/examples/kb/handbook.md``, package data) is split into numbered sections and sentences; a question is answered with the
 sentences whose content words overlap it most (with light stemming and a small synonym table), followed by
 a bracket citation of the section they come from (``[5]``, the dataset spec's ``bracket`` format). The
 retrieved section goes into ``Response.context`` so that Groundedness has something to check against, and
@@ -61,8 +61,10 @@ _SYNONYMS = {
 
 
 def handbook_path() -> Path:
-    """The handbook the demo assistant answers from (``data/kb/handbook.md`` of the project)."""
-    return Path(__file__).resolve().parents[2] / "data" / "kb" / "handbook.md"
+    """The handbook the demo assistant answers from (``kb/handbook.md`` of :mod:`evalnb.examples`)."""
+    from evalnb.examples import resource
+
+    return resource("kb/handbook.md")
 
 
 def _stem(word: str) -> str:
@@ -131,13 +133,13 @@ class KBAssistant:
     """The demo knowledge-base assistant (``model="kb-retrieval-1"``); offline and deterministic.
 
     Args:
-        handbook: the markdown file to answer from (default: the project's ``data/kb/handbook.md``).
+        handbook: the markdown file to answer from (default: the shipped ``evalnb/examples/kb/handbook.md``).
         flaw: ``"no-citations"`` answers with the whole matching section and no citation (the previous
             version of the demo).
 
     Example::
 
-        result = evalnb.run("data/suites/knowledge-base.json", KBAssistant(), judge="heuristic")
+        result = evalnb.run(evalnb.examples.path("knowledge-base"), KBAssistant(), judge="heuristic")
     """
 
     def __init__(self, handbook: str | Path | None = None, *, flaw: Flaw | None = None) -> None:

@@ -2,12 +2,15 @@
 
 Everything runs offline, with no API key and no server:
 
-* ``data/suites/foodmart-sales.eval.yaml`` (cube YAML) against :class:`~evalnb.demo.FoodMartAgent` over the
-  FoodMart sample database;
-* ``data/suites/tasks.toml`` (TOML tasks) against the command-line task agent
-  (``python -m evalnb.demo.task_agent``, through :class:`evalnb.agents.Command`);
-* ``data/suites/knowledge-base.json`` (JSON dataset) against the knowledge-base assistant
-  (:class:`~evalnb.demo.kb.KBAssistant`).
+* ``foodmart-sales`` (cube YAML) against :class:`~evalnb.demo.FoodMartAgent` over the FoodMart sample
+  database (built on first use into the user cache folder, :func:`evalnb.examples.foodmart_db`);
+* ``tasks`` (TOML tasks) against the command-line task agent (``python -m evalnb.demo.task_agent``, through
+  :class:`evalnb.agents.Command`);
+* ``knowledge-base`` (JSON dataset) against the knowledge-base assistant (:class:`~evalnb.demo.kb.KBAssistant`).
+
+The suites are the shipped examples (:mod:`evalnb.examples`), so the demo runs from any folder once evalnb is
+installed; it writes only under ``out`` (the store, the scorecard, the working directories) and, the first
+time, the sample database into the cache folder.
 
 Judged checks are scored by the best offline judge installed, named for what it is: with wordllama (the
 ``offline-judge`` extra, which ``python3 dev.py demo`` installs) :class:`evalnb.judges.EmbeddingJudge` scores
@@ -62,19 +65,30 @@ FLAWS = {
 
 
 def data_dir() -> Path:
-    """The project's ``data`` folder (example suites, FoodMart sample, handbook), found beside the package.
+    """The folder of the shipped examples (``suites/``, ``kb/``, ``labels/``, ``foodmart/``), on disk.
 
-    Raises:
-        ConfigError: when evalnb runs from an installation without the project's ``data`` folder.
+    Example::
+
+        (data_dir() / "suites" / "tasks.toml").is_file()
+        # True
     """
-    from evalnb.errors import ConfigError
+    from evalnb.examples import resource
 
-    folder = Path(__file__).resolve().parents[2] / "data"
-    if not (folder / "suites").is_dir():
-        raise ConfigError(
-            "the demo's example suites ship with the evalnb source tree (data/suites); run from a checkout"
-        )
-    return folder
+    return resource("suites/tasks.toml").parents[1]
+
+
+# The demo's suites, by the file name each agent is picked for (the shipped examples' names).
+SUITES = {
+    "foodmart-sales.eval.yaml": "foodmart-sales",
+    "tasks.toml": "tasks",
+    "knowledge-base.json": "knowledge-base",
+}
+
+
+def notebooks_dir() -> Path | None:
+    """The tutorial notebooks, when evalnb runs from a checkout that has them (they are not in the wheel)."""
+    folder = Path(__file__).resolve().parents[2] / "notebooks"
+    return folder if (folder / "build.py").is_file() else None
 
 
 @dataclass
@@ -100,7 +114,7 @@ class DemoOutcome:
     elapsed_s: float = 0.0
 
 
-def _agents(version: str, data: Path) -> dict[str, Any]:
+def _agents(version: str) -> dict[str, Any]:
     """The agent for each suite file of ``version`` (the flawed ones for ``previous``)."""
     from evalnb.demo.analytics import FoodMartAgent
     from evalnb.demo.kb import KBAssistant
@@ -111,9 +125,7 @@ def _agents(version: str, data: Path) -> dict[str, Any]:
     return {
         "foodmart-sales.eval.yaml": FoodMartAgent(foodmart_db(), flaw="cost-for-sales" if flawed else None),
         "tasks.toml": command(flaw=flawed),
-        "knowledge-base.json": KBAssistant(
-            data / "kb" / "handbook.md", flaw="no-citations" if flawed else None
-        ),
+        "knowledge-base.json": KBAssistant(flaw="no-citations" if flawed else None),
     }
 
 
@@ -145,6 +157,7 @@ def run_demo(
         # True
     """
     import evalnb
+    from evalnb import examples
     from evalnb.errors import ConfigError
     from evalnb.store import as_store
 
@@ -156,7 +169,6 @@ def run_demo(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file in the way, or no permission: the CLI's exit 2 with a message
         raise ConfigError(f"the demo cannot write into {out}: {exc.strerror or exc}") from exc
-    data = data_dir()
     the_store = as_store(store if store is not None else out / "evalnb.db")
     judge, judge_note = offline_judge()
     from evalnb.demo.sample import foodmart_db
@@ -165,13 +177,13 @@ def run_demo(
     outcome = DemoOutcome(store=the_store)
 
     echo(
-        "evalnb demo: the three example suites in data/suites/ against offline demo agents "
+        "evalnb demo: the three example suites of evalnb.examples against offline demo agents "
         "(no API key, no server, no network)."
     )
     for line in judge_note:
         echo(line)
     for version in VERSIONS:
-        agents = _agents(version, data)
+        agents = _agents(version)
         outcome.results[version] = {}
         outcome.run_ids[version] = {}
         title = (
@@ -182,7 +194,7 @@ def run_demo(
         echo(f'Version "{version}" ({title})')
         echo("=" * 100)
         for filename, agent in agents.items():
-            suite = evalnb.load(data / "suites" / filename)
+            suite = examples.load(SUITES[filename])
             # One working directory per version under <out>: the task agent writes files there, and nothing
             # lands in temporary folders that outlive the demo.
             workdir = out / "demo-work" / version / suite.name
@@ -239,19 +251,20 @@ def run_demo(
     echo(f"Scorecard: {outcome.scorecard}")
     echo(f"Done in {outcome.elapsed_s:.1f} s.")
     echo("")
-    for line in next_steps(the_store, data.parent / "notebooks"):
+    for line in next_steps(the_store, notebooks_dir()):
         echo(line)
     return outcome
 
 
-def next_steps(store: Store, notebooks: Path, *, cwd: Path | None = None) -> list[str]:
+def next_steps(store: Store, notebooks: Path | None, *, cwd: Path | None = None) -> list[str]:
     """What to type next, written so that each command works as printed from ``cwd``.
 
     The versions ``previous`` and ``current`` are shared by the three suites, so a command naming them needs
     ``--suite`` (without it the store answers AMBIGUOUS_VERSION); ``--store`` is added when the demo did not
     save to the CLI's default store; commands are spelt with their virtualenv's folder when that folder is
     not on PATH (``python3 dev.py demo`` does not activate ``.venv``); and the notebooks need the
-    ``notebooks`` extra, which ``dev.py demo`` does not install.
+    ``notebooks`` extra, which ``dev.py demo`` does not install. ``notebooks`` is None when evalnb is installed
+    without a checkout (the notebooks are not in the wheel): then the last line says where they are.
 
     Example::
 
@@ -296,6 +309,11 @@ def next_steps(store: Store, notebooks: Path, *, cwd: Path | None = None) -> lis
         f"  {evalnb} trend knowledge-base{option}",
         f"  {evalnb} report current --suite my-validation-suite{option}",
     ]
+    if notebooks is None:
+        lines.append(
+            "  The four tutorial notebooks are in the notebooks/ folder of evalnb's source repository."
+        )
+        return lines
     if importlib.util.find_spec("jupyterlab") is None:
         project = shlex.quote(shown(notebooks.parent).strip("'") + "[notebooks,excel]")
         lines.append(f"  {tool('python')} -m pip install -e {project}   # once: JupyterLab for the notebooks")

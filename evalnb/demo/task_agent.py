@@ -1,4 +1,4 @@
-"""A small command-line task agent for the TOML example suite (``data/suites/tasks.toml``); offline.
+"""A small command-line task agent for the TOML example suite (``evalnb.examples.path("tasks")``); offline.
 
 Run it as ``python -m evalnb.demo.task_agent`` with the task on standard input (or as arguments). It knows
 three kinds of task, the ones the example suite asks for:
@@ -18,7 +18,7 @@ alphabetically on one line.
 Through evalnb it is an ``evalnb.agents.Command``::
 
     from evalnb.demo.task_agent import command
-    result = evalnb.run("data/suites/tasks.toml", command(), judge="heuristic")
+    result = evalnb.run(evalnb.examples.path("tasks"), command(), judge="heuristic")
 """
 
 from __future__ import annotations
@@ -160,16 +160,16 @@ def main(argv: list[str] | None = None) -> int:
 def command(*, flaw: bool = False, **options: Any) -> Command:
     """This agent as an :class:`evalnb.agents.Command` running ``python -m evalnb.demo.task_agent``.
 
-    The child gets ``PYTHONPATH`` pointing at this package's source tree, so it runs the same evalnb even
-    when the package is not installed (a plain checkout).
+    The child gets ``PYTHONPATH`` pointing at the folder this evalnb was imported from (a checkout, or
+    site-packages), so it runs the same evalnb even when the package is not installed.
 
     Example::
 
-        result = evalnb.run("data/suites/tasks.toml", command(), judge="heuristic", runs=1)
+        result = evalnb.run(evalnb.examples.path("tasks"), command(), judge="heuristic", runs=1)
     """
     from evalnb.agents.command import Command
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[2]  # the import root holding evalnb/ (code, not data)
     argv = [sys.executable, "-m", "evalnb.demo.task_agent", *(["--flaw"] if flaw else [])]
     options.setdefault("name", "task-agent" + ("-flawed" if flaw else ""))
     options.setdefault("timeout", 60)

@@ -2,7 +2,8 @@
 and, for JSON datasets, the output document of the published dataset schema (read back with ``read_results``).
 
 One module per output: :mod:`~evalnb.export.html`, :mod:`~evalnb.export.excel`, :mod:`~evalnb.export.csv`,
-:mod:`~evalnb.export.document` (the dataset output document), :mod:`~evalnb.export.reading` (reading results
+:mod:`~evalnb.export.document` (the dataset output document), :mod:`~evalnb.export.comparison_page` (the page
+``evalnb compare --html`` writes), :mod:`~evalnb.export.reading` (reading results
 back) and :mod:`~evalnb.export.writers` (the format by file extension). Every file is written atomically.
 The exports build on :mod:`evalnb.results`, never the other way round.
 
@@ -16,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+from evalnb.export import comparison_page as _comparison_page  # noqa: F401  (registers the comparison page)
 from evalnb.export.csv import to_csv
 from evalnb.export.document import DOCUMENT_SCHEMA_VERSION, to_document
 from evalnb.export.excel import to_excel

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
+from evalnb.checks.text import match_score_reason, partial_match_reason
 from evalnb.export.codes import score_error_code, turn_error_code
 from evalnb.formats.dataset_json.evaluators import BUILTIN_EVALUATORS
 from evalnb.formats.dataset_json.models import LATEST_VERSION
@@ -105,8 +106,17 @@ def _score_entry(row: dict[str, Any], spec: Any, empty_response: bool) -> dict[s
         if threshold is not None:
             entry["threshold"] = threshold
     if row.get("reason"):
-        entry["reason"] = row["reason"]
+        entry["reason"] = _upstream_reason(check, row["reason"], value, options)
     return entry
+
+
+def _upstream_reason(check: str, reason: str, value: Any, options: Any) -> str:
+    """A reason in the dataset tool's own words where they differ from evalnb's (``result.scores`` keeps
+    evalnb's): a PartialMatch reads ``Match score: 0.667``, the threshold being the entry's own key."""
+    threshold = options.get("threshold", 0.5) if isinstance(options, dict) else 0.5
+    if check == "PartialMatch" and value is not None and reason == partial_match_reason(value, threshold):
+        return match_score_reason(value)
+    return reason
 
 
 def _evaluator_options(spec: Any) -> dict[str, Any]:

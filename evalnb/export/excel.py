@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import io
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
+from evalnb._unicode import xml_text
 from evalnb.export.tables import case_table, category_table, starts_formula
 from evalnb.results.outputs import register_writer
 
@@ -18,17 +18,23 @@ if TYPE_CHECKING:
 
 __all__ = ["to_excel"]
 
-_ILLEGAL_XL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_MAX_CELL = 32000
+"""Characters kept of a text cell: Excel cells hold at most 32,767."""
+
+
+def _cell_text(value: Any) -> Any:
+    # A workbook is XML: openpyxl refuses control characters, and U+FFFE/U+FFFF make a file no reader opens
+    # (docs/results.md, text that cannot be encoded: shown as visible escapes, as in JUnit XML).
+    return xml_text(value)[:_MAX_CELL] if isinstance(value, str) else value
 
 
 def _excel_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """openpyxl refuses control characters and Excel cells hold at most 32,767 characters."""
+    """``frame`` with every text cell and column name as a workbook can hold it."""
     out = frame.copy()
-    for col in out.columns:
-        if str(out[col].dtype) in ("string", "str", "object"):
-            out[col] = out[col].map(
-                lambda v: _ILLEGAL_XL.sub("", v)[:32000] if isinstance(v, str) else v, na_action="ignore"
-            )
+    out.columns = [_cell_text(c) for c in out.columns]
+    for i, dtype in enumerate(out.dtypes):
+        if str(dtype) in ("string", "str", "object"):
+            out.isetitem(i, out.iloc[:, i].map(_cell_text, na_action="ignore"))
     return out
 
 

@@ -1,4 +1,5 @@
-"""The HTML scorecard: one self-contained page (plotly's JavaScript inlined once), with sortable tables.
+"""The HTML scorecard: one self-contained page (plotly's JavaScript inlined once), with sortable tables; and the
+page style every evalnb page shares (:func:`page`: the scorecard, the comparison page).
 
 ``plotlyjs`` says how a page gets plotly's JavaScript (about 4.8 MB): ``"inline"`` (the default: once per page,
 which then works offline and alone), ``"file"`` (written once as ``plotly-VERSION.min.js`` beside the page and
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 
     from evalnb.results import Result
 
-__all__ = ["PLOTLYJS", "figure_div", "page", "plotly_script", "table", "to_html"]
+__all__ = ["PAGE_CSS", "PLOTLYJS", "figure_div", "page", "plotly_script", "slug", "table", "to_html"]
 
 PLOTLYJS = ("inline", "file", "cdn")
 """The named ways a page gets plotly's JavaScript (any other string is a ``src`` URL or path)."""
@@ -52,16 +54,27 @@ document.querySelectorAll('table.evalnb-sortable').forEach(function (table) {
 });
 """
 
-_CSS = """
-body { font-family: system-ui, -apple-system, Segoe UI, sans-serif; margin: 2em; color: #1f2328; }
+PAGE_CSS = """
+body { font-family: system-ui, -apple-system, Segoe UI, sans-serif; margin: 2em; color: #1f2328; line-height: 1.4; }
+h1 { font-size: 1.6em; margin: 0 0 .4em; } h2 { font-size: 1.25em; margin: 1.6em 0 .4em; }
+h2 + p, h1 + p { margin-top: 0; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
 th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; cursor: pointer; user-select: none; }
+th { background: #f6f8fa; }
+table.evalnb-sortable th { cursor: pointer; user-select: none; }
 th[data-sort=asc]::after { content: " \\25B2"; } th[data-sort=desc]::after { content: " \\25BC"; }
 td.passed { color: #1a7f37; font-weight: 600; } td.failed { color: #cf222e; font-weight: 600; }
 td.degraded { color: #9a6700; font-weight: 600; } td.skipped { color: #6e7781; }
-td.text { max-width: 40em; white-space: pre-wrap; word-break: break-word; }
+td.text { min-width: 18em; max-width: 40em; white-space: pre-wrap; word-break: break-word; }
+td.worse, td.regressed { color: #cf222e; font-weight: 600; } td.better, td.improved { color: #1a7f37; font-weight: 600; }
+td.within-margin, td.changed { color: #9a6700; font-weight: 600; }
+td.too-few-cases-to-tell, td.no-detectable-difference, td.same { color: #57606a; }
+td.new { color: #0969da; } td.gone { color: #9a6700; }
+.verdict { display: inline-block; padding: 2px 10px; border-radius: 12px; font-weight: 600; color: #fff; }
+.verdict.pass { background: #1a7f37; } .verdict.fail { background: #cf222e; }
+.muted { color: #57606a; } td.nowrap { white-space: nowrap; }
 """
+"""The one style of evalnb's pages (the scorecard, the comparison page): read by :func:`page`."""
 
 _CASE_COLUMNS = [
     "case_id",
@@ -73,6 +86,7 @@ _CASE_COLUMNS = [
     "pass_rate",
     "latency_ms",
     "response",
+    "response from",
     "reasons",
 ]
 
@@ -88,14 +102,37 @@ def _cell(value: Any, *, cls: str = "") -> str:
     return f'<td class="{cls}">{text}</td>'
 
 
-def table(frame: pd.DataFrame, *, table_id: str, text_cols: tuple[str, ...] = ()) -> str:
-    """A sortable HTML table of ``frame`` (click a header to sort); ``status`` cells are coloured."""
+def slug(value: str) -> str:
+    """A value as a CSS class name of :data:`PAGE_CSS`: ``"within margin"`` -> ``"within-margin"``."""
+    return "-".join(str(value).split()).lower()
+
+
+def table(
+    frame: pd.DataFrame,
+    *,
+    table_id: str,
+    text_cols: tuple[str, ...] = (),
+    class_cols: tuple[str, ...] = ("status",),
+    nowrap_cols: tuple[str, ...] = (),
+) -> str:
+    """A sortable HTML table of ``frame`` (click a header to sort); the cells of ``class_cols`` (``status``,
+    a comparison's ``verdict`` or ``change``) are coloured by their value, those of ``nowrap_cols`` kept on
+    one line.
+
+    Example::
+
+        table(result.summary(), table_id="summary")
+    """
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     rows = []
     for rec in frame.itertuples(index=False, name=None):
         cells = []
         for col, v in zip(frame.columns, rec, strict=False):
-            cls = "text" if col in text_cols else (str(v) if col == "status" and isinstance(v, str) else "")
+            cls = (
+                "text" if col in text_cols else (slug(v) if col in class_cols and isinstance(v, str) else "")
+            )
+            if col in nowrap_cols:
+                cls = f"{cls} nowrap".strip()
             cells.append(_cell(v, cls=html.escape(cls)))
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (
@@ -150,7 +187,7 @@ def page(
     title: str,
     body: str,
     *,
-    css: str = _CSS,
+    css: str = PAGE_CSS,
     sortable: bool = True,
     plotlyjs: str = "inline",
     beside: str | Path | None = None,
@@ -173,9 +210,70 @@ def page(
     )
 
 
+def _facts(result: Result) -> str:
+    """The run's facts as a two-column table."""
+    esc = html.escape
+    meta = result.meta
+    agent = meta.get("agent") if isinstance(meta.get("agent"), str) else json.dumps(meta.get("agent"))
+    facts = [
+        ("suite", result.suite.name),
+        ("format", result.suite.format),
+        ("version", meta.get("version")),
+        ("agent", agent),
+        ("model", meta.get("model")),
+        ("judge", meta.get("judge")),
+        ("started", meta.get("started_at")),
+        ("run id", meta.get("run_id")),
+    ]
+    return "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in facts if v and v != "null")
+
+
+def _counts_line(result: Result) -> str:
+    c = result.counts()
+    return (
+        f"{c['passed']} passed, {c['failed']} failed, {c['degraded']} degraded, {c['skipped']} skipped"
+        f" &middot; exit code {result.exit_code}"
+    )
+
+
+def _section(result: Result, *, key: str = "", h: int = 2) -> str:
+    """One suite's scorecard: counts, facts, summary, categories, plots and the case table. ``key`` makes its
+    element ids unique on a page of several suites; ``h`` is the level of its headings."""
+    from evalnb import plots
+
+    cases = case_table(result)
+    # the answer shown is the first run x turn that did not pass (a failure on turn 2 shows turn 2)
+    cases["response from"] = [
+        f"run {r}, turn {t}" if not (_na(r) or _na(t)) else ""
+        for r, t in zip(cases["response_run"], cases["response_turn"], strict=True)
+    ]
+    figs = [plots.scorecard(result), plots.categories(result)]
+    return f"""
+<p id="counts{key}">{_counts_line(result)}</p>
+<table>{_facts(result)}</table>
+<h{h}>Summary per check</h{h}>
+{table(result.summary(), table_id=f"summary{key}")}
+<h{h}>Pass rate per category</h{h}>
+{table(category_table(result), table_id=f"categories{key}")}
+<h{h}>Plots</h{h}>
+{"".join(figure_div(f) for f in figs)}
+<h{h}>Cases</h{h}>
+<p>Click a column header to sort. The response is that of the case's first run and turn that did not pass.</p>
+{table(cases[_CASE_COLUMNS], table_id=f"cases{key}", text_cols=("response", "reasons"))}
+"""
+
+
+def _na(value: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.isna(value))
+
+
 @register_writer("html", suffixes=(".html", ".htm"))
-def to_html(result: Result, path: str | Path, *, plotlyjs: str = "inline") -> Path:
-    """A single self-contained HTML scorecard: summary, per-category table, plots and a sortable case table.
+def to_html(result: Result | Sequence[Result], path: str | Path, *, plotlyjs: str = "inline") -> Path:
+    """A single self-contained HTML scorecard: summary, per-category table, plots and a sortable case table;
+    for several results (the suites of one run or version) one page with a section per suite, after a table
+    of every suite's counts.
 
     plotly's JavaScript is inlined once, so the page works offline (``plotlyjs="file"`` or ``"cdn"`` links it
     instead: see the module docstring). Click a column header to sort. The file is written atomically (the old
@@ -185,38 +283,44 @@ def to_html(result: Result, path: str | Path, *, plotlyjs: str = "inline") -> Pa
 
         evalnb.export.to_html(result, "scorecard.html")
         evalnb.export.to_html(result, "cards/v2.html", plotlyjs="file")   # plotly-*.min.js beside it, once
+        evalnb.export.to_html([tasks, cube], "v2.html")                    # a section per suite
     """
-    from evalnb import plots
+    from evalnb.results import Result
 
     esc = html.escape
-    c = result.counts()
-    meta = result.meta
-    facts = [
-        ("suite", result.suite.name),
-        ("format", result.suite.format),
-        ("version", meta.get("version")),
-        ("agent", meta.get("agent") if isinstance(meta.get("agent"), str) else json.dumps(meta.get("agent"))),
-        ("model", meta.get("model")),
-        ("judge", meta.get("judge")),
-        ("started", meta.get("started_at")),
-        ("run id", meta.get("run_id")),
+    results = [result] if isinstance(result, Result) else list(result)
+    if not results:
+        raise ValueError("to_html needs a result")
+    if len(results) == 1:
+        one = results[0]
+        body = f"<h1>Scorecard: {esc(one.suite.name)}</h1>" + _section(one)
+        return atomic_write(path, page(f"Scorecard: {one.suite.name}", body, plotlyjs=plotlyjs, beside=path))
+    title, body = _several(results)
+    return atomic_write(path, page(title, body, plotlyjs=plotlyjs, beside=path))
+
+
+def _several(results: list[Result]) -> tuple[str, str]:
+    """The title and body of one page for several suites: every suite's counts, then a section each."""
+    esc = html.escape
+    versions = list(dict.fromkeys(str(r.meta["version"]) for r in results if r.meta.get("version")))
+    title = f"Scorecard: {len(results)} suites" + (f" · version {', '.join(versions)}" if versions else "")
+    counts = [r.counts() for r in results]
+    total = {k: sum(c[k] for c in counts) for k in ("passed", "failed", "degraded", "skipped")}
+    overview = "".join(
+        f'<tr><td><a href="#suite-{i}">{esc(r.suite.name)}</a></td><td>{c["passed"]}</td><td>{c["failed"]}</td>'
+        f"<td>{c['degraded']}</td><td>{c['skipped']}</td><td>{r.exit_code}</td></tr>"
+        for i, (r, c) in enumerate(zip(results, counts, strict=True), start=1)
+    )
+    parts = [
+        f"<h1>{esc(title)}</h1>",
+        f'<p id="counts">{total["passed"]} passed, {total["failed"]} failed, {total["degraded"]} degraded, '
+        f"{total['skipped']} skipped over {len(results)} suites &middot; exit code "
+        f"{max(r.exit_code for r in results)}</p>",
+        '<table id="suites"><thead><tr><th>suite</th><th>passed</th><th>failed</th><th>degraded</th>'
+        f"<th>skipped</th><th>exit code</th></tr></thead><tbody>{overview}</tbody></table>",
     ]
-    fact_html = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in facts if v)
-    cases = case_table(result)[_CASE_COLUMNS]
-    figs = [plots.scorecard(result), plots.categories(result)]
-    body = f"""
-<h1>Scorecard: {esc(result.suite.name)}</h1>
-<p id="counts">{c["passed"]} passed, {c["failed"]} failed, {c["degraded"]} degraded, {c["skipped"]} skipped
- &middot; exit code {result.exit_code}</p>
-<table>{fact_html}</table>
-<h2>Summary per check</h2>
-{table(result.summary(), table_id="summary")}
-<h2>Pass rate per category</h2>
-{table(category_table(result), table_id="categories")}
-<h2>Plots</h2>
-{"".join(figure_div(f) for f in figs)}
-<h2>Cases</h2>
-<p>Click a column header to sort.</p>
-{table(cases, table_id="cases", text_cols=("response", "reasons"))}
-"""
-    return atomic_write(path, page(f"Scorecard: {result.suite.name}", body, plotlyjs=plotlyjs, beside=path))
+    parts += [
+        f'<section id="suite-{i}"><h2>{esc(r.suite.name)}</h2>{_section(r, key=f"-{i}", h=3)}</section>'
+        for i, r in enumerate(results, start=1)
+    ]
+    return title, "\n".join(parts)

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalnb.checks.text import match_score_reason, partial_match_reason
 from evalnb.errors import StoreError
 from evalnb.export.document import FROM_SCORE_KEYS
 from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS, Result
@@ -236,6 +237,10 @@ def _score_row(key: str, entry: dict[str, Any], failed_without_score: set[str]) 
         status = "failed"
     else:
         status = "degraded"
+    reason = entry.get("reason") or entry.get("error")
+    if check == "PartialMatch" and isinstance(value, (int, float)) and reason == match_score_reason(value):
+        # the document has the dataset tool's words; evalnb's reason also names the threshold (the entry's key)
+        reason = partial_match_reason(value, float(entry.get("threshold", 0.5)))
     return {
         "check": check,
         # the key says which check of a name it is: `regex` the first (api: check ids), `regex#2` the second
@@ -244,7 +249,7 @@ def _score_row(key: str, entry: dict[str, Any], failed_without_score: set[str]) 
         # an errored evaluator did not pass: False, as the runner writes it
         "passed": res == "pass",
         "status": status,
-        "reason": entry.get("reason") or entry.get("error"),
+        "reason": reason,
     }
 
 

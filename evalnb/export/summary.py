@@ -9,6 +9,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,9 +30,34 @@ _MAX_LINES = 5
 _ICON = {"passed": "✅", "failed": "❌", "degraded": "⚠️", "skipped": "⏭️"}
 
 
+# Characters that start Markdown or HTML inline syntax anywhere in a line: HTML tags and comments (`<`), entities
+# (`&`), emphasis and strikethrough (`*`, `~`), code (a backtick), links and images (`[`, `]`), math on GitHub
+# (`$`), a table cell's end (`|`) and the escape itself. CommonMark lets a backslash escape any of them.
+_INLINE = re.compile(r"[\\`*~\[\]<>&|$]")
+# `_` opens or closes emphasis only where it is not between two letters or digits: `sales_by_country` stays.
+_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+# What starts a block at the beginning of a list item's text: a heading, a quote, a list, a thematic break.
+_BLOCK_START = re.compile(r"^(?:([#>+=-])|([0-9]{1,9})([.)]))")
+
+
+def _unblock(m: re.Match[str]) -> str:
+    # `1. x` keeps its number readable: the `.` or `)` after it is escaped
+    return f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}"
+
+
 def _cell(value: Any) -> str:
-    # a table cell is one line, and a `|` would end it
-    return " ".join(str(value).split()).replace("|", "\\|")
+    """User text (a suite name, a case id, a reason) as Markdown that renders as exactly that text: one line
+    (a table cell is one), and every character that would start Markdown or HTML syntax escaped, so a case id
+    ``<details>`` or ``<img onerror=...>`` shows as written and cannot fold away or hide the rest of the page.
+
+    Example::
+
+        _cell("<b>x</b> | 2*3")
+        # '\\<b\\>x\\</b\\> \\| 2\\*3'
+    """
+    text = " ".join(str(value).split())
+    text = _UNDERSCORE.sub(r"\\_", _INLINE.sub(r"\\\g<0>", text))
+    return _BLOCK_START.sub(_unblock, text, count=1)
 
 
 def _num(x: Any) -> str:

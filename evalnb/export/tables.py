@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from evalnb.results.frames import first_failing
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -35,7 +37,8 @@ def category_table(result: Result) -> pd.DataFrame:
 
 
 def case_table(result: Result) -> pd.DataFrame:
-    """One row per case with its status, pass rate, latency, its first response and what failed (5 reasons).
+    """One row per case with its status, pass rate, latency, the response of its first run x turn that did
+    not pass (else its first: ``response_run``, ``response_turn``, 1-based) and what failed (5 reasons).
 
     Example::
 
@@ -52,8 +55,17 @@ def case_table(result: Result) -> pd.DataFrame:
         .groupby("case_id", sort=False)["_r"]
         .agg(lambda x: "; ".join(x.tolist()[:5]))
     )
-    first = result.runs.drop_duplicates("case_id").set_index("case_id")["response"]
-    cases["response"] = cases["case_id"].map(first)
+    # a case that failed on turn 2 shows turn 2's answer, not turn 1's that passed
+    runs = result.runs
+    shown = (
+        first_failing(runs)
+        .merge(runs, on=["case_id", "run", "turn"], how="left")
+        .drop_duplicates("case_id")
+        .set_index("case_id")
+    )
+    cases["response"] = cases["case_id"].map(shown["response"])
+    cases["response_run"] = cases["case_id"].map(shown["run"] + 1).astype("Int64")
+    cases["response_turn"] = cases["case_id"].map(shown["turn"] + 1).astype("Int64")
     # A dict lookup, not Series.map: with no failures the mapped column would be float NaN, not text.
     found = reasons.to_dict()
     cases["reasons"] = pd.array([found.get(c, "") for c in cases["case_id"]], dtype="string")

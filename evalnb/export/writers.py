@@ -15,6 +15,7 @@ from evalnb._files import atomic_write
 from evalnb.errors import ConfigError
 from evalnb.export.csv import to_csv
 from evalnb.export.document import to_document
+from evalnb.export.html import to_html
 from evalnb.results.outputs import register_writer, suffixes, writer_for
 
 if TYPE_CHECKING:
@@ -45,7 +46,8 @@ def write(result: Result | Sequence[Result], path: str | Path) -> Path:
     files (a path ending in ``.csv`` or a directory). Every file is written atomically.
 
     Several results (one per suite of a run): ``.json`` holds a list of our versioned JSON, a text report holds
-    them one after the other; other kinds hold one suite each.
+    them one after the other, ``.html`` is one scorecard with a section per suite; other kinds hold one suite
+    each.
 
     Raises:
         ConfigError: for another extension, naming the ones there are, or several results for a one-suite kind.
@@ -66,9 +68,11 @@ def write(result: Result | Sequence[Result], path: str | Path) -> Path:
             return atomic_write(p, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         if ext in (".txt", ".md", ".log"):
             return atomic_write(p, "\n".join(r.report() for r in results))
+        if ext in (".html", ".htm"):
+            return to_html(results, p)
         raise ConfigError(
             f"--output {p}: a {ext or 'folder'} holds one suite and this run has {len(results)}; "
-            "use .json or .txt for all of them, or run one suite"
+            "use .json, .txt or .html for all of them, or run one suite"
         )
     if ext in ("", ".csv"):
         return to_csv(results[0], p.with_suffix(""))

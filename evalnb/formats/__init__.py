@@ -2,7 +2,9 @@
 
 * ``tasks_toml``: the TOML task suite (``"tasks-toml"``, ``.toml``);
 * ``cube_yaml``: the YAML cube suite (``"cube-yaml"``, ``.yaml`` / ``.yml``);
-* ``dataset_json``: the JSON evaluation dataset (``"dataset-json"``, ``.json``).
+* ``dataset_json``: the JSON evaluation dataset (``"dataset-json"``, ``.json``);
+* ``tables``: tables of cases, one per row (``"table-csv"``, ``.csv``/``.tsv``; ``"table-jsonl"``, ``.jsonl``;
+  a DataFrame with :func:`from_frame`, ``"table-frame"``).
 
 :func:`load` is the door in: a path or a text, the format from the extension, else from the content. Every
 failure is a :class:`~evalnb.errors.SuiteError` with a stable code; no other exception escapes it. A new
@@ -46,6 +48,7 @@ __all__ = [
     "Text",
     "discover",
     "for_path",
+    "from_frame",
     "get",
     "is_format",
     "json_schema",
@@ -69,6 +72,10 @@ def __getattr__(name: str) -> Any:
     # FORMATS: the registered names when asked, so a format registered later is listed too.
     if name == "FORMATS":
         return names()
+    if name == "from_frame":  # imported when first asked: `import evalnb` does not load the table format
+        from evalnb.formats.tables import from_frame
+
+        return from_frame
     raise AttributeError(f"module 'evalnb.formats' has no attribute {name!r}")
 
 
@@ -93,7 +100,7 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
 
     Example::
 
-        suite = evalnb.load("data/suites/tasks.toml")
+        suite = evalnb.load(evalnb.examples.path("tasks"))
         suite.format
         # 'tasks-toml'
         evalnb.load('name = "s"', format="tasks-toml").cases
@@ -126,7 +133,6 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
                 suite = fmt.build(data, path)
         if path is not None:
             suite.path = str(path)
-        return suite
     except SuiteError as exc:
         if path is not None:
             for err in exc.errors:
@@ -141,6 +147,19 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
         raise SuiteError(
             "INTERNAL_ERROR", f"could not load the suite ({type(exc).__name__}: {exc})", path=_str(path)
         ) from exc
+    _warn(suite)  # outside the try: a warning filter set to "error" raises the warning itself, as asked
+    return suite
+
+
+def _warn(suite: Suite, lines: list[str] | None = None) -> None:
+    # What loading noticed (Suite.warnings) is shown where people look: a warning in a notebook or a script.
+    import warnings
+
+    from evalnb.errors import SuiteWarning
+
+    where = f"{suite.path}: " if suite.path else ""
+    for line in suite.warnings if lines is None else lines:
+        warnings.warn(where + line, SuiteWarning, stacklevel=3)
 
 
 def _str(path: Path | None) -> str | None:
@@ -281,9 +300,26 @@ def load_upgrading(path: str | os.PathLike[str]) -> tuple[Suite, Path | None]:
 
         suite, backup = evalnb.formats.load_upgrading("evals/legacy.json")
     """
+    import warnings
+
+    from evalnb.errors import SuiteWarning
+
     fmt = for_path(Path(path))
-    backup = upgrade(path) if fmt is not None and fmt.upgrade is not None else None
-    return load(path), backup
+    if fmt is None or fmt.upgrade is None:
+        return load(path), None
+    # What the legacy form loads to is what the warnings speak of (the defaults it got): read them first.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SuiteWarning)
+        before = load(path)
+    backup = upgrade(path)
+    if backup is None:
+        _warn(before)
+        return before, None
+    suite = load(path)
+    legacy = [w for w in before.warnings if w not in suite.warnings]
+    suite.warnings[:0] = legacy
+    _warn(suite, legacy)
+    return suite, backup
 
 
 def _no_legacy_form(target: Path, fmt: Format, upgradable: list[Format]) -> SuiteError:

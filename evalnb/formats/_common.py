@@ -34,6 +34,7 @@ from evalnb.errors import SuiteCode, SuiteError
 
 __all__ = [
     "CODES",
+    "EXPECTED_CHECKS",
     "Edge",
     "Loc",
     "NonBlank",
@@ -50,6 +51,11 @@ __all__ = [
 ]
 
 Loc = tuple[str | int, ...]
+
+EXPECTED_CHECKS: tuple[str, ...] = ("ExactMatch", "PartialMatch")
+"""The checks a case with an expected answer gets when nothing names its checks: the deterministic matchers,
+so a first run needs no judge. The one home of that default: tables of cases (``evalnb.from_frame``, CSV,
+JSONL; docs/tables.md), ``evalnb run --prompts/--expected``, the starter of ``evalnb init`` and saved prompts."""
 
 # The stable codes of a document's problems (errors.SuiteCode: the first five come from the cube spec, the rest
 # from the api contract). INTERNAL_ERROR is left out: it marks a failure of evalnb, not of the document.

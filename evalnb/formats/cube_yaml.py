@@ -9,7 +9,7 @@ walks the expanded data. libyaml's parser is used when PyYAML has it (``CSafeLoa
 
 Example::
 
-    suite = load_text(open("data/suites/foodmart-sales.eval.yaml").read())
+    suite = load_text(evalnb.examples.path("foodmart-sales").read_text())
     suite.meta["cube"]["cubeName"]
     # 'Sales'
 """
@@ -158,6 +158,7 @@ class CaseDoc(Edge):
     orderMatters: bool = True
     expectedInsightContains: list[NonBlank] | None = None
     tolerance: ToleranceDoc | None = None
+    decimalComma: bool = False
 
 
 class CubeSuiteDoc(Edge):
@@ -363,7 +364,12 @@ def _checks(case: CaseDoc) -> list[CheckSpec]:
     tolerance = Tolerance(**case.tolerance.model_dump()) if case.tolerance else Tolerance()
     if case.expectedRows is not None:
         checks.append(
-            RowsCheck(expected=case.expectedRows, order_matters=case.orderMatters, tolerance=tolerance)
+            RowsCheck(
+                expected=case.expectedRows,
+                order_matters=case.orderMatters,
+                tolerance=tolerance,
+                decimal_comma=case.decimalComma,
+            )
         )
     elif case.referenceQuery is not None:
         rq = case.referenceQuery
@@ -373,7 +379,14 @@ def _checks(case: CaseDoc) -> list[CheckSpec]:
             rows=[r.model_dump(exclude_none=True) for r in rq.rows],
             filters=list(rq.filters),
         )
-        checks.append(RowsCheck(reference_query=ref, order_matters=case.orderMatters, tolerance=tolerance))
+        checks.append(
+            RowsCheck(
+                reference_query=ref,
+                order_matters=case.orderMatters,
+                tolerance=tolerance,
+                decimal_comma=case.decimalComma,
+            )
+        )
     return checks
 
 

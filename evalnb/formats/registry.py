@@ -7,9 +7,9 @@ without knowing it: nothing outside the format's module names the format.
 
 Example::
 
-    register(Format(name="prompts-csv", suffixes=(".csv",), malformed="MALFORMED_CSV",
+    register(Format(name="prompts-csv", suffixes=(".pcsv",), malformed="MALFORMED_CSV",
                     parse=parse_csv, build=build_suite, schema=lambda: {"type": "object"}))
-    evalnb.load("evals/prompts.csv").format     # 'prompts-csv'
+    evalnb.load("evals/prompts.pcsv").format    # 'prompts-csv'
 """
 
 from __future__ import annotations
@@ -151,6 +151,9 @@ _FORMATS: Registry[Format] = Registry(
         "tasks-toml": "evalnb.formats.tasks_toml",
         "cube-yaml": "evalnb.formats.cube_yaml",
         "dataset-json": "evalnb.formats.dataset_json",
+        "table-csv": "evalnb.formats.tables",
+        "table-jsonl": "evalnb.formats.tables",
+        "table-frame": "evalnb.formats.tables",
     },
 )
 

@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+from evalnb._lazy import submodule
 from evalnb.judges.agreement import agreement
 from evalnb.judges.base import CallableJudge, Judge, JudgeCache, JudgeReply
 from evalnb.judges.embedding import EmbeddingJudge
@@ -59,4 +60,4 @@ def __getattr__(name: str) -> object:
             stacklevel=2,
         )
         return getattr(importlib.import_module("evalnb.running"), name)
-    raise AttributeError(f"module 'evalnb.judges' has no attribute {name!r}")
+    return submodule(__name__, name)  # evalnb.judges.labels ... after `import evalnb` alone

@@ -55,6 +55,8 @@ class JudgeReply:
         logprobs: the answer's tokens with their log probabilities and the most likely alternatives, as an
             OpenAI-compatible server returns them (``choices[0].logprobs.content``); None when the server
             sent none. ``evaluate`` reads the score's distribution from them.
+        note: what the score's reason should add about the answer itself (bytes that were not UTF-8 and became
+            U+FFFD); None when there is nothing to say.
     """
 
     text: str
@@ -63,6 +65,7 @@ class JudgeReply:
     cached: bool = False
     label: str | None = None
     logprobs: list[dict[str, Any]] | None = None
+    note: str | None = None
 
 
 @runtime_checkable
@@ -133,6 +136,7 @@ class JudgeCache:
                 model=data.get("model"),
                 cached=True,
                 logprobs=logprobs if isinstance(logprobs, list) else None,
+                note=data.get("note") if isinstance(data.get("note"), str) else None,
             )
         except (OSError, ValueError, KeyError, TypeError):
             self.misses += 1
@@ -142,6 +146,8 @@ class JudgeCache:
 
     def put(self, key: str, reply: JudgeReply) -> None:
         data: dict[str, Any] = {"text": reply.text, "usage": reply.usage, "model": reply.model}
+        if reply.note is not None:
+            data["note"] = reply.note  # a cached answer's reason says what the first one said
         if reply.logprobs is not None:
             data["logprobs"] = (
                 reply.logprobs

@@ -4,7 +4,7 @@ The measure (:func:`evalnb.judges.embedding.read`) says how close an answer is: 
 the answer and the question, for Similarity a fact-checked similarity to the expected response (a
 contradicted fact at -1, below every cut). A rubric level says how good an answer is. The mapping between
 them is learnt from people's (here: one labeller's) judgments, on the ``fit`` half of
-``data/labels/pairs.csv`` only:
+``evalnb/examples/labels/pairs.csv`` only:
 
 * per check (Similarity: response vs expected response; Relevance: response vs question), the labelled
   answers are sorted by their measure;

@@ -6,7 +6,7 @@ its tokens' vectors, so there is no download, no network and no GPU, and two tex
 in other words land close together. evalnb loads it with downloads disabled, from the package's own folder.
 
 :class:`EmbeddingJudge` scores two of the judged checks, each by one number that a calibration maps onto the
-rubric's 1-5 scale (cut points fitted on the ``fit`` half of the labelled pairs in ``data/labels/`` and
+rubric's 1-5 scale (cut points fitted on the ``fit`` half of the labelled pairs in ``evalnb/examples/labels/`` and
 shipped as data: ``evalnb/judges/calibration.json``; :mod:`evalnb.judges.calibration` refits them):
 
 * **Relevance**: the cosine of the response and the question;
@@ -35,7 +35,7 @@ is not told from an ordinary first word; an answer that repeats the question sco
 Example::
 
     judge = EmbeddingJudge()
-    result = evalnb.run("data/suites/knowledge-base.json", KBAssistant(), judge=judge)
+    result = evalnb.run(evalnb.examples.path("knowledge-base"), KBAssistant(), judge=judge)
     result.scores[["check", "value", "judge"]].drop_duplicates("check")
 """
 
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalnb._text import STOP_WORDS, content_words, words
+from evalnb._text import STOP_WORDS, content_words, nfc, words
 from evalnb.errors import ConfigCode, ConfigError, JudgeError
 from evalnb.judges.base import JudgeReply
 from evalnb.judges.facts import Facts, compare
@@ -162,7 +162,8 @@ def cosines(left: Sequence[str], right: Sequence[str]) -> np.ndarray:
     if not left:
         return np.zeros(0, dtype=np.float32)
     model = load_model()
-    vectors = model.embed([*map(str, left), *map(str, right)], norm=False)
+    # Unicode NFC: "Café" typed with a combining accent is the same text, and embeds the same
+    vectors = model.embed([nfc(str(t)) for t in (*left, *right)], norm=False)
     a, b = vectors[: len(left)], vectors[len(left) :]
     na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -295,7 +296,8 @@ def read(
     """
 
     def text(v: Any) -> str:
-        return "" if v is None or v != v else str(v)  # NA / NaN: nothing
+        # NA / NaN: nothing; text in Unicode NFC, as every check and judge reads it (docs/dataset-json.md)
+        return "" if v is None or v != v else nfc(str(v))
 
     return _READERS[task](
         [text(r) for r in responses], [text(q) for q in questions], [text(e) for e in expecteds]

@@ -1,7 +1,7 @@
 """Fit the embedding judge's calibration on the ``fit`` half of the labelled pairs, and check the shipped one.
 
 ``python -m evalnb.judges.fitting`` refits the cut points (:func:`evalnb.judges.calibration.fit_cuts`) from
-``data/labels/pairs.csv`` and writes ``evalnb/judges/calibration.json``; ``--check`` exits 1 when the shipped
+the shipped labels (``evalnb/examples/labels/pairs.csv``) and writes ``evalnb/judges/calibration.json``; ``--check`` exits 1 when the shipped
 file differs from a refit. Runs never call this: they read the shipped file.
 
 Example::
@@ -14,15 +14,21 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from evalnb._files import atomic_write
+from evalnb.errors import ConfigError
 from evalnb.judges.calibration import FILE, Calibration, fit_cuts
 from evalnb.judges.embedding import CONTRADICTED, FACT_BONUS, MODEL, TASKS, read
-from evalnb.judges.labels import pairs_path, read_pairs
+from evalnb.judges.labels import read_pairs
 
-__all__ = ["fit", "main"]
+__all__ = ["LABELS", "fit", "main"]
+
+LABELS = "evalnb/examples/labels/pairs.csv"
+"""Where the labels the calibration is fitted on live, as the calibration's ``source`` names them (the same in
+every installation: the file of the package, not of one machine)."""
 
 
 def fit(pairs: Any = None) -> Calibration:
@@ -44,7 +50,7 @@ def fit(pairs: Any = None) -> Calibration:
         }
     source = {
         "model": MODEL,
-        "labels": pairs_path().relative_to(pairs_path().parents[2]).as_posix(),
+        "labels": LABELS,
         "split": "fit",
         "method": "monotone step function of the check's measure with the highest quadratic kappa on the fit "
         "rows (every placement of the cuts tried); cuts half-way between neighbouring fitted values; level = 1 "
@@ -64,8 +70,12 @@ _MEASURE = {
 
 
 def target_file() -> Path:
-    """Where the shipped calibration lives (``evalnb/judges/calibration.json``)."""
-    return Path(__file__).with_name(FILE)
+    """Where the shipped calibration lives (``evalnb/judges/calibration.json``): a file of the package, which
+    this developer tool rewrites in place (runs read it with importlib.resources, :func:`calibration.load`)."""
+    found = resources.files("evalnb.judges").joinpath(FILE)
+    if not isinstance(found, Path):
+        raise ConfigError("the calibration can be refitted only in an unzipped evalnb (a checkout)")
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

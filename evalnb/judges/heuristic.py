@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from evalnb._text import STOP_WORDS, content_words, sentences, token_f1, word_set, words
+from evalnb._text import STOP_WORDS, content_words, nfc, sentences, token_f1, word_set, words
 from evalnb.errors import ConfigError, JudgeError
 from evalnb.judges.base import JudgeReply
 from evalnb.judges.resolve import JudgeOptions, register_judge_string
@@ -126,18 +126,23 @@ class Heuristic:
         return JudgeReply(text=json.dumps(answer), usage={}, model="heuristic")
 
     def judge(self, task: str, fields: dict[str, Any]) -> dict[str, Any]:
-        """The answer for one task, as a dict (``score``/``verdict`` and ``reason``)."""
-        response = str(fields.get("response") or "")
+        """The answer for one task, as a dict (``score``/``verdict`` and ``reason``); texts are read in Unicode
+        NFC, as every check and judge reads them."""
+
+        def field(name: str) -> str:
+            return nfc(str(fields.get(name) or ""))
+
+        response = field("response")
         if task == "Similarity":
-            return self._similarity(response, str(fields.get("expected") or ""))
+            return self._similarity(response, field("expected"))
         if task == "Relevance":
-            return self._relevance(response, str(fields.get("question") or ""))
+            return self._relevance(response, field("question"))
         if task == "Groundedness":
-            return self._groundedness(response, str(fields.get("context") or ""))
+            return self._groundedness(response, field("context"))
         if task == "Coherence":
             return self._coherence(response)
         if task == "llm_judge":
-            return self._rubric(response, str(fields.get("rubric") or ""))
+            return self._rubric(response, field("rubric"))
         raise JudgeError(f"the heuristic judge does not know the task {task!r}")
 
     @staticmethod

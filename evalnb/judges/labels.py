@@ -1,6 +1,7 @@
-"""The labelled judged pairs of ``data/labels/pairs.csv``: read them, judge them, measure a judge against them.
+"""The labelled judged pairs (``labels/pairs.csv`` of :mod:`evalnb.examples`): read them, judge them, measure a
+judge against them.
 
-Each row is one answer labelled for one check (see ``data/labels/RULES.md``); ``split`` says whether it may
+Each row is one answer labelled for one check (see ``evalnb/examples/labels/RULES.md``); ``split`` says whether it may
 calibrate a judge (``fit``) or only measure one (``test``). :func:`pairs_suite` turns the rows into a suite of
 one case per answer, so a judge is measured through ``evalnb.run`` exactly as it scores real runs.
 
@@ -55,22 +56,23 @@ COLUMNS = {
 
 
 def pairs_path() -> Path:
-    """``data/labels/pairs.csv`` of the project (beside the package in a checkout)."""
-    return Path(__file__).resolve().parents[2] / "data" / "labels" / "pairs.csv"
+    """The shipped labelled pairs (``evalnb/examples/labels/pairs.csv``, package data), on disk."""
+    from evalnb.examples import resource
+
+    return resource("labels/pairs.csv")
 
 
 def read_pairs(path: str | Path | None = None) -> pd.DataFrame:
     """The labelled pairs with the dtypes of :data:`COLUMNS` (empty cells as NA).
 
     Raises:
-        ConfigError: when the file is missing (the labels ship with the source tree, not the wheel) or lacks
-            a column.
+        ConfigError: when the file is missing or lacks a column.
     """
     import pandas as pd
 
     p = Path(path) if path is not None else pairs_path()
     if not p.is_file():
-        raise ConfigError(f"no labelled pairs at {p}: they ship with the evalnb source tree (data/labels)")
+        raise ConfigError(f"no labelled pairs at {p}")
     frame = pd.read_csv(p, dtype=str, keep_default_na=False)
     missing = sorted(set(COLUMNS) - set(frame.columns))
     if missing:

@@ -165,7 +165,9 @@ class OpenAIJudge:
                 reply = await self.client.complete(messages)
         else:
             reply = await self.client.complete(messages)
-        return JudgeReply(text=reply.text, usage=reply.usage, model=reply.model, logprobs=reply.logprobs)
+        return JudgeReply(
+            text=reply.text, usage=reply.usage, model=reply.model, logprobs=reply.logprobs, note=reply.note
+        )
 
     def __repr__(self) -> str:
         return (

@@ -29,6 +29,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from evalnb._text import nfc
+
 __all__ = [
     "METRICS",
     "TASKS",
@@ -150,25 +152,30 @@ def build_prompt(
     """
     if task not in TASKS:
         raise ValueError(f"unknown judge task {task!r}; expected one of {', '.join(TASKS)}")
+
+    def composed(value: Any) -> Any:
+        # Unicode NFC, as every check reads text: a judge sees "Café" alike however it was typed
+        return nfc(value) if isinstance(value, str) else value
+
     values: dict[str, Any] = {
-        "question": question,
-        "response": response,
-        "context": context,
-        "expected": expected,
-        "rubric": rubric,
-        "conversation": [dict(m) for m in conversation],
+        "question": composed(question),
+        "response": composed(response),
+        "context": composed(context),
+        "expected": composed(expected),
+        "rubric": composed(rubric),
+        "conversation": [{k: composed(v) for k, v in m.items()} for m in conversation],
     }
     parts = [template("preamble")]
     if task == "llm_judge":
         parts.append(template("llm_judge"))
-        parts.append("Criterion:\n\n" + fence("criterion", rubric or ""))
+        parts.append("Criterion:\n\n" + fence("criterion", values["rubric"] or ""))
     else:
         parts.append(template(task.lower()))
     parts.append("## Material")
     if conversation:
         parts.append(
             "The earlier turns of this conversation, for context only (grade the last response):\n\n"
-            + fence(_LABELS["conversation"].replace(" ", "-"), _conversation_text(conversation))
+            + fence(_LABELS["conversation"].replace(" ", "-"), _conversation_text(values["conversation"]))
         )
     for key in _MATERIAL[task]:
         text = values[key] if values[key] is not None else ""

@@ -155,6 +155,8 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
             if cache is not None and not reply.cached:
                 cache.put(_cache_key(judge, asked), reply)
             value, passed, reason, weighted, spread = parsed
+            if reply.note:
+                reason = f"{reason} ({reply.note})"
             # A judge that handed this check to another names that one: the row says who scored it.
             return Score(
                 value=value,

@@ -1,8 +1,10 @@
-"""``plots.compare``: the gate per check, a panel per scale, and the per-case change grid."""
+"""``plots.compare``: the gate per check, a panel per scale, and the per-case change grid; for the comparisons of
+several suites (``store.compare_all``, ``evalnb compare``) that group of panels once per suite."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalnb.plots.style import (
@@ -26,11 +28,46 @@ if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
 
-    from evalnb.comparison import Comparison
+    from evalnb.comparison import Comparison, Comparisons
+
+_GAP = 95
+"""Pixels between two panels (their titles sit in it)."""
 
 
-def compare(comparison: Comparison) -> go.Figure:
-    """The gate per check, one panel per scale (top), and what changed per case x check (bottom).
+@dataclass
+class _Section:
+    """One suite's comparison as it is drawn: its scale panels, then its per-case grid."""
+
+    name: str | None
+    comparison: Comparison
+    groups: dict[str, list[str]]
+    shown: pd.DataFrame
+    note: str
+
+    @property
+    def heights(self) -> list[int]:
+        panels = [70 + 34 * len(self.groups[p]) for p in self.groups]
+        return [*panels, 90 + 24 * max(1, self.shown["case_id"].nunique())]
+
+
+def _sections(comparison: Comparison | Comparisons) -> list[_Section]:
+    """A Comparison is one section; Comparisons (several suites, gated as one) a section per suite."""
+    from evalnb.comparison import Comparisons
+
+    items: list[tuple[str | None, Comparison]] = (
+        list(comparison.comparisons.items()) if isinstance(comparison, Comparisons) else [(None, comparison)]
+    )
+    out = []
+    for name, c in items:
+        shown, note = _shown_cases(c.cases)
+        out.append(_Section(name, c, scale_groups(c.checks["check_id"], c.checks.get("scale")), shown, note))
+    return out
+
+
+def compare(comparison: Comparison | Comparisons) -> go.Figure:
+    """The gate per check, one panel per scale (top), and what changed per case x check (bottom); for several
+    suites (what ``store.compare_all`` and ``evalnb compare`` give) that group of panels once per suite, each
+    titled with its suite.
 
     Each scale panel plots the paired difference of every check on that scale (candidate - baseline, in the
     scale's own units, on an axis spanning the scale's range) with its two-sided interval, coloured by the
@@ -40,44 +77,91 @@ def compare(comparison: Comparison) -> go.Figure:
     Example::
 
         evalnb.plots.compare(store.compare("v1", "v2"))
+        evalnb.plots.compare(store.compare_all("v1", "v2"))   # every suite both versions have
     """
     go = plotly_go()
     from plotly.subplots import make_subplots
 
-    c = comparison.checks
-    cases = comparison.cases
-    a_label, b_label = esc(comparison.a_label), esc(comparison.b_label)
-    groups = scale_groups(c["check_id"], c.get("scale"))
-    panels = list(groups)
-    shown, note = _shown_cases(cases)
-    check_order = [str(x) for x in c["check_id"]]
-    heights = [70 + 34 * len(groups[p]) for p in panels] + [90 + 24 * shown["case_id"].nunique()]
-    gap = 95
-    total = sum(heights) + gap * len(panels)
-    conf = f"{comparison.confidence:.0%}"
-    titles = [f"The gate, checks on the {p} scale: {b_label} − {a_label} ({conf} interval)" for p in panels]
-    titles.append("Triage, per case x check (does not gate)" + note)
+    sections = _sections(comparison)
+    if not sections:
+        raise ValueError("plots.compare: the comparisons hold no suite compared on both sides")
+    first = sections[0].comparison
+    a_label, b_label = esc(first.a_label), esc(first.b_label)
+    heights = [h for s in sections for h in s.heights]
+    total = sum(heights) + _GAP * (len(heights) - 1)
+    conf = f"{first.confidence:.0%}"
+    titles = []
+    for s in sections:
+        where = f"<b>{esc(s.name)}</b> · " if len(sections) > 1 else ""
+        titles += [
+            f"{where}The gate, checks on the {p} scale: {b_label} − {a_label} ({conf} interval)"
+            for p in s.groups
+        ]
+        titles.append(f"{where}Triage, per case x check (does not gate){s.note}")
     fig = make_subplots(
         rows=len(heights),
         cols=1,
         row_heights=[h / sum(heights) for h in heights],
-        vertical_spacing=gap / total,
+        vertical_spacing=_GAP / total if len(heights) > 1 else 0.0,
         subplot_titles=titles,
     )
-    by_id = c.set_index(c["check_id"].astype(str))
     used_verdicts: list[str] = []
-    for row, panel in enumerate(panels, start=1):
-        part = by_id.loc[groups[panel]]
+    row = 1
+    for s in sections:
+        used_verdicts += [v for v in _gate_panels(fig, go, s, first_row=row) if v not in used_verdicts]
+        row += len(s.groups)
+        check_order = [str(x) for x in s.comparison.checks["check_id"]]
+        _case_grid(fig, go, s.shown, check_order, row=row, a_label=a_label, b_label=b_label)
+        row += 1
+    _legend(fig, go, sections, used_verdicts)
+    fig.update_layout(
+        title=_title(comparison, sections, a_label, b_label),
+        height=int(total + 160),
+        plot_bgcolor="white",
+        legend={"groupclick": "toggleitem", "tracegroupgap": 18},
+        margin={"t": 110},
+    )
+    return fig
+
+
+def _title(comparison: Any, sections: list[_Section], a_label: str, b_label: str) -> str:
+    sub = "dotted line: no difference; bars: two-sided interval of the paired difference"
+    if len(sections) == 1 and not getattr(comparison, "missing_suites", None):
+        suite = sections[0].name or sections[0].comparison.suite
+        return (
+            f"Comparison: {a_label} → {b_label}"
+            + (f" ({esc(suite)})" if suite else "")
+            + f"<br><sup>{sub}</sup>"
+        )
+    gate = "FAIL" if comparison.regressed else "pass"
+    n = len(sections)
+    head = f"Comparison: {a_label} → {b_label}, {n} suite{'s' * (n != 1)} gated as one: {gate}"
+    one_side = getattr(comparison, "missing_suites", {}) or {}
+    if one_side:
+        sub += "; compared on one side only: " + ", ".join(
+            f"{esc(k)} ({esc(v)})" for k, v in one_side.items()
+        )
+    return f"{head}<br><sup>{sub}</sup>"
+
+
+def _gate_panels(fig: Any, go: Any, section: _Section, *, first_row: int) -> list[str]:
+    """One section's scale panels; returns the verdicts drawn (for the legend)."""
+    c = section.comparison.checks
+    a_label, b_label = esc(section.comparison.a_label), esc(section.comparison.b_label)
+    by_id = c.set_index(c["check_id"].astype(str))
+    used: list[str] = []
+    for row, panel in enumerate(section.groups, start=first_row):
+        part = by_id.loc[section.groups[panel]]
         for verdict in VERDICT_STYLE:
             sel = part[part["verdict"] == verdict]
             if sel.empty:
                 continue
-            if verdict not in used_verdicts:
-                used_verdicts.append(verdict)
+            if verdict not in used:
+                used.append(verdict)
             _verdict_points(fig, go, sel, verdict, panel=panel, row=row, labels=(a_label, b_label))
         _margin_marks(fig, go, part, row)
         fig.add_vline(x=0, line_dash="dot", line_color="#6e7781", row=row, col=1)
-        scale = scale_of_label(panel, groups[panel])
+        scale = scale_of_label(panel, section.groups[panel])
         # An axis as wide as the scale's range each way: +1 on a 1-5 score looks a quarter of the way out,
         # not like a pass rate's 0 -> 1 flip; a count (no range) spans its largest difference each way.
         reach = scale.span if scale is not None and scale.bounded else _reach(part)
@@ -87,38 +171,32 @@ def compare(comparison: Comparison) -> go.Figure:
             title_text=f"difference in mean {axis_words(panel)}, {b_label} − {a_label}", row=row, col=1
         )
         fig.update_yaxes(autorange="reversed", row=row, col=1)
-    _case_grid(fig, go, shown, check_order, row=len(heights), a_label=a_label, b_label=b_label)
+    return used
+
+
+def _legend(fig: Any, go: Any, sections: list[_Section], used_verdicts: list[str]) -> None:
+    """A legend entry for every colour drawn: the verdicts, the margin mark, the changes of the grids."""
     for verdict in used_verdicts:
         colour, symbol, words = VERDICT_STYLE[verdict]
         legend_entry(
             fig, go, name=words, colour=colour, symbol=symbol, group="gate", title="the gate, per check"
         )
-    if _has_margin(c):
+    if any(_has_margin(s.comparison.checks) for s in sections):
         legend_entry(
             fig, go, name="− margin (allowed drop)", colour="#cf222e", symbol="line-ns-open", group="gate",
             title="the gate, per check",
         )  # fmt: skip
     for change in CHANGE_COLOURS:
-        if (shown["change"] == change).any():
+        if any((s.shown["change"] == change).any() for s in sections):
             legend_entry(
                 fig, go, name=CHANGE_WORDS[change], colour=CHANGE_COLOURS[change], group="triage",
                 title="triage, per case",
             )  # fmt: skip
-    if len(shown) < shown["case_id"].nunique() * len(check_order):
+    if any(len(s.shown) < s.shown["case_id"].nunique() * len(s.comparison.checks) for s in sections):
         legend_entry(
             fig, go, name="not a check of the case", colour=CELL_COLOURS["absent"], group="triage",
             title="triage, per case",
         )  # fmt: skip
-    fig.update_layout(
-        title=f"Comparison: {a_label} → {b_label}"
-        + (f" ({esc(comparison.suite)})" if comparison.suite else "")
-        + "<br><sup>dotted line: no difference; bars: two-sided interval of the paired difference</sup>",
-        height=int(total + 160),
-        plot_bgcolor="white",
-        legend={"groupclick": "toggleitem", "tracegroupgap": 18},
-        margin={"t": 110},
-    )
-    return fig
 
 
 def _verdict_points(

@@ -25,6 +25,7 @@ __all__ = [
     "fmt",
     "legend_entry",
     "missing",
+    "ordered_panels",
     "palette_colour",
     "plotly_go",
     "rgba",
@@ -40,14 +41,16 @@ CHANGE_COLOURS = {
     "same": "#d0d7de",
     "new": "#0969da",
     "gone": "#9a6700",
+    "degraded": "#6e7781",
 }
 CHANGE_WORDS = {
-    "regressed": "regressed (value went down)",
-    "improved": "improved (value went up)",
+    "regressed": "regressed (got worse)",
+    "improved": "improved (got better)",
     "changed": "changed (value and pass rate moved apart)",
     "same": "same",
     "new": "new (only in the candidate)",
     "gone": "gone (only in the baseline)",
+    "degraded": "degraded (the check could not run: not compared)",
 }
 # the per-case grid also has cells for checks a case does not have
 CELL_COLOURS = {**CHANGE_COLOURS, "absent": "#f6f8fa"}
@@ -132,6 +135,14 @@ def scale_groups(check_ids: Iterable[Any], labels: Iterable[Any] | None = None) 
     for cid, label in zip(ids, given, strict=True):
         groups.setdefault(scale_label(cid, label), []).append(cid)
     return groups
+
+
+_PANEL_RANK = {"pass rate": 0, "0-1": 1, "1-5 score": 2, "count": 3}
+
+
+def ordered_panels(groups: dict[str, list[str]]) -> list[str]:
+    """Scale panels from the top: pass rate, 0-1, 1-5 score, count, then other scales as they came."""
+    return sorted(groups, key=lambda p: _PANEL_RANK.get(p, len(_PANEL_RANK)))
 
 
 def scale_of_label(label: str, checks: list[str]) -> Scale | None:

@@ -26,6 +26,7 @@ __all__ = [
     "SCORES_COLUMNS",
     "TOOL_CALLS_COLUMNS",
     "conform",
+    "first_failing",
     "frame_from_tuples",
     "in_suite_order",
     "make_frame",
@@ -312,6 +313,23 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         {c: plain(v) for c, v in zip(cols, row, strict=False)}
         for row in frame.itertuples(index=False, name=None)
     ]
+
+
+def first_failing(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per case of a ``runs`` frame, the run x turn to show first: its first that did not pass (failed or
+    degraded, by run then turn), else its first. Columns ``case_id, run, turn``, in the frame's case order.
+
+    The scorecard's case table shows that turn's answer, the failure browser opens on it.
+
+    Example::
+
+        first_failing(result.runs).set_index("case_id").loc["refund-policy", ["run", "turn"]]
+    """
+    ok = ~runs["status"].isin(["failed", "degraded"]).fillna(False).astype(bool)
+    ordered = runs.assign(_ok=ok.to_numpy()).sort_values(["_ok", "run", "turn"], kind="stable")
+    first = ordered.drop_duplicates("case_id")[["case_id", "run", "turn"]]
+    order = {c: i for i, c in enumerate(dict.fromkeys(runs["case_id"].tolist()))}
+    return first.sort_values("case_id", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
 
 
 def mismatch_value(value: Any) -> str | None:

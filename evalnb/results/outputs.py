@@ -2,6 +2,8 @@
 
 The writers live in :mod:`evalnb.export` (and in any package that registers more); :class:`Result` asks this
 registry, so results never import the exporters, and a new output kind is one module that registers itself.
+A comparison's page is found the same way, by its kind ``comparison-html`` (a writer of a comparison, with no
+suffix: ``--output`` never picks it).
 
 Example::
 

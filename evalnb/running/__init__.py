@@ -7,7 +7,7 @@ The data flow: a Suite and the agents go into a :class:`~evalnb.running.case_run
 
 Example::
 
-    result = evalnb.run("data/suites/tasks.toml", my_agent, runs=1)
+    result = evalnb.run(evalnb.examples.path("tasks"), my_agent, runs=1)
     again = evalnb.rescore(result, judge="heuristic")
 """
 

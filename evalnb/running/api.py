@@ -9,7 +9,7 @@ or returns something unusable makes its run ``degraded`` with the exception in `
 
 Example::
 
-    result = evalnb.run("data/suites/tasks.toml", lambda prompt: "summary: ...", runs=1)
+    result = evalnb.run(evalnb.examples.path("tasks"), lambda prompt: "summary: ...", runs=1)
     result.cases[["case_id", "status"]]
 """
 

@@ -36,14 +36,21 @@ __all__ = [
 
 
 def as_suite(suite: Any) -> Suite:
-    """A Suite from a Suite or a path (loaded with ``evalnb.load``)."""
+    """A Suite from a Suite, a path (loaded with ``evalnb.load``) or a DataFrame (``evalnb.from_frame``)."""
     if isinstance(suite, Suite):
         return suite
     if isinstance(suite, (str, os.PathLike)):
         from evalnb.formats import load
 
         return load(suite)
-    raise ConfigError(f"suite must be an evalnb.Suite or a path, not {type(suite).__name__}")
+    if type(suite).__name__ == "DataFrame" and type(suite).__module__.startswith("pandas"):
+        # docs/tables.md: a DataFrame is a suite, one case per row, with from_frame's defaults
+        from evalnb.formats.tables import from_frame
+
+        return from_frame(suite)
+    raise ConfigError(
+        f"suite must be an evalnb.Suite, a path or a pandas DataFrame, not {type(suite).__name__}"
+    )
 
 
 def check_options(*, runs: int | None, concurrency: int, timeout: float | None, retries: int) -> None:

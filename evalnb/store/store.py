@@ -570,7 +570,9 @@ class Store:
         range, a count an interval on the log scale (see ``evalnb.comparison.stats.bounded_interval``).
 
         Columns: ``order, run_id, version, started_at, check_id, n, cases, mean, ci_low, ci_high, pass_rate,
-        pass_ci_low, pass_ci_high, latency_ms, cost, prompt_tokens, completion_tokens``.
+        pass_ci_low, pass_ci_high, latency_ms, cost, prompt_tokens, completion_tokens``. ``mean`` is over every
+        scored row (case x run x turn with a value), ``pass_rate`` over every checked row; a comparison's means
+        are per case over the paired cases, so they can differ (``evalnb.store.trend.MEAN_WORDS``).
 
         Raises:
             StoreError: when the suite has no saved run (``UNKNOWN_SUITE``, naming the suites there are).
@@ -589,7 +591,8 @@ class Store:
         """Compare two saved runs of one suite (run ids or version labels): ``b`` against the baseline ``a``.
 
         A version label shared by suites needs ``suite``; :meth:`compare_all` compares every suite the two
-        versions share. ``options`` go to ``evalnb.compare`` (``margin``, ``confidence``, ``fail_on_missing``).
+        versions share. ``options`` go to ``evalnb.compare`` (``margin``, ``confidence``, ``fail_on_missing``,
+        ``fail_on_degraded``).
 
         Example::
 

@@ -2,6 +2,12 @@
 
 Aggregated in SQL from the per-case sums that :func:`evalnb.store.schema.refresh_stats` writes at save time,
 so it stays fast over many versions.
+
+What the numbers average (:data:`MEAN_WORDS`): ``mean`` is over every scored row of the run (each case x
+run x turn with a value, so a case of more runs or turns weighs more; rows without a value, such as a turn
+without an answer, are left out) and ``pass_rate`` over every checked row. A comparison averages differently:
+per case (a case's runs and turns first), over the cases both versions have, and with a turn without an answer
+at the worst value of the scale (``docs/comparison.md``). The two means of one run can therefore differ.
 """
 
 from __future__ import annotations
@@ -14,7 +20,14 @@ if TYPE_CHECKING:
 
     from evalnb.store.store import Store
 
-__all__ = ["trend"]
+__all__ = ["MEAN_WORDS", "trend"]
+
+MEAN_WORDS = (
+    "mean: over every scored row (each case x run x turn with a value); pass_rate: over every checked row. "
+    "`evalnb compare` averages per case instead (each case's runs and turns first, over the cases both "
+    "versions have), so its means can differ."
+)
+"""What ``Store.trend``'s ``mean`` and ``pass_rate`` average, as ``evalnb trend`` prints it under the table."""
 
 
 def trend(
@@ -123,4 +136,5 @@ def trend(
     )
     out.attrs["suite"] = suite
     out.attrs["confidence"] = confidence
+    out.attrs["mean"] = MEAN_WORDS
     return out

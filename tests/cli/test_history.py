@@ -79,6 +79,17 @@ def test_versions_baseline_reports_and_trend(project: Path) -> None:
 
     code, out = invoke("report", "v2", "--store", db)
     assert code == 1 and "FAIL: T-2" in out
+    # printed, the report exits 1 on failures; written to a file it is an export: 0, unless asked
+    for args, want in ((("-o", "r2.html"), 0), (("-f", "html"), 0), (("-o", "r2.txt"), 0),
+                       (("-o", "r2.html", "--fail-on-failures"), 1), (("-f", "json"), 1),
+                       (("-f", "json", "-o", "r2.json"), 0)):  # fmt: skip
+        code, out = invoke("report", "v2", "--store", db, *args)
+        assert code == want, (args, out)
+    assert (project / "r2.html").read_text().startswith("<!DOCTYPE html>") and (project / "v2.html").exists()
+    assert "FAIL: T-2" in (project / "r2.txt").read_text()
+    assert json.loads((project / "r2.json").read_text())["meta"]["version"] == "v2"
+    code, out = invoke("report", "v2", "--store", db, "-f", "html", "-o", "r2.xlsx")
+    assert code == 2 and "--format html writes a .html or .htm file" in out, out
     code, out = invoke("report", "v1", "--store", db, "--format", "xlsx", "--output", "v1.xlsx")
     assert code == 0 and list(pd.read_excel(project / "v1.xlsx", sheet_name=None)) == [
         "summary", "categories", "cases", "scores"
@@ -138,11 +149,22 @@ def test_a_version_shared_by_two_suites_baselines_and_reports_each_suite(project
     code, out = invoke("run", "suite.json", "other.json", "--agent", "agent.py:good", "--store", db,
                        "--baseline", "v1")  # fmt: skip
     assert code == 0, out
-    # a label shared by suites needs --suite to say which run to report
+    # a label shared by suites reports each suite's run, one after the other; --suite picks one
     code, out = invoke("report", "v1", "--store", db)
-    assert code == 2 and "other-suite" in out and "cli-suite" in out, out
+    assert code == 0 and out.index("Suite: cli-suite") < out.index("Suite: other-suite"), out
+    code, out = invoke("report", "v2", "--store", db)
+    assert code == 1 and out.count("FAIL: T-2") == 2, out
     code, out = invoke("report", "v1", "--store", db, "--suite", "other-suite")
-    assert code == 0 and "Suite: other-suite" in out, out
+    assert code == 0 and "Suite: other-suite" in out and "cli-suite" not in out, out
+    # ... and one scorecard with a section per suite (a file: exit 0 though v2 failed)
+    code, out = invoke("report", "v2", "--store", db, "-f", "html")
+    assert code == 0 and "Wrote v2.html (2 suites)" in out, out
+    page = (project / "v2.html").read_text()
+    assert page.count('<section id="suite-') == 2 and "Scorecard: 2 suites · version v2" in page
+    code, out = invoke("report", "v2", "--store", db, "-f", "json")
+    assert code == 1 and [d["suite"]["name"] for d in json.loads(out)] == ["cli-suite", "other-suite"]
+    code, out = invoke("report", "v2", "--store", db, "-f", "xlsx")
+    assert code == 2 and "holds one suite and this run has 2" in out, out
 
 
 def test_an_unreachable_store_is_a_clear_error_not_a_traceback(project: Path) -> None:

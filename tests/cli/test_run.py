@@ -13,6 +13,7 @@ import pytest
 
 import evalnb
 from tests.support.cli import evalnb_cli, on_a_terminal
+from tests.support.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ROOT / "tests" / "agents_for_cli.py"
@@ -74,7 +75,7 @@ def test_no_list_passes_leaves_the_passing_cases_out_of_the_report(tmp_path: Pat
 
 
 def test_exit_1_for_llm_judge_without_judge_and_report_only_mode(tmp_path: Path) -> None:
-    suite = ROOT / "data" / "suites" / "tasks.toml"
+    suite = EXAMPLES / "suites" / "tasks.toml"
     out = run_cli(str(suite), "--agent", agent("oracle"), "--runs", "1", cwd=tmp_path)
     assert out.returncode == 1, out.stderr
     assert f"llm_judge: {NO_JUDGE}" in out.stdout

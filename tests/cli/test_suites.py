@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 import evalnb
 from evalnb.cli import app
 from tests.support.cli import evalnb_cli, on_a_terminal
+from tests.support.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -25,12 +26,15 @@ def test_validate_in_a_real_subprocess(tmp_path):
     )
     assert proc.returncode == 2, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines == [
+    assert lines[:3] == [
         "tasks-valid.toml: OK (tasks-toml, 2 cases)",
         "cube-invalid-typo.yaml:cases[0].expectedRow: UNKNOWN_FIELD unknown key 'expectedRow' in cases[0]; "
         "did you mean 'expectedRows'?",
         "dataset-legacy.json: OK (dataset-json, 2 cases)",
     ]
+    # a legacy array names no evaluators: the line after its OK says which checks it got
+    assert len(lines) == 4 and lines[3].startswith("dataset-legacy.json: warning: a legacy dataset")
+    assert "the dataset defaults Relevance and Coherence only" in lines[3]
 
 
 def test_validate_prints_every_error_of_a_file(tmp_path):
@@ -69,8 +73,8 @@ def test_validate_all_valid_exits_0_and_accepts_folders():
         app,
         [
             "validate",
-            str(ROOT / "data" / "suites" / "tasks.toml"),
-            str(ROOT / "data" / "suites" / "knowledge-base.json"),
+            str(EXAMPLES / "suites" / "tasks.toml"),
+            str(EXAMPLES / "suites" / "knowledge-base.json"),
         ],
     )
     assert result.exit_code == 0, result.output
@@ -130,8 +134,8 @@ def test_schema_unknown_format():
 def test_upgrading_a_toml_or_yaml_suite_says_so_and_writes_nothing(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     source = {
-        "suite.toml": ROOT / "data/suites/tasks.toml",
-        "suite.yaml": ROOT / "data/suites/foodmart-sales.eval.yaml",
+        "suite.toml": EXAMPLES / "suites" / "tasks.toml",
+        "suite.yaml": EXAMPLES / "suites" / "foodmart-sales.eval.yaml",
     }
     path.write_bytes(source[name].read_bytes())
     with pytest.raises(evalnb.SuiteError) as info:
@@ -157,6 +161,6 @@ def test_validate_an_empty_folder_says_so(tmp_path: Path) -> None:
 
 def test_validate_an_empty_folder_beside_a_valid_file_still_fails(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    out = evalnb_cli("validate", str(ROOT / "data" / "suites" / "tasks.toml"), "empty", cwd=tmp_path)
+    out = evalnb_cli("validate", str(EXAMPLES / "suites" / "tasks.toml"), "empty", cwd=tmp_path)
     assert out.returncode == 2
     assert "tasks.toml: OK" in out.stdout and "empty: no suite files" in out.stdout

@@ -189,9 +189,9 @@ def test_words_for_worse_margin_better_and_no_difference() -> None:
     )
     within = compare(a, b, margin=0.3).checks.iloc[0]
     assert within["verdict"] == "within margin" and not within["gates"]
-    assert within["words"].endswith("not shown to exceed the margin 0.30")
+    assert within["words"].endswith("not shown to exceed the margin 0.30 (30 points of pass rate)")
     beyond = compare(a, b, margin={"regex": 0.05}).checks.iloc[0]
-    assert beyond["gates"] and beyond["words"].endswith(", beyond the margin 0.05")
+    assert beyond["gates"] and beyond["words"].endswith(", beyond the margin 0.05 (5 points of pass rate)")
     better = compare(b, a).checks.iloc[0]
     assert better["verdict"] == "better" and better["words"].startswith("better by ")
     same = compare(a, scores(p, 3, np.random.default_rng(12))).checks.iloc[0]
@@ -279,23 +279,29 @@ def test_a_pass_only_check_that_breaks_is_a_regression() -> None:
     assert compare(pass_only(False), pass_only(True)).cases["change"].eq("improved").all()
 
 
-def test_errors_count_as_the_worst_score_so_the_verdict_is_not_better() -> None:
+def test_agent_errors_count_as_the_worst_score_so_the_verdict_is_not_better() -> None:
     n = 20
     a = frame(
         [{"case_id": f"c{i}", "case_name": "x", "category": "k", "run": 0, "turn": 0, "check": "Relevance",
-          "check_id": "Relevance", "value": 4.0, "passed": True, "status": "passed"} for i in range(n)]
+          "check_id": "Relevance", "value": 4.0, "passed": True, "status": "passed", "reason": "4/5"}
+         for i in range(n)]
     )  # fmt: skip
     # the candidate scores a little higher where it answers, and errors on every other case
     b = frame(
         [{"case_id": f"c{i}", "case_name": "x", "category": "k", "run": 0, "turn": 0, "check": "Relevance",
           "check_id": "Relevance", "value": 4.5 if i % 2 else None, "passed": bool(i % 2),
-          "status": "passed" if i % 2 else "degraded"} for i in range(n)]
+          "status": "passed" if i % 2 else "degraded",
+          "reason": "4/5" if i % 2 else "not checked: the agent failed (TimeoutError: no answer within 120s)"}
+         for i in range(n)]
     )  # fmt: skip
-    row = compare(a, b).checks.iloc[0]
-    # a judge failure is the bottom of the 1-5 scale (1), not 0: the mean stays on the scale
+    cmp = compare(a, b)
+    row = cmp.checks.iloc[0]
+    # a turn without an answer is the bottom of the 1-5 scale (1), not 0: the mean stays on the scale
     assert row["mean_b"] == pytest.approx((10 * 4.5 + 10 * 1.0) / 20)
-    assert row["scale"] == "1-5 score"
-    assert row["verdict"] == "worse"
+    assert row["scale"] == "1-5 score" and row["paired"] == 20 and row["not_compared"] == 0
+    assert row["verdict"] == "worse" and row["degraded_b"] == 10
+    assert "10 cases without an answer on the candidate side: counted as the worst value" in row["words"]
+    assert cmp.degraded["candidate"] == [f"c{i}" for i in range(0, n, 2)]
 
 
 def test_checks_on_one_side_only_are_new_or_gone_and_other_suites_are_noted() -> None:
@@ -332,7 +338,7 @@ def test_a_judged_check_with_weighted_scores_is_compared_on_them() -> None:
     row = cmp.checks.set_index("check_id").loc["Relevance"]
     assert bool(row["weighted"]) and row["mean_a"] == pytest.approx(np.mean([3.1, 3.9, 2.4, 4.6, 3.2, 3.8]))
     report = cmp.report()
-    assert "Relevance (1-5 score, weighted): mean 3.500 -> 3.317 over 6 paired cases" in report
+    assert "Relevance (1-5 score, weighted): mean per case 3.500 -> 3.317 over 6 paired cases" in report
     assert "c5 [Relevance]: 3.800 -> 3.200 (regressed; untested; beyond the judge's sd 0.20)" in report
     assert "c1 [Relevance]: 3.900 -> 3.700 (regressed; untested; within the judge's sd 0.50)" in report
     cases = cmp.cases.set_index("case_id")

@@ -15,9 +15,10 @@ import evalnb
 from evalnb.data import CubeModel, ReferenceQueryError, Source, connect, detect_file, open_source
 from evalnb.errors import ConfigError
 from evalnb.suite import Case, ReferenceQuery, RowsCheck, Suite, Turn
+from tests.support.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
-CUBE = ROOT / "data" / "foodmart" / "cube.yaml"
+CUBE = EXAMPLES / "foodmart" / "cube.yaml"
 
 
 def make_sqlite(path: Path) -> Path:
@@ -76,8 +77,11 @@ def test_unknown_or_missing_file(tmp_path: Path) -> None:
 
 def test_sqlite_file_opens_read_only(tmp_path: Path) -> None:
     src = connect(make_sqlite(tmp_path / "s.db"))
-    with pytest.raises(ReferenceQueryError, match="readonly"):
+    with pytest.raises(ReferenceQueryError, match=r"READ_ONLY_QUERY: .* starts with 'DELETE'"):
         src.query("DELETE FROM sales")
+    # without the statement check, the connection itself refuses (tests/data/test_read_only.py: every backend)
+    with pytest.raises(ReferenceQueryError, match=r"READ_ONLY_QUERY: .*the database refused it"):
+        src._execute("DELETE FROM sales", None, check=False)
 
 
 def test_sqlalchemy_url_and_engine(tmp_path: Path) -> None:
@@ -306,10 +310,10 @@ def test_dataframes_with_a_cube_model_reach_structured_reference_queries(tmp_pat
         tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         frames = {t: pd.read_sql_query(f'SELECT * FROM "{t}"', con) for t in tables}
     con.close()
-    suite = evalnb.load(ROOT / "data" / "suites" / "foodmart-sales.eval.yaml")
+    suite = evalnb.load(EXAMPLES / "suites" / "foodmart-sales.eval.yaml")
     with pytest.raises(evalnb.ConfigError, match=r"data=evalnb\.data\.connect\(data, cube='cube\.yaml'\)"):
         evalnb.run(suite, FoodMartAgent(db), data=frames, progress=False)
-    source = connect(frames, cube=ROOT / "data" / "foodmart" / "cube.yaml")
+    source = connect(frames, cube=EXAMPLES / "foodmart" / "cube.yaml")
     result = evalnb.run(suite, FoodMartAgent(db), data=source, progress=False)
     assert result.passed, result.report()
     # the caller's source is still open after the run

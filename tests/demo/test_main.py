@@ -19,6 +19,7 @@ from evalnb.demo.kb import KBAssistant
 from evalnb.demo.main import next_steps, run_demo
 from evalnb.demo.task_agent import main as task_main
 from evalnb.demo.task_agent import solve
+from tests.support.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,7 +56,7 @@ def test_demo_runs_in_an_empty_folder_and_writes_store_and_scorecard(tmp_path: P
     assert "FAIL: summarize-text" in out and "PASS: summarize-text (" in out
     # The comparison, and the judge named for what it is.
     assert out.count("Comparison previous -> current") >= 3
-    assert "rows (0-1): mean 0.688 -> 1.000 over 8 paired cases; better by 0.31" in out
+    assert "rows (0-1): mean per case 0.688 -> 1.000 over 8 paired cases; better by 0.31" in out
     assert "heuristic (not an LLM)" in out and "embedding (wordllama, not an LLM)" in out
     assert "not installed" not in out  # the embedding judge is there: no fallback, and no fallback notice
     # The store holds both versions of every suite; the scorecard is a page with the plots.
@@ -148,7 +149,7 @@ def test_kb_assistant_answers_with_bracket_citations() -> None:
 
 def test_kb_assistant_passes_most_of_the_dataset() -> None:
     result = evalnb.run(
-        ROOT / "data/suites/knowledge-base.json", KBAssistant(), judge="heuristic", progress=False
+        EXAMPLES / "suites" / "knowledge-base.json", KBAssistant(), judge="heuristic", progress=False
     )
     assert result.counts()["passed"] >= 8
 
@@ -231,6 +232,16 @@ def test_next_steps_with_the_default_store_need_no_store_option(tmp_path: Path) 
     assert not any("--store" in line for line in lines)
     assert any(line.endswith("compare previous current --suite foodmart-sales-evals") for line in lines)
     assert any(" lab notebooks " in line for line in lines)
+
+
+def test_next_steps_of_an_install_without_the_notebooks_point_to_the_repository(tmp_path: Path) -> None:
+    # The notebooks are not in the wheel: no `jupyter lab` of a folder the user does not have.
+    from evalnb.demo.main import notebooks_dir
+
+    lines = next_steps(evalnb.Store(tmp_path / ".evals" / "evalnb.db"), None, cwd=tmp_path)
+    assert not any(" lab " in line or "pip install" in line for line in lines)
+    assert lines[-1].strip().startswith("The four tutorial notebooks are in the notebooks/ folder")
+    assert notebooks_dir() == ROOT / "notebooks"  # a checkout has them
 
 
 def test_next_steps_say_how_to_install_jupyterlab_when_it_is_missing(

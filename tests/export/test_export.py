@@ -80,8 +80,9 @@ def test_write_several_results(result: evalnb.Result, tmp_path: Path) -> None:
     data = json.loads(export.write(both, tmp_path / "all.json").read_text())
     assert [d["schema_version"] for d in data] == [1, 1]
     assert export.write(both, tmp_path / "all.txt").read_text() == "\n".join([result.report()] * 2)
-    with pytest.raises(evalnb.ConfigError, match=r"a \.html holds one suite and this run has 2"):
-        export.write(both, tmp_path / "all.html")
+    assert export.write(both, tmp_path / "all.html").read_text().count('<section id="suite-') == 2
+    with pytest.raises(evalnb.ConfigError, match=r"a \.xlsx holds one suite and this run has 2"):
+        export.write(both, tmp_path / "all.xlsx")
 
 
 def test_html_scorecard_in_headless_chromium(result: evalnb.Result, tmp_path: Path) -> None:
@@ -322,3 +323,57 @@ def test_html_case_table_sorts_ids_in_natural_order(tmp_path: Path) -> None:
         page.locator("#cases th", has_text="case_id").click()
         ids = page.locator("#cases tbody tr td:nth-child(1)").all_inner_texts()
         assert ids == ["case1", "case2", "case10"]
+
+
+def test_a_scorecard_of_several_suites_has_a_section_per_suite(tmp_path: Path) -> None:
+    first = evalnb.run(mk("first-suite"), lambda p: "yes", progress=False)
+    second = evalnb.run(mk("second-suite"), lambda p: "no" if p == "q1" else "yes", progress=False)
+    path = export.to_html([first, second], tmp_path / "both.html")
+    text = path.read_text()
+    assert text.count("plotly.js v") <= 2  # the library is inlined once for every suite's plots
+    with chromium_page(offline=True) as page:
+        page.goto(path.as_uri())
+        page.wait_for_selector(".plotly .main-svg", timeout=15000)
+        assert page.title() == "Scorecard: 2 suites"
+        assert (
+            page.locator("#counts")
+            .inner_text()
+            .startswith("5 passed, 1 failed, 0 degraded, 0 skipped over 2")
+        )
+        rows = page.locator("#suites tbody tr").all_inner_texts()
+        assert [r.split("\t")[0] for r in rows] == ["first-suite", "second-suite"]
+        assert page.locator("section h2").all_inner_texts() == ["first-suite", "second-suite"]
+        assert page.locator(".js-plotly-plot").count() == 4  # each suite's scorecard and categories
+        second_cases = page.locator("#cases-2 tbody tr td:nth-child(4)").all_inner_texts()
+        assert second_cases == ["passed", "failed", "passed"]
+        page.locator("#cases-2 th", has_text="status").click()  # each section's table sorts on its own
+        assert page.locator("#cases-2 tbody tr td:nth-child(4)").all_inner_texts()[0] == "failed"
+        assert page.locator("#cases-1 tbody tr td:nth-child(1)").all_inner_texts() == ["c0", "c1", "c2"]
+        assert not page.errors, page.errors
+
+
+def test_the_case_table_shows_the_turn_that_failed(tmp_path: Path) -> None:
+    talk = Suite(name="talk", format="tasks-toml", cases=[
+        Case(id="chat", name="two turns", runs=2, turns=[
+            Turn(prompt="first", expected="one", checks=[ExactMatchCheck()]),
+            Turn(prompt="second", expected="two", checks=[ExactMatchCheck()]),
+        ]),
+    ])  # fmt: skip
+    answers = {"first": "one", "second": "three"}
+    result = evalnb.run(talk, lambda p: answers[p], progress=False)
+    path = result.to_html(tmp_path / "talk.html")
+    with chromium_page(offline=True) as page:
+        page.goto(path.as_uri())
+        header = page.locator("#cases thead th").all_inner_texts()
+        row = dict(
+            zip(header, page.locator("#cases tbody tr").first.locator("td").all_inner_texts(), strict=True)
+        )
+        assert (
+            row["status"] == "failed"
+            and row["response"] == "three"
+            and row["response from"] == "run 1, turn 2"
+        )
+        assert row["reasons"].startswith("ExactMatch:")
+    # the Excel sheet reads the same table
+    cases = pd.read_excel(result.to_excel(tmp_path / "talk.xlsx"), sheet_name="cases")
+    assert cases.loc[0, "response"] == "three" and cases.loc[0, "response_turn"] == 2

@@ -17,6 +17,7 @@ from evalnb.suite import (
     RetrievalQueryCheck,
     RetrievalResultCheck,
 )
+from tests.support.examples import EXAMPLES
 
 
 def doc(items: list[Any], version: str | None = "1.7.0", **root: Any) -> str:
@@ -437,9 +438,8 @@ def test_fixture_files(fixtures):
 
 
 def test_example_knowledge_base_suite():
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "data" / "suites" / "knowledge-base.json"
+    path = EXAMPLES / "suites" / "knowledge-base.json"
     suite = evalnb.load(path)
     assert suite.name == "knowledge-base"
     assert suite.meta["schemaVersion"] == "1.6.0"

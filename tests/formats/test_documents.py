@@ -11,6 +11,7 @@ import pytest
 import evalnb
 from evalnb.formats import load_upgrading
 from evalnb.formats.dataset_json import inline_suite, save_items
+from tests.support.examples import EXAMPLES
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -54,5 +55,5 @@ def test_load_upgrading_upgrades_a_legacy_dataset_once(tmp_path: Path) -> None:
     assert "schemaVersion" in json.loads(path.read_text()) and suite.cases
     again, none = load_upgrading(path)
     assert none is None and [c.id for c in again.cases] == [c.id for c in suite.cases]
-    toml, no_backup = load_upgrading(Path(__file__).resolve().parents[2] / "data" / "suites" / "tasks.toml")
+    toml, no_backup = load_upgrading(EXAMPLES / "suites" / "tasks.toml")
     assert no_backup is None and toml.format == "tasks-toml"

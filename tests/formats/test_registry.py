@@ -1,6 +1,6 @@
 """The format registry: a new format is one module that registers itself, and every place picks it up.
 
-The toy format here (CSV prompts) is written as a user would write it, in one file; nothing else changes.
+The toy format here (CSV prompts in `.pcsv` files, beside the built-in CSV tables) is written as a user would write it, in one file; nothing else changes.
 ``evalnb.load`` (by extension and by content), ``Suite.format``, the JSON Schema, ``evalnb validate`` and
 ``evalnb schema`` (in process, and in a real subprocess through ``$EVALNB_PLUGINS``) all know it then.
 """
@@ -71,7 +71,7 @@ SCHEMA = {
 register(
     Format(
         name="prompts-csv",
-        suffixes=(".csv",),
+        suffixes=(".pcsv",),
         malformed="MALFORMED_CSV",
         parse=parse,
         build=build,
@@ -99,7 +99,7 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]
 
 
 def test_load_by_extension_and_by_content(toy: ModuleType, tmp_path: Path) -> None:
-    path = tmp_path / "arith.csv"
+    path = tmp_path / "arith.pcsv"
     path.write_text(CSV, encoding="utf-8")
     suite = evalnb.load(path)
     assert (suite.format, suite.name, suite.path) == ("prompts-csv", "arith", str(path))
@@ -145,12 +145,12 @@ def test_guessing_a_builtin_format_parses_it_once(fixture: str, fmt: str) -> Non
 
 
 def test_malformed_and_undecodable_files_get_the_formats_code(toy: ModuleType, tmp_path: Path) -> None:
-    bad = tmp_path / "bad.csv"
+    bad = tmp_path / "bad.pcsv"
     bad.write_text("prompt,expected\nonly one field\n", encoding="utf-8")
     with pytest.raises(evalnb.SuiteError) as info:
         evalnb.load(bad)
     assert (info.value.code, info.value.location, info.value.path) == ("MALFORMED_CSV", "line 2", str(bad))
-    latin = tmp_path / "latin.csv"
+    latin = tmp_path / "latin.pcsv"
     latin.write_bytes("prompt,expected\ncafé,x\n".encode("latin-1"))
     with pytest.raises(evalnb.SuiteError) as info:
         evalnb.load(latin)
@@ -164,19 +164,20 @@ def test_registered_names_schema_and_suite_model(toy: ModuleType) -> None:
         "dataset-json",
     )
     assert "prompts-csv" in formats.FORMATS  # the old constant lists what is registered now
-    assert ".csv" in formats.suffixes()
-    assert formats.for_path("x/Arith.CSV") is formats.get("prompts-csv")
+    assert ".pcsv" in formats.suffixes()
+    assert formats.for_path("x/Arith.PCSV") is formats.get("prompts-csv")
     schema = formats.json_schema("prompts-csv")
     assert schema["$schema"].startswith("https://json-schema.org/") and schema["title"] == "PromptsCsv"
     assert Suite(name="s", format="prompts-csv").format == "prompts-csv"
     with pytest.raises(
-        evalnb.SuiteError, match="expected one of tasks-toml, cube-yaml, dataset-json, prompts-csv"
+        evalnb.SuiteError,
+        match="expected one of tasks-toml, cube-yaml, dataset-json, table-csv, table-jsonl, table-frame, prompts-csv",
     ):
         evalnb.load("x", format="csv")
 
 
 def test_the_runner_runs_it(toy: ModuleType, tmp_path: Path) -> None:
-    path = tmp_path / "arith.csv"
+    path = tmp_path / "arith.pcsv"
     path.write_text(CSV, encoding="utf-8")
     answers = {"What is 2+2?": "4", "Capital of France?": "Paris"}
     result = evalnb.run(path, lambda prompt: answers[prompt], progress=False)
@@ -185,7 +186,7 @@ def test_the_runner_runs_it(toy: ModuleType, tmp_path: Path) -> None:
 
 def test_unregistered_it_is_gone(toy: ModuleType, tmp_path: Path) -> None:
     formats.unregister("prompts-csv")
-    assert "prompts-csv" not in formats.names() and formats.for_path("a.csv") is None
+    assert "prompts-csv" not in formats.names() and formats.for_path("a.pcsv") is None
     with pytest.raises(Exception, match="unknown format 'prompts-csv'"):
         Suite(name="s", format="prompts-csv")
 
@@ -202,15 +203,15 @@ def test_builtin_format_names_stay_validated() -> None:
 def test_validate_and_schema_commands_in_process(toy: ModuleType, tmp_path: Path) -> None:
     folder = tmp_path / "suites"
     folder.mkdir()
-    (folder / "good.csv").write_text(CSV, encoding="utf-8")
-    (folder / "bad.csv").write_text("question,answer\n", encoding="utf-8")
+    (folder / "good.pcsv").write_text(CSV, encoding="utf-8")
+    (folder / "bad.pcsv").write_text("question,answer\n", encoding="utf-8")
     (folder / "notes.txt").write_text("not a suite", encoding="utf-8")
     runner = CliRunner()
     out = runner.invoke(app, ["validate", str(folder)])
     assert out.exit_code == 2
     assert out.output.splitlines() == [
-        f"{folder / 'bad.csv'}:line 1: MALFORMED_CSV the first line must be the header prompt,expected",
-        f"{folder / 'good.csv'}: OK (prompts-csv, 2 cases)",
+        f"{folder / 'bad.pcsv'}:line 1: MALFORMED_CSV the first line must be the header prompt,expected",
+        f"{folder / 'good.pcsv'}: OK (prompts-csv, 2 cases)",
     ]
     schema = runner.invoke(app, ["schema", "prompts-csv"])
     assert schema.exit_code == 0 and json.loads(schema.output)["title"] == "PromptsCsv"
@@ -219,7 +220,10 @@ def test_validate_and_schema_commands_in_process(toy: ModuleType, tmp_path: Path
     empty = tmp_path / "empty"
     empty.mkdir()
     listing = runner.invoke(app, ["validate", str(empty)])
-    assert "no suite files (.toml, .yaml, .yml, .json, .csv) in this folder" in listing.output
+    assert (
+        "no suite files (.toml, .yaml, .yml, .json, .csv, .tsv, .jsonl, .pcsv) in this folder"
+        in listing.output
+    )
 
 
 def _cli(*args: str, cwd: Path, plugins: str | None) -> subprocess.CompletedProcess[str]:
@@ -237,14 +241,14 @@ def _cli(*args: str, cwd: Path, plugins: str | None) -> subprocess.CompletedProc
 
 def test_the_command_line_loads_it_as_a_plugin(tmp_path: Path) -> None:
     (tmp_path / "toy_csv_format.py").write_text(TOY_FORMAT, encoding="utf-8")
-    (tmp_path / "arith.csv").write_text(CSV, encoding="utf-8")
+    (tmp_path / "arith.pcsv").write_text(CSV, encoding="utf-8")
     (tmp_path / "tasks.toml").write_text(
         (FIXTURES / "tasks-valid.toml").read_text(encoding="utf-8"), encoding="utf-8"
     )
     proc = _cli("validate", ".", cwd=tmp_path, plugins="toy_csv_format.py")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
-        "arith.csv: OK (prompts-csv, 2 cases)",
+        "arith.pcsv: OK (prompts-csv, 2 cases)",
         "tasks.toml: OK (tasks-toml, 2 cases)",
     ]
     schema = _cli("schema", "prompts-csv", cwd=tmp_path, plugins="toy_csv_format.py")

@@ -15,6 +15,7 @@ from evalnb import read_results
 from evalnb.errors import FailuresError, StoreError
 from evalnb.results import CASES_COLUMNS, MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
 from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
+from tests.support.examples import EXAMPLES
 from tests.support.suites import suite_of, task
 
 
@@ -361,7 +362,7 @@ def test_results_doc_lists_every_column_with_its_dtype_in_order() -> None:
 
     db = foodmart_db()
     result = evalnb.run(
-        ROOT / "data/suites/foodmart-sales.eval.yaml",
+        EXAMPLES / "suites" / "foodmart-sales.eval.yaml",
         FoodMartAgent(db, flaw="cost-for-sales"),
         data=db,
         progress=False,

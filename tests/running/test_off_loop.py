@@ -13,9 +13,10 @@ import pytest
 import evalnb
 from evalnb.checks import text
 from evalnb.suite import Case, RegexCheck, Suite, Turn
+from tests.support.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
-CUBE_SUITE = ROOT / "data" / "suites" / "foodmart-sales.eval.yaml"
+CUBE_SUITE = EXAMPLES / "suites" / "foodmart-sales.eval.yaml"
 
 
 async def _constant_analyst(prompt: str) -> dict:

@@ -74,7 +74,15 @@ def chromium_page(*, offline: bool = False) -> Iterator[Any]:
 def render_png(fig: Any, path: Path, *, width: int = 1000, height: int | None = None) -> Any:
     """Write a plotly figure as PNG with kaleido on the system Chromium; returns its pixels (see png_pixels)."""
     os.environ["BROWSER_PATH"] = chromium()  # kaleido's way to name the browser it drives
-    fig.write_image(path, format="png", width=width, height=height or fig.layout.height or 500)
+    for attempt in range(3):
+        try:
+            fig.write_image(path, format="png", width=width, height=height or fig.layout.height or 500)
+            break
+        except Exception as exc:
+            # kaleido can call its page's script before the page has loaded it on a busy machine; that is
+            # kaleido's start-up, not the figure: try again (any other error is the test's)
+            if "kaleido_scopes is not defined" not in str(exc) or attempt == 2:
+                raise
     return png_pixels(path)
 
 

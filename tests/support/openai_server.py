@@ -69,7 +69,8 @@ class Reply:
         status: HTTP status.
         headers: response headers (e.g. ``{"Retry-After": "1"}``).
         delay: seconds to wait before answering (a value past the client's timeout simulates a hang).
-        body: a raw body sent verbatim instead of the chat-completions JSON.
+        body: a raw body sent verbatim instead of the chat-completions JSON (bytes: as they are, even bytes that
+            are not UTF-8, with ``Content-Type: application/json``).
         usage: the ``usage`` object (default: 10 prompt tokens, 5 completion tokens).
         model: the ``model`` reported (default: the model asked for).
         repeat: ``(piece, times)``: the content is ``piece`` repeated ``times`` times, streamed in pieces so
@@ -86,7 +87,7 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
-    body: str | None = None
+    body: str | bytes | None = None
     usage: dict[str, int] | None = None
     model: str | None = None
     repeat: tuple[str, int] | None = None
@@ -314,6 +315,9 @@ class OpenAIServer:
         delay = self.delay + reply.delay
         if delay:
             await asyncio.sleep(delay)
+        if isinstance(reply.body, bytes):
+            headers = {"Content-Type": "application/json", **reply.headers}
+            return web.Response(body=reply.body, status=reply.status, headers=headers)
         if reply.body is not None:
             return web.Response(text=reply.body, status=reply.status, headers=reply.headers)
         if reply.repeat is not None:

@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalnb.formats._common import EXPECTED_CHECKS
 from evalnb.formats.dataset_json.documents import inline_suite, items_document, save_items
 from evalnb.formats.dataset_json.evaluators import BUILTIN_EVALUATORS, SYSTEM_DEFAULTS
 from evalnb.formats.dataset_json.legacy import is_legacy, to_versioned
@@ -61,7 +62,7 @@ STARTER: dict[str, Any] = {
         "name": "evals",
         "description": "Starter prompts: replace them with prompts your agent should handle.",
     },
-    "default_evaluators": {"ExactMatch": {}, "PartialMatch": {}},
+    "default_evaluators": {name: {} for name in EXPECTED_CHECKS},
     "items": [
         {"prompt": "What is the capital of France?", "expected_response": "Paris", "tags": ["knowledge"]},
         {"prompt": "What is 2 + 2?", "expected_response": "4", "tags": ["arithmetic"]},

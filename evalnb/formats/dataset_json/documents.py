@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalnb.errors import SuiteError
+from evalnb.formats._common import EXPECTED_CHECKS
 from evalnb.formats.dataset_json.loading import load_data
 from evalnb.formats.dataset_json.models import LATEST_VERSION
 from evalnb.suite import Suite
@@ -29,7 +30,7 @@ __all__ = ["inline_document", "inline_suite", "items_document", "save_items"]
 
 # With an expected answer the deterministic matchers score it; without one, the dataset defaults (Relevance and
 # Coherence, judged) apply, as for a dataset item with no evaluators.
-_MATCHERS: dict[str, dict[str, Any]] = {"ExactMatch": {}, "PartialMatch": {}}
+_MATCHERS: dict[str, dict[str, Any]] = {name: {} for name in EXPECTED_CHECKS}
 
 
 def inline_document(

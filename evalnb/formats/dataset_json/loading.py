@@ -388,12 +388,37 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
         meta["$schema"] = doc.schema_uri
     if tools is not None:
         meta["default_allowed_tools"] = tools
-    return Suite(
+    suite = Suite(
         name=meta_name or name or "dataset",
         description=description,
         format="dataset-json",
         cases=cases,
         meta=meta,
+    )
+    if legacy and not isinstance(raw_defaults, Mapping):
+        _legacy_defaults(suite, defaults)
+    return suite
+
+
+def _legacy_defaults(suite: Suite, defaults: dict[str, CheckSpec]) -> None:
+    """A legacy document names no default evaluators: say which checks its items got from the dataset spec's
+    system defaults (judged ones), so a file of prompts and expected answers is not silently judged instead of
+    compared."""
+    shared = {id(spec) for spec in defaults.values()}
+    using = [c for c in suite.cases if any(id(s) in shared for t in c.turns for s in t.checks)]
+    if not using:
+        return
+    names = " and ".join(defaults)
+    answered = sum(1 for c in using if any(t.expected for t in c.turns))
+    compared = (
+        f", {answered:,} of them with an expected_response that nothing compares with" if answered else ""
+    )
+    suite.warnings.append(
+        f"a legacy dataset (no schemaVersion) names no default_evaluators, so {len(using):,} of its "
+        f"{len(suite.cases):,} items are checked by the dataset defaults {names} only (judged: they need a "
+        f"judge){compared}; to compare the answers, give "
+        '"default_evaluators": {"ExactMatch": {}, "PartialMatch": {}} (evalnb upgrade writes the versioned form) '
+        "or load the rows as a table (docs/tables.md)"
     )
 
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Build the FoodMart-style sample database (SQLite) deterministically.
 
-    python data/foodmart/build.py                 # writes data/foodmart/foodmart.db
-    python data/foodmart/build.py OUT.db          # writes OUT.db
+    python -m evalnb.examples.foodmart.build          # writes ./foodmart.db
+    python -m evalnb.examples.foodmart.build OUT.db   # writes OUT.db
+
+``evalnb.examples.foodmart_db()`` runs it once, into the user cache folder, and returns the path.
 
 Only the standard library is used (``sqlite3``, ``random`` with a fixed seed), so the same file comes out on
 every machine in a few seconds. The line items are synthetic; their aggregates are fixed to the published
@@ -13,9 +15,11 @@ cents and every split is an exact integer allocation, so the sums hold to the ce
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
 import sqlite3
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -338,9 +342,10 @@ CREATE TABLE sales_fact_1997 (
 def build(path: str | Path) -> Path:
     """Write the sample database to ``path`` (replacing it) and return the path.
 
-    Example:
-        >>> build("foodmart.db")
-        PosixPath('foodmart.db')
+    Example::
+
+        build("foodmart.db")
+        # PosixPath('foodmart.db')
     """
     path = Path(path)
     rng = random.Random(SEED)
@@ -349,8 +354,11 @@ def build(path: str | Path) -> Path:
     customers = _customers(rng)
     facts = _facts(rng, products, classes, days, customers)
 
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.unlink(missing_ok=True)
+    # A temporary file of its own beside the target, then one rename: two processes building at once each
+    # write their own file, and a reader sees no database or a complete one.
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
     con = sqlite3.connect(tmp)
     try:
         con.executescript(DDL)
@@ -371,15 +379,19 @@ def build(path: str | Path) -> Path:
             "CREATE INDEX sales_product ON sales_fact_1997(product_id);"
         )
         con.commit()
-    finally:
+    except BaseException:
         con.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    con.close()
+    os.chmod(tmp, 0o644)  # mkstemp made it private; the database is no secret
     tmp.replace(path)
     return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    out = Path(args[0]) if args else Path(__file__).resolve().parent / "foodmart.db"
+    out = Path(args[0]) if args else Path("foodmart.db")
     build(out)
     print(f"wrote {out}")
     return 0

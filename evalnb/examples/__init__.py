@@ -1,0 +1,205 @@
+"""The shipped example suites and sample data: package data, found from any folder once evalnb is installed.
+
+Three example suites, one of each format, and what the demo agents answer from::
+
+    path = evalnb.examples.path("knowledge-base")      # a file on disk you can open, copy or edit a copy of
+    suite = evalnb.examples.load("tasks")              # the same, loaded
+    evalnb.examples.names()                            # ('knowledge-base', 'foodmart-sales', 'tasks')
+    db = evalnb.examples.foodmart_db()                 # the FoodMart sample, built on first use (cache folder)
+
+Everything here is read with :mod:`importlib.resources`, never through a path relative to a source tree, so it
+works the same in a checkout, an installed wheel or a zipped package (a file inside a zip is copied once into
+the cache folder, so the path stays valid). The sample database is the one thing written, and only into the
+user cache folder (:func:`cache_dir`). ``python -m evalnb.examples [NAME]`` prints the paths for a shell.
+
+The shipped files: ``suites/`` (the example suites), ``kb/handbook.md`` (the handbook the demo assistant
+answers from), ``labels/`` (the labelled judged pairs the offline judges are calibrated and measured on) and
+``foodmart/`` (the sample's build script and cube model).
+
+In the layers of the package this sits beside ``formats``: it uses only ``formats`` (to load a suite) and the
+standard library, and ``judges`` and ``demo`` read their files here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalnb.errors import ConfigError
+
+if TYPE_CHECKING:
+    from evalnb.suite import Suite
+
+__all__ = ["CACHE_ENV", "cache_dir", "foodmart_db", "load", "names", "path", "resource"]
+
+# name -> the suite file, relative to this package
+_SUITES = {
+    "knowledge-base": "suites/knowledge-base.json",
+    "foodmart-sales": "suites/foodmart-sales.eval.yaml",
+    "tasks": "suites/tasks.toml",
+}
+
+CACHE_ENV = "EVALNB_CACHE_DIR"
+"""The environment variable that names evalnb's cache folder (default ``$XDG_CACHE_HOME/evalnb`` or
+``~/.cache/evalnb``)."""
+
+
+def names() -> tuple[str, ...]:
+    """The names of the shipped example suites.
+
+    Example::
+
+        evalnb.examples.names()
+        # ('knowledge-base', 'foodmart-sales', 'tasks')
+    """
+    return tuple(_SUITES)
+
+
+def path(name: str) -> Path:
+    """The file of a shipped example suite, on disk, from any folder.
+
+    Args:
+        name: ``"knowledge-base"`` (JSON dataset), ``"foodmart-sales"`` (cube YAML) or ``"tasks"`` (TOML tasks).
+
+    Raises:
+        ConfigError: ``INVALID_VALUE`` for another name (the message lists the names).
+
+    Example::
+
+        evalnb.examples.path("tasks").name
+        # 'tasks.toml'
+        result = evalnb.run(evalnb.examples.path("knowledge-base"), my_agent, judge="heuristic")
+    """
+    if not isinstance(name, str) or name not in _SUITES:
+        raise ConfigError(
+            f"no example suite named {name!r}; the shipped examples are {', '.join(map(repr, _SUITES))}",
+            code="INVALID_VALUE",
+        )
+    return resource(_SUITES[name])
+
+
+def load(name: str) -> Suite:
+    """A shipped example suite, loaded (``evalnb.load(evalnb.examples.path(name))``).
+
+    Raises:
+        ConfigError: ``INVALID_VALUE`` for a name that is not one of :func:`names`.
+
+    Example::
+
+        suite = evalnb.examples.load("foodmart-sales")
+        suite.format, len(suite.cases)
+        # ('cube-yaml', 12)
+    """
+    from evalnb.formats import load as load_suite
+
+    return load_suite(path(name))
+
+
+def resource(relative: str) -> Path:
+    """Any shipped file (``"kb/handbook.md"``, ``"labels/pairs.csv"``), as a path on disk.
+
+    Raises:
+        ConfigError: ``MISSING_FIELD`` when the package holds no such file (an installation that lost its
+            package data).
+
+    Example::
+
+        evalnb.examples.resource("kb/handbook.md").read_text()[:30]
+    """
+    found = resources.files(__name__)
+    for part in relative.split("/"):  # one part at a time: Traversable.joinpath takes one on Python 3.10
+        found = found.joinpath(part)
+    if not found.is_file():
+        raise ConfigError(
+            f"evalnb's package data lacks {relative} (looked in {found}); reinstall evalnb",
+            code="MISSING_FIELD",
+        )
+    return on_disk(found, relative)
+
+
+def on_disk(found: Traversable, relative: str) -> Path:
+    """A shipped file as a path that stays valid: itself when the package is a folder, else (a zipped package)
+    a copy in the cache folder, written once per evalnb version (``importlib.resources.as_file`` would give a
+    temporary copy that is gone when its context ends)."""
+    if isinstance(found, Path):
+        return found
+    from evalnb import __version__
+    from evalnb._files import atomic_write
+
+    data = found.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    target = cache_dir() / "examples" / f"{__version__}-{digest}" / relative
+    if not target.is_file():
+        _writable(target.parent)
+        atomic_write(target, data)
+    return target
+
+
+def cache_dir() -> Path:
+    """evalnb's cache folder: ``$EVALNB_CACHE_DIR``, else ``$XDG_CACHE_HOME/evalnb``, else ``~/.cache/evalnb``
+    (``%LOCALAPPDATA%\\evalnb\\Cache`` on Windows). Nothing is created here until something is cached.
+
+    Example::
+
+        evalnb.examples.cache_dir()
+        # PosixPath('/home/me/.cache/evalnb')
+    """
+    own = os.environ.get(CACHE_ENV)
+    if own:
+        return Path(own).expanduser()
+    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "evalnb" / "Cache"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "evalnb"
+
+
+def _writable(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create the cache folder {folder}: {exc.strerror or exc}; set ${CACHE_ENV} to a folder "
+            "evalnb may write",
+            code="INVALID_VALUE",
+        ) from exc
+
+
+def foodmart_db(*, rebuild: bool = False) -> Path:
+    """The FoodMart sample database (SQLite), built on first use (about a second) into the cache folder.
+
+    It is built from the shipped ``foodmart/build.py`` into ``<cache>/foodmart/<digest>/foodmart.db``, with the
+    shipped ``cube.yaml`` beside it (so structured reference queries find the cube model); the digest is of the
+    build script and the cube model, so an evalnb whose sample changed builds its own. Each build writes a
+    temporary file of its own and renames it into place: processes building at once each finish with the
+    complete file, and nothing else is ever written.
+
+    Raises:
+        ConfigError: when the cache folder cannot be created (set ``$EVALNB_CACHE_DIR``).
+
+    Example::
+
+        db = evalnb.examples.foodmart_db()
+        db.name
+        # 'foodmart.db'
+    """
+    import importlib
+
+    from evalnb._files import atomic_write
+
+    script = resources.files(__name__).joinpath("foodmart/build.py").read_bytes()
+    cube = resources.files(__name__).joinpath("foodmart/cube.yaml").read_bytes()
+    digest = hashlib.sha256(script + b"\0" + cube).hexdigest()[:12]
+    folder = cache_dir() / "foodmart" / digest
+    target = folder / "foodmart.db"
+    if not rebuild and target.is_file() and (folder / "cube.yaml").is_file():
+        return target
+    _writable(folder)
+    if not (folder / "cube.yaml").is_file() or (folder / "cube.yaml").read_bytes() != cube:
+        atomic_write(folder / "cube.yaml", cube)
+    build = importlib.import_module("evalnb.examples.foodmart.build")
+    build.build(target)
+    return target
