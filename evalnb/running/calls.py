@@ -58,6 +58,7 @@ class DaemonThreads(Executor):
         )  # calls no new thread could take, for the next thread that is free
         self._lock = threading.Lock()
         self._made = 0
+        self._alive = 0
         self._closed = False
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
@@ -71,11 +72,12 @@ class DaemonThreads(Executor):
                 try:
                     slot = _Slot(self, f"{self._name}-{self._made + 1}")
                 except RuntimeError as exc:
-                    if not self._made:
+                    if not self._alive:
                         raise MemoryError(f"no memory for a thread ({exc})") from None
                     self._waiting.append(job)  # a thread there is takes it when its call ends
                     return future
                 self._made += 1
+                self._alive += 1
         slot.give(job)
         return future
 
@@ -89,6 +91,18 @@ class DaemonThreads(Executor):
                 return self._waiting.popleft()
             self._idle.append(slot)
             return _IDLE
+
+    def _lost(self) -> None:
+        """A thread ended on an error of its own: with no thread left, the calls waiting for one fail (they
+        would wait forever) as the process's want of memory."""
+        with self._lock:
+            self._alive -= 1
+            if self._alive > 0:
+                return
+            waiting, self._waiting = list(self._waiting), deque()
+        for future, *_ in waiting:
+            if future.set_running_or_notify_cancel():
+                future.set_exception(MemoryError("no thread left to run the call"))
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:
@@ -116,20 +130,23 @@ class _Slot:
         self.jobs.put(job)
 
     def _work(self) -> None:
-        job = self.jobs.get()
-        while job is not None:
-            future, fn, args, kwargs = job
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn(*args, **kwargs))
-                except (
-                    BaseException
-                ) as exc:  # SystemExit and KeyboardInterrupt from the agent are its failure
-                    future.set_exception(_as_failure(exc))
-            del job, future, fn, args, kwargs
-            job = self.owner._next(self)
-            if job is _IDLE:
-                job = self.jobs.get()
+        try:
+            job = self.jobs.get()
+            while job is not None:
+                future, fn, args, kwargs = job
+                if future.set_running_or_notify_cancel():
+                    try:
+                        future.set_result(fn(*args, **kwargs))
+                    except (
+                        BaseException
+                    ) as exc:  # SystemExit and KeyboardInterrupt from the agent are its failure
+                        future.set_exception(_as_failure(exc))
+                del job, future, fn, args, kwargs
+                job = self.owner._next(self)
+                if job is _IDLE:
+                    job = self.jobs.get()
+        except BaseException:  # no memory left even for this loop's own bookkeeping: the thread is lost
+            self.owner._lost()
 
 
 def _as_failure(exc: BaseException) -> BaseException:

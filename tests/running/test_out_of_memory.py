@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 import subprocess
 import sys
 import textwrap
@@ -100,8 +101,9 @@ def test_out_of_memory_is_one_line_exit_2_and_the_store_keeps_what_it_saved(tmp_
 
 
 def test_threads_that_cannot_start_narrow_the_run_instead_of_failing_its_cases(tmp_path: Path) -> None:
-    # 64 sync agent calls at once need 64 threads and their stacks; the budget holds a few of them: the calls
-    # share the threads there are (as at a lower concurrency), and every case run passes.
+    # 64 sync agent calls at once need 64 threads; with 64 MB stacks (RLIMIT_STACK sets a thread's) the budget
+    # holds a few of them and still leaves room for the run's rows: the calls share the threads there are (as
+    # at a lower concurrency), and every case run passes.
     (tmp_path / "wrap.py").write_text(WRAPPER)
     (tmp_path / "agents.py").write_text(
         "import time\n\ndef agent(prompt):\n    time.sleep(0.002)\n    return 'ok'\n"
@@ -114,7 +116,11 @@ def test_threads_that_cannot_start_narrow_the_run_instead_of_failing_its_cases(t
     }
     (tmp_path / "suite.json").write_text(json.dumps(doc))
     env = cli_env(MALLOC_ARENA_MAX="2", OPENBLAS_NUM_THREADS="1")
-    budget = 120 * 2**20  # a few 8 MB stacks, not 64
+    budget = 320 * 2**20  # four 64 MB stacks and the rows of 2,000 case runs; not 64 stacks
+
+    def big_stacks() -> None:
+        resource.setrlimit(resource.RLIMIT_STACK, (64 * 2**20, resource.getrlimit(resource.RLIMIT_STACK)[1]))
+
     out = subprocess.run(
         [sys.executable, "wrap.py", str(budget), "run", "suite.json", "--agent", "agents.py:agent", "--runs", "40",
          "-c", "64", "--format", "json"],
@@ -123,6 +129,7 @@ def test_threads_that_cannot_start_narrow_the_run_instead_of_failing_its_cases(t
         text=True,
         timeout=300,
         env=env,
+        preexec_fn=big_stacks,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:] + out.stdout[-3000:]
     counts = json.loads(out.stdout)["counts"]
