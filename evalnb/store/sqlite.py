@@ -103,15 +103,16 @@ def _read_only_uri(path: Path) -> str:
 def holds_store(path: Path) -> bool:
     """Whether the SQLite file ``path`` holds evalnb's tables, found without writing to it (a read-only
     connection: the engine's WAL switch would change the header of a database that is not a store)."""
-    con = sqlite3.connect(_read_only_uri(path), uri=True)
     try:
-        row = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
-    except sqlite3.DatabaseError as exc:
+        con = sqlite3.connect(_read_only_uri(path), uri=True)
+        try:
+            row = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:  # a damaged file: pages overwritten behind a valid header
         raise describe(exc, str(path)) or StoreError(
             f"the store {path} could not be read: {exc}", code="STORE_UNAVAILABLE"
         ) from None
-    finally:
-        con.close()
     return row is not None
 
 
