@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from evalnb._lazy import submodule
-from evalnb.agents.base import Request, Response, ToolCall
+from evalnb.agents._base import Request, Response, ToolCall
 from evalnb.errors import ConfigError, EvalnbError, SuiteError, TransientError
 from evalnb.suite import Case, Suite, Turn
 
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from evalnb.export import read_results
     from evalnb.formats import discover, from_frame, load, upgrade
     from evalnb.results import Result
-    from evalnb.running.api import run, run_async
-    from evalnb.running.rescore import rescore
+    from evalnb.running._api import run, run_async
+    from evalnb.running._rescore import rescore
     from evalnb.store import Store
 
 __version__ = "0.1.0"

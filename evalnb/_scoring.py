@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
-from evalnb.checks.registry import (
+from evalnb.checks._registry import (
     CheckContext,
     CheckDef,
     Offload,
@@ -42,7 +42,7 @@ from evalnb.checks.registry import (
 from evalnb.suite import CustomCheck, IntentCheck
 
 if TYPE_CHECKING:
-    from evalnb.agents.base import ToolCall
+    from evalnb.agents._base import ToolCall
     from evalnb.suite import Turn
 
 __all__ = [
@@ -251,7 +251,7 @@ async def score_turn(plan: TurnPlan, ctx: CheckContext, *, offload: Executor | N
 
     A check that raises becomes a degraded Score; a cube ``intent`` mismatch makes the turn's other checks
     ``not_checked`` (cube spec: the case fails on intent, its other checks are moot). Checks that need ``cpu``,
-    and checks that hand back an :class:`~evalnb.checks.registry.Offload`, run in ``offload`` (a thread pool),
+    and checks that hand back an :class:`~evalnb.checks._registry.Offload`, run in ``offload`` (a thread pool),
     so the event loop stays free for other case runs; without one they run in place.
 
     Example::

@@ -27,7 +27,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 
 from evalnb._unicode import clean_data, is_cleaned
-from evalnb.formats.registry import is_format, names
+from evalnb.formats._registry import is_format, names
 
 if TYPE_CHECKING:
     import pandas as pd

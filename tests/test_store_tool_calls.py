@@ -11,7 +11,7 @@ import pandas as pd
 import evalnb
 from evalnb.results import TOOL_CALLS_COLUMNS
 from evalnb.store import SCHEMA_VERSION, Store
-from evalnb.store.schema import migrate
+from evalnb.store._schema import migrate
 from evalnb.suite import Case, Suite, Turn
 
 CALLS = [

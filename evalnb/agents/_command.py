@@ -3,7 +3,7 @@
 There is no shell: ``argv`` is a list and each element is passed verbatim after placeholder substitution, so a
 prompt full of quotes, ``$`` or ``;`` reaches the program as one argument. The process runs in the run's working
 directory (tasks spec: ``file_exists`` paths resolve against it) in a new process group, and every process it
-starts is marked (:mod:`evalnb.agents.processes`), so that when the call ends (a timeout, or the program's own
+starts is marked (:mod:`evalnb.agents._processes`), so that when the call ends (a timeout, or the program's own
 exit) the program and everything it started are killed, a ``setsid`` daemon that left the group included.
 
 Example::
@@ -32,9 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalnb._caps import MAX_ANSWER, note
 from evalnb._numbers import count, seconds
-from evalnb.agents.base import Request, Response
-from evalnb.agents.processes import MARK, Tree, signal_all
-from evalnb.agents.types import BuildContext, register_agent_type
+from evalnb.agents._base import Request, Response
+from evalnb.agents._processes import MARK, Tree, signal_all
+from evalnb.agents._types import BuildContext, register_agent_type
 from evalnb.errors import AgentError, ConfigError
 
 __all__ = ["Command", "CommandAgentConfig"]
@@ -432,7 +432,7 @@ def _alive(pid: int) -> bool:
 
 
 async def _kill_group(proc: asyncio.subprocess.Process, tree: Tree) -> None:
-    """SIGTERM the process group and every process the call marked (:mod:`evalnb.agents.processes`), then
+    """SIGTERM the process group and every process the call marked (:mod:`evalnb.agents._processes`), then
     SIGKILL whatever is left after a grace period; reap the leader."""
     if sys.platform == "win32":  # pragma: no cover - no process groups to signal on Windows
         if proc.returncode is None:

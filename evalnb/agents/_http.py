@@ -10,7 +10,7 @@ Placeholders: ``{prompt}``, ``{history}``, ``{case}``, ``{turn}``, ``{run}``, ``
 fields the suite gives for the case (e.g. the cube).
 
 Tool calls: ``response_map={"tool_calls": "path"}`` (or a ``tool_calls`` key in an unmapped answer) reads a
-list of calls, each a dict of :class:`~evalnb.agents.base.ToolCall` fields (``tool`` or ``name``,
+list of calls, each a dict of :class:`~evalnb.agents._base.ToolCall` fields (``tool`` or ``name``,
 ``arguments``, ``status``, ``plugin_name``/``function_name``, ``response_status`` ...) or an OpenAI chat
 ``tool_calls`` entry. The service says what became of each call; without a ``status`` a call was ``requested``
 (asked for, not reported run), and one with a ``response_status`` ran (2xx: ``succeeded``).
@@ -41,9 +41,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalnb._caps import MAX_ANSWER, MAX_BODY, note
 from evalnb._numbers import seconds
 from evalnb._secrets import Secret, expand_env, safe_url, scrub, url_secrets
-from evalnb.agents.base import Request, Response, capped
-from evalnb.agents.types import BuildContext, register_agent_type
-from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, read_body, require_reachable, send
+from evalnb.agents._base import Request, Response, capped
+from evalnb.agents._types import BuildContext, register_agent_type
+from evalnb.chat._net import PREFLIGHT_TIMEOUT, parse_retry_after, read_body, require_reachable, send
 from evalnb.errors import AgentError, ConfigError
 
 __all__ = ["ASK_BODY", "ASK_MAPPING", "HTTP", "HTTPAgentConfig", "Secret", "expand_env", "get_path"]

@@ -28,10 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalnb._numbers import count
 from evalnb._secrets import expand_env
-from evalnb.agents.base import Request, Response, ToolCall
-from evalnb.agents.types import BuildContext, register_agent_type
+from evalnb.agents._base import Request, Response, ToolCall
+from evalnb.agents._types import BuildContext, register_agent_type
 from evalnb.chat import ChatClient, safe_url
-from evalnb.chat.client import decoding_note
+from evalnb.chat._client import decoding_note
 from evalnb.errors import AgentError, ChatError, ConfigError, EvalnbError
 
 __all__ = ["OpenAIAgentConfig", "OpenAIChat"]

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from evalnb._usercode import load_object
-from evalnb.agents.types import BuildContext, register_agent_type
+from evalnb.agents._types import BuildContext, register_agent_type
 from evalnb.errors import ConfigError
 
 __all__ = ["PythonAgentConfig", "load_python_agent"]

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from evalnb._files import atomic_write
-from evalnb.agents.base import Agent, Request, Response, as_agent
+from evalnb.agents._base import Agent, Request, Response, as_agent
 from evalnb.errors import AgentError, ConfigError
 
 __all__ = [
@@ -315,7 +315,7 @@ class Record:
         started = time.time()
         response = await self.agent.respond(request)
         if not isinstance(response, Response):  # an object agent that returned a str or dict
-            from evalnb.agents.base import to_response
+            from evalnb.agents._base import to_response
 
             response = to_response(response)
         key = request_key(request)

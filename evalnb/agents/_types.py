@@ -3,7 +3,7 @@
 An agent type is a name, a pydantic model of the table's other keys (strict: an unknown key is an error that
 names the nearest valid one) and a builder that turns validated options into an agent. The built-in types
 are ``command``, ``openai``, ``http`` (each registered by its adapter's module) and ``python``
-(``evalnb.agents.python_spec``); a new type is one module that calls :func:`register_agent_type`.
+(``evalnb.agents._python_spec``); a new type is one module that calls :func:`register_agent_type`.
 
 Example::
 
@@ -75,10 +75,10 @@ class AgentType:
 _TYPES: Registry[AgentType] = Registry(
     "agent type",
     builtins={
-        "command": "evalnb.agents.command",
-        "openai": "evalnb.agents.openai_chat",
-        "http": "evalnb.agents.http",
-        "python": "evalnb.agents.python_spec",
+        "command": "evalnb.agents._command",
+        "openai": "evalnb.agents._openai_chat",
+        "http": "evalnb.agents._http",
+        "python": "evalnb.agents._python_spec",
     },
 )
 

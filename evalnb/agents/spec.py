@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalnb._usercode import split_spec
-from evalnb.agents.python_spec import load_python_agent
+from evalnb.agents._python_spec import load_python_agent
 from evalnb.config import resolve_agent
 
 __all__ = ["load_agent", "load_python_agent", "split_spec"]

@@ -5,7 +5,7 @@ Pure pandas, no widgets: the views and the tests use it directly.
 
 Example::
 
-    from evalnb.browser.data import case_ids, case_view
+    from evalnb.browser._data import case_ids, case_view
     case_ids(result, status="failed", check="rows")
     view = case_view(result, "top-3-product-families")
     view.checks[0]["reason"], view.mismatches
@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalnb.results.frames import first_failing as first_turns
-from evalnb.results.frames import records
-from evalnb.scoring import RANK
+from evalnb._scoring import RANK
+from evalnb.results._frames import first_failing as first_turns
+from evalnb.results._frames import records
 
 if TYPE_CHECKING:
     from evalnb.results import Result

@@ -6,7 +6,7 @@ shown anywhere (the widgets put it in an ``HTML`` widget).
 
 Example::
 
-    from evalnb.browser.views import case_html, word_diff
+    from evalnb.browser._views import case_html, word_diff
     word_diff("Open 9 to 5", "Open 9 to 6")
     # ('Open 9 to <del class="eb-del">5</del>', 'Open 9 to <ins class="eb-ins">6</ins>')
 """
@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalnb.browser.data import CaseView
-from evalnb.checks.rows import normalise_key
+from evalnb.browser._data import CaseView
+from evalnb.checks._rows import normalise_key
 
 __all__ = ["CSS", "case_html", "comparison_html", "word_diff"]
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from evalnb.browser import data
-from evalnb.browser.data import ALL, NOT_PASSED
-from evalnb.browser.views import case_html, comparison_html
-from evalnb.results.frames import records
+from evalnb.browser import _data as data
+from evalnb.browser._data import ALL, NOT_PASSED
+from evalnb.browser._views import case_html, comparison_html
+from evalnb.results._frames import records
 
 if TYPE_CHECKING:
     from evalnb.comparison import Comparison

@@ -31,8 +31,8 @@ from evalnb._caps import MAX_ANSWER, MAX_BODY, cap, note
 from evalnb._numbers import count, seconds
 from evalnb._retry import backoff as retry_wait
 from evalnb._secrets import scrub, url_secrets
-from evalnb.chat.limiter import learn, limiter_for
-from evalnb.chat.net import (
+from evalnb.chat._limiter import learn, limiter_for
+from evalnb.chat._net import (
     PREFLIGHT_TIMEOUT,
     parse_retry_after,
     proxy_for,
@@ -41,7 +41,7 @@ from evalnb.chat.net import (
     safe_url,
     send,
 )
-from evalnb.chat.session import shared_session
+from evalnb.chat._session import shared_session
 from evalnb.errors import ChatError, ConfigError
 
 __all__ = ["DEFAULT_AZURE_API_VERSION", "DEFAULT_BASE_URL", "ChatClient", "ChatReply", "decoding_note"]

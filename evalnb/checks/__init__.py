@@ -7,7 +7,7 @@ with :func:`check` (the built-ins' signature) or :func:`register` (the short for
 """
 
 from evalnb._lazy import submodule
-from evalnb.checks.registry import (
+from evalnb.checks._registry import (
     CheckContext,
     CheckDef,
     Offload,
@@ -40,10 +40,10 @@ __all__ = [
 # The building blocks notebooks call directly (api contract), loaded when first asked for: the row comparison
 # needs numpy and pandas, which `import evalnb` must not pay for.
 _BLOCKS = {
-    "compare_rows": "evalnb.checks.rows",
-    "exact_match": "evalnb.checks.text",
-    "partial_match_f1": "evalnb.checks.text",
-    "citation_count": "evalnb.checks.text",
+    "compare_rows": "evalnb.checks._rows",
+    "exact_match": "evalnb.checks._text",
+    "partial_match_f1": "evalnb.checks._text",
+    "citation_count": "evalnb.checks._text",
 }
 
 

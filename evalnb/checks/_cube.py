@@ -9,7 +9,7 @@ checks as not checked.
 from __future__ import annotations
 
 from evalnb._text import nfc
-from evalnb.checks.registry import CheckContext, Score, builtin
+from evalnb.checks._registry import CheckContext, Score, builtin
 from evalnb.suite import InsightCheck, IntentCheck, RefusalCheck
 
 __all__ = ["insight_check", "intent_check", "refusal_check"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalnb.checks.registry import CheckContext, Score, builtin
+from evalnb.checks._registry import CheckContext, Score, builtin
 
 NO_JUDGE_REASON = "llm judge not evaluated: this runner has no judge router"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePath
 
-from evalnb.checks.registry import CheckContext, Score, builtin
+from evalnb.checks._registry import CheckContext, Score, builtin
 from evalnb.suite import ExitCodeCheck, FileExistsCheck
 
 __all__ = ["exit_code_check", "file_exists_check"]

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from evalnb.agents.base import Request, Response
+    from evalnb.agents._base import Request, Response
     from evalnb.suite import Case, Suite, Turn
 
 __all__ = [
@@ -388,7 +388,7 @@ def _is_bool(value: Any) -> bool:
 
 
 _loaded = False
-_BUILTIN_MODULES = ("text", "process", "cube", "rows", "judged", "semantic", "tools")
+_BUILTIN_MODULES = ("_text", "_process", "_cube", "_rows", "_judged", "_semantic", "_tools")
 """The modules under ``evalnb.checks`` whose import registers the built-in checks."""
 
 

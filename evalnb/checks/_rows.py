@@ -30,8 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalnb.checks.registry import CheckContext, Score, builtin
-from evalnb.checks.rowdata import (
+from evalnb.checks._registry import CheckContext, Score, builtin
+from evalnb.checks._rowdata import (
     Side,
     normalise_key,
     parse_number,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalnb.checks.registry import CheckContext, Score, builtin
+from evalnb.checks._registry import CheckContext, Score, builtin
 
 __all__ = ["semantic_similarity"]
 
@@ -17,7 +17,7 @@ __all__ = ["semantic_similarity"]
 @builtin("semantic_similarity", needs={"cpu"})  # the TOML tasks assertion's spelling
 @builtin("SemanticSimilarity", needs={"cpu"})
 def semantic_similarity(spec: Any, ctx: CheckContext) -> Score:
-    from evalnb.judges.embedding import cosines
+    from evalnb.judges.offline._embedding import cosines
 
     other = spec.value if spec.value is not None else ctx.turn.expected
     what = "the given text" if spec.value is not None else "the expected response"

@@ -1,7 +1,7 @@
 """Checks on the response text: ``regex`` (tasks spec), ``ExactMatch``, ``PartialMatch``, ``Citations`` and the
 retrieval diagnostics ``RetrievalQuery`` / ``RetrievalResult`` (dataset spec).
 
-All are deterministic and need no LLM. Each returns a :class:`~evalnb.checks.registry.Score`.
+All are deterministic and need no LLM. Each returns a :class:`~evalnb.checks._registry.Score`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from evalnb._text import caseless, f1, nfc, normalize_tokens
-from evalnb.checks.registry import CheckContext, Offload, Score, builtin
+from evalnb.checks._registry import CheckContext, Offload, Score, builtin
 from evalnb.errors import RegexTimeout
 from evalnb.suite import (
     CITATION_FORMATS,

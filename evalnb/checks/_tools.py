@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from evalnb.agents.base import ToolCall
-from evalnb.checks.registry import CheckContext, Score, builtin
+from evalnb.agents._base import ToolCall
+from evalnb.checks._registry import CheckContext, Score, builtin
 from evalnb.suite import ToolCallExecutionCheck, ToolCallSelectionCheck, ToolRef
 
 __all__ = ["NO_TOOL_EVIDENCE", "tool_call_execution_check", "tool_call_selection_check"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from evalnb.cli.app import app, exits
+from evalnb.cli._app import app, exits
 
 __all__ = ["demo_command"]
 
@@ -27,7 +27,7 @@ def demo_command(
 
     No API key, server or network. Exits 0 when the demo ran (the previous version's failures are expected).
     """
-    from evalnb.demo.main import run_demo
+    from evalnb.demo._main import run_demo
 
     with exits():
         run_demo(out=out, store=store, plotlyjs=plotlyjs)

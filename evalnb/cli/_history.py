@@ -7,8 +7,8 @@ from typing import Any
 
 import typer
 
-from evalnb.cli.app import STORE_HELP, app, exits, fail
-from evalnb.cli.run import CONFIDENCE_HELP, DEGRADED_HELP, MARGIN_HELP, MISSING_HELP
+from evalnb.cli._app import STORE_HELP, app, exits, fail
+from evalnb.cli._run import CONFIDENCE_HELP, DEGRADED_HELP, MARGIN_HELP, MISSING_HELP
 
 __all__ = ["compare_command", "delete_command", "report_command", "runs_command", "trend_command"]
 
@@ -107,7 +107,7 @@ def compare_command(
 ) -> None:
     """Compare two stored versions, every suite they share; exit 1 when the gate finds a check worse, else 0."""
     import evalnb
-    from evalnb.comparison.verdicts import check_options, parse_margins
+    from evalnb.comparison._verdicts import check_options, parse_margins
 
     with exits():
         margins = parse_margins(margin)

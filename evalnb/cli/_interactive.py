@@ -13,7 +13,7 @@ __all__ = ["prompt_loop"]
 def prompt_loop(agent: object, *, timeout: float) -> int:
     """Send what the user types, show the answer and the scores given without a judge; save on request."""
     import evalnb
-    from evalnb.formats.dataset_json import inline_suite, save_items
+    from evalnb.formats._dataset_json import inline_suite, save_items
 
     tried: list[dict[str, str]] = []
     typer.echo("Interactive mode: type a prompt (empty line or Ctrl-D to finish).")

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from evalnb.cli.app import STARTER_ASK, STORE_HELP, app, ask_yes, exits, fail
+from evalnb.cli._app import STARTER_ASK, STORE_HELP, app, ask_yes, exits, fail
 
 __all__ = ["CONFIDENCE_HELP", "DEGRADED_HELP", "MARGIN_HELP", "MISSING_HELP", "run_command"]
 
@@ -130,9 +130,9 @@ def run_command(
     import evalnb
     from evalnb import config, formats
     from evalnb.agents import Record, Replay
-    from evalnb.comparison.verdicts import check_options, parse_margins
+    from evalnb.comparison._verdicts import check_options, parse_margins
     from evalnb.errors import SuiteWarning
-    from evalnb.formats.dataset_json import inline_suite
+    from evalnb.formats._dataset_json import inline_suite
 
     if fmt not in ("text", "json"):
         raise fail(f"--format must be text or json, not {fmt!r}")
@@ -148,7 +148,7 @@ def run_command(
         if record is not None:
             the_agent = Record.around(the_agent, record)
         if interactive:
-            from evalnb.cli.interactive import prompt_loop
+            from evalnb.cli._interactive import prompt_loop
 
             raise typer.Exit(prompt_loop(the_agent, timeout=timeout))
         if expected and not prompts:
@@ -232,7 +232,7 @@ def run_command(
 def _known_margins(margins: Any, suites: list, bases: list) -> None:
     """``--margin CHECK=V`` names a check of the suites or their baselines: a typo stops the run before it
     starts, not after every agent call."""
-    from evalnb.comparison.verdicts import unknown_margins
+    from evalnb.comparison._verdicts import unknown_margins
     from evalnb.errors import ConfigError
 
     names = {

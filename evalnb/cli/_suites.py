@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from evalnb.cli.app import STARTER_ASK, app, ask_yes, exits, fail
+from evalnb.cli._app import STARTER_ASK, app, ask_yes, exits, fail
 
 __all__ = ["init_command", "schema_command", "upgrade_command", "validate_command"]
 

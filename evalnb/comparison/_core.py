@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalnb.comparison.frames import build_cells, label_of, suite_of
-from evalnb.comparison.triage import CHANGES, case_table, check_counts, triage_order
-from evalnb.comparison.verdicts import (
+from evalnb.comparison._frames import build_cells, label_of, suite_of
+from evalnb.comparison._triage import CHANGES, case_table, check_counts, triage_order
+from evalnb.comparison._verdicts import (
     Margin,
     adjust,
     check_line,

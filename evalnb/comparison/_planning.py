@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.scales import scale_of
-from evalnb.comparison.frames import build_cells
-from evalnb.comparison.stats import norm_sf, t_isf
-from evalnb.comparison.verdicts import Margin, check_options, fmt, margin_for
+from evalnb.comparison._frames import build_cells
+from evalnb.comparison._stats import norm_sf, t_isf
+from evalnb.comparison._verdicts import Margin, check_options, fmt, margin_for
 
 if TYPE_CHECKING:
     import numpy as np

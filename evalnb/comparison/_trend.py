@@ -1,6 +1,6 @@
 """``Store.trend``: per saved run x check, the mean and pass rate with intervals inside each check's scale.
 
-Aggregated in SQL from the per-case sums that :func:`evalnb.store.schema.refresh_stats` writes at save time,
+Aggregated in SQL from the per-case sums that :func:`evalnb.store._schema.refresh_stats` writes at save time,
 so it stays fast over many versions.
 
 What the numbers average (:data:`MEAN_WORDS`): ``mean`` is over every scored row of the run (each case x
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalnb.store.store import Store
+    from evalnb.store._store import Store
 
 __all__ = ["MEAN_WORDS", "trend"]
 
@@ -39,7 +39,7 @@ def trend(
     from sqlalchemy import select
 
     from evalnb.checks.scales import scale_of
-    from evalnb.comparison.stats import bounded_interval, cluster_mean
+    from evalnb.comparison._stats import bounded_interval, cluster_mean
 
     r, st = store._t["runs"], store._t["run_check_stats"]
     q = (

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalnb.comparison.frames import Cells
-from evalnb.comparison.stats import fisher_exact, holm, permutation_p
+from evalnb.comparison._frames import Cells
+from evalnb.comparison._stats import fisher_exact, holm, permutation_p
 
 if TYPE_CHECKING:
     import numpy as np

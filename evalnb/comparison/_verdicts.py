@@ -2,7 +2,7 @@
 
 Per check, the paired per-case differences ``d = b - a`` (a case's runs and turns averaged first: the case
 is the unit) are tested one-sided against ``mean(d) >= -margin`` with the exact sign-flip test
-(:class:`~evalnb.comparison.stats.SignFlip`), at level ``1 - confidence``. Across every check of every suite
+(:class:`~evalnb.comparison._stats.SignFlip`), at level ``1 - confidence``. Across every check of every suite
 compared, Holm's procedure keeps the family-wise false-alarm rate at that level, so a suite of six checks
 does not fire six times as often as one with one check. Cases on one side only do not enter the test.
 
@@ -24,8 +24,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalnb.comparison.frames import Cells
-from evalnb.comparison.stats import SignFlip, holm
+from evalnb.comparison._frames import Cells
+from evalnb.comparison._stats import SignFlip, holm
 
 if TYPE_CHECKING:
     import numpy as np

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb.data._names import axis_name, bare, lookup, norm
-from evalnb.data.sql import ParamStyle, Statement, build_statement
+from evalnb.data._sql import ParamStyle, Statement, build_statement
 from evalnb.errors import ConfigError, ReferenceQueryError
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb.data._cube import CubeModel
 from evalnb.data._readonly import (
     DUCKDB_CONFIG,
     check_statement,
@@ -28,8 +29,7 @@ from evalnb.data._readonly import (
     refused,
     sqlite_reading,
 )
-from evalnb.data.cube import CubeModel
-from evalnb.data.sql import ParamStyle, Statement
+from evalnb.data._sql import ParamStyle, Statement
 from evalnb.errors import ConfigError, ReferenceQueryError
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from evalnb.data._names import as_list, axis_name, bare, item_name
 from evalnb.errors import ReferenceQueryError
 
 if TYPE_CHECKING:
-    from evalnb.data.cube import CubeModel
+    from evalnb.data._cube import CubeModel
     from evalnb.suite import ReferenceQuery
 
 __all__ = ["PARAMSTYLES", "ParamStyle", "Statement", "build_statement"]

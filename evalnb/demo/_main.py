@@ -24,7 +24,7 @@ The flawed agents run first and are saved as version ``previous``; the current a
 
 Example::
 
-    from evalnb.demo.main import run_demo
+    from evalnb.demo._main import run_demo
     outcome = run_demo(out=".evals")
     outcome.comparisons["foodmart-sales-evals"].checks[["check_id", "verdict"]]
 """
@@ -116,9 +116,9 @@ class DemoOutcome:
 
 def _agents(version: str) -> dict[str, Any]:
     """The agent for each suite file of ``version`` (the flawed ones for ``previous``)."""
+    from evalnb.demo._sample import foodmart_db
     from evalnb.demo.analytics import FoodMartAgent
     from evalnb.demo.kb import KBAssistant
-    from evalnb.demo.sample import foodmart_db
     from evalnb.demo.task_agent import command
 
     flawed = version == "previous"
@@ -171,7 +171,7 @@ def run_demo(
         raise ConfigError(f"the demo cannot write into {out}: {exc.strerror or exc}") from exc
     the_store = as_store(store if store is not None else out / "evalnb.db")
     judge, judge_note = offline_judge()
-    from evalnb.demo.sample import foodmart_db
+    from evalnb.demo._sample import foodmart_db
 
     db = foodmart_db()
     outcome = DemoOutcome(store=the_store)
@@ -331,7 +331,7 @@ def offline_judge() -> tuple[Any, list[str]]:
         # 'embedding (wordllama, not an LLM)'
     """
     from evalnb.judges import EmbeddingJudge, Heuristic
-    from evalnb.judges.embedding import INSTALL_HINT, available
+    from evalnb.judges.offline._embedding import INSTALL_HINT, available
 
     if available():
         judge: Any = EmbeddingJudge()
@@ -379,7 +379,7 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path, *, plotlyjs: str = "
     """One self-contained HTML page: per suite, the counts of both versions, the comparison and the plots.
 
     plotly's JavaScript is inlined once, so the page works offline; ``plotlyjs="file"`` writes it beside the
-    page once and links it, ``"cdn"`` links plotly's CDN (see ``evalnb.export.html``). Every string from
+    page once and links it, ``"cdn"`` links plotly's CDN (see ``evalnb.export._html``). Every string from
     agents or suites is escaped. A full per-suite scorecard (sortable case table) is ``result.to_html(path)``.
 
     Example::
@@ -388,7 +388,7 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path, *, plotlyjs: str = "
         write_scorecard(outcome, ".evals/scorecard.html", plotlyjs="file")   # a page of ~0.1 MB
     """
     from evalnb import plots
-    from evalnb.export.html import figure_div, page
+    from evalnb.export._html import figure_div, page
 
     esc = html.escape
     parts = [

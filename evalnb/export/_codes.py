@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from evalnb.scoring import TOOL_NOT_ALLOWED
+from evalnb._scoring import TOOL_NOT_ALLOWED
 
 __all__ = ["score_error_code", "turn_error_code"]
 

@@ -1,6 +1,6 @@
 """The comparison page: what ``evalnb compare A B --html PAGE`` and ``Comparisons.write_html`` write.
 
-One self-contained page in the scorecard's style (:func:`evalnb.export.html.page`): the gate's outcome, the
+One self-contained page in the scorecard's style (:func:`evalnb.export._html.page`): the gate's outcome, the
 gate as a table (one row per suite x check, with its verdict and the words that explain it), then per suite
 the cases that changed and the comparison figure (:func:`evalnb.plots.compare`). Registered as the writer
 of kind ``comparison-html`` (``evalnb.results.outputs``), which is how a comparison finds it without importing
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
-from evalnb.export.html import figure_div, page, table
+from evalnb.export._html import figure_div, page, table
 from evalnb.results.outputs import register_writer
 
 if TYPE_CHECKING:

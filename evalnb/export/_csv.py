@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalnb._files import atomic_writer
-from evalnb.export.tables import category_table, starts_formula
+from evalnb.export._tables import category_table, starts_formula
 from evalnb.results.outputs import register_writer
 
 if TYPE_CHECKING:

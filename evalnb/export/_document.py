@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
-from evalnb.checks.text import match_score_reason, partial_match_reason
-from evalnb.export.codes import score_error_code, turn_error_code
-from evalnb.formats.dataset_json.evaluators import BUILTIN_EVALUATORS
-from evalnb.formats.dataset_json.models import LATEST_VERSION
-from evalnb.results.frames import TOOL_CALLS_COLUMNS, records
+from evalnb.checks._text import match_score_reason, partial_match_reason
+from evalnb.export._codes import score_error_code, turn_error_code
+from evalnb.formats._dataset_json.evaluators import BUILTIN_EVALUATORS
+from evalnb.formats._dataset_json.models import LATEST_VERSION
+from evalnb.results._frames import TOOL_CALLS_COLUMNS, records
 
 if TYPE_CHECKING:
     from evalnb.results import Result

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
 from evalnb._unicode import xml_text
-from evalnb.export.tables import case_table, category_table, starts_formula
+from evalnb.export._tables import case_table, category_table, starts_formula
 from evalnb.results.outputs import register_writer
 
 if TYPE_CHECKING:

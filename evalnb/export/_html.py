@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
-from evalnb.export.tables import case_table, category_table
+from evalnb.export._tables import case_table, category_table
 from evalnb.results.outputs import register_writer
 
 if TYPE_CHECKING:

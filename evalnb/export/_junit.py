@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
 from evalnb._unicode import xml_text
-from evalnb.results.frames import records
+from evalnb.results._frames import records
+from evalnb.results._report import _failure_lines
 from evalnb.results.outputs import register_writer
-from evalnb.results.report import _failure_lines
 
 if TYPE_CHECKING:
     from evalnb.results import Result

@@ -10,12 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalnb.checks.text import match_score_reason, partial_match_reason
+from evalnb._scoring import TOOL_NOT_ALLOWED, options_json, worst
+from evalnb.checks._text import match_score_reason, partial_match_reason
 from evalnb.errors import StoreError
-from evalnb.export.document import FROM_SCORE_KEYS
+from evalnb.export._document import FROM_SCORE_KEYS
 from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS, Result
-from evalnb.results.frames import json_cell
-from evalnb.scoring import TOOL_NOT_ALLOWED, options_json, worst
+from evalnb.results._frames import json_cell
 
 __all__ = ["read_results"]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
-from evalnb.results.frames import records
-from evalnb.results.report import _failure_lines
+from evalnb.results._frames import records
+from evalnb.results._report import _failure_lines
 
 if TYPE_CHECKING:
     from evalnb.comparison import Comparison, Comparisons

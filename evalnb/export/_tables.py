@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalnb.results.frames import first_failing
+from evalnb.results._frames import first_failing
 
 if TYPE_CHECKING:
     import pandas as pd

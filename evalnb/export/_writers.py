@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from evalnb._files import atomic_write
 from evalnb.errors import ConfigError
-from evalnb.export.csv import to_csv
-from evalnb.export.document import to_document
-from evalnb.export.html import to_html
+from evalnb.export._csv import to_csv
+from evalnb.export._document import to_document
+from evalnb.export._html import to_html
 from evalnb.results.outputs import register_writer, suffixes, writer_for
 
 if TYPE_CHECKING:

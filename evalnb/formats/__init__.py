@@ -23,7 +23,7 @@ from evalnb import _gc
 from evalnb._files import atomic_write
 from evalnb._unicode import clean_data, cleaned_already, may_hold_surrogates
 from evalnb.errors import ConfigCode, ConfigError, SuiteError
-from evalnb.formats.registry import (
+from evalnb.formats._registry import (
     Format,
     Sniff,
     Text,
@@ -73,7 +73,7 @@ def __getattr__(name: str) -> Any:
     if name == "FORMATS":
         return names()
     if name == "from_frame":  # imported when first asked: `import evalnb` does not load the table format
-        from evalnb.formats.tables import from_frame
+        from evalnb.formats._tables import from_frame
 
         return from_frame
     raise AttributeError(f"module 'evalnb.formats' has no attribute {name!r}")

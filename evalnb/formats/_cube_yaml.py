@@ -32,7 +32,7 @@ from evalnb.formats._common import (
     shown,
     type_name,
 )
-from evalnb.formats.registry import Format, Sniff, register
+from evalnb.formats._registry import Format, Sniff, register
 from evalnb.suite import (
     INTENTS,
     Case,
@@ -79,7 +79,7 @@ def _at_least_one(cases: list[Any]) -> list[Any]:
 
 
 def _scalar_row(row: dict[str, Any]) -> dict[str, Any]:
-    from evalnb.checks.rows import normalise_key
+    from evalnb.checks._rows import normalise_key
 
     seen: dict[str, str] = {}
     for key, value in row.items():

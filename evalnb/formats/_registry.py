@@ -148,12 +148,12 @@ class Format:
 _FORMATS: Registry[Format] = Registry(
     "format",
     builtins={
-        "tasks-toml": "evalnb.formats.tasks_toml",
-        "cube-yaml": "evalnb.formats.cube_yaml",
-        "dataset-json": "evalnb.formats.dataset_json",
-        "table-csv": "evalnb.formats.tables",
-        "table-jsonl": "evalnb.formats.tables",
-        "table-frame": "evalnb.formats.tables",
+        "tasks-toml": "evalnb.formats._tasks_toml",
+        "cube-yaml": "evalnb.formats._cube_yaml",
+        "dataset-json": "evalnb.formats._dataset_json",
+        "table-csv": "evalnb.formats._tables",
+        "table-jsonl": "evalnb.formats._tables",
+        "table-frame": "evalnb.formats._tables",
     },
 )
 

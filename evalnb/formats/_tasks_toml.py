@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from evalnb.formats._common import Edge, NonBlank, Problems, custom_error, fail, shown
-from evalnb.formats.registry import Format, Sniff, register
+from evalnb.formats._registry import Format, Sniff, register
 from evalnb.suite import (
     Case,
     CheckSpec,
@@ -45,7 +45,7 @@ MAX_RUNS = 2**32 - 1  # tasks spec: `runs` is an unsigned 32-bit integer
 def _compiles(pattern: str) -> str:
     # tasks spec rule 1: a pattern that is not a valid regular expression fails the load. It is compiled
     # by the engine the run searches with, so load and run agree on what a valid pattern is.
-    from evalnb.checks.text import compile_pattern
+    from evalnb.checks._text import compile_pattern
 
     try:
         compile_pattern(pattern)

@@ -23,13 +23,13 @@ Example::
 from __future__ import annotations
 
 from evalnb._lazy import submodule
-from evalnb.judges.agreement import agreement
-from evalnb.judges.base import CallableJudge, Judge, JudgeCache, JudgeReply
-from evalnb.judges.embedding import EmbeddingJudge
-from evalnb.judges.heuristic import Heuristic
-from evalnb.judges.openai import OpenAIJudge
-from evalnb.judges.resolve import JudgeOptions, as_judge, register_judge_string
-from evalnb.judges.scoring import evaluate
+from evalnb.judges._agreement import agreement
+from evalnb.judges._base import CallableJudge, Judge, JudgeCache, JudgeReply
+from evalnb.judges._openai import OpenAIJudge
+from evalnb.judges._resolve import JudgeOptions, as_judge, register_judge_string
+from evalnb.judges._scoring import evaluate
+from evalnb.judges.offline._embedding import EmbeddingJudge
+from evalnb.judges.offline._heuristic import Heuristic
 
 __all__ = [
     "CallableJudge",
@@ -60,4 +60,4 @@ def __getattr__(name: str) -> object:
             stacklevel=2,
         )
         return getattr(importlib.import_module("evalnb.running"), name)
-    return submodule(__name__, name)  # evalnb.judges.labels ... after `import evalnb` alone
+    return submodule(__name__, name)  # evalnb.judges.offline._labels ... after `import evalnb` alone

@@ -11,8 +11,8 @@ from typing import Any
 from evalnb._secrets import expand_env
 from evalnb.chat import ChatClient, safe_url
 from evalnb.errors import ChatError, ConfigError
-from evalnb.judges.base import JudgeCache, JudgeReply, Prices, cache_from
-from evalnb.judges.resolve import JudgeOptions, register_judge_string
+from evalnb.judges._base import JudgeCache, JudgeReply, Prices, cache_from
+from evalnb.judges._resolve import JudgeOptions, register_judge_string
 
 __all__ = ["OpenAIJudge"]
 

@@ -1,8 +1,8 @@
 """``as_judge``: turn what a user passes as ``judge=`` (or ``--judge``) into a Judge; the judge strings.
 
 A judge string is ``NAME`` or ``NAME:ARGUMENT``, resolved through a registry: ``openai:MODEL`` and
-``azure:DEPLOYMENT`` (``evalnb.judges.openai``), ``heuristic`` (``evalnb.judges.heuristic``), ``embedding``
-(``evalnb.judges.embedding``), and whatever a
+``azure:DEPLOYMENT`` (``evalnb.judges._openai``), ``heuristic`` (``evalnb.judges.offline._heuristic``), ``embedding``
+(``evalnb.judges.offline._embedding``), and whatever a
 module registers with :func:`register_judge_string`. Any other ``target:attr`` names user code
 (``module:function``, ``path/to/file.py:function``).
 
@@ -25,7 +25,7 @@ from typing import Any
 from evalnb._registry import Registry
 from evalnb._usercode import load_object
 from evalnb.errors import ConfigError
-from evalnb.judges.base import CallableJudge, JudgeCache, cache_from
+from evalnb.judges._base import CallableJudge, JudgeCache, cache_from
 
 __all__ = [
     "JudgeOptions",
@@ -152,11 +152,11 @@ class JudgeString:
 _STRINGS: Registry[JudgeString] = Registry(
     "judge string",
     builtins={
-        "openai": "evalnb.judges.openai",
-        "azure": "evalnb.judges.openai",
-        "heuristic": "evalnb.judges.heuristic",
-        "offline": "evalnb.judges.heuristic",
-        "embedding": "evalnb.judges.embedding",
+        "openai": "evalnb.judges._openai",
+        "azure": "evalnb.judges._openai",
+        "heuristic": "evalnb.judges.offline._heuristic",
+        "offline": "evalnb.judges.offline._heuristic",
+        "embedding": "evalnb.judges.offline._embedding",
     },
 )
 

@@ -1,4 +1,4 @@
-"""``evaluate``: one judged check on one response, from prompt to :class:`~evalnb.checks.registry.Score`.
+"""``evaluate``: one judged check on one response, from prompt to :class:`~evalnb.checks._registry.Score`.
 
 Rules (dataset and task specs, api contract):
 
@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb._caps import cap
 from evalnb._secrets import redact_urls
-from evalnb.checks.registry import Score
-from evalnb.judges.base import JudgeCache, JudgeReply, cost_of
-from evalnb.judges.rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict, score_distribution
+from evalnb.checks._registry import Score
+from evalnb.judges._base import JudgeCache, JudgeReply, cost_of
+from evalnb.judges._rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict, score_distribution
 
 if TYPE_CHECKING:
-    from evalnb.checks.registry import CheckContext
+    from evalnb.checks._registry import CheckContext
 
 __all__ = ["evaluate", "judge_label"]
 
@@ -115,7 +115,7 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
         score.judge
         # 'heuristic (not an LLM)'
     """
-    from evalnb.judges.resolve import as_judge
+    from evalnb.judges._resolve import as_judge
 
     judge = as_judge(judge if judge is not None else ctx.judge)
     label = judge_label(judge)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalnb.plots.style import esc, legend_entry, missing, palette_colour, plotly_go
+from evalnb.plots._style import esc, legend_entry, missing, palette_colour, plotly_go
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalnb.plots.style import (
+from evalnb.plots._style import (
     CELL_COLOURS,
     CHANGE_COLOURS,
     CHANGE_WORDS,

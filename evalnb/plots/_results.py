@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.scales import Scale, scale_of
-from evalnb.plots.style import (
+from evalnb.plots._style import (
     MAX_CELL_TEXT,
     axis_words,
     esc,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.scales import scale_of
-from evalnb.plots.style import (
+from evalnb.plots._style import (
     DASHES,
     SYMBOLS,
     axis_words,

@@ -132,7 +132,7 @@ class Columns:
         import numpy as np
         import pandas as pd
 
-        from evalnb.results.frames import frame_from_tuples
+        from evalnb.results._frames import frame_from_tuples
 
         self._flush()
         n = len(self)
@@ -150,7 +150,7 @@ class Columns:
             try:
                 arrays[name] = _typed(values, dtype, order)
             except (TypeError, ValueError):  # a value of another type: cast the way make_frame does
-                from evalnb.results.frames import conform
+                from evalnb.results._frames import conform
 
                 cells = values if order is None else [values[j] for j in order]
                 arrays[name] = conform(pd.DataFrame({name: cells}), {name: dtype})[name].array

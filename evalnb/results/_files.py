@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from evalnb._files import atomic_write
 from evalnb._unicode import clean
 from evalnb.errors import StoreError
-from evalnb.results.frames import records
+from evalnb.results._frames import records
 
 if TYPE_CHECKING:
-    from evalnb.results.result import Result
+    from evalnb.results._result import Result
 
 __all__ = ["SCHEMA_VERSION", "check_readable", "to_dict", "to_json"]
 

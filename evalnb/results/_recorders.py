@@ -31,12 +31,12 @@ from evalnb.results import (
     TOOL_CALLS_COLUMNS,
     Result,
 )
-from evalnb.results.columns import REPEATED, Columns
-from evalnb.results.frames import in_suite_order
+from evalnb.results._columns import REPEATED, Columns
+from evalnb.results._frames import in_suite_order
 
 if TYPE_CHECKING:
-    from evalnb.agents.base import Response
-    from evalnb.running.records import CaseRunRecord
+    from evalnb.agents._base import Response
+    from evalnb.results._records import CaseRunRecord
     from evalnb.suite import Suite
 
 __all__ = ["Prior", "Recorder", "ResultRecorder", "RunInfo", "rebuildable"]
@@ -84,7 +84,7 @@ class ResultRecorder:
     """Builds the Result from the records: rows in suite order (case, then run, then turn) whatever order the
     case runs finished in, with the case runs a resumed run already had.
 
-    Rows are gathered column by column (:class:`~evalnb.results.columns.Columns`), and only the responses that
+    Rows are gathered column by column (:class:`~evalnb.results._columns.Columns`), and only the responses that
     hold more than their ``runs`` row (result rows, citations, tool calls, meta, other usage keys) are kept in
     ``Result.responses``: :meth:`Result.response_for` rebuilds the others, so a large run does not hold a
     Response object per turn.

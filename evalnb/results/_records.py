@@ -2,7 +2,7 @@
 
 A :class:`CaseRunRecord` is the outcome of running one case once: per turn a :class:`TurnRecord` (the request
 sent, the response, its scores, status, error and timing), the working directory kept for a failed run, and
-timings. Records flow from the executor to the recorders (:class:`~evalnb.running.recorders.Recorder`); the
+timings. Records flow from the executor to the recorders (:class:`~evalnb.results._recorders.Recorder`); the
 frames of a :class:`~evalnb.results.Result` and the rows of a store are derived from them by
 :meth:`CaseRunRecord.rows`.
 
@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalnb._scoring import worst
 from evalnb._unicode import clean
-from evalnb.results.frames import json_cell, mismatch_value
-from evalnb.scoring import worst
+from evalnb.results._frames import json_cell, mismatch_value
 
 if TYPE_CHECKING:
-    from evalnb.agents.base import Request, Response
-    from evalnb.checks.registry import Score
+    from evalnb.agents._base import Request, Response
+    from evalnb.checks._registry import Score
     from evalnb.suite import Case
 
 __all__ = ["CaseRunRecord", "Rows", "TurnRecord"]
@@ -42,12 +42,12 @@ class TurnRecord:
         index: the turn's position in the case (0-based).
         request: what the agent was sent (``None`` for a turn skipped after an earlier one failed).
         response: what came back (``None`` when the agent failed or the turn was skipped), its text made
-            encodable on arrival (:func:`evalnb.agents.base.encodable`): rows take it as it is.
+            encodable on arrival (:func:`evalnb.agents._base.encodable`): rows take it as it is.
         status: ``passed``, ``failed``, ``degraded`` or ``skipped``.
         error: why the agent gave no answer (``None`` when it answered).
         latency_ms: the agent call's wall time (of the last attempt).
         scores: one Score per check of the turn, in the turn's check order.
-        statuses: the status of each score (:func:`evalnb.scoring.status_of`).
+        statuses: the status of each score (:func:`evalnb._scoring.status_of`).
         check_ids, check_names, options: the checks' ids, names and saved options (shared with the plan).
     """
 

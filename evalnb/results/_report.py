@@ -7,14 +7,14 @@ import html as _html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalnb.checks.judged import NO_JUDGE_HINT, NO_JUDGE_REASON
-from evalnb.results.frames import FAILURE_COLUMNS, conform, in_suite_order, make_frame, records
-from evalnb.scoring import STATUSES
+from evalnb._scoring import STATUSES
+from evalnb.checks._judged import NO_JUDGE_HINT, NO_JUDGE_REASON
+from evalnb.results._frames import FAILURE_COLUMNS, conform, in_suite_order, make_frame, records
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalnb.results.result import Result
+    from evalnb.results._result import Result
 
 __all__ = ["PASS_LINES", "by_category", "failures", "html", "summary", "text"]
 

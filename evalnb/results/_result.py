@@ -15,10 +15,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalnb.agents.base import Response, ToolCall
+from evalnb._scoring import RANK, STATUSES
+from evalnb.agents._base import Response, ToolCall
 from evalnb.errors import FailuresError
-from evalnb.results import outputs, report
-from evalnb.results.frames import (
+from evalnb.results import _report as report
+from evalnb.results import outputs
+from evalnb.results._frames import (
     CASES_COLUMNS,
     MISMATCH_COLUMNS,
     RUNS_COLUMNS,
@@ -28,8 +30,7 @@ from evalnb.results.frames import (
     make_frame,
     plain,
 )
-from evalnb.results.frames import records as records_of
-from evalnb.scoring import RANK, STATUSES
+from evalnb.results._frames import records as records_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -143,7 +144,7 @@ class Result:
         from pydantic import ValidationError
 
         from evalnb.errors import StoreError
-        from evalnb.results import files
+        from evalnb.results import _files as files
         from evalnb.suite import Suite
 
         files.check_readable(data, where)
@@ -170,7 +171,7 @@ class Result:
         """One row per case: status, runs, passed_runs, pass_rate and mean latency per run (ms).
 
         A run takes the worst status of its turns and checks (degraded > failed > skipped > passed), and a
-        case the worst status of its runs (the rule of :mod:`evalnb.scoring`). A case with no runs is
+        case the worst status of its runs (the rule of :mod:`evalnb._scoring`). A case with no runs is
         ``skipped``. Derived from ``runs`` and ``scores`` each time: it always describes those frames.
         """
         import numpy as np
@@ -413,7 +414,7 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         """Everything as plain JSON-able data (what :meth:`to_json` writes)."""
-        from evalnb.results import files
+        from evalnb.results import _files as files
 
         return files.to_dict(self)
 
@@ -425,13 +426,13 @@ class Result:
             data = json.loads(result.to_json())
             data["schema_version"], data["counts"]["passed"]        # (1, 10)
         """
-        from evalnb.results import files
+        from evalnb.results import _files as files
 
         return files.to_json(self, path, indent=indent)
 
     def to_html(self, path: str | Path, *, plotlyjs: str = "inline") -> Path:
         """Write a standalone HTML scorecard (the ``html`` writer of ``evalnb.export``); ``plotlyjs="file"``
-        or ``"cdn"`` links plotly's JavaScript instead of inlining it (``evalnb.export.html``)."""
+        or ``"cdn"`` links plotly's JavaScript instead of inlining it (``evalnb.export._html``)."""
         return outputs.writer("html")(self, path, plotlyjs=plotlyjs)
 
     def to_csv(self, folder: str | Path) -> Path:

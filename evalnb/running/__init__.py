@@ -1,9 +1,9 @@
 """Running suites: ``run`` / ``run_async`` / ``rescore``, run records, recorders and executors.
 
-The data flow: a Suite and the agents go into a :class:`~evalnb.running.case_run.RunJob`; an executor
-(:mod:`~evalnb.running.executors`, local asyncio by default) runs its case runs, each one a
-:class:`~evalnb.running.records.CaseRunRecord`; records go to the recorders
-(:mod:`~evalnb.running.recorders`: the Result, a store); the Result comes back.
+The data flow: a Suite and the agents go into a :class:`~evalnb.running._case_run.RunJob`; an executor
+(:mod:`~evalnb.running._executors`, local asyncio by default) runs its case runs, each one a
+:class:`~evalnb.results._records.CaseRunRecord`; records go to the recorders
+(:mod:`~evalnb.results._recorders`: the Result, a store); the Result comes back.
 
 Example::
 
@@ -13,13 +13,13 @@ Example::
 
 from __future__ import annotations
 
-from evalnb.running.api import run, run_async
-from evalnb.running.case_run import RunJob, Worker
-from evalnb.running.executors import Executor, Local, as_executor, register_executor
-from evalnb.running.loops import run_blocking
-from evalnb.running.recorders import Prior, Recorder, ResultRecorder, RunInfo
-from evalnb.running.records import CaseRunRecord, TurnRecord
-from evalnb.running.rescore import rescore, rescore_async
+from evalnb.results._recorders import Prior, Recorder, ResultRecorder, RunInfo
+from evalnb.results._records import CaseRunRecord, TurnRecord
+from evalnb.running._api import run, run_async
+from evalnb.running._case_run import RunJob, Worker
+from evalnb.running._executors import Executor, Local, as_executor, register_executor
+from evalnb.running._loops import run_blocking
+from evalnb.running._rescore import rescore, rescore_async
 
 __all__ = [
     "CaseRunRecord",

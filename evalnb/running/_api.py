@@ -26,18 +26,18 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
 from evalnb.errors import RunError
-from evalnb.running import setup
-from evalnb.running.case_run import Plans, RunJob, skipped
-from evalnb.running.executors import as_executor
-from evalnb.running.loops import progress_bar, run_blocking
-from evalnb.running.recorders import Prior, Recorder, ResultRecorder, RunInfo
-from evalnb.running.workdirs import KEEP_FAILED, KEEP_RUNS, run_name
+from evalnb.results._recorders import Prior, Recorder, ResultRecorder, RunInfo
+from evalnb.running import _setup as setup
+from evalnb.running._case_run import Plans, RunJob, skipped
+from evalnb.running._executors import as_executor
+from evalnb.running._loops import progress_bar, run_blocking
+from evalnb.running._workdirs import KEEP_FAILED, KEEP_RUNS, run_name
 
 if TYPE_CHECKING:
     from os import PathLike
 
     from evalnb.results import Result
-    from evalnb.running.records import CaseRunRecord
+    from evalnb.results._records import CaseRunRecord
     from evalnb.suite import Case, Suite
 
 __all__ = ["SKIPPED_CAP", "run", "run_async"]

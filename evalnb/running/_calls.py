@@ -23,7 +23,7 @@ from concurrent.futures import Executor, Future
 from typing import Any
 
 from evalnb._retry import backoff
-from evalnb.agents.base import Agent, CallableAgent, Request, Response, encodable, to_response
+from evalnb.agents._base import Agent, CallableAgent, Request, Response, encodable, to_response
 from evalnb.errors import AgentError, ConfigError
 
 __all__ = ["RETRY_BACKOFF", "RETRY_MAX", "Caller", "DaemonThreads", "PooledCallable"]

@@ -17,12 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalnb.agents.base import Agent, Request
-from evalnb.checks.registry import CheckContext
-from evalnb.running.calls import Caller, DaemonThreads, PooledCallable, is_sync_callable
-from evalnb.running.records import CaseRunRecord, TurnRecord
-from evalnb.running.workdirs import Workdirs
-from evalnb.scoring import (
+from evalnb._scoring import (
     TurnPlan,
     disallowed_calls,
     not_allowed,
@@ -32,6 +27,11 @@ from evalnb.scoring import (
     turn_status,
     unanswered,
 )
+from evalnb.agents._base import Agent, Request
+from evalnb.checks._registry import CheckContext
+from evalnb.results._records import CaseRunRecord, TurnRecord
+from evalnb.running._calls import Caller, DaemonThreads, PooledCallable, is_sync_callable
+from evalnb.running._workdirs import Workdirs
 from evalnb.suite import Case, Suite, Turn
 
 __all__ = ["Plans", "RunJob", "Worker", "after_turn", "skipped", "turn_history", "without_answers"]

@@ -1,8 +1,8 @@
 """Executors: how the case runs of a run are carried out. One interface; local asyncio is the default.
 
-An executor takes the :class:`~evalnb.running.case_run.RunJob`, the case runs to do (an iterator: the plan is
+An executor takes the :class:`~evalnb.running._case_run.RunJob`, the case runs to do (an iterator: the plan is
 lazy, so memory does not grow with ``runs``) and a sink; it runs every case run (a
-:class:`~evalnb.running.case_run.Worker` turns one into a record) and hands each record to the sink as soon as
+:class:`~evalnb.running._case_run.Worker` turns one into a record) and hands each record to the sink as soon as
 it finishes, in any order. Cancelling ``execute`` stops it: case runs in flight are cancelled, and the runner
 records what never finished as skipped.
 
@@ -13,7 +13,7 @@ a store writes anything. ``execute`` may return a dict of what ran where; the Re
 
 Executors are found by name (``executor="local"``) in a registry; ``"NAME=ARGUMENT"`` passes one argument to
 the factory (``"ray=10.0.0.5:6379"``: the cluster's address). Two ship with evalnb: ``local`` (this class) and
-``ray`` (:mod:`evalnb.running.ray_executor`, imported when first named); another one registers itself the same
+``ray`` (:mod:`evalnb.running._ray_executor`, imported when first named); another one registers itself the same
 way and is chosen with ``evalnb.run(..., executor=NAME)`` or an instance.
 
 Example::
@@ -37,8 +37,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from evalnb._registry import Registry
 from evalnb.errors import ConfigError
-from evalnb.running.case_run import RunJob, Worker
-from evalnb.running.records import CaseRunRecord
+from evalnb.results._records import CaseRunRecord
+from evalnb.running._case_run import RunJob, Worker
 from evalnb.suite import Case
 
 __all__ = ["Executor", "Local", "as_executor", "register_executor"]
@@ -85,7 +85,7 @@ class Local:
 
 
 _EXECUTORS: Registry[Callable[..., Executor]] = Registry(
-    "executor", builtins={"local": "evalnb.running.executors", "ray": "evalnb.running.ray_executor"}
+    "executor", builtins={"local": "evalnb.running._executors", "ray": "evalnb.running._ray_executor"}
 )
 
 

@@ -4,10 +4,10 @@
 with ``ray start`` on this machine, else a new local one); ``executor=evalnb.executors.Ray(address=...)`` names
 one. The driver (this process) keeps the plan, the recorders and the progress bar; the workers run case runs:
 
-* :meth:`Ray.prepare` connects and serialises the job (:mod:`~evalnb.running.shipping`) before anything is
+* :meth:`Ray.prepare` connects and serialises the job (:mod:`~evalnb.running._shipping`) before anything is
   recorded, so an object that cannot travel, or a cluster that cannot be reached, stops the run at start-up;
 * :meth:`Ray.execute` takes case runs from the lazy plan in batches, as many batches in flight as the cluster
-  has slots for (twice: one running, one waiting), each a Ray task (:func:`~evalnb.running.ray_tasks.run_batch`)
+  has slots for (twice: one running, one waiting), each a Ray task (:func:`~evalnb.running._ray_tasks.run_batch`)
   that runs its batch with the job's concurrency on an event loop of its own; a batch's records go to the sink
   (the recorders) when it finishes, so a stored run is written, and resumes, as a local one;
 * a batch aims at :data:`BATCH_SECONDS` of work, sized from how fast the batches before it went: small enough to
@@ -16,7 +16,7 @@ one. The driver (this process) keeps the plan, the recorders and the progress ba
   records each batch once, whatever ran twice; a batch that still fails is recorded as ``degraded`` case runs
   that say why, never lost;
 * the endpoints of OpenAI-compatible agents and judges share one adaptive limit across workers (an actor,
-  :class:`~evalnb.running.ray_tasks.Limits`), so a rate limit holds for the cluster, not per worker.
+  :class:`~evalnb.running._ray_tasks.Limits`), so a rate limit holds for the cluster, not per worker.
 
 Results are the local executor's: the same records, put in suite order by the Result.
 
@@ -37,11 +37,11 @@ from typing import Any
 
 from evalnb._numbers import count, positive
 from evalnb.errors import ConfigError
-from evalnb.running import shipping
-from evalnb.running.case_run import Plans, RunJob, without_answers
-from evalnb.running.executors import register_executor
-from evalnb.running.ray_tasks import Limits, records_of, run_batch
-from evalnb.running.records import CaseRunRecord
+from evalnb.results._records import CaseRunRecord
+from evalnb.running import _shipping as shipping
+from evalnb.running._case_run import Plans, RunJob, without_answers
+from evalnb.running._executors import register_executor
+from evalnb.running._ray_tasks import Limits, records_of, run_batch
 from evalnb.suite import Case
 
 __all__ = ["BATCH_SECONDS", "MAX_BATCH", "Ray"]

@@ -2,11 +2,11 @@
 
 :func:`run_batch` is the Ray task: it unpacks the job (once per worker process and run), runs its batch of
 case runs on an event loop of its own with the local executor (``job.concurrency`` at a time, the same
-:class:`~evalnb.running.case_run.Worker` as a local run), and returns their records in a compact form that
-:func:`records_of` turns back into :class:`~evalnb.running.records.CaseRunRecord` on the driver (the suite's
+:class:`~evalnb.running._case_run.Worker` as a local run), and returns their records in a compact form that
+:func:`records_of` turns back into :class:`~evalnb.results._records.CaseRunRecord` on the driver (the suite's
 cases do not travel back: a record names its case by position).
 
-:class:`Limits` is an async actor holding one :class:`~evalnb.chat.limiter.AIMDLimiter` per endpoint for the
+:class:`Limits` is an async actor holding one :class:`~evalnb.chat._limiter.AIMDLimiter` per endpoint for the
 whole cluster; on a worker, :class:`SharedLimiter` stands in for the endpoint's local limiter, so every
 worker's calls to an endpoint count against one concurrency limit, and a 429 seen by one worker backs them all
 off. A slot is a lease that expires after :data:`LEASE_SECONDS`, so slots held by a worker that died come back.
@@ -20,11 +20,11 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, fields
 from typing import Any
 
-from evalnb.chat.limiter import AIMDLimiter, share_limits
+from evalnb.chat._limiter import AIMDLimiter, share_limits
 from evalnb.errors import ConfigError
-from evalnb.running.executors import Local
-from evalnb.running.records import CaseRunRecord
-from evalnb.running.shipping import unpack
+from evalnb.results._records import CaseRunRecord
+from evalnb.running._executors import Local
+from evalnb.running._shipping import unpack
 from evalnb.suite import Suite
 
 __all__ = ["LEASE_SECONDS", "Batch", "Limits", "SharedLimiter", "records_of", "run_batch"]

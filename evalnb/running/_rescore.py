@@ -1,7 +1,7 @@
 """``rescore``: judged checks (or a new judge) applied to the answers already in a Result, without calling the
 agent again, so two judges can be compared on the very same answers.
 
-The turns are scored through the same core as a run (:mod:`evalnb.scoring`): the same check functions, the
+The turns are scored through the same core as a run (:mod:`evalnb._scoring`): the same check functions, the
 same Score -> status rule, the same turn status rule.
 """
 
@@ -13,15 +13,15 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from evalnb._numbers import count
-from evalnb.agents.base import Request
-from evalnb.checks.registry import CheckContext, Score
+from evalnb._scoring import TurnPlan, score_turn, status_of, turn_status
+from evalnb.agents._base import Request
+from evalnb.checks._registry import CheckContext, Score
 from evalnb.results import RUNS_COLUMNS, SCORES_COLUMNS, Result, make_frame
-from evalnb.results.frames import is_na
-from evalnb.running import setup
-from evalnb.running.case_run import Plans, after_turn, turn_history
-from evalnb.running.loops import run_blocking
-from evalnb.running.records import tokens
-from evalnb.scoring import TurnPlan, score_turn, status_of, turn_status
+from evalnb.results._frames import is_na
+from evalnb.results._records import tokens
+from evalnb.running import _setup as setup
+from evalnb.running._case_run import Plans, after_turn, turn_history
+from evalnb.running._loops import run_blocking
 
 if TYPE_CHECKING:
     from evalnb.suite import Turn

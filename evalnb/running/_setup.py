@@ -17,7 +17,7 @@ from typing import Any
 
 from evalnb._numbers import count, seconds
 from evalnb._secrets import redact_urls
-from evalnb.agents.base import Agent, as_agent
+from evalnb.agents._base import Agent, as_agent
 from evalnb.errors import ConfigError
 from evalnb.suite import RowsCheck, Suite
 
@@ -45,7 +45,7 @@ def as_suite(suite: Any) -> Suite:
         return load(suite)
     if type(suite).__name__ == "DataFrame" and type(suite).__module__.startswith("pandas"):
         # docs/tables.md: a DataFrame is a suite, one case per row, with from_frame's defaults
-        from evalnb.formats.tables import from_frame
+        from evalnb.formats._tables import from_frame
 
         return from_frame(suite)
     raise ConfigError(
@@ -139,7 +139,7 @@ def route(suite: Suite | None, agent: Any) -> tuple[dict[str, Agent], dict[str, 
 def make_judge(judge: Any, cache: Any) -> Any:
     if judge is None:
         return None
-    from evalnb.judges.resolve import as_judge
+    from evalnb.judges._resolve import as_judge
 
     return as_judge(judge, cache=cache)
 
@@ -147,7 +147,7 @@ def make_judge(judge: Any, cache: Any) -> Any:
 def judge_name(judge: Any) -> str | None:
     if judge is None:
         return None
-    from evalnb.judges.scoring import judge_label
+    from evalnb.judges._scoring import judge_label
 
     return judge_label(judge)
 
@@ -200,7 +200,7 @@ def check_dependencies(suite: Suite) -> None:
         for turn in case.turns
         for spec in turn.checks
     ):
-        from evalnb.judges.embedding import load_model
+        from evalnb.judges.offline._embedding import load_model
 
         load_model(what="the SemanticSimilarity check")
 

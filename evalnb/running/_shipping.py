@@ -1,10 +1,10 @@
 """What travels to the workers of a cluster executor: the job, serialised once, and the checks it uses.
 
-A :class:`~evalnb.running.case_run.RunJob` holds live things: agents, the judge, the data source, and the suite's
+A :class:`~evalnb.running._case_run.RunJob` holds live things: agents, the judge, the data source, and the suite's
 checks of yours, registered in this process. :func:`pack` turns them into bytes with cloudpickle (as Ray does:
 functions, lambdas and closures travel by value when they cannot be imported by name); :func:`unpack` turns the
 bytes back into a job on a worker. What makes connections makes them again where it runs: the agents and judges
-of evalnb open their HTTP sessions per event loop (``evalnb.chat.session``), a ``Command`` starts its program
+of evalnb open their HTTP sessions per event loop (``evalnb.chat._session``), a ``Command`` starts its program
 wherever it is called, and a data source re-opens from what it was opened from (``evalnb.data.Source``).
 
 Your checks (``evalnb.checks.register`` / ``check``) live in this process's registry, which a worker does not
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalnb._usercode import FILE_MODULE_PREFIX
-from evalnb.checks import registry
+from evalnb.checks import _registry as registry
 from evalnb.errors import ConfigError
-from evalnb.running.case_run import RunJob
+from evalnb.running._case_run import RunJob
 
 __all__ = ["Packed", "culprit", "pack", "unpack"]
 
@@ -67,7 +67,7 @@ def _cloudpickle() -> Any:
 
 def _pickler(buffer: io.BytesIO) -> Any:
     """A cloudpickle pickler that notes whether it met an OpenAI-compatible chat client."""
-    from evalnb.chat.client import ChatClient
+    from evalnb.chat._client import ChatClient
 
     base = _cloudpickle().Pickler
 

@@ -22,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from evalnb.agents.base import DeferredPath
+from evalnb.agents._base import DeferredPath
 
 __all__ = ["KEEP_FAILED", "KEEP_RUNS", "Lease", "Workdirs"]
 

@@ -99,7 +99,7 @@ def read_frame(
     import pandas as pd
     from sqlalchemy import select
 
-    from evalnb.results.columns import CHUNK, Columns
+    from evalnb.results._columns import CHUNK, Columns
 
     q = select(*[table.c[c] for c in cols], table.c.extra).where(table.c.run_pk == pk).order_by(table.c.seq)
     # Read in chunks into typed columns, the ``shared`` text kept once (the driver makes a string per cell):

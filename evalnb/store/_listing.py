@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalnb.store.store import Store
+    from evalnb.store._store import Store
 
 __all__ = ["runs"]
 

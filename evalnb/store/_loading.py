@@ -16,15 +16,15 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import StoreError
-from evalnb.results.columns import REPEATED
-from evalnb.results.frames import in_suite_order
-from evalnb.store.codec import read_frame
-from evalnb.store.schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS
-from evalnb.store.suites import suite_from, suite_texts
+from evalnb.results._columns import REPEATED
+from evalnb.results._frames import in_suite_order
+from evalnb.store._codec import read_frame
+from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS
+from evalnb.store._suites import suite_from, suite_texts
 
 if TYPE_CHECKING:
     from evalnb.results import Result
-    from evalnb.store.store import Store
+    from evalnb.store._store import Store
     from evalnb.suite import Suite
 
 __all__ = ["invalid", "load", "stored_meta", "stored_suite"]

@@ -20,14 +20,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import ConfigError, StoreError
-from evalnb.running.recorders import Prior, RunInfo
-from evalnb.store.codec import insert_many, tuple_rows
-from evalnb.store.schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS, refresh_stats
-from evalnb.store.store import Store, as_store
+from evalnb.results._recorders import Prior, RunInfo
+from evalnb.store._codec import insert_many, tuple_rows
+from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS, refresh_stats
+from evalnb.store._store import Store, as_store
 
 if TYPE_CHECKING:
     from evalnb.results import Result
-    from evalnb.running.records import CaseRunRecord, Rows
+    from evalnb.results._records import CaseRunRecord, Rows
     from evalnb.suite import Suite
 
 __all__ = ["StoreRecorder"]
@@ -311,7 +311,7 @@ class StoreRecorder:
     # -- when the store fails mid-run ------------------------------------------------------------------
 
     def _replaced(self, conn: Any) -> StoreError:
-        from evalnb.store.labels import replaced
+        from evalnb.store._labels import replaced
 
         return replaced(
             conn,

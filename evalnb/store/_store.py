@@ -1,7 +1,7 @@
 """``Store``: saved runs per version, a history to compare and trend (SQLAlchemy Core; SQLite by default).
 
 ``Store()`` opens ``.evals/evalnb.db`` (created with its folder); a plain path is a SQLite file; any SQLAlchemy
-URL works (``postgresql+psycopg://...`` for a team). The tables are described in :mod:`evalnb.store.schema`.
+URL works (``postgresql+psycopg://...`` for a team). The tables are described in :mod:`evalnb.store._schema`.
 
 SQLite runs in WAL mode with a busy timeout, transactions take the write lock up front (``BEGIN IMMEDIATE``)
 and a write retries while the database is locked, so two processes saving at once both succeed. On PostgreSQL
@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from evalnb._numbers import seconds
 from evalnb._retry import retry_until
 from evalnb.errors import ConfigError, StoreError
-from evalnb.store import labels, sqlite
-from evalnb.store.codec import frame_rows, insert_many
-from evalnb.store.schema import (
+from evalnb.store import _labels as labels
+from evalnb.store import _sqlite as sqlite
+from evalnb.store._codec import frame_rows, insert_many
+from evalnb.store._schema import (
     MISMATCH_COLS,
     RUN_COLS,
     SCHEMA_VERSION,
@@ -37,7 +38,7 @@ from evalnb.store.schema import (
     refresh_stats,
     tables,
 )
-from evalnb.store.schema import schema_version as schema_version_of
+from evalnb.store._schema import schema_version as schema_version_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -475,7 +476,7 @@ class Store:
 
             store.runs(suite="foodmart-sales-evals")[["run_id", "version", "status", "cases", "pass_rate"]]
         """
-        from evalnb.store.listing import runs
+        from evalnb.store._listing import runs
 
         return runs(self, suite)
 
@@ -554,7 +555,7 @@ class Store:
 
             store.load("gpt-4o-2026-11").summary()
         """
-        from evalnb.store.loading import load
+        from evalnb.store._loading import load
 
         return load(self, self._resolve(run_id_or_version, suite=suite))
 
@@ -567,12 +568,12 @@ class Store:
         The standard error is cluster-robust (cases are the clusters: a case's runs and turns are not
         independent), and the intervals stay inside each check's scale (``evalnb.checks.scales``): a pass rate
         or a 0-1 value gets a Wilson interval with the design-effect sample size, a 1-5 score the same on its
-        range, a count an interval on the log scale (see ``evalnb.comparison.stats.bounded_interval``).
+        range, a count an interval on the log scale (see ``evalnb.comparison._stats.bounded_interval``).
 
         Columns: ``order, run_id, version, started_at, check_id, n, cases, mean, ci_low, ci_high, pass_rate,
         pass_ci_low, pass_ci_high, latency_ms, cost, prompt_tokens, completion_tokens``. ``mean`` is over every
         scored row (case x run x turn with a value), ``pass_rate`` over every checked row; a comparison's means
-        are per case over the paired cases, so they can differ (``evalnb.store.trend.MEAN_WORDS``).
+        are per case over the paired cases, so they can differ (``evalnb.comparison._trend.MEAN_WORDS``).
 
         Raises:
             StoreError: when the suite has no saved run (``UNKNOWN_SUITE``, naming the suites there are).
@@ -581,7 +582,7 @@ class Store:
 
             store.trend("foodmart-sales-evals").pivot(index="version", columns="check_id", values="mean")
         """
-        from evalnb.store.trend import trend
+        from evalnb.comparison._trend import trend
 
         if suite not in self.suites():
             raise self._unknown_suite(suite)

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from evalnb.chat import AIMDLimiter, ChatClient, ChatError, limiter_for, parse_retry_after
-from evalnb.chat import session as chat_session
+from evalnb.chat import _session as chat_session
 from tests.support.openai_server import OpenAIServer, Recorded, Reply
 
 

@@ -390,7 +390,7 @@ def test_response_for_sees_rows_added_to_the_runs_frame_in_place() -> None:
 
 
 def test_a_large_suite_s_report_lists_its_failures_and_counts_its_passes() -> None:
-    from evalnb.results.report import PASS_LINES
+    from evalnb.results._report import PASS_LINES
 
     n = PASS_LINES + 5
     big = Suite(

@@ -19,8 +19,8 @@ import pandas as pd
 
 import evalnb
 from evalnb.store import SCHEMA_VERSION, Store
-from evalnb.store.schema import migrate as _migrate
-from evalnb.store.schema import tables as _tables
+from evalnb.store._schema import migrate as _migrate
+from evalnb.store._schema import tables as _tables
 from evalnb.suite import Case, RowsCheck, Suite, Turn
 from tests.store.test_store import (
     WRITER_SCRIPT,

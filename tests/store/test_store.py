@@ -23,7 +23,7 @@ from evalnb.cli import app
 from evalnb.comparison import Comparison
 from evalnb.errors import StoreError
 from evalnb.store import SCHEMA_VERSION, Store
-from evalnb.store.schema import migrate as _migrate
+from evalnb.store._schema import migrate as _migrate
 from evalnb.suite import Case, RegexCheck, RowsCheck, Suite, Turn
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from evalnb.formats._common import EXPECTED_CHECKS
-from evalnb.formats.dataset_json.documents import inline_suite, items_document, save_items
-from evalnb.formats.dataset_json.evaluators import BUILTIN_EVALUATORS, SYSTEM_DEFAULTS
-from evalnb.formats.dataset_json.legacy import is_legacy, to_versioned
-from evalnb.formats.dataset_json.loading import load_data, load_text, parse, stem
-from evalnb.formats.dataset_json.models import LATEST_VERSION, DatasetDoc, EvaluatorMap, json_schema
-from evalnb.formats.registry import Format, Sniff, Text, register
+from evalnb.formats._dataset_json.documents import inline_suite, items_document, save_items
+from evalnb.formats._dataset_json.evaluators import BUILTIN_EVALUATORS, SYSTEM_DEFAULTS
+from evalnb.formats._dataset_json.legacy import is_legacy, to_versioned
+from evalnb.formats._dataset_json.loading import load_data, load_text, parse, stem
+from evalnb.formats._dataset_json.models import LATEST_VERSION, DatasetDoc, EvaluatorMap, json_schema
+from evalnb.formats._registry import Format, Sniff, Text, register
 from evalnb.suite import Suite
 
 __all__ = [

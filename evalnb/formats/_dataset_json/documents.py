@@ -22,8 +22,8 @@ from typing import Any
 
 from evalnb.errors import SuiteError
 from evalnb.formats._common import EXPECTED_CHECKS
-from evalnb.formats.dataset_json.loading import load_data
-from evalnb.formats.dataset_json.models import LATEST_VERSION
+from evalnb.formats._dataset_json.loading import load_data
+from evalnb.formats._dataset_json.models import LATEST_VERSION
 from evalnb.suite import Suite
 
 __all__ = ["inline_document", "inline_suite", "items_document", "save_items"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evalnb.checks import registry
+from evalnb.checks import _registry as registry
 from evalnb.formats._common import Loc, Problems, nearest, shown, type_name
-from evalnb.formats.dataset_json.models import (
+from evalnb.formats._dataset_json.models import (
     EVALUATOR_NAME,
     OPTIONS,
     CitationsOptions,

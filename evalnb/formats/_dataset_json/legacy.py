@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalnb.formats._common import Problems
-from evalnb.formats.dataset_json.models import LATEST_VERSION, LegacyPairsDoc
+from evalnb.formats._dataset_json.models import LATEST_VERSION, LegacyPairsDoc
 
 __all__ = ["is_legacy", "pair_items", "to_versioned"]
 

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from evalnb.formats._common import Loc, Problems, fail, nearest, shown, type_name
-from evalnb.formats.dataset_json.evaluators import (
+from evalnb.formats._dataset_json.evaluators import (
     SYSTEM_DEFAULTS,
     apply_allowed_tools,
     apply_evaluators,
     evaluator_spec,
 )
-from evalnb.formats.dataset_json.legacy import is_legacy, pair_items
-from evalnb.formats.dataset_json.models import (
+from evalnb.formats._dataset_json.legacy import is_legacy, pair_items
+from evalnb.formats._dataset_json.models import (
     EVALUATORS_SINCE,
     LATEST_VERSION,
     TURNS_SINCE,

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import SuiteError, SuiteWarning
 from evalnb.formats._common import EXPECTED_CHECKS
-from evalnb.formats.registry import Format, Sniff, register
-from evalnb.formats.tables._build import ALIASES, Checks, build
-from evalnb.formats.tables._parse import parse_csv, parse_jsonl
+from evalnb.formats._registry import Format, Sniff, register
+from evalnb.formats._tables._build import ALIASES, Checks, build
+from evalnb.formats._tables._parse import parse_csv, parse_jsonl
 from evalnb.suite import Suite
 
 if TYPE_CHECKING:

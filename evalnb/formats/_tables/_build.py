@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evalnb.checks import registry
+from evalnb.checks import _registry as registry
 from evalnb.formats._common import EXPECTED_CHECKS, Loc, Problems, from_validation_errors, nearest, shown
-from evalnb.formats.dataset_json.evaluators import BUILTIN_EVALUATORS, evaluator_spec
-from evalnb.formats.dataset_json.models import OPTIONS
+from evalnb.formats._dataset_json.evaluators import BUILTIN_EVALUATORS, evaluator_spec
+from evalnb.formats._dataset_json.models import OPTIONS
 from evalnb.suite import (
     Case,
     CheckSpec,

@@ -1,6 +1,6 @@
 """The calibration of the embedding judge: cut points that map its measure of a pair onto the rubric's 1-5 scale.
 
-The measure (:func:`evalnb.judges.embedding.read`) says how close an answer is: for Relevance the cosine of
+The measure (:func:`evalnb.judges.offline._embedding.read`) says how close an answer is: for Relevance the cosine of
 the answer and the question, for Similarity a fact-checked similarity to the expected response (a
 contradicted fact at -1, below every cut). A rubric level says how good an answer is. The mapping between
 them is learnt from people's (here: one labeller's) judgments, on the ``fit`` half of
@@ -19,8 +19,8 @@ them is learnt from people's (here: one labeller's) judgments, on the ``fit`` ha
   level above every fitted value is unreachable (its cut is ``null`` in the file).
 
 The fitted cuts ship as data (``calibration.json`` beside this module): a run reads them and never refits.
-``python -m evalnb.judges.fitting`` refits them from the labels and writes the file;
-``python -m evalnb.judges.fitting --check`` exits 1 when the shipped file differs from a refit (a test runs
+``python -m evalnb.judges.offline.fitting`` refits them from the labels and writes the file;
+``python -m evalnb.judges.offline.fitting --check`` exits 1 when the shipped file differs from a refit (a test runs
 it, so the data cannot drift from the labels silently).
 
 Example::
@@ -95,13 +95,13 @@ class Calibration:
 
 
 def load() -> Calibration:
-    """The shipped calibration (``evalnb/judges/calibration.json``).
+    """The shipped calibration (``evalnb/judges/offline/calibration.json``).
 
     Raises:
         ConfigError: when the file is missing or malformed (a broken installation).
     """
     try:
-        text = resources.files("evalnb.judges").joinpath(FILE).read_text(encoding="utf-8")
+        text = resources.files("evalnb.judges.offline").joinpath(FILE).read_text(encoding="utf-8")
         return from_dict(json.loads(text))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"the embedding judge's calibration ({FILE}) cannot be read: {exc}") from exc

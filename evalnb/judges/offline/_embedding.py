@@ -7,7 +7,7 @@ in other words land close together. evalnb loads it with downloads disabled, fro
 
 :class:`EmbeddingJudge` scores two of the judged checks, each by one number that a calibration maps onto the
 rubric's 1-5 scale (cut points fitted on the ``fit`` half of the labelled pairs in ``evalnb/examples/labels/`` and
-shipped as data: ``evalnb/judges/calibration.json``; :mod:`evalnb.judges.calibration` refits them):
+shipped as data: ``evalnb/judges/offline/calibration.json``; :mod:`evalnb.judges.offline._calibration` refits them):
 
 * **Relevance**: the cosine of the response and the question;
 * **Similarity**: how much of the meaning *and the facts* of the expected response the response carries
@@ -19,7 +19,7 @@ shipped as data: ``evalnb/judges/calibration.json``; :mod:`evalnb.judges.calibra
      the question already gives state nothing; an answer that only repeats the question keeps nothing), and
      the recall of the expected response's content words in the response's, word vector to word vector
      (every fact of the expected response there; extra detail does not lower it);
-  2. a contradicted fact of the expected response (:mod:`evalnb.judges.facts`: a number with its unit, a
+  2. a contradicted fact of the expected response (:mod:`evalnb.judges.offline._facts`: a number with its unit, a
      clock time, a name, the yes or no, a negated rule) puts the answer below every cut: level 1, "different
      or opposite in meaning";
   3. a fact of the expected response that the answer states adds :data:`FACT_BONUS`.
@@ -52,15 +52,15 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb._text import STOP_WORDS, content_words, nfc, words
 from evalnb.errors import ConfigCode, ConfigError, JudgeError
-from evalnb.judges.base import JudgeReply
-from evalnb.judges.facts import Facts, compare
-from evalnb.judges.heuristic import Heuristic
-from evalnb.judges.resolve import JudgeOptions, register_judge_string
+from evalnb.judges._base import JudgeReply
+from evalnb.judges._resolve import JudgeOptions, register_judge_string
+from evalnb.judges.offline._facts import Facts, compare
+from evalnb.judges.offline._heuristic import Heuristic
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from evalnb.judges.calibration import Calibration
+    from evalnb.judges.offline._calibration import Calibration
 
 __all__ = [
     "CONTRADICTED",
@@ -311,7 +311,7 @@ class EmbeddingJudge:
         fallback: the judge for the checks embeddings do not score (Coherence, Groundedness, ``llm_judge``);
             the word-statistics :class:`~evalnb.judges.Heuristic` by default. Its score rows name it.
         calibration: cut points mapping a cosine onto 1-5 per check; the shipped ones by default
-            (:func:`evalnb.judges.calibration.load`).
+            (:func:`evalnb.judges.offline._calibration.load`).
 
     Raises:
         ConfigError: ``MISSING_DEPENDENCY`` when wordllama is not installed (``pip install
@@ -332,7 +332,7 @@ class EmbeddingJudge:
     prices: Any = None
 
     def __init__(self, *, fallback: Any = None, calibration: Calibration | None = None) -> None:
-        from evalnb.judges.calibration import load
+        from evalnb.judges.offline._calibration import load
 
         load_model()  # fail now, with the install hint, rather than on every score row
         self.fallback = fallback if fallback is not None else Heuristic()

@@ -10,8 +10,8 @@ from typing import Any
 
 from evalnb._text import STOP_WORDS, content_words, nfc, sentences, token_f1, word_set, words
 from evalnb.errors import ConfigError, JudgeError
-from evalnb.judges.base import JudgeReply
-from evalnb.judges.resolve import JudgeOptions, register_judge_string
+from evalnb.judges._base import JudgeReply
+from evalnb.judges._resolve import JudgeOptions, register_judge_string
 
 __all__ = ["Heuristic"]
 

@@ -113,7 +113,7 @@ def pairs_suite(pairs: pd.DataFrame) -> Suite:
 
 def judge_pairs(pairs: pd.DataFrame, judge: Any, *, concurrency: int = 8) -> Result:
     """Run ``judge`` on the labelled answers (the "agent" answers each case with its labelled answer)."""
-    from evalnb.agents.base import Request
+    from evalnb.agents._base import Request
     from evalnb.running import run
 
     suite = pairs_suite(pairs)
@@ -156,8 +156,8 @@ def measure(
     Returns:
         ``evalnb.judges.agreement``'s table with ``*_low`` / ``*_high`` interval columns, and ``judge``.
     """
-    from evalnb.judges.agreement import agreement
-    from evalnb.judges.scoring import judge_label
+    from evalnb.judges._agreement import agreement
+    from evalnb.judges._scoring import judge_label
 
     pairs = read_pairs() if pairs is None else pairs
     if split is not None:
@@ -172,8 +172,8 @@ def measure(
 
 def offline_judges() -> dict[str, Any]:
     """The offline judges, by short name: ``heuristic`` and ``embedding``."""
-    from evalnb.judges.embedding import EmbeddingJudge
-    from evalnb.judges.heuristic import Heuristic
+    from evalnb.judges.offline._embedding import EmbeddingJudge
+    from evalnb.judges.offline._heuristic import Heuristic
 
     return {"heuristic": Heuristic(), "embedding": EmbeddingJudge()}
 
@@ -213,7 +213,7 @@ def kappa_gains(
     """
     import pandas as pd
 
-    from evalnb.judges.agreement import kappa_gain
+    from evalnb.judges._agreement import kappa_gain
 
     if judges is None:
         offline = offline_judges()

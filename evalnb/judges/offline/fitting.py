@@ -1,7 +1,7 @@
 """Fit the embedding judge's calibration on the ``fit`` half of the labelled pairs, and check the shipped one.
 
-``python -m evalnb.judges.fitting`` refits the cut points (:func:`evalnb.judges.calibration.fit_cuts`) from
-the shipped labels (``evalnb/examples/labels/pairs.csv``) and writes ``evalnb/judges/calibration.json``; ``--check`` exits 1 when the shipped
+``python -m evalnb.judges.offline.fitting`` refits the cut points (:func:`evalnb.judges.offline._calibration.fit_cuts`) from
+the shipped labels (``evalnb/examples/labels/pairs.csv``) and writes ``evalnb/judges/offline/calibration.json``; ``--check`` exits 1 when the shipped
 file differs from a refit. Runs never call this: they read the shipped file.
 
 Example::
@@ -20,9 +20,9 @@ from typing import Any
 
 from evalnb._files import atomic_write
 from evalnb.errors import ConfigError
-from evalnb.judges.calibration import FILE, Calibration, fit_cuts
-from evalnb.judges.embedding import CONTRADICTED, FACT_BONUS, MODEL, TASKS, read
-from evalnb.judges.labels import read_pairs
+from evalnb.judges.offline._calibration import FILE, Calibration, fit_cuts
+from evalnb.judges.offline._embedding import CONTRADICTED, FACT_BONUS, MODEL, TASKS, read
+from evalnb.judges.offline._labels import read_pairs
 
 __all__ = ["LABELS", "fit", "main"]
 
@@ -70,16 +70,16 @@ _MEASURE = {
 
 
 def target_file() -> Path:
-    """Where the shipped calibration lives (``evalnb/judges/calibration.json``): a file of the package, which
+    """Where the shipped calibration lives (``evalnb/judges/offline/calibration.json``): a file of the package, which
     this developer tool rewrites in place (runs read it with importlib.resources, :func:`calibration.load`)."""
-    found = resources.files("evalnb.judges").joinpath(FILE)
+    found = resources.files("evalnb.judges.offline").joinpath(FILE)
     if not isinstance(found, Path):
         raise ConfigError("the calibration can be refitted only in an unzipped evalnb (a checkout)")
     return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m evalnb.judges.fitting [--check]``: refit and write, or compare with the shipped file."""
+    """``python -m evalnb.judges.offline.fitting [--check]``: refit and write, or compare with the shipped file."""
     args = list(sys.argv[1:] if argv is None else argv)
     fitted = fit().to_dict()
     target = target_file()
@@ -87,7 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--check" in args:
         shipped = target.read_text(encoding="utf-8") if target.is_file() else ""
         if shipped != text:
-            print(f"{target.name} differs from a refit on the labels: run python -m evalnb.judges.fitting")
+            print(
+                f"{target.name} differs from a refit on the labels: run python -m evalnb.judges.offline.fitting"
+            )
             return 1
         print(f"{target.name} matches a refit on the labels")
         return 0
