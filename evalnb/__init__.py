@@ -16,7 +16,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from evalnb import _hooks
 from evalnb._lazy import submodule
+from evalnb._version import __version__
 from evalnb.agents._base import Request, Response, ToolCall
 from evalnb.errors import ConfigError, EvalnbError, SuiteError, TransientError
 from evalnb.suite import Case, Suite, Turn
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from evalnb.running._rescore import rescore
     from evalnb.store import Store
 
-__version__ = "0.1.0"
 
 __all__ = [
     "Case",
@@ -65,6 +66,16 @@ __all__ = [
     "run_async",
     "upgrade",
 ]
+
+# What the lower layers carry out through a higher package (docs/architecture.md, layers): each slot of
+# evalnb._hooks named here, above every layer, as a dotted name imported on first use.
+_hooks.provide("result.explore", "evalnb.browser:explore_result")
+_hooks.provide("comparison.explore", "evalnb.browser:explore_comparison")
+_hooks.provide("writers", "evalnb.export")  # its import registers the writers of evalnb.results.outputs
+_hooks.provide("formats", "evalnb.formats._registry")  # Suite.format is a registered format's name
+_hooks.provide("run", "evalnb.running:run")  # evalnb.judges.offline measures a judge through the runner
+_hooks.provide("rescore", "evalnb.running:rescore")  # the deprecated evalnb.judges.rescore
+_hooks.provide("rescore_async", "evalnb.running:rescore_async")
 
 # public name -> module that defines it (None: the name is a submodule)
 _LAZY: dict[str, str | None] = {

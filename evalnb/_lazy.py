@@ -1,7 +1,7 @@
 """Submodules as attributes of their package, imported when first asked for (PEP 562).
 
 ``import evalnb`` stays light (no pandas, plotly, SQLAlchemy), yet every documented dotted name resolves after
-it alone: ``evalnb.export.to_document``, ``evalnb.judges.offline._labels.compare_judges``. A package's module
+it alone: ``evalnb.export.to_document``, ``evalnb.judges.labels.compare_judges``. A package's module
 ``__getattr__`` hands a name it does not define to :func:`submodule`.
 """
 

@@ -13,7 +13,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
 
-SETUP = '''\
+SETUP = """\
 import sys
 import tempfile
 from pathlib import Path
@@ -35,7 +35,7 @@ import evalnb
 # embedded once (not loaded from a CDN), so a notebook exported to HTML shows its figures offline.
 pio.renderers.default = "plotly_mimetype+notebook"
 pd.set_option("display.max_colwidth", 90)
-print("evalnb", evalnb.__version__, "| examples:", evalnb.examples.names(), "| writing to a temporary folder")'''
+print("evalnb", evalnb.__version__, "| examples:", evalnb.examples.names(), "| writing to a temporary folder")"""
 
 
 def md(text: str) -> nbformat.NotebookNode:
@@ -470,7 +470,9 @@ previous version's answer about the $40 allowance and the manager's approval, wh
 An answer that repeats the question scores high whatever it says. Its Coherence rewards surface structure.
 These blind spots are listed in `help(evalnb.judges.Heuristic)`.
 """),
-    code("""side.assign(gap=side["value_heuristic"] - side["value_people"]).sort_values("gap")[["case_id", "check", "value_people", "value_heuristic", "note"]]"""),
+    code(
+        """side.assign(gap=side["value_heuristic"] - side["value_people"]).sort_values("gap")[["case_id", "check", "value_people", "value_heuristic", "note"]]"""
+    ),
     md("""
 ## Re-scoring with another judge
 
@@ -512,7 +514,7 @@ assistant, not a person**, following rules written down before labelling (`evaln
 second labeller and no adjudication. Each row is `fit` or `test`, fixed by a rule before any judge ran.
 """),
     code("""
-from evalnb.judges.offline._labels import compare_judges, markdown_table, read_pairs
+from evalnb.judges.labels import compare_judges, markdown_table, read_pairs
 
 pairs = read_pairs()
 pairs.groupby(["check", "split"]).size().unstack()"""),
@@ -524,7 +526,7 @@ Similarity it reads the facts too, because an embedding hears "$60 a day" as clo
 paraphrase: the mean of the cosine with the question's words taken out of both texts and the recall of the
 expected response's content words; 0.2 more when the answer states a fact of the expected response (a
 number with its unit, a name, the yes or no), and -1, below every cut, when it contradicts one
-(`evalnb.judges.offline._facts`). That design was settled on the `fit` half (five-fold cross-validation there: 0.41
+(`evalnb.judges.facts`). That design was settled on the `fit` half (five-fold cross-validation there: 0.41
 for the plain cosine, 0.91 for this) and committed before the `test` half was scored. The cuts ship as data in
 `evalnb/judges/offline/calibration.json` and are not refitted at run time; `python -m evalnb.judges.offline.fitting --check`
 confirms the file is a refit of the labels. Here is the fit: each dot a `fit` pair, the lines the cuts.
@@ -533,11 +535,10 @@ confirms the file is a refit of the labels. Here is the fit: each dot a `fit` pa
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from evalnb.judges.offline._calibration import load
-from evalnb.judges.offline._embedding import read
+from evalnb.judges.offline import load_calibration, read
 from evalnb.judges.offline.fitting import fit
 
-calibration = load()
+calibration = load_calibration()
 assert fit(pairs).cuts == calibration.cuts  # the shipped cuts are a refit on the fit half
 fig = make_subplots(rows=1, cols=2, subplot_titles=("Similarity (fit half)", "Relevance (fit half)"))
 for col, check in enumerate(("Similarity", "Relevance"), start=1):
@@ -575,7 +576,7 @@ heuristic counts the question's words. On Similarity it is 0.63 against 0.30 (th
 paired bootstrap of the gain (both judges resampled on the same pairs) says by how much one is better:
 """),
     code("""
-from evalnb.judges.offline._labels import kappa_gains
+from evalnb.judges.labels import kappa_gains
 
 kappa_gains(pairs=pairs).query("check in ['Similarity', 'Relevance']").round(2)"""),
     md("""
@@ -586,7 +587,7 @@ scores as a whole one.
 """),
     code("""
 from evalnb.judges import EmbeddingJudge
-from evalnb.judges.offline._labels import judge_pairs, labels_frame
+from evalnb.judges.labels import judge_pairs, labels_frame
 
 test = pairs[pairs["split"] == "test"]
 scored = judge_pairs(test, EmbeddingJudge()).scores
@@ -594,7 +595,7 @@ side = scored.merge(labels_frame(test), on=["case_id", "turn", "check"], suffixe
 side.assign(error=(side["value_judge"] - side["value_label"]).abs()).groupby(["check", "kind"])["error"].mean().unstack(0).round(2)"""),
     md("""
 Neither offline judge is good enough to gate a release on its own; they are cheap smoke tests. For decisions,
-use a model judge and measure it the same way (`evalnb.judges.offline._labels.measure(judge)`).
+use a model judge and measure it the same way (`evalnb.judges.labels.measure(judge)`).
 
 ## Probability-weighted scores
 

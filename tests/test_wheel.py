@@ -130,7 +130,7 @@ def test_the_installed_package_is_the_wheel_s_and_finds_its_data(
     code = """
 import json, evalnb
 from evalnb.demo.kb import KBAssistant
-from evalnb.judges.offline._labels import compare_judges, read_pairs
+from evalnb.judges.labels import compare_judges, read_pairs
 kb = KBAssistant()
 table = compare_judges()
 print(json.dumps({

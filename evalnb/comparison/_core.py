@@ -188,9 +188,10 @@ class Comparison:
             raise ValueError(
                 "explore() needs the answers: compare two Results (or store.compare), not scores frames"
             )
-        from evalnb.browser import explore_comparison
+        from evalnb import _hooks
 
-        return explore_comparison(self, *self._results)
+        # evalnb.browser sits above comparison: it is reached through the slot evalnb/__init__.py fills
+        return _hooks.implementation("comparison.explore")(self, *self._results)
 
     # -- frame-like ----------------------------------------------------------------------------------
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from evalnb.data._names import as_list, axis_name, bare, item_name
 from evalnb.errors import ReferenceQueryError
 
 if TYPE_CHECKING:
-    from evalnb.data._cube import CubeModel
     from evalnb.suite import ReferenceQuery
 
 __all__ = ["PARAMSTYLES", "ParamStyle", "Statement", "build_statement"]
@@ -26,6 +25,19 @@ ParamStyle = Literal["named", "dollar"]
 #: How a parameter marker is written: ``named`` (``:p0``: sqlite3, SQLAlchemy ``text()``), ``dollar``
 #: (``$p0``: DuckDB, which has no ``:name`` markers).
 PARAMSTYLES: dict[str, str] = {"named": ":", "dollar": "$"}
+
+
+class CubeModel(Protocol):
+    """What a statement is built from: the cube model of :mod:`evalnb.data._cube` (which builds statements with
+    this module, so this module names only the part of it it reads)."""
+
+    fact: str
+    joins: dict[str, tuple[str, tuple[str, ...]]]
+
+    def measure(self, name: str) -> Any: ...
+
+    def axis_level(self, item: Any) -> Any: ...
+
 
 _MEASURE_KEYS = ("name", "measure", "uniqueName")
 _COMPARISONS = {"=": "=", "==": "=", "!=": "!=", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}

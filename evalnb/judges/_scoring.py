@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalnb._caps import cap
+from evalnb._score import Score
 from evalnb._secrets import redact_urls
-from evalnb.checks._registry import Score
 from evalnb.judges._base import JudgeCache, JudgeReply, cost_of
 from evalnb.judges._rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict, score_distribution
 
