@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _hooks
-from evalnb._lazy import submodule
+from evalnb._lazy import homes, submodule
 from evalnb._version import __version__
 from evalnb.agents._base import Request, Response, ToolCall
 from evalnb.errors import ConfigError, EvalnbError, SuiteError, TransientError
@@ -118,3 +118,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

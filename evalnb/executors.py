@@ -16,7 +16,10 @@ Example::
 
 from __future__ import annotations
 
+from evalnb._lazy import homes
 from evalnb.running._executors import Executor, Local, as_executor, register_executor
 from evalnb.running._ray_executor import Ray
 
 __all__ = ["Executor", "Local", "Ray", "as_executor", "register_executor"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -14,7 +14,7 @@ import pytest
 import evalnb
 import evalnb.export
 from evalnb.agents import OpenAIChat, Record, Replay, ToolCall
-from evalnb.results import TOOL_CALLS_COLUMNS
+from evalnb.results._frames import TOOL_CALLS_COLUMNS
 from tests.support.documents import assert_valid
 from tests.support.openai_server import OpenAIServer, Recorded, Reply
 

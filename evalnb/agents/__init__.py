@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from evalnb._lazy import homes
 from evalnb.agents._base import Agent, CallableAgent, Request, Response, ToolCall, as_agent, to_response
 
 __all__ = [
@@ -46,3 +47,6 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'evalnb.agents' has no attribute {name!r}")
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalnb._caps import MAX_ANSWER, note
+from evalnb._lazy import homes
 from evalnb._numbers import count, seconds
 from evalnb.agents._base import Request, Response
 from evalnb.agents._processes import MARK, Tree, signal_all
@@ -501,3 +502,6 @@ def _from_config(cfg: CommandAgentConfig, ctx: BuildContext) -> Command:
 
 
 register_agent_type("command", CommandAgentConfig, _from_config)
+
+# exported lazily by evalnb.agents: its public home from the start, whoever imports this module first
+homes("evalnb.agents", globals(), ["Command"])

@@ -39,6 +39,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalnb._caps import MAX_ANSWER, MAX_BODY, note
+from evalnb._lazy import homes
 from evalnb._numbers import seconds
 from evalnb._secrets import Secret, expand_env, safe_url, scrub, url_secrets
 from evalnb.agents._base import Request, Response, capped
@@ -421,3 +422,6 @@ def _from_config(cfg: HTTPAgentConfig, ctx: BuildContext) -> HTTP:
 
 
 register_agent_type("http", HTTPAgentConfig, _from_config)
+
+# exported lazily by evalnb.agents: its public home from the start, whoever imports this module first
+homes("evalnb.agents", globals(), ["HTTP"])

@@ -26,12 +26,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalnb._lazy import homes
 from evalnb._numbers import count
 from evalnb._secrets import expand_env
 from evalnb.agents._base import Request, Response, ToolCall
 from evalnb.agents._types import BuildContext, register_agent_type
-from evalnb.chat import ChatClient, safe_url
+from evalnb.chat import ChatClient
 from evalnb.chat._client import decoding_note
+from evalnb.chat._net import safe_url
 from evalnb.errors import AgentError, ChatError, ConfigError, EvalnbError
 
 __all__ = ["OpenAIAgentConfig", "OpenAIChat"]
@@ -314,3 +316,6 @@ def _from_config(cfg: OpenAIAgentConfig, ctx: BuildContext) -> OpenAIChat:
 
 
 register_agent_type("openai", OpenAIAgentConfig, _from_config)
+
+# exported lazily by evalnb.agents: its public home from the start, whoever imports this module first
+homes("evalnb.agents", globals(), ["OpenAIChat"])

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from evalnb._files import atomic_write
+from evalnb._lazy import homes
 from evalnb.agents._base import Agent, Request, Response, as_agent
 from evalnb.errors import AgentError, ConfigError
 
@@ -439,3 +440,7 @@ class Replay:
             differs = "prompt" if near[0].get("prompt") != key["prompt"] else "history"
             hint = f"; the cassette answers this case, turn and run for a different {differs}"
         return f"no recorded answer in {self.path.name} for {where} (key {h}){hint}"
+
+
+# exported lazily by evalnb.agents: its public home from the start, whoever imports this module first
+homes("evalnb.agents", globals(), ["Record", "Replay"])

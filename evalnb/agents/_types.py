@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evalnb._lazy import homes
 from evalnb._registry import Registry
 
 __all__ = [
@@ -107,3 +108,7 @@ def agent_type(name: str) -> AgentType | None:
 def agent_type_names() -> tuple[str, ...]:
     """Every registered agent type: the built-ins first (``command``, ``openai``, ``http``, ``python``)."""
     return _TYPES.names()
+
+
+# exported lazily by evalnb.agents: its public home from the start, whoever imports this module first
+homes("evalnb.agents", globals(), ["BuildContext", "register_agent_type"])

@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
+from evalnb._lazy import homes
+
 if TYPE_CHECKING:
     from evalnb.comparison import Comparison
     from evalnb.results import Result
@@ -39,3 +41,6 @@ def explore_result(result: Result) -> Any:
 def explore_comparison(comparison: Comparison, a: Result, b: Result) -> Any:
     """The browser of a comparison of the Results ``a`` and ``b`` (what ``comparison.explore()`` returns)."""
     return _loaded_widgets().ComparisonBrowser(comparison, a, b)
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -16,22 +16,10 @@ Example::
 
 from __future__ import annotations
 
+from evalnb._lazy import homes
 from evalnb.chat._client import ChatClient, ChatReply
-from evalnb.chat._limiter import AIMDLimiter, limiter_for
-from evalnb.chat._net import PREFLIGHT_TIMEOUT, parse_retry_after, probe, require_reachable, safe_url
-from evalnb.chat._session import aclose
 from evalnb.errors import ChatError
 
-__all__ = [
-    "PREFLIGHT_TIMEOUT",
-    "AIMDLimiter",
-    "ChatClient",
-    "ChatError",
-    "ChatReply",
-    "aclose",
-    "limiter_for",
-    "parse_retry_after",
-    "probe",
-    "require_reachable",
-    "safe_url",
-]
+__all__ = ["ChatClient", "ChatError", "ChatReply"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

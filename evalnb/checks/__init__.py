@@ -6,13 +6,10 @@ refusal, insight), ``rows`` (row comparison), ``judged`` (llm_judge and the 1-5 
 with :func:`check` (the built-ins' signature) or :func:`register` (the short form).
 """
 
-from evalnb._lazy import submodule
+from evalnb._lazy import homes, submodule
 from evalnb.checks._registry import (
     CheckContext,
-    CheckDef,
-    Offload,
     Score,
-    builtin,
     check,
     get,
     known,
@@ -22,10 +19,7 @@ from evalnb.checks._registry import (
 
 __all__ = [
     "CheckContext",
-    "CheckDef",
-    "Offload",
     "Score",
-    "builtin",
     "check",
     "citation_count",
     "compare_rows",
@@ -53,3 +47,6 @@ def __getattr__(name: str) -> object:
 
         return getattr(importlib.import_module(_BLOCKS[name]), name)
     return submodule(__name__, name)  # evalnb.checks.scales ... after `import evalnb` alone
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

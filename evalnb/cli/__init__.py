@@ -12,12 +12,13 @@ from __future__ import annotations
 
 # Each module registers its commands on the app; the order here is the order of `evalnb --help`.
 # isort: off
+from evalnb._lazy import homes
 from evalnb.cli import _run, _suites, _history, _demo
 
 # isort: on
 from evalnb.cli._app import app, expand_greedy
 
-__all__ = ["app", "expand_greedy", "main"]
+__all__ = ["app", "main"]
 
 _COMMANDS = (_run, _suites, _history, _demo)
 
@@ -27,3 +28,6 @@ def main() -> None:
     import sys
 
     app(args=expand_greedy(sys.argv[1:]), prog_name="evalnb")
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -26,6 +26,7 @@ comparison matches to ``productFamily`` / ``storeSales`` by key normalisation.
 
 from __future__ import annotations
 
+from evalnb._lazy import homes
 from evalnb.data._cube import CubeModel, Level, Measure
 from evalnb.data._sources import Source, connect, detect_file, open_source, reference_checks
 from evalnb.data._sql import Statement
@@ -43,3 +44,5 @@ __all__ = [
     "open_source",
     "reference_checks",
 ]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

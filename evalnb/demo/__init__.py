@@ -15,7 +15,7 @@ The other demo agents: :mod:`evalnb.demo.kb` (an offline knowledge-base assistan
 
 from __future__ import annotations
 
-from evalnb._lazy import submodule
+from evalnb._lazy import homes, submodule
 from evalnb.demo._sample import foodmart_db, sample_dir, suite_path
 from evalnb.demo.analytics import FoodMartAgent
 
@@ -24,3 +24,6 @@ __all__ = ["FoodMartAgent", "foodmart_db", "sample_dir", "suite_path"]
 
 def __getattr__(name: str) -> object:
     return submodule(__name__, name)  # evalnb.demo.kb, evalnb.demo.task_agent after `import evalnb` alone
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -159,7 +159,7 @@ def run_demo(
     import evalnb
     from evalnb import examples
     from evalnb.errors import ConfigError
-    from evalnb.store import as_store
+    from evalnb.store._store import as_store
 
     started = time.perf_counter()
     if not plotlyjs.strip():
@@ -277,7 +277,7 @@ def next_steps(store: Store, notebooks: Path | None, *, cwd: Path | None = None)
     import shutil
     import sys
 
-    from evalnb.store import DEFAULT_PATH
+    from evalnb.store._store import DEFAULT_PATH
 
     here = (cwd or Path.cwd()).resolve()
 

@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalnb._lazy import homes
 from evalnb._resources import CACHE_ENV, cache_dir, resource, writable
 from evalnb.errors import ConfigError
 
@@ -129,3 +130,6 @@ def foodmart_db(*, rebuild: bool = False) -> Path:
     build = importlib.import_module("evalnb.examples.foodmart.build")
     build.build(target)
     return target
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+from evalnb._lazy import homes
 from evalnb.export import _comparison_page  # noqa: F401  (registers the comparison page)
 from evalnb.export._csv import to_csv
 from evalnb.export._document import DOCUMENT_SCHEMA_VERSION, to_document
@@ -41,3 +42,5 @@ __all__ = [
     "to_summary",
     "write",
 ]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

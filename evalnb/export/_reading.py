@@ -14,8 +14,14 @@ from evalnb._scoring import TOOL_NOT_ALLOWED, options_json, worst
 from evalnb.checks._text import match_score_reason, partial_match_reason
 from evalnb.errors import StoreError
 from evalnb.export._document import FROM_SCORE_KEYS
-from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS, Result
-from evalnb.results._frames import json_cell
+from evalnb.results import Result
+from evalnb.results._frames import (
+    MISMATCH_COLUMNS,
+    RUNS_COLUMNS,
+    SCORES_COLUMNS,
+    TOOL_CALLS_COLUMNS,
+    json_cell,
+)
 
 __all__ = ["read_results"]
 

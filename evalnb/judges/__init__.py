@@ -22,7 +22,7 @@ Example::
 
 from __future__ import annotations
 
-from evalnb._lazy import submodule
+from evalnb._lazy import homes, submodule
 from evalnb.judges._agreement import agreement
 from evalnb.judges._base import CallableJudge, Judge, JudgeCache, JudgeReply
 from evalnb.judges._openai import OpenAIJudge
@@ -62,3 +62,6 @@ def __getattr__(name: str) -> object:
         )
         return _hooks.implementation(name)
     return submodule(__name__, name)  # evalnb.judges.labels ... after `import evalnb` alone
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalnb._secrets import expand_env
-from evalnb.chat import ChatClient, safe_url
+from evalnb.chat import ChatClient
+from evalnb.chat._net import safe_url
 from evalnb.errors import ChatError, ConfigError
 from evalnb.judges._base import JudgeCache, JudgeReply, Prices, cache_from
 from evalnb.judges._resolve import JudgeOptions, register_judge_string

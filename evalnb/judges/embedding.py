@@ -7,6 +7,9 @@ Example::
     cosines(["The sky is blue."], ["Blue is the colour of the sky."])
 """
 
+from evalnb._lazy import homes
 from evalnb.judges.offline._embedding import EmbeddingJudge, Reading, cosines, read
 
 __all__ = ["EmbeddingJudge", "Reading", "cosines", "read"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -7,6 +7,7 @@ Example::
     compare_judges()[["judge", "check", "n", "kappa"]]
 """
 
+from evalnb._lazy import homes
 from evalnb.judges.offline._labels import (
     compare_judges,
     judge_pairs,
@@ -26,3 +27,5 @@ __all__ = [
     "measure",
     "read_pairs",
 ]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

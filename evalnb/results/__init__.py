@@ -1,4 +1,4 @@
-"""Results: what a run returns (:class:`Result`), its documented frame shapes, and where it can be written.
+"""Results: what a run returns (:class:`Result`); its frames' shapes are documented in docs/results.md.
 
 * :mod:`~evalnb.results._frames`: the columns, order and dtypes of ``runs``, ``scores``, ``cases``,
   ``mismatches`` and ``tool_calls``, and the typed frames built from rows;
@@ -16,32 +16,9 @@ Example::
 
 from __future__ import annotations
 
-from evalnb._scoring import STATUSES
-from evalnb.results._files import SCHEMA_VERSION
-from evalnb.results._frames import (
-    CASES_COLUMNS,
-    MISMATCH_COLUMNS,
-    RUNS_COLUMNS,
-    SCORES_COLUMNS,
-    TOOL_CALLS_COLUMNS,
-    conform,
-    frame_from_tuples,
-    make_frame,
-    mismatch_value,
-)
+from evalnb._lazy import homes
 from evalnb.results._result import Result
 
-__all__ = [
-    "CASES_COLUMNS",
-    "MISMATCH_COLUMNS",
-    "RUNS_COLUMNS",
-    "SCHEMA_VERSION",
-    "SCORES_COLUMNS",
-    "STATUSES",
-    "TOOL_CALLS_COLUMNS",
-    "Result",
-    "conform",
-    "frame_from_tuples",
-    "make_frame",
-    "mismatch_value",
-]
+__all__ = ["Result"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

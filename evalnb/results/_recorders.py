@@ -6,7 +6,7 @@ finished case run as it arrives (in any order), and :meth:`Recorder.finish` once
 may do its work synchronously or return an awaitable; the runner awaits it.
 
 Two ship with evalnb: :class:`ResultRecorder` builds the :class:`~evalnb.results.Result` every run returns, and
-the store's writer (``evalnb.store.StoreRecorder``) saves each case run as it finishes, so an interrupted run
+the store's writer (``evalnb.store._recorder.StoreRecorder``) saves each case run as it finishes, so an interrupted run
 can be resumed.
 
 Example::
@@ -24,15 +24,15 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from evalnb.results import (
+from evalnb.results import Result
+from evalnb.results._columns import REPEATED, Columns
+from evalnb.results._frames import (
     MISMATCH_COLUMNS,
     RUNS_COLUMNS,
     SCORES_COLUMNS,
     TOOL_CALLS_COLUMNS,
-    Result,
+    in_suite_order,
 )
-from evalnb.results._columns import REPEATED, Columns
-from evalnb.results._frames import in_suite_order
 
 if TYPE_CHECKING:
     from evalnb.agents._base import Response

@@ -171,7 +171,7 @@ async def run_async(
     the_judge = setup.make_judge(judge, cache)
     stored = None
     if store is not None or resume is not None:
-        from evalnb.store import StoreRecorder
+        from evalnb.store._recorder import StoreRecorder
 
         stored = StoreRecorder(store, version=version, resume=resume, replace=replace)
     if stored is not None and stored.resuming:

@@ -16,8 +16,8 @@ from evalnb._numbers import count
 from evalnb._scoring import TurnPlan, score_turn, status_of, turn_status
 from evalnb.agents._base import Request
 from evalnb.checks._registry import CheckContext, Score
-from evalnb.results import RUNS_COLUMNS, SCORES_COLUMNS, Result, make_frame
-from evalnb.results._frames import is_na
+from evalnb.results import Result
+from evalnb.results._frames import RUNS_COLUMNS, SCORES_COLUMNS, is_na, make_frame
 from evalnb.results._records import tokens
 from evalnb.running import _setup as setup
 from evalnb.running._case_run import Plans, after_turn, turn_history

@@ -17,8 +17,9 @@ Example::
 
 from __future__ import annotations
 
-from evalnb.store._recorder import StoreRecorder
-from evalnb.store._schema import SCHEMA_VERSION
-from evalnb.store._store import DEFAULT_PATH, Store, as_store
+from evalnb._lazy import homes
+from evalnb.store._store import Store
 
-__all__ = ["DEFAULT_PATH", "SCHEMA_VERSION", "Store", "StoreRecorder", "as_store"]
+__all__ = ["Store"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

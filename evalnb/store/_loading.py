@@ -96,7 +96,8 @@ def load(store: Store, run: dict[str, Any]) -> Result:
     """
     from sqlalchemy import select
 
-    from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS, Result
+    from evalnb.results import Result
+    from evalnb.results._frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS
 
     s = store._t["suites"]
     meta = stored_meta(run["meta"], run)

@@ -13,7 +13,8 @@ import pytest
 import evalnb
 from evalnb import read_results
 from evalnb.errors import FailuresError, StoreError
-from evalnb.results import CASES_COLUMNS, MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
+from evalnb.results import Result
+from evalnb.results._frames import CASES_COLUMNS, MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS
 from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
 from tests.support.examples import EXAMPLES
 from tests.support.suites import suite_of, task

@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb._lazy import homes
 from evalnb.errors import SuiteError, SuiteWarning
 from evalnb.formats._common import EXPECTED_CHECKS
 from evalnb.formats._registry import Format, Sniff, register
@@ -231,3 +232,6 @@ def _register() -> None:
 
 
 _register()
+
+# exported lazily by evalnb.formats: its public home from the start, whoever imports this module first
+homes("evalnb.formats", globals(), ["from_frame"])

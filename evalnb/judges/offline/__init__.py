@@ -26,8 +26,9 @@ Example::
 
 from __future__ import annotations
 
+from evalnb._lazy import homes
+from evalnb.judges.offline import _calibration
 from evalnb.judges.offline._calibration import Calibration
-from evalnb.judges.offline._calibration import load as load_calibration
 from evalnb.judges.offline._embedding import EmbeddingJudge, Reading, cosines, read
 from evalnb.judges.offline._heuristic import Heuristic
 from evalnb.judges.offline._labels import (
@@ -56,3 +57,17 @@ __all__ = [
     "read",
     "read_pairs",
 ]
+
+
+def load_calibration() -> Calibration:
+    """The embedding judge's shipped calibration (``calibration.json``): per check, the cut points of its measure
+    onto 1-5, and what they were fitted on.
+
+    Example::
+
+        load_calibration().cuts["Similarity"]
+    """
+    return _calibration.load()
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path
