@@ -176,7 +176,7 @@ class DeferredPath:
     None once it can no longer be made).
 
     The runner gives each case run one: a run whose agent never reads ``Request.workdir`` and whose checks need
-    no directory leaves nothing in the temporary folder (running/workdirs.py).
+    no directory leaves nothing in the temporary folder (running/_workdirs.py).
     """
 
     __slots__ = ("make",)

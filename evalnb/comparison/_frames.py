@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["UNANSWERED", "Cells", "Side", "build_cells", "label_of", "scores_of", "suite_of"]
 
 UNANSWERED = "not checked:"
-"""How the reason of a degraded score of a turn without an answer starts (``running/case_run.py`` writes it;
-``results/report.py`` reads it too)."""
+"""How the reason of a degraded score of a turn without an answer starts (``running/_case_run.py`` writes it;
+``results/_report.py`` reads it too)."""
 
 
 def scores_of(x: Any) -> pd.DataFrame:

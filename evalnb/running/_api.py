@@ -212,7 +212,7 @@ async def run_async(
     }
     if the_executor.name != "local":
         meta["executor"] = the_executor.name
-    if fixed is None:  # what the report says of the working directories kept (running/workdirs.py)
+    if fixed is None:  # what the report says of the working directories kept (running/_workdirs.py)
         meta["workdirs"] = {"keep_failed": KEEP_FAILED, "keep_runs": KEEP_RUNS}
     job = RunJob(
         suite=the_suite,

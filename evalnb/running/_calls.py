@@ -4,7 +4,7 @@ api contract: only transient failures are retried (an ``evalnb.TransientError``,
 an endpoint); a plain exception from a callable is recorded at once, never retried. A configuration problem
 (``ConfigError``, e.g. a strict Replay miss) stops the run: it is not a row. Nor is running out of memory (a
 ``MemoryError``, or no memory for one more thread): the process, not the agent, failed, and every later case
-run would fail the same way; the run stops as one that could not complete (``running/api.py``).
+run would fail the same way; the run stops as one that could not complete (``running/_api.py``).
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class RunJob:
         workdir: the directory every run uses, or None for a fresh one per run (made when first used).
         concurrency: case runs in flight at once (per worker loop).
         run_name: the same in every process running the run's case runs (their kept working directories go
-            together, running/workdirs.py).
+            together, running/_workdirs.py).
     """
 
     suite: Suite
@@ -218,7 +218,7 @@ class Worker:
             suite=job.suite.name, case=case, run=run, agent=job.agent_name(case), started_at=started
         )
         # Made when the agent reads Request.workdir or a check that looks at files runs: a run that does
-        # neither leaves nothing in the temporary folder (running/workdirs.py).
+        # neither leaves nothing in the temporary folder (running/_workdirs.py).
         lease = self.workdirs.lease()
         conversation: list[dict[str, str]] = []
         n_turns = len(case.turns)

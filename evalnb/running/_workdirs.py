@@ -94,7 +94,7 @@ class Workdirs:
     def take(self) -> Path:
         """A directory for a case run: the fixed one, or a fresh empty one."""
         if self.fixed is not None:
-            return self.fixed  # checked when the run started (running/setup.py, fixed_workdir)
+            return self.fixed  # checked when the run started (running/_setup.py, fixed_workdir)
         with self._lock:
             if self._free:
                 return self._free.pop()

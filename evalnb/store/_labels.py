@@ -4,7 +4,7 @@ docs/results.md, the store: every change to which runs carry a label happens in 
 the label's lock, so that the check and the write that follows it are one step for every other process:
 
 - SQLite: every write transaction takes the database's write lock up front (``BEGIN IMMEDIATE``,
-  ``store/sqlite.py``), which serialises claims already;
+  ``store/_sqlite.py``), which serialises claims already;
 - PostgreSQL: a transaction-level advisory lock keyed by the suite and the label (other labels go on);
 - another database: a row lock on the store's ``meta`` row (``SELECT ... FOR UPDATE``), one claim at a time.
 

@@ -126,7 +126,7 @@ class StoreRecorder:
         """Insert the run's row (``interrupted`` until it finishes), claiming its label.
 
         The check that the label is free and the insert are one transaction under the label's lock
-        (store/labels.py): of two runs that passed :meth:`claim` at once (a slow executor start-up between),
+        (store/_labels.py): of two runs that passed :meth:`claim` at once (a slow executor start-up between),
         one gets the label and the other stops here, before any case runs.
         """
         self._planned = info.planned
@@ -213,7 +213,7 @@ class StoreRecorder:
                 refresh_stats(conn, pk)
                 if self.replace and not interrupted:
                     # Only a complete run replaces: until then the old one stays what the label loads. Runs that
-                    # claimed the label after this one are left alone: the last claim wins (store/labels.py).
+                    # claimed the label after this one are left alone: the last claim wins (store/_labels.py).
                     old = self.store._taken(conn, name, self.version, replace=True, before=pk)
                     self.store._delete_pks(conn, old)
 

@@ -353,7 +353,7 @@ class Store:
 
         def tx() -> str:
             with self.engine.begin() as conn:
-                # the check and the insert are one step for every other process (store/labels.py)
+                # the check and the insert are one step for every other process (store/_labels.py)
                 self._lock_label(conn, result.suite.name, version)
                 old = self._taken(conn, result.suite.name, version, replace=replace)
                 pk, run_id = self._insert_run(conn, result.suite, version=version, meta=meta, status=status)
@@ -394,7 +394,7 @@ class Store:
         )
 
     def _lock_label(self, conn: Connection, suite: str, version: str | None) -> None:
-        """Hold the lock of a label for the rest of the transaction (store/labels.py)."""
+        """Hold the lock of a label for the rest of the transaction (store/_labels.py)."""
         labels.lock(conn, suite, version, meta=self._t["meta"])
 
     def _delete_pks(self, conn: Connection, pks: list[int]) -> None:

@@ -203,7 +203,7 @@ def kappa_gains(
 ) -> pd.DataFrame:
     """Per check: how much higher the first judge's quadratic kappa with the labels is than the second's
     (the embedding judge over the heuristic by default), on the same pairs, with a paired bootstrap interval
-    (``evalnb.judges.agreement.kappa_gain``).
+    (``kappa_gain`` of ``evalnb/judges/_agreement.py``).
 
     Returns:
         One row per check both judges scored: ``check``, ``n``, ``gain``, ``gain_low``, ``gain_high``, and
