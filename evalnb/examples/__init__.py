@@ -16,8 +16,9 @@ The shipped files: ``suites/`` (the example suites), ``kb/handbook.md`` (the han
 answers from), ``labels/`` (the labelled judged pairs the offline judges are calibrated and measured on) and
 ``foodmart/`` (the sample's build script and cube model).
 
-In the layers of the package this sits beside ``formats``: it uses only ``formats`` (to load a suite) and the
-standard library, and ``judges`` and ``demo`` read their files here.
+In the layers of the package (docs/architecture.md) this sits just above ``formats``, which it uses to load a
+suite. The files themselves are read through ``evalnb._resources`` (below every layer), so that the judges, the
+data sources and the demo find them without importing this package.
 """
 
 from __future__ import annotations
