@@ -107,8 +107,15 @@ def run_similarity(pairs: pd.DataFrame, judge: str, folder: Path) -> pd.DataFram
     return result.scores
 
 
-def _row(data: str, check: str, scorer: str, score: np.ndarray, human: np.ndarray, levels: np.ndarray | None,
-         resamples: int) -> dict[str, Any]:
+def _row(
+    data: str,
+    check: str,
+    scorer: str,
+    score: np.ndarray,
+    human: np.ndarray,
+    levels: np.ndarray | None,
+    resamples: int,
+) -> dict[str, Any]:
     """n, Spearman (judge score against the people's grades) and quadratic kappa (on the 1-5 levels)."""
     out: dict[str, Any] = {"data": data, "check": check, "scorer": scorer, "n": len(score)}
     out["spearman"] = spearman(pd.Series(score), pd.Series(human))
@@ -139,16 +146,26 @@ def graded_rows(name: str, folder: Path, resamples: int) -> list[dict[str, Any]]
             f1_row = _row(name, "Similarity", "token F1", f1_level(f1).to_numpy(), human, levels, resamples)
             f1_row["continuous_spearman"] = spearman(f1, pd.Series(human))
     rows.append(f1_row)
-    readings = read("Similarity", list(pairs["answer"]), questions=[PROMPT] * len(pairs),
-                    expecteds=list(pairs["expected"]))
+    readings = read(
+        "Similarity",
+        list(pairs["answer"]),
+        questions=[PROMPT] * len(pairs),
+        expecteds=list(pairs["expected"]),
+    )
     calibration = load()
     no_rule = np.array([calibration.score("Similarity", r.value) for r in readings], dtype=float)
-    rows.append(_row(name, "Similarity", "embedding without the fact rule", no_rule, human, levels, resamples))
+    rows.append(
+        _row(name, "Similarity", "embedding without the fact rule", no_rule, human, levels, resamples)
+    )
     rows[-1]["contradicted"] = int(sum(r.contradicts for r in readings))
-    rows[-1]["contradicted_human_mean"] = float(np.mean([h for h, r in zip(human, readings) if r.contradicts]))
+    rows[-1]["contradicted_human_mean"] = float(
+        np.mean([h for h, r in zip(human, readings, strict=True) if r.contradicts])
+    )
     rows[-1]["human_mean"] = float(human.mean())
     plain = cosines(list(pairs["answer"]), list(pairs["expected"]))
-    rows.append(_row(name, "Similarity", "plain cosine (reference)", plain.astype(float), human, None, resamples))
+    rows.append(
+        _row(name, "Similarity", "plain cosine (reference)", plain.astype(float), human, None, resamples)
+    )
     return rows
 
 
@@ -168,8 +185,9 @@ def pairs_rows(resamples: int) -> list[dict[str, Any]]:
         for check in ("Similarity", "Relevance"):
             part = side[side["check"] == check].dropna(subset=["value"])
             label = part["value_label"].to_numpy(float)
-            rows.append(_row("pairs (held-out)", check, judge, part["value"].to_numpy(float), label, label,
-                             resamples))
+            rows.append(
+                _row("pairs (held-out)", check, judge, part["value"].to_numpy(float), label, label, resamples)
+            )
             if judge == "embedding" and check == "Similarity":
                 wrong = part[part["kind"] == "fluent-wrong"]
                 rows[-1]["fluent_wrong"] = len(wrong)
@@ -180,9 +198,13 @@ def pairs_rows(resamples: int) -> list[dict[str, Any]]:
                 rows[-1]["labelled_4_5_failing"] = int((~good["passed"].astype(bool)).sum())
     for check, other in (("Similarity", "expected"), ("Relevance", "question")):
         part = test[test["check"] == check]
-        f1 = pd.Series([partial_match_f1(a, str(o)) for a, o in zip(part["answer"], part[other], strict=True)])
+        f1 = pd.Series(
+            [partial_match_f1(a, str(o)) for a, o in zip(part["answer"], part[other], strict=True)]
+        )
         label = part["value"].to_numpy(float)
-        rows.append(_row("pairs (held-out)", check, "token F1", f1_level(f1).to_numpy(), label, label, resamples))
+        rows.append(
+            _row("pairs (held-out)", check, "token F1", f1_level(f1).to_numpy(), label, label, resamples)
+        )
     return rows
 
 
@@ -218,8 +240,12 @@ def wikiqa_rows(folder: Path, resamples: int) -> list[dict[str, Any]]:
     ids = [f"wikiqa-{i:05d}" for i in range(len(frame))]
     path = folder / "wikiqa.json"
     items = [{"testId": i, "prompt": q} for i, q in zip(ids, frame["question"], strict=True)]
-    document = {"schemaVersion": "1.6.0", "metadata": {"name": "wikiqa"},
-                "default_evaluators": {"Relevance": {}}, "items": items}
+    document = {
+        "schemaVersion": "1.6.0",
+        "metadata": {"name": "wikiqa"},
+        "default_evaluators": {"Relevance": {}},
+        "items": items,
+    }
     path.write_text(json.dumps(document), encoding="utf-8")
     answers = dict(zip(ids, frame["answer"], strict=True))
 
@@ -238,12 +264,19 @@ def wikiqa_rows(folder: Path, resamples: int) -> list[dict[str, Any]]:
     groups = frame.groupby("qid", sort=False).indices
     members = list(groups.values())
     rng = np.random.default_rng(0)
-    draws = [np.concatenate([members[j] for j in rng.integers(0, len(members), len(members))])
-             for _ in range(resamples)]
+    draws = [
+        np.concatenate([members[j] for j in rng.integers(0, len(members), len(members))])
+        for _ in range(resamples)
+    ]
     rows = []
     for scorer, score in scores.items():
-        row: dict[str, Any] = {"data": "wikiqa-dev", "check": "Relevance", "scorer": scorer, "n": len(score),
-                               **_binary(score, label)}
+        row: dict[str, Any] = {
+            "data": "wikiqa-dev",
+            "check": "Relevance",
+            "scorer": scorer,
+            "n": len(score),
+            **_binary(score, label),
+        }
         boot = pd.DataFrame([_binary(score[d], label[d]) for d in draws])
         for stat in ("auc", "point_biserial", "accuracy", "kappa_at_3"):
             low, high = np.nanpercentile(boot[stat], [2.5, 97.5])
@@ -262,17 +295,27 @@ def cell(row: Any, stat: str) -> str:
 
 def markdown(graded: pd.DataFrame, binary: pd.DataFrame) -> str:
     """The two tables the README shows."""
-    lines = ["| data | check | scorer | n | Spearman | quadratic kappa |", "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| data | check | scorer | n | Spearman | quadratic kappa |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for row in graded.to_dict("records"):
-        lines.append(f"| {row['data']} | {row['check']} | {row['scorer']} | {row['n']:,} | "
-                     f"{cell(row, 'spearman')} | {cell(row, 'kappa')} |")
+        lines.append(
+            f"| {row['data']} | {row['check']} | {row['scorer']} | {row['n']:,} | "
+            f"{cell(row, 'spearman')} | {cell(row, 'kappa')} |"
+        )
     if len(binary):
-        lines += ["", "| data | check | scorer | n | AUC | point-biserial | accuracy at 3 | kappa at 3 |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "",
+            "| data | check | scorer | n | AUC | point-biserial | accuracy at 3 | kappa at 3 |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
         for row in binary.to_dict("records"):
-            lines.append(f"| {row['data']} | {row['check']} | {row['scorer']} | {row['n']:,} | "
-                         f"{cell(row, 'auc')} | {cell(row, 'point_biserial')} | {cell(row, 'accuracy')} | "
-                         f"{cell(row, 'kappa_at_3')} |")
+            lines.append(
+                f"| {row['data']} | {row['check']} | {row['scorer']} | {row['n']:,} | "
+                f"{cell(row, 'auc')} | {cell(row, 'point_biserial')} | {cell(row, 'accuracy')} | "
+                f"{cell(row, 'kappa_at_3')} |"
+            )
     return "\n".join(lines)
 
 
@@ -311,7 +354,9 @@ def main() -> None:
     if args.markdown:
         print(markdown(g, b))
     if args.json:
-        Path(args.json).write_text(json.dumps({"graded": graded, "binary": binary}, indent=1, default=float) + "\n")
+        Path(args.json).write_text(
+            json.dumps({"graded": graded, "binary": binary}, indent=1, default=float) + "\n"
+        )
 
 
 if __name__ == "__main__":

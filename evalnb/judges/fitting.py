@@ -70,9 +70,14 @@ def fit(pairs: Any = None, *, public: Any = None) -> Calibration:
     # Similarity: the expected response is the first sentence, the answer the second, no question.
     train = _public.sts("train", root=public)
     readings = read(
-        "Similarity", list(train["sentence2"]), questions=[""] * len(train), expecteds=list(train["sentence1"])
+        "Similarity",
+        list(train["sentence2"]),
+        questions=[""] * len(train),
+        expecteds=list(train["sentence1"]),
     )
-    cuts["Similarity"] = fit_cuts([r.value for r in readings], [int(v) for v in _public.sts_level(train["score"])])
+    cuts["Similarity"] = fit_cuts(
+        [r.value for r in readings], [int(v) for v in _public.sts_level(train["score"])]
+    )
     checks["Similarity"] = {
         "fitted_on": f"{STS_TRAIN} (STS Benchmark train split, sha256 {_public.digest('sts-train', public)})",
         "n": len(train),

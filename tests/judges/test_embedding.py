@@ -72,9 +72,13 @@ async def test_similarity_and_relevance_by_embeddings_the_rest_by_the_heuristic(
         make_ctx(response="Report a lost badge to reception.", expected=exp),
         judge=judge,
     )
-    same = await evaluate(JudgedMetricCheck(type="Similarity"), make_ctx(response=exp, expected=exp), judge=judge)
+    same = await evaluate(
+        JudgedMetricCheck(type="Similarity"), make_ctx(response=exp, expected=exp), judge=judge
+    )
     assert para.judge == far.judge == LABEL
-    assert para.value is not None and far.value is not None and same.value == 5.0 > para.value > far.value == 1.0
+    assert (
+        para.value is not None and far.value is not None and same.value == 5.0 > para.value > far.value == 1.0
+    )
     assert "embedding: cosine" in para.reason and "the expected response" in para.reason
     assert "states $40" in para.reason  # the fact it shares with the expected response (it adds nothing)
     # Every score has its continuous value beside the level: within half a point of it, in the cosine's order.
@@ -308,7 +312,9 @@ def test_the_continuous_score_rounds_to_the_level_and_keeps_the_order() -> None:
         assert (np.abs(values - levels) <= 0.5 + 1e-12).all()  # within half a point of the level
         assert values.min() >= 1 and values.max() <= 5
     # An empty band (level 3 here) and an unreachable level 5: level 4 runs from 0.4 up to the top of the range.
-    assert cal.continuous("gaps", 0.4) == pytest.approx(3.5) and cal.continuous("gaps", 1.0) == pytest.approx(4.5)
+    assert cal.continuous("gaps", 0.4) == pytest.approx(3.5) and cal.continuous("gaps", 1.0) == pytest.approx(
+        4.5
+    )
 
 
 def test_the_shipped_calibration_is_a_refit_on_the_fitted_sets_only(tmp_path: Path) -> None:
@@ -334,7 +340,9 @@ def test_the_shipped_calibration_is_a_refit_on_the_fitted_sets_only(tmp_path: Pa
     fit_rows = flipped["split"] == "fit"
     flipped.loc[fit_rows, "value"] = 6 - flipped.loc[fit_rows, "value"]
     refit = fit(flipped).cuts
-    assert refit["Relevance"] != shipped.cuts["Relevance"] and refit["Similarity"] == shipped.cuts["Similarity"]
+    assert (
+        refit["Relevance"] != shipped.cuts["Relevance"] and refit["Similarity"] == shipped.cuts["Similarity"]
+    )
 
 
 def test_check_reports_a_stale_calibration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
