@@ -139,7 +139,7 @@ def sts_level(score: pd.Series) -> pd.Series:
         # [1, 1, 2, 2, 3, 4, 5]
     """
     level = 1 + sum((score >= a).astype(int) for a in STS_ANCHORS)
-    return level.astype("Int64")  # type: ignore[union-attr]
+    return level.astype("Int64")
 
 
 def sick_level(score: pd.Series) -> pd.Series:
