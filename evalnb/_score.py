@@ -60,6 +60,8 @@ class Score:
                 self.usage,
                 self.cost,
                 self.details,
+                self.weighted,
+                self.spread,
             ),
         )
 

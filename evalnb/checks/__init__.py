@@ -6,7 +6,7 @@ refusal, insight), ``rows`` (row comparison), ``judged`` (llm_judge and the 1-5 
 with :func:`check` (the built-ins' signature) or :func:`register` (the short form).
 """
 
-from evalnb._lazy import homes, submodule
+from evalnb._lazy import home, homes, submodule
 from evalnb.checks._registry import (
     CheckContext,
     Score,
@@ -45,7 +45,7 @@ def __getattr__(name: str) -> object:
     if name in _BLOCKS:
         import importlib
 
-        return getattr(importlib.import_module(_BLOCKS[name]), name)
+        return home(__name__, getattr(importlib.import_module(_BLOCKS[name]), name))  # its public home
     return submodule(__name__, name)  # evalnb.checks.scales ... after `import evalnb` alone
 
 

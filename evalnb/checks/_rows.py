@@ -30,7 +30,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalnb._lazy import homes
 from evalnb.checks._registry import CheckContext, Score, builtin
 from evalnb.checks._rowdata import (
     Side,
@@ -696,7 +695,3 @@ def _row_detail(
     key: str | None, row: int | None, line: str, *, expected: Any = None, actual: Any = None
 ) -> dict[str, Any]:
     return {"row": row, "key": key, "expected": expected, "actual": actual, "tolerance": None, "reason": line}
-
-
-# exported lazily by evalnb.checks: its public home from the start, whoever imports this module first
-homes("evalnb.checks", globals(), ["compare_rows"])

@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from evalnb._lazy import homes
 from evalnb._text import caseless, f1, nfc, normalize_tokens
 from evalnb.checks._registry import CheckContext, Offload, Score, builtin
 from evalnb.errors import RegexTimeout
@@ -390,7 +389,3 @@ def retrieval_result_check(spec: RetrievalResultCheck, ctx: CheckContext) -> Sco
         passed=n >= need,
         reason=f"{n} retrieval result(s); needs >= {need}",
     )
-
-
-# exported lazily by evalnb.checks: its public home from the start, whoever imports this module first
-homes("evalnb.checks", globals(), ["exact_match", "partial_match_f1", "citation_count"])
