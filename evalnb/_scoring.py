@@ -5,10 +5,11 @@
 * :func:`score_turn`: score every check of a turn on one answer (checks that burn CPU run off the event loop);
 * :func:`unanswered`: the scores of a turn that got no answer (skipped or degraded);
 * :func:`status_of`: the Score -> status rule; :func:`turn_status`, :func:`worst`: how statuses combine
-  into a turn's, a run's and a case's (api contract: ``passed``, ``failed``, ``degraded``, ``skipped``);
+  into a turn's, a run's and a case's (docs/results.md, statuses: ``passed``, ``failed``, ``degraded``, ``skipped``);
 * :func:`from_exception`: a check that raised becomes a degraded Score;
 * :func:`disallowed_calls`, :func:`not_allowed`: a reported tool call outside the turn's allowlist makes the
-  turn an error like an agent failure (dataset spec, allowlists): the turn is degraded, its checks not checked.
+  turn an error like an agent failure (docs/dataset-json.md, tool calls and allowlists): the turn is degraded, its
+  checks not checked.
 
 The runner, :func:`evalnb.rescore` and :class:`~evalnb.results.Result` all use these; nothing else decides a
 status.
@@ -62,7 +63,7 @@ __all__ = [
 ]
 
 STATUSES = ("passed", "failed", "degraded", "skipped")
-"""The statuses of a score row, a turn, a run and a case (api contract)."""
+"""The statuses of a score row, a turn, a run and a case (docs/results.md, statuses)."""
 
 RANK = {"passed": 0, "skipped": 1, "failed": 2, "degraded": 3}
 """Worst last: a run takes the worst status of its turns and checks, a case the worst of its runs (a degraded
@@ -125,9 +126,9 @@ TOOL_NOT_ALLOWED = "tool call not allowed"
 def disallowed_calls(allowed: list[str] | None, calls: list[ToolCall] | None) -> list[ToolCall]:
     """The reported tool calls the allowlist does not permit, in order.
 
-    dataset spec (allowlists): only a suite that declares an allowlist is checked (``allowed`` is ``None``
-    otherwise: nothing is); entries and tools match exactly and case-sensitively after trimming, and an empty
-    list permits nothing. Every reported call counts, whatever became of it: the agent asked to make it.
+    docs/dataset-json.md, tool calls and allowlists: only a suite that declares an allowlist is checked (``allowed``
+    is ``None`` otherwise: nothing is); entries and tools match exactly and case-sensitively after trimming, and an
+    empty list permits nothing. Every reported call counts, whatever became of it: the agent asked to make it.
     """
     if allowed is None or not calls:
         return []
@@ -171,7 +172,7 @@ def options_json(spec: Any) -> str:
 
 
 def threshold_applied(spec: Any, score: Score) -> Score:
-    """published dataset schema: a custom evaluator with a threshold passes when its value is ``>= threshold``."""
+    """docs/dataset-json.md, evaluators: a custom evaluator with a threshold passes at ``value >= threshold``."""
     threshold = getattr(spec, "threshold", None)
     if not isinstance(spec, CustomCheck) or threshold is None or score.status != "ok" or score.value is None:
         return score
@@ -205,7 +206,7 @@ class TurnPlan:
         self.specs = list(turn.checks)
         self.names = [spec.name for spec in self.specs]
         key = tuple(self.names)
-        # Check ids depend only on the sequence of check names (api contract: `regex`, `regex#2`), and
+        # Check ids depend only on the sequence of check names (docs/results.md, `scores`: `regex`, `regex#2`), and
         # turns of a suite mostly share one: computed once per distinct sequence.
         ids = ids_cache.get(key) if ids_cache is not None else None
         if ids is None:
@@ -250,9 +251,9 @@ async def score_turn(plan: TurnPlan, ctx: CheckContext, *, offload: Executor | N
     """Score every check of the turn on ``ctx.response``, in the turn's check order.
 
     A check that raises becomes a degraded Score; a cube ``intent`` mismatch makes the turn's other checks
-    ``not_checked`` (cube spec: the case fails on intent, its other checks are moot). Checks that need ``cpu``,
-    and checks that hand back an :class:`~evalnb.checks._registry.Offload`, run in ``offload`` (a thread pool),
-    so the event loop stays free for other case runs; without one they run in place.
+    ``not_checked`` (docs/cube-yaml.md, row comparison: the case fails on intent, its other checks are moot). Checks
+    that need ``cpu``, and checks that hand back an :class:`~evalnb.checks._registry.Offload`, run in ``offload`` (a
+    thread pool), so the event loop stays free for other case runs; without one they run in place.
 
     Example::
 

@@ -1,7 +1,8 @@
 """Small text helpers shared by the text checks, the offline heuristic judge and the demo agents.
 
 Word tokenising, stop words, content words, sentence splitting and the normalisation and token F1 of the
-dataset spec's ``PartialMatch``. Standard library only: it is imported by checks that run on every turn.
+``PartialMatch`` (docs/dataset-json.md, text comparison). Standard library only: it is imported by checks that run on
+every turn.
 
 Text compares in Unicode NFC (:func:`nfc`, :func:`caseless`): "é" typed as one code point and as "e" with a
 combining accent are the same text to every check and judge (docs/dataset-json.md, text comparison).
@@ -193,7 +194,7 @@ def sentences(text: str | None, *, lines: bool = False, capital: bool = False) -
 
 
 # --------------------------------------------------------------------------------------------------
-# PartialMatch normalisation and token F1 (dataset spec)
+# PartialMatch normalisation and token F1 (docs/dataset-json.md, text comparison)
 # --------------------------------------------------------------------------------------------------
 
 _ASCII_PUNCT = str.maketrans("", "", string.punctuation)
@@ -214,8 +215,8 @@ def strip_punctuation(text: str) -> str:
 
 
 def normalize_tokens(text: str | None, *, case_sensitive: bool = False) -> list[str]:
-    """dataset spec normalisation: Unicode NFC, lower-case unless case-sensitive, punctuation and articles
-    removed, whitespace collapsed; returns the tokens.
+    """docs/dataset-json.md, text comparison: Unicode NFC, lower-case unless case-sensitive, punctuation and
+    articles removed, whitespace collapsed; returns the tokens.
 
     Example::
 

@@ -88,7 +88,7 @@ class EvalnbCode(Code):
 
 
 class SuiteCode(Code):
-    """Why a suite did not load (api contract; the first five come from the cube spec)."""
+    """Why a suite did not load (docs/extending.md, error codes; each format's page lists its codes under Errors)."""
 
     MALFORMED_YAML = "MALFORMED_YAML"
     MISSING_FIELD = "MISSING_FIELD"

@@ -78,7 +78,7 @@ FormatName = Annotated[str, AfterValidator(_registered_format)]
 """A registered format's name: ``"tasks-toml"``, ``"cube-yaml"``, ``"dataset-json"`` or a plugin's."""
 JUDGED_METRICS = ("Relevance", "Coherence", "Groundedness", "Similarity")
 CITATION_FORMATS = ("oai_unicode", "bracket", "markdown", "mixed")
-"""The citation formats whose markers evalnb detects (published dataset schema: ``citation_format`` is an open
+"""The citation formats whose markers evalnb detects (docs/dataset-json.md, citations: ``citation_format`` is an open
 string; another value counts the citations of every one of these)."""
 INTENTS = ("QUERY", "INSIGHT", "VIEW_CHANGE", "REFUSED")
 
@@ -187,22 +187,23 @@ class _CheckBase(_Model):
 
 
 class ExitCodeCheck(_CheckBase):
-    """tasks spec: passes when the run's exit code equals ``equals``."""
+    """docs/tasks-toml.md, keys and assertions: passes when the run's exit code equals ``equals``."""
 
     type: Literal["exit_code"] = "exit_code"
     equals: int
 
 
 class FileExistsCheck(_CheckBase):
-    """tasks spec: passes when ``path`` exists after the run: a relative path in the run's working directory, an
-    absolute one as written."""
+    """docs/tasks-toml.md, keys and assertions: passes when ``path`` exists after the run: a relative path in the
+    run's working directory, an absolute one as written."""
 
     type: Literal["file_exists"] = "file_exists"
     path: str
 
 
 class RegexCheck(_CheckBase):
-    """tasks spec: ``pattern`` searched (not full-matched) in ``stdout`` or the final ``result`` text."""
+    """docs/tasks-toml.md, keys and assertions: ``pattern`` searched (not full-matched) in ``stdout`` or the final
+    ``result`` text."""
 
     type: Literal["regex"] = "regex"
     on: Literal["stdout", "result"]
@@ -210,7 +211,8 @@ class RegexCheck(_CheckBase):
 
 
 class LLMJudgeCheck(_CheckBase):
-    """tasks spec: a judge rates the output against ``rubric``; the rubric is the whole criterion."""
+    """docs/tasks-toml.md, keys and assertions: a judge rates the output against ``rubric``; the rubric is the whole
+    criterion."""
 
     type: Literal["llm_judge"] = "llm_judge"
     rubric: str
@@ -221,10 +223,11 @@ class LLMJudgeCheck(_CheckBase):
 
 
 class JudgedMetricCheck(_CheckBase):
-    """dataset spec: Relevance, Coherence, Groundedness or Similarity, 1..5, passes at ``score >= threshold``."""
+    """Relevance, Coherence, Groundedness or Similarity, 1..5, passes at ``score >= threshold``
+    (docs/dataset-json.md, evaluators)."""
 
     type: Literal["Relevance", "Coherence", "Groundedness", "Similarity"]
-    # The published schema types the threshold as a number in 1..5, so 3.5 is allowed.
+    # docs/dataset-json.md, evaluators: the threshold is a number in 1..5, so 3.5 is allowed.
     threshold: float = Field(default=3.0, ge=1, le=5)
 
     @property
@@ -257,16 +260,17 @@ class SemanticSimilarityCheck(_CheckBase):
 
 
 class CitationsCheck(_CheckBase):
-    """dataset spec: counts citations in the response; passes at ``count >= threshold``."""
+    """docs/dataset-json.md, evaluators: counts citations in the response; passes at ``count >= threshold``."""
 
     type: Literal["Citations"] = "Citations"
     threshold: int = Field(default=1, ge=1)
-    # published schema: an open string; a format evalnb does not know counts the citations of every known one
+    # docs/dataset-json.md, citations: an open string; a format evalnb does not know counts the citations of every
+    # known one
     citation_format: str = Field(default="oai_unicode", min_length=1)
 
 
 class ExactMatchCheck(_CheckBase):
-    """dataset spec: the response contains the expected string (both trimmed)."""
+    """docs/dataset-json.md, text comparison: the response contains the expected string (both trimmed)."""
 
     type: Literal["ExactMatch"] = "ExactMatch"
     case_sensitive: bool = False
@@ -277,7 +281,8 @@ class ExactMatchCheck(_CheckBase):
 
 
 class PartialMatchCheck(_CheckBase):
-    """dataset spec: token-level F1 against the expected response; passes at ``value >= threshold``."""
+    """Token-level F1 against the expected response; passes at ``value >= threshold`` (docs/dataset-json.md,
+    evaluators)."""
 
     type: Literal["PartialMatch"] = "PartialMatch"
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)
@@ -289,7 +294,7 @@ class PartialMatchCheck(_CheckBase):
 
 
 class RetrievalQueryCheck(_CheckBase):
-    """Published dataset schema: RetrievalQuery, options as the schema defines them (kept verbatim).
+    """RetrievalQuery, options as the schema defines them (kept verbatim; docs/dataset-json.md, evaluators).
 
     Scored only when the response carries retrieval diagnostics; otherwise reported as not evaluated.
     """
@@ -299,14 +304,15 @@ class RetrievalQueryCheck(_CheckBase):
 
 
 class RetrievalResultCheck(_CheckBase):
-    """Published dataset schema: RetrievalResult, options as the schema defines them (kept verbatim)."""
+    """RetrievalResult, options as the schema defines them (kept verbatim; docs/dataset-json.md, evaluators)."""
 
     type: Literal["RetrievalResult"] = "RetrievalResult"
     settings: dict[str, Any] = Field(default_factory=dict)
 
 
 class ToolRef(_Model):
-    """A tool identity as the published dataset schema names it: ``plugin_name`` and ``function_name``."""
+    """A tool identity as a dataset names it: ``plugin_name`` and ``function_name`` (docs/dataset-json.md, tool calls
+    and allowlists)."""
 
     plugin_name: str = Field(min_length=1)
     function_name: str = Field(min_length=1)
@@ -328,56 +334,61 @@ class _ToolCallCheck(_CheckBase):
     calls: list[ExpectedToolCall] = Field(min_length=1)
 
     def options(self) -> dict[str, Any]:
-        # published schema: `id` is a string when given, never null
+        # docs/dataset-json.md, tool calls and allowlists: `id` is a string when given, never null
         return self.model_dump(exclude={"type"}, exclude_none=True, mode="json")
 
 
 class ToolCallSelectionCheck(_ToolCallCheck):
-    """Published dataset schema: ToolCallSelection, which tools the agent selected (called, whatever became of
-    the call). Every expected tool must be among them (repeats count once); with ``allow_additional_calls``
-    false, no other tool may be."""
+    """ToolCallSelection (docs/dataset-json.md, tool calls and allowlists): which tools the agent selected (called,
+    whatever became of the call). Every expected tool must be among them (repeats count once); with
+    ``allow_additional_calls`` false, no other tool may be."""
 
     type: Literal["ToolCallSelection"] = "ToolCallSelection"
     allow_additional_calls: bool = True
 
 
 class ToolCallExecutionCheck(_ToolCallCheck):
-    """Published dataset schema: ToolCallExecution, successful executions per tool: an identity listed N times
-    needs at least N calls of it whose status is ``succeeded``."""
+    """ToolCallExecution (docs/dataset-json.md, tool calls and allowlists): successful executions per tool: an
+    identity listed N times needs at least N calls of it whose status is ``succeeded``."""
 
     type: Literal["ToolCallExecution"] = "ToolCallExecution"
 
 
 class IntentCheck(_CheckBase):
-    """cube spec: ``expectedIntent``, compared case-insensitively (stored upper-case)."""
+    """docs/cube-yaml.md, numbers and text in rows: ``expectedIntent``, compared case-insensitively (stored
+    upper-case)."""
 
     type: Literal["intent"] = "intent"
     expected: Literal["QUERY", "INSIGHT", "VIEW_CHANGE", "REFUSED"]
 
 
 class RefusalCheck(_CheckBase):
-    """cube spec: ``expectedRefusalContains``, a case-sensitive substring of the refusal reason."""
+    """docs/cube-yaml.md, numbers and text in rows: ``expectedRefusalContains``, a case-sensitive substring of the
+    refusal reason."""
 
     type: Literal["refusal"] = "refusal"
     contains: str
 
 
 class InsightCheck(_CheckBase):
-    """cube spec: ``expectedInsightContains``, case-sensitive substrings of the insight markdown."""
+    """docs/cube-yaml.md, numbers and text in rows: ``expectedInsightContains``, case-sensitive substrings of the
+    insight markdown."""
 
     type: Literal["insight"] = "insight"
     contains: list[str]
 
 
 class Tolerance(_Model):
-    """cube spec: a cell passes if ``|a-e| <= absolute`` or ``|a-e|/|e| <= relative``; both default 0."""
+    """docs/cube-yaml.md, row comparison: a cell passes if ``|a-e| <= absolute`` or ``|a-e|/|e| <= relative``; both
+    default 0."""
 
     absolute: float = Field(default=0.0, ge=0.0)
     relative: float = Field(default=0.0, ge=0.0)
 
 
 class ReferenceQuery(_Model):
-    """cube spec: ground truth computed live. Either ``sql`` or the structured form."""
+    """docs/cube-yaml.md, structured reference queries: ground truth computed live. Either ``sql`` or the structured
+    form."""
 
     sql: str | None = None
     measures: list[dict[str, Any]] = Field(default_factory=list)
@@ -386,7 +397,7 @@ class ReferenceQuery(_Model):
 
 
 class RowsCheck(_CheckBase):
-    """cube spec: rows compared with key normalisation, lenient numbers and tolerance.
+    """docs/cube-yaml.md, row comparison: rows compared with key normalisation, lenient numbers and tolerance.
 
     Exactly one of ``expected`` (static ``expectedRows``) and ``reference_query`` is set.
     """
@@ -403,8 +414,8 @@ class RowsCheck(_CheckBase):
 class CustomCheck(_CheckBase):
     """A check registered by the user (a dataset file's custom evaluator names one).
 
-    ``settings`` are passed to the check as keyword options. ``threshold`` (published dataset schema, custom
-    evaluators): when set, the check passes when its value is ``>= threshold``, whatever it said itself.
+    ``settings`` are passed to the check as keyword options. ``threshold`` (docs/dataset-json.md, evaluators:
+    a custom evaluator): when set, the check passes when its value is ``>= threshold``, whatever it said itself.
     ``higher_is_better``: which way this use of the check is better (``None``: as the check was registered or
     declared, see ``evalnb.checks.scales.higher_is_better``); recorded with the run's options, so a comparison
     of saved runs reads it (docs/comparison.md, direction).
@@ -496,7 +507,7 @@ class Turn(_Slim):
         return out
 
     def check_ids(self) -> list[str]:
-        """Unique ids of this turn's checks: ``regex``, ``regex#2`` for a second regex (api contract)."""
+        """Unique ids of this turn's checks: ``regex``, ``regex#2`` for a second regex (docs/results.md, `scores`)."""
         seen: Counter[str] = Counter()
         ids = []
         for spec in self.checks:

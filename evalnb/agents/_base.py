@@ -5,7 +5,7 @@ Any of these is an agent:
 * a callable ``f(prompt: str) -> str``;
 * a callable ``f(request: evalnb.Request) -> str | dict | evalnb.Response``; it receives the ``Request`` when
   its first parameter is annotated ``evalnb.Request`` or is named ``request`` or ``req``, otherwise it
-  receives the prompt string (api contract);
+  receives the prompt string (README.md, agents);
 * either of the above written ``async def``;
 * an object from ``evalnb.agents`` (``Command``, ``OpenAIChat``, ``HTTP``, ``Record``, ``Replay``), or any object
   with an ``async def respond(self, request) -> Response`` method.
@@ -60,8 +60,9 @@ class ToolCall:
         plugin: the plugin (namespace) of the identity, when the agent reports it apart.
         function: the function of the identity, when the agent reports it apart.
         id: the call's id (OpenAI ``tool_call_id``), if any.
-        http_status: the HTTP status the tool's execution answered (published dataset schema:
-            ``diagnostics.tool_calls.executions[].response_status``), if any.
+        http_status: the HTTP status the tool's execution answered (the schema's
+            ``diagnostics.tool_calls.executions[].response_status``; docs/dataset-json.md, the output document), if
+            any.
         output: what the tool returned, when it ran.
 
     Example::
@@ -98,7 +99,8 @@ class ToolCall:
     @property
     def identity(self) -> tuple[str | None, str]:
         """``(plugin, function)``: as reported, else the tool identifier split at its first ``_`` (no ``_``: no
-        plugin). The published dataset schema names a tool by ``plugin_name`` and ``function_name``."""
+        plugin). A dataset names a tool by ``plugin_name`` and ``function_name`` (docs/dataset-json.md, tool calls and
+        allowlists)."""
         if self.plugin is not None and self.function is not None:
             return self.plugin, self.function
         name = self.tool.strip()
@@ -122,8 +124,9 @@ class ToolCall:
     @classmethod
     def from_value(cls, value: Any) -> ToolCall:
         """A ToolCall from what agents report: a ToolCall; a dict of its fields (``name`` for ``tool``;
-        ``plugin_name``, ``function_name``, ``response_status`` as the published dataset schema writes them);
-        or an OpenAI chat ``tool_calls`` entry ``{"id", "type": "function", "function": {"name", "arguments"}}``.
+        ``plugin_name``, ``function_name``, ``response_status`` as a dataset writes them: docs/dataset-json.md, tool
+        calls and allowlists); or an OpenAI chat ``tool_calls`` entry
+        ``{"id", "type": "function", "function": {"name", "arguments"}}``.
 
         Raises:
             AgentError: for anything else, naming what is wrong.
@@ -145,7 +148,7 @@ class ToolCall:
                     raise AgentError(f"a tool call gives both {alias!r} and {name!r}")
                 data[name] = data.pop(alias)
         if "http_status" in data and "status" not in data and isinstance(data["http_status"], int):
-            # an execution with an HTTP outcome (published schema: response_status) ran
+            # docs/dataset-json.md, tool calls and allowlists: an execution with an HTTP status (response_status) ran
             data["status"] = "succeeded" if 200 <= data["http_status"] < 300 else "failed"
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
@@ -385,7 +388,7 @@ _REQUEST_NAMES = ("request", "req")
 
 
 def _wants_request(fn: Callable[..., Any]) -> bool:
-    """api contract: the first parameter annotated ``Request`` or named ``request``/``req`` gets the Request."""
+    """README.md, agents: the first parameter annotated ``Request`` or named ``request``/``req`` gets the Request."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -445,7 +448,7 @@ class CallableAgent:
 
 
 def as_agent(obj: Any) -> Agent:
-    """Turn anything the api contract accepts as an agent into an object with ``async respond``.
+    """Turn anything README.md (agents) accepts as an agent into an object with ``async respond``.
 
     Raises:
         TypeError: for an object that is neither an agent nor callable.

@@ -2,9 +2,10 @@
 
 There is no shell: ``argv`` is a list and each element is passed verbatim after placeholder substitution, so a
 prompt full of quotes, ``$`` or ``;`` reaches the program as one argument. The process runs in the run's working
-directory (tasks spec: ``file_exists`` paths resolve against it) in a new process group, and every process it
-starts is marked (:mod:`evalnb.agents._processes`), so that when the call ends (a timeout, or the program's own
-exit) the program and everything it started are killed, a ``setsid`` daemon that left the group included.
+directory (docs/tasks-toml.md, keys and assertions: ``file_exists`` paths resolve against it) in a new process group,
+and every process it starts is marked (:mod:`evalnb.agents._processes`), so that when the call ends (a timeout, or the
+program's own exit) the program and everything it started are killed, a ``setsid`` daemon that left the group
+included.
 
 Example::
 
@@ -175,7 +176,7 @@ class Command:
         return env
 
     async def preflight(self) -> None:
-        """Check at start-up that the program exists and is executable (api contract: exit 2 if not).
+        """Check at start-up that the program exists and is executable (README.md, Use it in CI: exit 2 if not).
 
         A bare name is looked up on the ``PATH`` the program gets (:meth:`child_env`), as starting it would;
         a relative path is looked up from the current directory (and from ``cwd`` when it is given).

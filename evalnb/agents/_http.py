@@ -49,7 +49,8 @@ from evalnb.errors import AgentError, ConfigError
 
 __all__ = ["ASK_BODY", "ASK_MAPPING", "HTTP", "HTTPAgentConfig", "Secret", "expand_env", "get_path"]
 
-#: The request body of an "ask" service (cube spec: the question, the seeding history, the cube).
+#: The request body of an "ask" service (docs/cube-yaml.md, an analytics service over HTTP: the question, the seeding
+#: history, the cube).
 ASK_BODY: dict[str, Any] = {"question": "{prompt}", "history": "{history}", "cube": "{case_meta.cube}"}
 
 #: How an "ask" answer ``{intent, rows, insight: {markdown}, refusalReason}`` maps onto a Response.
@@ -247,7 +248,8 @@ class HTTP:
         return f"HTTP({', '.join(parts)})"
 
     async def preflight(self, *, timeout: float | None = None) -> None:
-        """Check at start-up that the URL's host and port accept a connection (api contract: exit 2 if not).
+        """Check at start-up that the URL's host and port accept a connection (README.md, Use it in CI: exit 2 if
+        not).
 
         No request is sent: the service may not be idempotent, and any HTTP answer would count as reachable.
 

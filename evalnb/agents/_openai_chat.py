@@ -145,7 +145,8 @@ class OpenAIChat:
         return f"OpenAIChat({', '.join(parts)})"
 
     async def preflight(self, *, timeout: float | None = None) -> None:
-        """Check at start-up that the endpoint accepts a connection (api contract: an unreachable agent is exit 2).
+        """Check at start-up that the endpoint accepts a connection (README.md, Use it in CI: an unreachable agent is
+        exit 2).
 
         Raises:
             ConfigError: naming the endpoint (never a key) and what to do about it.

@@ -31,7 +31,8 @@ __all__ = [
     "unregister",
 ]
 
-# The building blocks notebooks call directly (api contract), loaded when first asked for: the row comparison
+# The building blocks notebooks call directly (docs/cube-yaml.md, row comparison; docs/dataset-json.md, text
+# comparison), loaded when first asked for: the row comparison
 # needs numpy and pandas, which `import evalnb` must not pay for.
 _BLOCKS = {
     "compare_rows": "evalnb.checks._rows",

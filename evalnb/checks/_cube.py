@@ -1,4 +1,4 @@
-"""Cube checks: ``intent``, ``refusal`` and ``insight`` (cube spec).
+"""Cube checks: ``intent``, ``refusal`` and ``insight`` (docs/cube-yaml.md, numbers and text in rows).
 
 ``expectedIntent`` compares case-insensitively; ``expectedRefusalContains`` and ``expectedInsightContains``
 are case-sensitive substrings. All compare in Unicode NFC (docs/cube-yaml.md), so an accent typed as a combining
@@ -22,7 +22,8 @@ def intent_check(spec: IntentCheck, ctx: CheckContext) -> Score:
         return Score.of(False, f"no intent returned, expected {spec.expected}")
     if nfc(str(got).strip()).upper() == nfc(spec.expected).upper():
         return Score.of(True, f"intent {spec.expected}")
-    # The report prefixes the check id: `intent: expected INSIGHT, got QUERY` (cube spec), not `intent: intent: ...`.
+    # The report prefixes the check id: `intent: expected INSIGHT, got QUERY` (docs/cube-yaml.md, row comparison),
+    # not `intent: intent: ...`.
     return Score.of(False, f"expected {spec.expected}, got {str(got).strip().upper()}")
 
 

@@ -1,8 +1,8 @@
-"""Judged checks: ``llm_judge`` (tasks spec) and the 1-5 metrics Relevance, Coherence, Groundedness and
-Similarity (dataset spec).
+"""Judged checks: ``llm_judge`` (docs/tasks-toml.md, keys and assertions) and the 1-5 metrics Relevance,
+Coherence, Groundedness and Similarity (docs/dataset-json.md, evaluators).
 
-With no judge configured a judged check FAILS (api contract, tasks spec rule 4): nothing checked it, so it
-cannot pass. With a judge, scoring is delegated to ``evalnb.judges.evaluate`` (imported lazily).
+With no judge configured a judged check FAILS (README.md, judges; docs/results.md, statuses): nothing checked it, so
+it cannot pass. With a judge, scoring is delegated to ``evalnb.judges.evaluate`` (imported lazily).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ NO_JUDGE_HINT = (
     "evalnb.rescore(result, judge=...) judges the same answers without calling the agent again."
 )
 """What the report, the notebook scorecard and the command line say once beside :data:`NO_JUDGE_REASON`
-(the reason itself stays exactly the tasks spec's)."""
+(the reason itself stays exactly as docs/tasks-toml.md, keys and assertions, writes it)."""
 
 
 async def _judged(spec: Any, ctx: CheckContext) -> Score:
     if ctx.judge is None:
-        # tasks spec rule 4: exactly this reason, and never a pass.
+        # docs/tasks-toml.md, keys and assertions: exactly this reason, and never a pass.
         return Score(value=None, passed=False, reason=NO_JUDGE_REASON)
     from evalnb.judges import evaluate
 

@@ -1,4 +1,5 @@
-"""Checks on what a run did as a process: ``exit_code`` and ``file_exists`` (tasks spec)."""
+"""Checks on what a run did as a process: ``exit_code`` and ``file_exists`` (docs/tasks-toml.md, keys and
+assertions)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ __all__ = ["exit_code_check", "file_exists_check"]
 
 @builtin("exit_code", needs=())
 def exit_code_check(spec: ExitCodeCheck, ctx: CheckContext) -> Score:
-    # tasks spec: passes when the run's exit code equals `equals`. No exit code is not a pass: a callable
-    # agent that wants this check returns `exit_code` in its dict or Response.
+    # docs/tasks-toml.md, keys and assertions: passes when the run's exit code equals `equals`. No exit code is not a
+    # pass: a callable agent that wants this check returns `exit_code` in its dict or Response.
     code = ctx.response.exit_code
     if code is None:
         return Score.of(False, f"no exit code: the agent reported none (expected {spec.equals})")
@@ -24,8 +25,8 @@ def exit_code_check(spec: ExitCodeCheck, ctx: CheckContext) -> Score:
 
 @builtin("file_exists", needs={"workdir"})
 def file_exists_check(spec: FileExistsCheck, ctx: CheckContext) -> Score:
-    # tasks spec: `path` is relative to the run's working directory; an absolute path (suites written for one
-    # repository check those) is checked as written.
+    # docs/tasks-toml.md, keys and assertions: `path` is relative to the run's working directory; an absolute
+    # path (suites written for one repository check those) is checked as written.
     rel = PurePath(spec.path)
     if rel.is_absolute():
         target = Path(spec.path)

@@ -1,4 +1,4 @@
-"""How the ``rows`` check reads its two sides (cube spec, "Row comparison").
+"""How the ``rows`` check reads its two sides (docs/cube-yaml.md, row comparison).
 
 :func:`read_side` turns rows (a DataFrame or a list of dicts) into one frame, merging an answer's key
 spellings by :func:`normalise_key`. :func:`parse_number` reads one cell as a lenient number;
@@ -138,7 +138,7 @@ def presence(side: Side, name: str | None, n: int) -> np.ndarray:
 
 
 def parse_number(value: Any, *, decimal_comma: bool = False) -> float | None:
-    """Parse one value the lenient way the cube spec reads expected numbers; ``None`` if it is not a number.
+    """Parse one value the lenient way the rows check reads expected numbers; ``None`` if it is not a number.
 
     Text is a number when it is one as people write them (docs/cube-yaml.md, numbers and text in rows):
     digits with well-formed thousands groups (``1,234,567``, ``1 234``), a decimal point, an exponent, a sign

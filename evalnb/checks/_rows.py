@@ -1,6 +1,6 @@
-"""The ``rows`` check: an analytics answer's rows against expected rows (cube spec, "Row comparison").
+"""The ``rows`` check: an analytics answer's rows against expected rows (docs/cube-yaml.md, row comparison).
 
-Rules, each from the cube spec:
+Rules, each from docs/cube-yaml.md, row comparison:
 
 * keys compare case-insensitively in Unicode NFC with whitespace, ``_`` and ``-`` removed; mismatch paths
   use the expected key as written (``rows[1].storeSales``);
@@ -217,7 +217,7 @@ def compare_rows(
     decimal_comma: bool = False,
     max_details: int = MAX_DETAILS,
 ) -> RowsDiff:
-    """Compare rows by the cube spec's rules.
+    """Compare rows by the rules of docs/cube-yaml.md, row comparison.
 
     Args:
         expected: a list of dicts or a DataFrame (the expectation or a reference query's result).
@@ -245,7 +245,8 @@ def compare_rows(
     n = min(n_e, n_a)
     tol = _fmt_tol(absolute, relative)
 
-    # cube spec: keys are matched after normalisation; the first actual column wins a duplicate.
+    # docs/cube-yaml.md, row comparison: keys are matched after normalisation; the first actual column wins a
+    # duplicate.
     act_cols: dict[str, str] = {}
     for name in act.keys:
         act_cols.setdefault(normalise_key(name), name)
@@ -267,8 +268,8 @@ def compare_rows(
             _prepare(k, exp.frame[k], e_pres[k], a, s, presence(act, a, n_a), sort=True, comma=decimal_comma)
             for k, a, s in sides
         ]
-        # cube spec: both sides sorted by the same keys; text keys first (rows pair up on their labels even
-        # when a measure is slightly off), then numbers, each group by normalised key name.
+        # docs/cube-yaml.md, row comparison: both sides sorted by the same keys; text keys first (rows pair up on
+        # their labels even when a measure is slightly off), then numbers, each group by normalised key name.
         ranked = sorted(cols, key=lambda c: (c.numeric_only, normalise_key(c.key)))
         e_rank = _lexsort((c.e_sort for c in ranked), n_e, ranks=True)
         a_order = _lexsort((c.a_sort for c in ranked), n_a)
@@ -360,7 +361,7 @@ def _matching(
             with np.errstate(invalid="ignore", divide="ignore"):
                 diff = np.abs(av - ev)
                 within = (av == ev) | (diff <= absolute) | ((ev != 0) & (diff / np.abs(ev) <= relative))
-            # cube spec: NaN equals NaN only
+            # docs/cube-yaml.md, row comparison: NaN equals NaN only
             within |= np.isnan(av) & np.isnan(ev)
             hit = within & _at(c.a_ok, a_take, rest)
             if e_num is not None:
@@ -618,8 +619,8 @@ def _detail(
     else:
         e_cell = str(c.e_series.iat[e_row]).strip()
         e_text = _quoted(e_cell)
-    # cube spec paths: `rows[0].productFamily` in order; unordered, `rows[country="USA"].storeSales`, and
-    # `row` is the expected row as the suite writes it (not its sorted position)
+    # docs/cube-yaml.md, row comparison: `rows[0].productFamily` in order; unordered,
+    # `rows[country="USA"].storeSales`, and `row` is the expected row as the suite writes it (not its sorted position)
     path = f"rows[{r}].{c.key}" if labels is None else f"rows[{_row_label(e_row, labels, c)}].{c.key}"
     row = r if labels is None else e_row
     out = {"row": row, "key": c.key, "expected": e_cell, "tolerance": tol if numeric else None}

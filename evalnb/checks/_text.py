@@ -1,5 +1,6 @@
-"""Checks on the response text: ``regex`` (tasks spec), ``ExactMatch``, ``PartialMatch``, ``Citations`` and the
-retrieval diagnostics ``RetrievalQuery`` / ``RetrievalResult`` (dataset spec).
+"""Checks on the response text: ``regex`` (docs/tasks-toml.md, keys and assertions), ``ExactMatch``,
+``PartialMatch``, ``Citations`` and the retrieval diagnostics ``RetrievalQuery`` / ``RetrievalResult``
+(docs/dataset-json.md, evaluators).
 
 All are deterministic and need no LLM. Each returns a :class:`~evalnb.checks._registry.Score`.
 """
@@ -47,7 +48,8 @@ __all__ = [
 ]
 
 REGEX_TIMEOUT = 1.0
-"""Seconds a single regex search may take before the check reports ``degraded`` (tasks spec ``regex``)."""
+"""Seconds a single regex search may take before the check reports ``degraded`` (docs/tasks-toml.md, keys and
+assertions)."""
 
 MISSING_EXPECTED = "expected_response is missing: {check} needs one to compare against"
 
@@ -62,7 +64,7 @@ _fallback_lock = threading.Lock()
 
 def compile_pattern(pattern: str) -> Any:
     """Compile ``pattern`` with the engine that runs the ``regex`` check (cached), in Unicode NFC as the text
-    it searches (docs/tasks-toml.md, regex).
+    it searches (docs/tasks-toml.md, keys and assertions).
 
     Loading a suite compiles its patterns with this too, so a pattern the run accepts (``\\p{L}``) is
     never rejected at load, and one the run would reject never loads.
@@ -154,7 +156,8 @@ REGEX_QUICK = 0.002
 
 @builtin("regex", needs=())
 def regex_check(spec: RegexCheck, ctx: CheckContext) -> Score | Offload:
-    # tasks spec: `on = "stdout"` is the streamed standard output, `on = "result"` the final result text.
+    # docs/tasks-toml.md, keys and assertions: `on = "stdout"` is the streamed standard output, `on = "result"` the
+    # final result text.
     text = ctx.response.stdout if spec.on == "stdout" else ctx.response.text
     if text is None:
         # An adapter that could not extract the result (a Command's json:/file: result) says why in meta.
@@ -198,8 +201,8 @@ def _regex_score(spec: RegexCheck, text: str, m: Any) -> Score:
 
 
 def exact_match(response: str | None, expected: str, *, case_sensitive: bool = False) -> bool:
-    """dataset spec: the response contains the expected string, both trimmed and in Unicode NFC;
-    case-insensitive by default (Unicode case folding: ``STRASSE`` matches ``straße``).
+    """docs/dataset-json.md, text comparison: the response contains the expected string, both trimmed and in Unicode
+    NFC; case-insensitive by default (Unicode case folding: ``STRASSE`` matches ``straße``).
 
     Example::
 
@@ -216,7 +219,8 @@ def exact_match(response: str | None, expected: str, *, case_sensitive: bool = F
 def exact_match_check(spec: ExactMatchCheck, ctx: CheckContext) -> Score:
     expected = ctx.turn.expected
     if expected is None or not expected.strip():
-        # dataset spec: checks that need expected_response report it missing instead of passing.
+        # docs/dataset-json.md, where evalnb differs from the published schema: checks that need
+        # expected_response report it missing instead of passing.
         return Score.of(False, MISSING_EXPECTED.format(check="ExactMatch"))
     ok = exact_match(ctx.response.text, expected, case_sensitive=spec.case_sensitive)
     how = "case-sensitive" if spec.case_sensitive else "case-insensitive"
@@ -279,7 +283,8 @@ def partial_match_check(spec: PartialMatchCheck, ctx: CheckContext) -> Score:
     if expected is None or not expected.strip():
         return Score.of(False, MISSING_EXPECTED.format(check="PartialMatch"), value=0.0)
     f1 = partial_match_f1(ctx.response.text, expected, case_sensitive=spec.case_sensitive)
-    # dataset spec: the reason reads `Match score: 0.667`; the threshold it was held to follows.
+    # docs/dataset-json.md, the output document: the reason reads `Match score: 0.667`; the threshold it was held to
+    # follows.
     return Score(value=f1, passed=f1 >= spec.threshold, reason=partial_match_reason(f1, spec.threshold))
 
 
@@ -308,8 +313,8 @@ _FORMAT_KINDS = {
 
 def citation_count(text: str | None, citation_format: str = "oai_unicode") -> int:
     """Count citations in ``text``: ``oai_unicode`` markers, ``bracket`` numbers, ``markdown`` links and
-    footnotes, or ``mixed`` (any of these). Any other format (the published dataset schema leaves
-    ``citation_format`` an open string, e.g. ``"inline"``) counts the citations of every known format, as ``mixed``.
+    footnotes, or ``mixed`` (any of these). Any other format (``citation_format`` is an open string, e.g.
+    ``"inline"``: docs/dataset-json.md, citations) counts the citations of every known format, as ``mixed``.
 
     Example::
 

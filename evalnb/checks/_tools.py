@@ -1,10 +1,10 @@
-"""Checks on the tool calls an agent reported (published dataset schema 1.11): ``ToolCallSelection`` and
-``ToolCallExecution``.
+"""Checks on the tool calls an agent reported (docs/dataset-json.md, tool calls and allowlists):
+``ToolCallSelection`` and ``ToolCallExecution``.
 
 Both read ``Response.tool_calls``. ``None`` there means the agent reports no tool calls at all: the evidence is
 unavailable, so the check cannot give a verdict (degraded; the dataset output document writes it as an errored
 score with code ``toolCallEvidenceIndeterminate``). ``[]`` is an authoritative observation that no tool was
-called. Both score 1.0 on pass and 0.0 on fail (published schema: ToolCallEvaluatorScore, threshold 1.0), and the
+called. Both score 1.0 on pass and 0.0 on fail (the schema's ToolCallEvaluatorScore, threshold 1.0), and the
 reason names every unmet expectation.
 """
 
@@ -33,7 +33,8 @@ def tool_call_selection_check(spec: ToolCallSelectionCheck, ctx: CheckContext) -
     calls = ctx.response.tool_calls
     if calls is None:
         return Score.degraded(NO_TOOL_EVIDENCE.format(check="ToolCallSelection"))
-    # published schema: repeated identities are de-duplicated; selection asserts which tools, not how often
+    # docs/dataset-json.md, tool calls and allowlists: repeated identities count once; selection asserts which tools,
+    # not how often
     expected = list(dict.fromkeys(c.tool.label for c in spec.calls))
     refs = {c.tool.label: c.tool for c in spec.calls}
     missing = [name for name in expected if not _of(calls, refs[name])]
@@ -59,7 +60,7 @@ def tool_call_execution_check(spec: ToolCallExecutionCheck, ctx: CheckContext) -
     calls = ctx.response.tool_calls
     if calls is None:
         return Score.degraded(NO_TOOL_EVIDENCE.format(check="ToolCallExecution"))
-    # published schema: repeating an identity requires that many successful executions
+    # docs/dataset-json.md, tool calls and allowlists: an identity listed N times needs N successful executions
     need = Counter(c.tool.label for c in spec.calls)
     refs = {c.tool.label: c.tool for c in spec.calls}
     short: list[str] = []

@@ -5,7 +5,8 @@
 (``report``, ``compare``, ``trend``), :mod:`~evalnb.cli._demo` (``demo``). A command parses its options, calls the
 public API, prints, and sets the exit code; no logic lives only here.
 
-Exit codes (api contract): 0 all passed, 1 a check failed or a case was degraded, 2 the run could not start.
+Exit codes (README.md, Use it in CI): 0 all passed, 1 a check failed or a case was degraded, 2 the run could not
+start.
 """
 
 from __future__ import annotations

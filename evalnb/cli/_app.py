@@ -1,7 +1,8 @@
 """The typer app of the ``evalnb`` command line, and what its commands share: failing with exit 2, printing a
 suite's errors, help texts, and the rewriting of options that take several values.
 
-Exit codes (api contract): 0 all passed, 1 a check failed or a case was degraded, 2 the run could not start.
+Exit codes (README.md, Use it in CI): 0 all passed, 1 a check failed or a case was degraded, 2 the run could not
+start.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ def exits() -> Iterator[None]:
         raise fail(f"out of memory{detail}: the command could not complete") from None
 
 
-# Options taking several values after one flag (`--prompts "a" "b" --expected "x" "y"`, dataset spec);
-# click options take one value each, so main() rewrites them into repeated flags before parsing.
+# Options taking several values after one flag (`--prompts "a" "b" --expected "x" "y"`: docs/dataset-json.md, without
+# a file); click options take one value each, so main() rewrites them into repeated flags before parsing.
 GREEDY_OPTIONS = {"run": ("--prompts", "--expected")}
 
 

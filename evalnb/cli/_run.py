@@ -297,7 +297,8 @@ def _saved_line(result: Any, store: Any) -> str:
 
 
 def _discover_or_offer() -> Path:
-    """Dataset discovery; on a terminal, offer the starter file (dataset spec), else exit 2 saying where."""
+    """Dataset discovery; on a terminal, offer the starter file (docs/dataset-json.md, without a file), else exit 2
+    saying where."""
     import sys
 
     import evalnb

@@ -66,7 +66,8 @@ def init_command(
     if path.exists():
         typer.echo(f"{path} already exists; left unchanged")
         raise typer.Exit(0)
-    if not yes and sys.stdin.isatty() and not ask_yes(STARTER_ASK):  # dataset spec: ask first on a terminal
+    # docs/dataset-json.md, without a file: ask first on a terminal
+    if not yes and sys.stdin.isatty() and not ask_yes(STARTER_ASK):
         typer.echo("nothing written")
         raise typer.Exit(0)
     try:

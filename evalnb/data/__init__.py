@@ -1,9 +1,9 @@
 """Data sources for cube ``referenceQuery`` ground truth.
 
 A cube case may give its expected rows as a ``referenceQuery`` that runs live against the data the caller
-connects (cube spec: drift-proof ground truth). :func:`open_source` turns the ``data`` argument of
-``evalnb.run`` into a :class:`Source` (:mod:`evalnb.data._sources`: SQLite or DuckDB files told apart by their
-header, SQLAlchemy URLs and engines, mappings of DataFrames).
+connects (docs/cube-yaml.md, structured reference queries: drift-proof ground truth). :func:`open_source` turns the
+``data`` argument of ``evalnb.run`` into a :class:`Source` (:mod:`evalnb.data._sources`: SQLite or DuckDB files told
+apart by their header, SQLAlchemy URLs and engines, mappings of DataFrames).
 
 The SQL form of a reference query runs as written, if it only reads: one ``SELECT`` or ``WITH`` statement,
 checked before it runs, on a connection that cannot write (:mod:`evalnb.data._readonly`; docs/cube-yaml.md,

@@ -1,4 +1,5 @@
-"""Reading names in structured reference queries, matched the way the cube spec matches row keys."""
+"""Reading names in structured reference queries, matched as the rows check matches row keys
+(docs/cube-yaml.md, structured reference queries)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ __all__ = ["as_list", "axis_name", "bare", "item_name", "lookup", "norm"]
 
 
 def norm(name: str) -> str:
-    # cube spec key normalisation: case-insensitive, spaces, "_" and "-" removed
+    # docs/cube-yaml.md, row comparison: keys case-insensitive, spaces, "_" and "-" removed
     return re.sub(r"[\s_\-]+", "", str(name)).lower()
 
 

@@ -3,8 +3,8 @@
 It plays the "retrieval-augmented assistant" of the JSON dataset example without any model: the handbook
 (``evalnb/examples/kb/handbook.md``, package data) is split into numbered sections and sentences; a question is answered with the
 sentences whose content words overlap it most (with light stemming and a small synonym table), followed by
-a bracket citation of the section they come from (``[5]``, the dataset spec's ``bracket`` format). The
-retrieved section goes into ``Response.context`` so that Groundedness has something to check against, and
+a bracket citation of the section they come from (``[5]``, the ``bracket`` format of docs/dataset-json.md, citations).
+The retrieved section goes into ``Response.context`` so that Groundedness has something to check against, and
 the retrieval diagnostics go into ``Response.meta["retrieval"]`` (RetrievalQuery / RetrievalResult).
 
 ``KBAssistant(flaw="no-citations")`` is the "previous version": it answers with the whole matching section

@@ -1,5 +1,6 @@
 """Scorecards to hand to colleagues: one self-contained HTML page, an Excel workbook, CSV files, versioned JSON,
-and, for JSON datasets, the output document of the published dataset schema (read back with ``read_results``).
+and, for JSON datasets, the output document (docs/dataset-json.md, the output document; read back with
+``read_results``).
 
 One module per output: :mod:`~evalnb.export._html`, :mod:`~evalnb.export._excel`, :mod:`~evalnb.export._csv`,
 :mod:`~evalnb.export._document` (the dataset output document), :mod:`~evalnb.export._comparison_page` (the page

@@ -1,4 +1,5 @@
-"""The published dataset schema's categorised error codes (1.9.0), from what evalnb records.
+"""The dataset format's categorised error codes (docs/dataset-json.md, the output document), from what evalnb
+records.
 
 A turn's ``runs.error`` (why the agent gave no usable answer) becomes an ErrorObject code, and the reason of a
 score row whose evaluator produced no result an ErroredScore code. evalnb writes those texts itself (the runner,
@@ -23,7 +24,8 @@ __all__ = ["score_error_code", "turn_error_code"]
 
 _I = re.IGNORECASE
 
-#: published schema: ErrorObject.code, for a turn whose agent gave no usable answer (the generic one last)
+#: docs/dataset-json.md, the output document: ErrorObject.code, for a turn whose agent gave no usable answer (the
+#: generic one last)
 _TURN_CODES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"^{re.escape(TOOL_NOT_ALLOWED)}"), "toolCallNotAllowed"),
     (re.compile(r"\bHTTP 429\b|rate.?limit", _I), "agentRateLimited"),
@@ -39,7 +41,8 @@ _TURN_CODES: list[tuple[re.Pattern[str], str]] = [
     ),
 ]
 
-#: published schema: ErroredScore.code, for an evaluator that produced no result (the generic one last)
+#: docs/dataset-json.md, the output document: ErroredScore.code, for an evaluator that produced no result (the generic
+#: one last)
 _JUDGE_CODES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bHTTP 429\b|rate.?limit", _I), "judgeRateLimited"),
     (re.compile(r"\bHTTP 40[13]\b|unauthori[sz]ed|authenticat", _I), "judgeAuthenticationError"),

@@ -1,5 +1,5 @@
-"""The output document of the published dataset schema: a JSON dataset with every item's response, scores per
-evaluator, status and, for conversations, a summary (read back with :func:`evalnb.export.read_results`).
+"""The output document (docs/dataset-json.md, the output document): a JSON dataset with every item's response, scores
+per evaluator, status and, for conversations, a summary (read back with :func:`evalnb.export.read_results`).
 
 Statuses, error codes and messages follow ``docs/dataset-json.md`` ("Output statuses", after the published
 example ``scenarios-with-mixed-errors.json``):
@@ -33,10 +33,11 @@ if TYPE_CHECKING:
 
 __all__ = ["DOCUMENT_SCHEMA_VERSION", "FROM_SCORE_KEYS", "SCORE_KEYS", "to_document", "worst_status"]
 
-#: The dataset schema version our output documents declare (allowlists, tool-call evaluators and diagnostics).
+#: The schema version our output documents declare (allowlists, tool-call evaluators and diagnostics;
+#: docs/dataset-json.md, what evalnb supports of the published schema).
 DOCUMENT_SCHEMA_VERSION = LATEST_VERSION
 
-#: dataset schema: ScoreCollection keys for the built-in evaluators
+#: ScoreCollection keys for the built-in evaluators (docs/dataset-json.md, the output document)
 SCORE_KEYS = {
     "Relevance": "relevance",
     "Coherence": "coherence",
@@ -53,17 +54,19 @@ SCORE_KEYS = {
 FROM_SCORE_KEYS = {v: k for k, v in SCORE_KEYS.items()}
 
 _NO_RESULT = "the evaluator did not produce a result"
-# published schema: these evaluators' score is 1.0 on pass and 0.0 on fail, against a pinned threshold of 1.0
+# docs/dataset-json.md, tool calls and allowlists: these evaluators' score is 1.0 on pass and 0.0 on fail, against a
+# pinned threshold of 1.0
 _PASS_FAIL = ("RetrievalQuery", "RetrievalResult", "ToolCallSelection", "ToolCallExecution")
 _DIAGNOSTIC_FAIL = {"RetrievalQuery": "no_matching_query", "RetrievalResult": "count_below_minimum"}
-# published schema: a valid entry of these needs its number; without one the evaluator gave no result
+# docs/dataset-json.md, the output document: a valid entry of these needs its number; without one the evaluator gave
+# no result
 _NEEDS_VALUE = ("Relevance", "Coherence", "Groundedness", "Similarity", "PartialMatch")
 _PRIORITY = ("error", "partial", "fail", "pass")
 
 
 def worst_status(statuses: list[str]) -> str:
-    """dataset spec (Output statuses): a thread's overall status, any ``error``, else any ``partial``, else any
-    ``fail``, else ``pass``."""
+    """docs/dataset-json.md, the output document: a thread's overall status, any ``error``, else any ``partial``, else
+    any ``fail``, else ``pass``."""
     for s in _PRIORITY:
         if s in statuses:
             return s
@@ -77,7 +80,8 @@ def _errored(row: dict[str, Any]) -> bool:
 
 
 def _score_entry(row: dict[str, Any], spec: Any, empty_response: bool) -> dict[str, Any]:
-    """One ScoreCollection entry (dataset schema) from a scores row and the check spec that produced it."""
+    """One ScoreCollection entry (docs/dataset-json.md, the output document) from a scores row and the check spec that
+    produced it."""
     check, value, passed = row["check"], row["value"], row["passed"]
     if _errored(row):
         code = score_error_code(
@@ -120,10 +124,10 @@ def _upstream_reason(check: str, reason: str, value: Any, options: Any) -> str:
 
 
 def _evaluator_options(spec: Any) -> dict[str, Any]:
-    """A check spec as the evaluator map of the published schema writes its options."""
+    """A check spec as a dataset's evaluator map writes its options (docs/dataset-json.md, evaluators)."""
     options = dict(spec.options())
     if spec.type == "custom":
-        # published schema (CustomEvaluatorOptions): `threshold`, and `options` forwarded to the check
+        # docs/dataset-json.md, evaluators (a custom evaluator): `threshold`, and `options` forwarded to the check
         threshold, settings = options.get("threshold"), dict(options.get("settings") or {})
         return {
             **({"threshold": threshold} if threshold is not None else {}),
@@ -140,7 +144,8 @@ def _is_evaluator(spec: Any) -> bool:
 
 
 def _diagnostics(calls: list[dict[str, Any]] | None) -> dict[str, Any] | None:
-    """published schema: Diagnostics.tool_calls, every call's identity and the executions with their outcome."""
+    """docs/dataset-json.md, the output document: Diagnostics.tool_calls, every call's identity and the executions
+    with their outcome."""
     if calls is None:
         return None
     selected = [{"plugin_name": c["plugin"], "function_name": c["function"]} for c in calls]
@@ -153,7 +158,7 @@ def _diagnostics(calls: list[dict[str, Any]] | None) -> dict[str, Any] | None:
 
 
 def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any]:
-    """The output document of the published dataset schema: the items with ``response``, ``scores`` per
+    """The output document (docs/dataset-json.md, the output document): the items with ``response``, ``scores`` per
     evaluator (score/result/threshold/reason, or an errored entry with its code), ``status``, ``error``,
     ``diagnostics.tool_calls`` and, for threads, ``summary``; ``tags`` and allowlists echoed.
 

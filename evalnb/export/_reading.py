@@ -30,7 +30,8 @@ READS = (
     "dataset output documents (evalnb.export.to_document); CSV, HTML and Excel exports are not read back"
 )
 
-# dataset schema item/turn status -> our run status (partial: the worst of its scores; see _run_status)
+# docs/dataset-json.md, the output document: item/turn status -> our run status (partial: the worst of its scores; see
+# _run_status)
 _RUN_STATUS = {"pass": "passed", "fail": "failed", "partial": "failed", "error": "degraded"}
 
 
@@ -98,7 +99,7 @@ def _from_document(p: Path, data: dict[str, Any]) -> Result:
     for case, item in zip(suite.cases, data["items"], strict=False):
         _restore_checks(case, item)
         ext = (item.get("extensions") or {}).get("evalnb") or {}
-        # the published schema has no place for our case id and category: they travel in extensions
+        # docs/dataset-json.md, the output document: no place for our case id and category; they travel in extensions
         if ext.get("case_id"):
             case.id = str(ext["case_id"])
         if ext.get("category"):

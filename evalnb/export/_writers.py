@@ -36,7 +36,7 @@ def to_json_file(result: Result, path: str | Path) -> Path:
 
 @register_writer("text", suffixes=(".txt", ".md", ".log"))
 def to_text(result: Result, path: str | Path) -> Path:
-    """The text report (the cube spec's report, for a suite of any format)."""
+    """The text report (docs/results.md, the text report), for a suite of any format."""
     return atomic_write(path, result.report())
 
 

@@ -64,7 +64,7 @@ __all__ = [
     "write_starter",
 ]
 
-# dataset spec, discovery: these names in the current directory, then in ./evals/.
+# docs/dataset-json.md, without a file: these names in the current directory, then in ./evals/.
 DISCOVERY_NAMES = ("prompts.json", "evals.json", "tests.json")
 DISCOVERY_DIRS = (".", "evals")
 
@@ -142,7 +142,7 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
         raise
     except RecursionError:
         raise SuiteError("INVALID_VALUE", "the document is nested too deeply", path=_str(path)) from None
-    except Exception as exc:  # the contract: nothing but SuiteError escapes load...
+    except Exception as exc:  # docs/extending.md, error codes: nothing but SuiteError escapes load...
         if isinstance(exc, ConfigError) and exc.code == ConfigCode.PLUGIN_ERROR:
             raise  # ...but a plugin of $EVALNB_PLUGINS that does not import is no problem of the suite
         raise SuiteError(
@@ -221,7 +221,7 @@ def _malformed_code(lenient: str) -> str:
 
 
 def discover(root: str | os.PathLike[str] = ".") -> Path | None:
-    """The dataset to use when none is named, in the dataset spec's order, or None.
+    """The dataset to use when none is named, in the order of docs/dataset-json.md, without a file, or None.
 
     Looks for ``prompts.json``, ``evals.json``, ``tests.json`` in ``root``, then in ``root/evals/``.
 
@@ -292,7 +292,8 @@ def upgrade(path: str | os.PathLike[str]) -> Path | None:
 
 def load_upgrading(path: str | os.PathLike[str]) -> tuple[Suite, Path | None]:
     """Load a suite file, upgrading it in place first when it is a legacy document (with :func:`upgrade`'s
-    backup): dataset spec, running a legacy dataset upgrades it. Returns the suite and the backup (or None).
+    backup): docs/dataset-json.md, shapes, cases and names: running a legacy dataset upgrades it. Returns the suite
+    and the backup (or None).
 
     Raises:
         SuiteError: as :func:`load` does.
@@ -353,7 +354,7 @@ def _write_backup(target: Path, stamp: str, raw: bytes) -> Path:
 
 
 def write_starter(path: str | os.PathLike[str] = "evals/evals.json") -> Path:
-    """Write a starter document (dataset spec: ``./evals/evals.json`` with sample prompts).
+    """Write a starter document (docs/dataset-json.md, without a file: ``./evals/evals.json`` with sample prompts).
 
     The starter of the path's format; a path with no registered suffix gets the first format's that has one
     (the JSON dataset's).

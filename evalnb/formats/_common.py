@@ -1,7 +1,7 @@
 """What the format modules share: strict edge models, error builders, locations and suggestions.
 
-Every load failure is a :class:`~evalnb.errors.SuiteError` with a stable code. The code rules are the api
-contract's, the same in every format:
+Every load failure is a :class:`~evalnb.errors.SuiteError` with a stable code. The code rules are those of
+docs/extending.md, error codes, the same in every format:
 
 * ``TYPE_MISMATCH``: the value has the wrong type (a string where an integer belongs);
 * ``INVALID_VALUE``: the type is right but the value is not allowed (range, enumeration, bad regex);
@@ -57,8 +57,8 @@ EXPECTED_CHECKS: tuple[str, ...] = ("ExactMatch", "PartialMatch")
 so a first run needs no judge. The one home of that default: tables of cases (``evalnb.from_frame``, CSV,
 JSONL; docs/tables.md), ``evalnb run --prompts/--expected``, the starter of ``evalnb init`` and saved prompts."""
 
-# The stable codes of a document's problems (errors.SuiteCode: the first five come from the cube spec, the rest
-# from the api contract). INTERNAL_ERROR is left out: it marks a failure of evalnb, not of the document.
+# The stable codes of a document's problems (errors.SuiteCode; docs/extending.md, error codes). INTERNAL_ERROR is left
+# out: it marks a failure of evalnb, not of the document.
 CODES: tuple[str, ...] = tuple(c.value for c in SuiteCode if c is not SuiteCode.INTERNAL_ERROR)
 
 
@@ -74,7 +74,7 @@ def _not_blank(value: str) -> str:
     return value
 
 
-# api contract: a required string that is empty or only whitespace is BLANK_FIELD.
+# docs/extending.md, error codes: a required string that is empty or only whitespace is BLANK_FIELD.
 NonBlank = Annotated[str, AfterValidator(_not_blank)]
 
 
@@ -215,7 +215,7 @@ def from_validation_errors(
     """
     resolved = [(_clean(root, tuple(e["loc"])), e) for e in exc.errors(include_url=False)]
 
-    # api contract: an unknown key that is a near miss of a missing required key is reported as the
+    # docs/extending.md, error codes: an unknown key that is a near miss of a missing required key is reported as the
     # unknown key with its suggestion, and the missing key is not reported as well.
     stands_for: dict[Loc, str] = {}
     dropped: set[int] = set()

@@ -1,4 +1,4 @@
-"""The YAML cube suite (cube spec): ground-truth questions for an analytics agent over one data cube.
+"""The YAML cube suite (docs/cube-yaml.md): ground-truth questions for an analytics agent over one data cube.
 
 Parsed with ``yaml.safe_load`` semantics only, plus two guards the spec's intent calls for: a duplicate key in
 any mapping is an error (not "last one wins"), and a key the spec does not define is ``UNKNOWN_FIELD`` with
@@ -52,14 +52,14 @@ __all__ = ["CubeSuiteDoc", "load_data", "load_text", "parse"]
 
 
 def _non_negative(value: float) -> float:
-    # cube spec: a negative tolerance is INVALID_TOLERANCE.
+    # docs/cube-yaml.md, errors: a negative tolerance is INVALID_TOLERANCE.
     if value < 0:
         raise custom_error("INVALID_TOLERANCE", f"must not be negative, got {value}")
     return value
 
 
 def _intent(value: str) -> str:
-    # cube spec: expectedIntent is case-insensitive; the model stores it upper-case.
+    # docs/cube-yaml.md, numbers and text in rows: expectedIntent is case-insensitive; the model stores it upper-case.
     up = value.strip().upper()
     if up not in INTENTS:
         hint = nearest(up, INTENTS)
@@ -72,7 +72,7 @@ def _intent(value: str) -> str:
 
 
 def _at_least_one(cases: list[Any]) -> list[Any]:
-    # cube spec: `cases` is a non-empty list; an empty one is MISSING_FIELD.
+    # docs/cube-yaml.md, errors: `cases` is a non-empty list; an empty one is MISSING_FIELD.
     if not cases:
         raise custom_error("MISSING_FIELD", "must list at least one case")
     return cases
@@ -87,8 +87,8 @@ def _scalar_row(row: dict[str, Any]) -> dict[str, Any]:
             raise custom_error(
                 "TYPE_MISMATCH", f"value of {shown(key)} must be a scalar, got {type_name(value)}"
             )
-        # cube spec: `Store Sales`, `storeSales`, `store_sales` are one key. Two of them in one row would
-        # both be compared with the same actual column, so the case could never pass when they differ.
+        # docs/cube-yaml.md, row comparison: `Store Sales`, `storeSales`, `store_sales` are one key. Two of them in
+        # one row would both be compared with the same actual column, so the case could never pass when they differ.
         same = seen.setdefault(normalise_key(key), key)
         if same != key:
             raise custom_error(
@@ -323,7 +323,8 @@ def _case_rules(data: dict[str, Any], problems: Problems) -> None:
         name = case.get("name")
         if isinstance(name, str) and name.strip():
             if name in seen:
-                # cube spec: names are unique within the suite (mismatch paths and reports use them).
+                # docs/cube-yaml.md, suite and case keys: names are unique within the suite (mismatch paths and
+                # reports use them).
                 problems.add(
                     "INVALID_VALUE",
                     f"duplicate case name {shown(name)} (first used by cases[{seen[name]}])",
@@ -333,7 +334,8 @@ def _case_rules(data: dict[str, Any], problems: Problems) -> None:
                 seen[name] = i
         loc = ("cases", i, "referenceQuery")
         if case.get("expectedRows") is not None and case.get("referenceQuery") is not None:
-            # cube spec: at most one of expectedRows and referenceQuery (which one would be the truth?).
+            # docs/cube-yaml.md, suite and case keys: at most one of expectedRows and referenceQuery (which one would
+            # be the truth?).
             problems.add(
                 "INVALID_VALUE", f"cases[{i}] gives both 'expectedRows' and 'referenceQuery'; keep one", loc
             )
@@ -354,7 +356,7 @@ def _case_rules(data: dict[str, Any], problems: Problems) -> None:
 
 def _checks(case: CaseDoc) -> list[CheckSpec]:
     checks: list[CheckSpec] = []
-    # Only the expectations the case states become checks (cube spec: each is optional).
+    # Only the expectations the case states become checks (docs/cube-yaml.md, suite and case keys).
     if case.expectedIntent is not None:
         checks.append(IntentCheck(expected=case.expectedIntent))  # type: ignore[arg-type]
     if case.expectedRefusalContains is not None:
@@ -416,7 +418,7 @@ def load_text(text: str) -> Suite:
     """Load a YAML cube suite from its text.
 
     Raises:
-        SuiteError: the cube spec's codes (``MALFORMED_YAML``, ``MISSING_FIELD``, ``BLANK_FIELD``,
+        SuiteError: the codes of docs/cube-yaml.md, errors (``MALFORMED_YAML``, ``MISSING_FIELD``, ``BLANK_FIELD``,
             ``TYPE_MISMATCH``, ``INVALID_TOLERANCE``) and ``UNKNOWN_FIELD`` / ``INVALID_VALUE``; the first
             error in document order, with every error of the file in ``.errors``.
     """
@@ -425,7 +427,7 @@ def load_text(text: str) -> Suite:
 
 def load_data(data: Any) -> Suite:
     """Load a YAML cube suite from its parsed document (see :func:`load_text`)."""
-    # cube spec: a top level or a case that is not a mapping is MALFORMED_YAML (not a type mismatch).
+    # docs/cube-yaml.md, errors: a top level or a case that is not a mapping is MALFORMED_YAML (not a type mismatch).
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a {type_name(data)}"
         fail("MALFORMED_YAML", f"the top level must be a mapping, got {what}")

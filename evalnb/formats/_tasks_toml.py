@@ -1,7 +1,7 @@
-"""The TOML task suite (tasks spec): ``name`` and ``[[tasks]]`` with typed ``[[tasks.assertions]]``.
+"""The TOML task suite (docs/tasks-toml.md): ``name`` and ``[[tasks]]`` with typed ``[[tasks.assertions]]``.
 
-Strict by design (tasks spec rule 1): a misspelt or unknown key anywhere fails the load and names the key
-and where it is; a check is never skipped silently.
+Strict by design (docs/tasks-toml.md, where evalnb is stricter than "a TOML file"): a misspelt or unknown key anywhere
+fails the load and names the key and where it is; a check is never skipped silently.
 
 Example::
 
@@ -39,11 +39,12 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = ["TasksDoc", "load_data", "load_text", "parse"]
 
-MAX_RUNS = 2**32 - 1  # tasks spec: `runs` is an unsigned 32-bit integer
+MAX_RUNS = 2**32 - 1  # docs/tasks-toml.md, keys and assertions: `runs` is 0..2**32-1
 
 
 def _compiles(pattern: str) -> str:
-    # tasks spec rule 1: a pattern that is not a valid regular expression fails the load. It is compiled
+    # docs/tasks-toml.md, where evalnb is stricter than "a TOML file": a pattern that is not a valid regular
+    # expression fails the load. It is compiled
     # by the engine the run searches with, so load and run agree on what a valid pattern is.
     from evalnb.checks._text import compile_pattern
 

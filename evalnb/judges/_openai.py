@@ -135,7 +135,8 @@ class OpenAIJudge:
         return JudgeCache.key(endpoint=self.client.endpoint, model=self.model, prompt=prompt, options=options)
 
     async def preflight(self, *, timeout: float | None = None) -> None:
-        """Check at start-up that the endpoint accepts a connection (api contract: an unreachable judge is exit 2).
+        """Check at start-up that the endpoint accepts a connection (README.md, Use it in CI: an unreachable judge is
+        exit 2).
 
         Raises:
             ConfigError: naming the endpoint (never a key) and what to do about it.

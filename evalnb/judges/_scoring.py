@@ -1,6 +1,6 @@
 """``evaluate``: one judged check on one response, from prompt to :class:`~evalnb.checks._registry.Score`.
 
-Rules (dataset and task specs, api contract):
+Rules (docs/dataset-json.md, evaluators; docs/tasks-toml.md, keys and assertions; README.md, judges):
 
 * Relevance, Coherence, Groundedness and Similarity are integers 1..5 and pass at ``score >= threshold``;
   ``llm_judge`` is PASS or FAIL against its rubric.
@@ -209,11 +209,11 @@ def _parse(
     if dist is not None:
         weighted = sum(k * p for k, p in dist.items())
         spread = sum(p * (k - weighted) ** 2 for k, p in dist.items()) ** 0.5
-    # dataset spec: the 1-5 evaluators pass at score >= threshold (a fractional one, 3.5, as given); with the
-    # score's distribution, the probability-weighted score is the one compared (G-Eval).
+    # docs/dataset-json.md, evaluators: the 1-5 evaluators pass at score >= threshold (a fractional one, 3.5, as
+    # given); with the score's distribution, the probability-weighted score is the one compared (G-Eval).
     passed = (weighted if weighted is not None else value) >= threshold
     if weighted is None and continuous is not None and 1.0 <= continuous <= 5.0:
-        # a judge's own continuous score (docs/results.md, weighted): compared by the comparison, while the pass
+        # a judge's own continuous score (docs/results.md, `scores`: weighted): compared by the comparison, while the pass
         # decision stays with the level it wrote
         weighted = float(continuous)
     head = (

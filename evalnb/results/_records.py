@@ -96,7 +96,7 @@ class CaseRunRecord:
 
     @property
     def status(self) -> str:
-        """The run's status: the worst of its turns (api contract)."""
+        """The run's status: the worst of its turns (docs/results.md, statuses)."""
         return worst(t.status for t in self.turns)
 
     def rows(self) -> Rows:

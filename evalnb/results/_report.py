@@ -1,5 +1,5 @@
-"""The wide views and reports of a Result: per-check summary, category x check, the cube spec's text report,
-the notebook scorecard."""
+"""The wide views and reports of a Result: per-check summary, category x check, the text report (docs/results.md,
+the text report), the notebook scorecard."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["PASS_LINES", "by_category", "failures", "html", "summary", "text"]
 
 PASS_LINES = 1000
-"""Up to this many cases, the text report gives every passing case its line (the cube spec's report)."""
+"""Up to this many cases, the text report gives every passing case its line (docs/results.md, the text report)."""
 
 
 def summary(scores: pd.DataFrame) -> pd.DataFrame:
@@ -120,7 +120,7 @@ def failures(result: Result) -> pd.DataFrame:
 
 
 def text(result: Result, *, passes: bool | None = None) -> str:
-    """The text report of the cube spec, for a suite of any format.
+    """The text report (docs/results.md, the text report), for a suite of any format.
 
     ``passes``: whether passing cases get their line (``None``: when the suite has at most
     :data:`PASS_LINES` cases; a million PASS lines would bury the failures in a CI log).
@@ -299,8 +299,8 @@ def _fmt_value(value: Any) -> str:
 
 
 def _mismatch_line(m: Mapping[str, Any]) -> str:
-    # cube spec: `rows[0].productFamily: expected "Food", got "Drink"`. The rows check writes the full line
-    # (with the tolerance it applied) as the reason; rebuild it only for mismatches saved without one.
+    # docs/cube-yaml.md, row comparison: `rows[0].productFamily: expected "Food", got "Drink"`. The rows check writes
+    # the full line (with the tolerance it applied) as the reason; rebuild it only for mismatches saved without one.
     if m.get("reason"):
         return str(m["reason"])
     if m.get("row") is not None and m.get("key") is not None and (m.get("expected") or m.get("actual")):

@@ -321,7 +321,7 @@ class Result:
 
     @property
     def exit_code(self) -> int:
-        """0 when :attr:`passed`, else 1 (api contract; 2 is for runs that could not start)."""
+        """0 when :attr:`passed`, else 1 (docs/results.md, statuses; 2 is for runs that could not start)."""
         return 0 if self.passed else 1
 
     def raise_for_failures(self) -> Result:
@@ -396,7 +396,7 @@ class Result:
     # -- reports and files ---------------------------------------------------------------------------
 
     def report(self, *, passes: bool | None = None) -> str:
-        """The text report of the cube spec, for a suite of any format.
+        """The text report (docs/results.md, the text report), for a suite of any format.
 
         ``passes=True`` lists every passing case, ``False`` none; by default they are listed when the suite has
         at most 1,000 cases (beyond that one line counts them).

@@ -185,7 +185,7 @@ async def run_async(
     routes, names = setup.route(the_suite, agent)
     setup.check_dependencies(the_suite)
     if preflight:
-        # api contract: an unreachable agent or judge stops the run before a store writes anything; a judge
+        # README.md, Use it in CI: an unreachable agent or judge stops the run before a store writes anything; a judge
         # the suite never calls need not be reachable.
         await setup.preflight(list(routes.values()), the_judge if setup.needs_judge(the_suite) else None)
     source = setup.open_data(the_suite, data)

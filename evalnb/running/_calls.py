@@ -1,6 +1,6 @@
 """Calling an agent: one call with its timeout and retries, sync agents on the run's own thread pool.
 
-api contract: only transient failures are retried (an ``evalnb.TransientError``, a timeout, HTTP 429/5xx from
+README.md, agents: only transient failures are retried (an ``evalnb.TransientError``, a timeout, HTTP 429/5xx from
 an endpoint); a plain exception from a callable is recorded at once, never retried. A configuration problem
 (``ConfigError``, e.g. a strict Replay miss) stops the run: it is not a row. Nor is running out of memory (a
 ``MemoryError``, or no memory for one more thread): the process, not the agent, failed, and every later case

@@ -80,7 +80,7 @@ class RunJob:
 
     @property
     def single(self) -> bool:
-        """One agent serves every case, whatever agent the case names (api contract)."""
+        """One agent serves every case, whatever agent the case names (README.md, agents)."""
         return len(self.routes) == 1 and "default" in self.routes and len(self.names) == 1
 
     def route(self, case: Case) -> str:
@@ -251,9 +251,9 @@ class Worker:
                 continue
             bad = disallowed_calls(turn.allowed_tools, response.tool_calls)
             if bad:
-                # dataset spec (allowlists): a call outside the allowlist makes the turn an error, as an agent
-                # that did not answer (its checks are not checked), not a failed check; the answer and its tool
-                # calls are kept. The conversation stops here, as after any turn without a usable answer.
+                # docs/dataset-json.md, tool calls and allowlists: a call outside the allowlist makes the turn an
+                # error, as an agent that did not answer (its checks are not checked), not a failed check; the answer
+                # and its tool calls are kept. The conversation stops here, as after any turn without a usable answer.
                 stopped = "skipped: an earlier turn degraded"
                 error = not_allowed(bad, turn.allowed_tools or [])
                 scores = unanswered(plan, "degraded", f"not checked: {error}")

@@ -1,8 +1,8 @@
 """Everything a run checks and opens before the first case runs: options, agent routing, the judge, the
 start-up reachability checks (preflight) and the data source.
 
-api contract: what can fail at start-up fails here, as a ``ConfigError`` (exit 2 on the command line), before
-any agent is called or a store writes anything.
+README.md, Use it in CI: what can fail at start-up fails here, as a ``ConfigError`` (exit 2 on the command line),
+before any agent is called or a store writes anything.
 """
 
 from __future__ import annotations
@@ -112,10 +112,11 @@ def build_agent(agent: Any, label: str) -> Agent:
 
 
 def route(suite: Suite | None, agent: Any) -> tuple[dict[str, Agent], dict[str, str]]:
-    """api contract: a single agent serves every case; a mapping routes by ``case.agent`` or ``"default"``.
+    """README.md, agents: a single agent serves every case; a mapping routes by ``case.agent`` or ``"default"``.
 
     Returns the agents keyed by route id (``"default"`` for a single agent) and their display names.
-    Raises ConfigError before anything runs when a case names an agent the mapping lacks (tasks spec rule 5).
+    Raises ConfigError before anything runs when a case names an agent the mapping lacks (docs/tasks-toml.md, keys and
+    assertions: `agent`).
     """
     if not is_mapping_of_agents(agent):
         return {"default": build_agent(agent, "agent")}, {"default": agent_name(agent)}
@@ -155,8 +156,8 @@ def judge_name(judge: Any) -> str | None:
 async def preflight(agents: list[Any], judge: Any) -> None:
     """Run the ``preflight()`` of each distinct agent and of the judge, concurrently, before any case runs.
 
-    api contract: an agent or judge that cannot be reached at start-up is a run that could not start (exit 2),
-    not a column of degraded rows. Agents and judges without ``preflight`` (plain callables, the heuristic
+    README.md, Use it in CI: an agent or judge that cannot be reached at start-up is a run that could not start (exit
+    2), not a column of degraded rows. Agents and judges without ``preflight`` (plain callables, the heuristic
     judge) have nothing to check. Every failure is reported, not only the first.
     """
     checks: list[tuple[str, Any]] = []
@@ -219,7 +220,8 @@ def needs_data(suite: Suite) -> bool:
 
 
 def open_data(suite: Suite, data: Any) -> Any:
-    """Open the data source before anything runs (api contract); ConfigError when it is needed and absent."""
+    """Open the data source before anything runs (docs/cube-yaml.md, structured reference queries); ConfigError when
+    it is needed and absent."""
     if data is None and not needs_data(suite):
         return None
     from evalnb.data import open_source

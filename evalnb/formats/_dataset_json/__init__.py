@@ -1,10 +1,11 @@
-"""The JSON evaluation dataset (dataset spec): prompts, expected responses and named evaluators.
+"""The JSON evaluation dataset (docs/dataset-json.md): prompts, expected responses and named evaluators.
 
 Three shapes load: the versioned object (``schemaVersion`` ``1.x.y``, recommended), the legacy array of
 items, and the older ``{"prompts": [...], "expected_responses": [...]}`` pair of lists. Every key of the
 published schema is accepted, output keys included (``response``, ``scores``, ``status`` ...) so that output
 documents load too, plus ``testId``, ``category``, ``notes`` and a root ``description`` from the source
-document. Any other key is ``UNKNOWN_FIELD``.
+document (docs/dataset-json.md, where evalnb differs from the published schema). Any other key is
+``UNKNOWN_FIELD``.
 
 Evaluators are resolved once, at load (``evaluators``): the file's ``default_evaluators`` (or the system defaults Relevance and
 Coherence), then the item's ``evaluators`` with ``evaluators_mode`` extend/replace, then the turn's. Each
@@ -51,13 +52,14 @@ __all__ = [
     "to_versioned",
 ]
 
-# The starter document (dataset spec: "Answering Y creates ./evals/evals.json with sample prompts"), written by
+# The starter document (docs/dataset-json.md, without a file: `./evals/evals.json` with sample prompts), written by
 # `evalnb init` and by `evalnb run` when discovery finds nothing. `run` scores it right away, so its defaults
 # are the deterministic matchers: a first run needs no judge. It shows single items and a short conversation.
 STARTER: dict[str, Any] = {
     "schemaVersion": LATEST_VERSION,
-    # Only keys of the published schema: the upstream tool reads the starter as evalnb does. Tags group the items
-    # (evalnb's own testId and category are not in the published schema).
+    # Only keys of the published schema (docs/dataset-json.md, without a file): the upstream tool reads the
+    # starter as evalnb does. Tags group the items (evalnb's own testId and category are not the schema's:
+    # docs/dataset-json.md, where evalnb differs from the published schema).
     "metadata": {
         "name": "evals",
         "description": "Starter prompts: replace them with prompts your agent should handle.",
@@ -88,7 +90,7 @@ def _dump(doc: Any) -> str:
 
 
 def _build(data: Any, path: Path | None) -> Suite:
-    # dataset spec: Suite.name is metadata.name, else the file's stem.
+    # docs/dataset-json.md, shapes, cases and names: Suite.name is metadata.name, else the file's stem.
     return load_data(data, name=stem(path) if path is not None else None)
 
 

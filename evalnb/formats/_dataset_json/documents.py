@@ -1,7 +1,7 @@
 """Dataset documents evalnb writes itself: a suite from prompts given inline, and prompts saved as a dataset.
 
-dataset spec: ``evalnb run --prompts "a" "b" --expected "x" "y"`` runs prompts without a file, and the
-interactive loop offers to save what was tried as a dataset. Both go through the dataset format's own rules
+docs/dataset-json.md, without a file: ``evalnb run --prompts "a" "b" --expected "x" "y"`` runs prompts without a file,
+and the interactive loop offers to save what was tried as a dataset. Both go through the dataset format's own rules
 (a blank prompt is ``BLANK_FIELD`` with its location, as in a file), so an inline suite is exactly the suite the
 saved file loads to.
 

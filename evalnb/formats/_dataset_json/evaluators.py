@@ -1,4 +1,5 @@
-"""Evaluator resolution (dataset spec): each entry of an evaluator map -> its check spec, and extend/replace.
+"""Evaluator resolution (docs/dataset-json.md, evaluators): each entry of an evaluator map -> its check spec, and
+extend/replace.
 
 The file's ``default_evaluators`` (or the system defaults Relevance and Coherence), then the item's
 ``evaluators`` with ``evaluators_mode`` extend/replace, then the turn's: each ``Turn`` of the model holds its
@@ -94,7 +95,8 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
             return RetrievalQueryCheck(settings=o.model_dump(exclude_none=True))
         if isinstance(o, RetrievalResultOptions):
             if o.expected_items is None and o.min_expected_count is None:
-                # published schema: at least one of expected_items and min_expected_count.
+                # the schema's RetrievalQuery/RetrievalResult (docs/dataset-json.md, evaluators): at least one of
+                # expected_items and min_expected_count.
                 problems.add(
                     "MISSING_FIELD",
                     "RetrievalResult needs 'expected_items' or 'min_expected_count'",
@@ -107,7 +109,7 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
         if isinstance(o, ToolCallExecutionOptions):
             return ToolCallExecutionCheck.model_validate(o.model_dump(exclude_none=True))
         return None  # the options did not validate; validation recorded why
-    # dataset spec: any other name is a check the user registered (evalnb.checks.register).
+    # docs/dataset-json.md, evaluators: any other name is a check the user registered (evalnb.checks.register).
     registered = registry.user_definition(name)
     if registered is None:
         known = registry.known()
@@ -122,8 +124,8 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
             suggestion=hint,
         )
         return None
-    # published schema (CustomEvaluatorOptions): `threshold` is applied to the check's value by the runner and
-    # `options` is forwarded to the check; other keys are evalnb's flat form of the same options.
+    # docs/dataset-json.md, evaluators (CustomEvaluatorOptions): `threshold` is applied to the check's value by the
+    # runner and `options` is forwarded to the check; other keys are evalnb's flat form of the same options.
     threshold = options.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
         problems.add("TYPE_MISMATCH", "'threshold' must be a number", (*loc, "threshold"))
@@ -195,7 +197,8 @@ def apply_evaluators(
     problems: Problems,
     cache: SpecCache | None = None,
 ) -> dict[str, CheckSpec]:
-    """dataset spec: ``extend`` (default) merges over ``base``; ``replace`` keeps only the given ones.
+    """docs/dataset-json.md, evaluators: ``extend`` (default) merges over ``base``; ``replace`` keeps only the given
+    ones.
 
     Reads ``evaluators`` and ``evaluators_mode`` from the parsed item or turn ``raw`` (validation reports
     a wrong type of either; here they are skipped), so evaluator errors join the others of the file.
@@ -229,10 +232,10 @@ def apply_evaluators(
 
 
 def apply_allowed_tools(base: list[str], raw: Mapping[str, Any]) -> list[str]:
-    """published schema: ``allowed_tools_mode`` ``extend`` (default) takes the union with ``base`` (the
-    ``default_allowed_tools``), ``replace`` only the item's or turn's own ``allowed_tools``.
+    """docs/dataset-json.md, tool calls and allowlists: ``allowed_tools_mode`` ``extend`` (default) takes the union
+    with ``base`` (the ``default_allowed_tools``), ``replace`` only the item's or turn's own ``allowed_tools``.
 
-    Entries are trimmed (published schema: matched after trimming, exactly and case-sensitively); the order is
+    Entries are trimmed (matched after trimming, exactly and case-sensitively); the order is
     the defaults', then the new ones'. Validation reports a wrong type of either key; here it is skipped.
     """
     given, mode = raw.get("allowed_tools"), raw.get("allowed_tools_mode")

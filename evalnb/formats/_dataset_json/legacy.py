@@ -1,5 +1,5 @@
-"""The legacy shapes of a dataset (dataset spec): an array of items, or paired ``prompts`` and
-``expected_responses``; and their upgrade to the versioned document, dropping nothing.
+"""The legacy shapes of a dataset (docs/dataset-json.md, shapes, cases and names): an array of items, or paired
+``prompts`` and ``expected_responses``; and their upgrade to the versioned document, dropping nothing.
 
 Example::
 

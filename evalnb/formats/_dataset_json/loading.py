@@ -127,7 +127,7 @@ def _version(data: Mapping[str, Any]) -> tuple[int, int, int] | None:
         )
     version = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
     if version[0] != 1:
-        # dataset spec: compatible within a major version; evalnb reads 1.x.y.
+        # docs/dataset-json.md, what evalnb supports of the published schema: evalnb reads every 1.x.y.
         fail(
             "UNSUPPORTED_VERSION",
             f"schemaVersion {shown(raw)} is not supported; evalnb reads 1.x.y",
@@ -160,13 +160,15 @@ _ALLOWLIST_KEYS = ("allowed_tools", "allowed_tools_mode")
 
 def _meta(raw: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     # The values as the document wrote them (validated already): a null inside `diagnostics` is information
-    # (published schema: the evidence was unavailable), which a dump without nulls would drop.
+    # (docs/dataset-json.md, tool calls and allowlists: the evidence was unavailable), which a dump without nulls
+    # would drop.
     return {k: raw[k] for k in keys if raw.get(k) is not None}
 
 
 def declares_allowlist(root: Mapping[str, Any]) -> bool:
-    """published schema (1.11): whether a document declares a tool allowlist anywhere (root, item, thread or
-    turn). Only then are tool calls checked: a document without one is not checked for tool calls at all."""
+    """docs/dataset-json.md, tool calls and allowlists: whether a document declares a tool allowlist anywhere (root,
+    item, thread or turn). Only then are tool calls checked: a document without one is not checked for tool calls at
+    all."""
     if "default_allowed_tools" in root:
         return True
     for item in root.get("items") or []:
@@ -255,7 +257,7 @@ def _item(
         ]
         if thread is None or len(problems) > before:
             return None
-        # published schema: allowlists resolve like evaluators (the thread's own list is evalnb's, as evaluators)
+        # docs/dataset-json.md, tool calls and allowlists: they resolve like evaluators (a thread's list is evalnb's)
         thread_tools = None if tools is None else apply_allowed_tools(tools, raw)
         model_turns = [
             Turn(
@@ -343,7 +345,7 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
     doc: RootDoc | None = problems.validate(RootDoc, root)
     raw_items = root.get("items")
     if isinstance(raw_items, list) and not raw_items:
-        # dataset spec: at least one item; an empty legacy array is an error too.
+        # docs/dataset-json.md, errors: at least one item; an empty legacy array is an error too.
         problems.add(
             "MISSING_FIELD",
             "'items' must list at least one item",
@@ -357,7 +359,8 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
         if spec is not None:
             defaults[n] = spec
     raw_tools = root.get("default_allowed_tools")
-    # published schema: an absent allowlist resolves to empty (fail closed), in a document that declares one
+    # docs/dataset-json.md, tool calls and allowlists: an absent allowlist resolves to empty (fail closed), in a
+    # document that declares one
     tools: list[str] | None = (
         apply_allowed_tools([], {"allowed_tools": raw_tools}) if declares_allowlist(root) else None
     )
@@ -408,9 +411,9 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
 
 
 def _legacy_defaults(suite: Suite, defaults: dict[str, CheckSpec]) -> None:
-    """A legacy document names no default evaluators: say which checks its items got from the dataset spec's
-    system defaults (judged ones), so a file of prompts and expected answers is not silently judged instead of
-    compared."""
+    """A legacy document names no default evaluators: say which checks its items got from the dataset
+    defaults (docs/dataset-json.md, shapes, cases and names) (judged ones), so a file of prompts and expected answers
+    is not silently judged instead of compared."""
     shared = {id(spec) for spec in defaults.values()}
     using = [c for c in suite.cases if any(id(s) in shared for t in c.turns for s in t.checks)]
     if not using:
@@ -440,7 +443,8 @@ def load_text(text: str, *, name: str | None = None) -> Suite:
 
 
 def stem(path: Path) -> str:
-    """dataset spec: the suite name when the document has no ``metadata.name``: the file's stem.
+    """docs/dataset-json.md, shapes, cases and names: the suite name when the document has no ``metadata.name``: the
+    file's stem.
 
     ``.json`` and then ``.eval`` come off: ``kb.eval.json`` is ``kb``.
     """

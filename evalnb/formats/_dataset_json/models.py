@@ -1,6 +1,8 @@
-"""The models of the JSON dataset's documents (published schema): evaluator options and document shapes.
+"""The models of the JSON dataset's documents (docs/dataset-json.md, what evalnb supports of the published
+schema): evaluator options and document shapes.
 
-Strict at the edge (``extra="forbid"``): a key the published schema does not define is ``UNKNOWN_FIELD``.
+Strict at the edge (``extra="forbid"``): a key the published schema does not define is ``UNKNOWN_FIELD``
+(docs/dataset-json.md, errors).
 The evaluator maps are validated entry by entry (see ``evaluators``); the document models keep them open and
 the JSON Schema points editors at the typed :class:`EvaluatorMap`.
 """
@@ -35,16 +37,14 @@ __all__ = [
     "json_schema",
 ]
 
-LATEST_VERSION = (
-    "1.11.0"  # the published schema evalnb follows (see docs/dataset-json.md, version by version)
-)
+LATEST_VERSION = "1.11.0"  # docs/dataset-json.md, what evalnb supports of the published schema
 # Published changelog: per-prompt evaluator configuration arrived in 1.1.0, multi-turn in 1.2.0.
 EVALUATORS_SINCE = (1, 1, 0)
 TURNS_SINCE = (1, 2, 0)
 MAX_TURNS = 20
-EVALUATOR_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # published schema: EvaluatorMap.propertyNames
+EVALUATOR_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # the schema's EvaluatorMap.propertyNames
 
-#: published schema (1.9.0, categorised error codes): ErrorObject.code of an item or turn.
+#: ErrorObject.code of an item or turn (docs/dataset-json.md, the output document; codes from 1.9.0).
 ERROR_CODES = (
     "agentRequestFailed",
     "agentAuthenticationError",
@@ -56,7 +56,7 @@ ERROR_CODES = (
     "evaluatorsFailed",
     "evaluationCrashed",
 )
-#: published schema (1.9.0): ErroredScore.code of an evaluator that produced no result.
+#: ErroredScore.code of an evaluator that produced no result (docs/dataset-json.md, the output document).
 SCORE_ERROR_CODES = (
     "emptyAgentResponse",
     "judgeOutputUnparseable",
@@ -71,15 +71,15 @@ SCORE_ERROR_CODES = (
 )
 
 # ------------------------------------------------------------------------------------------------------
-# Evaluator options (published schema: LlmEvaluatorOptions, CitationsOptions, ...)
+# Evaluator options (docs/dataset-json.md, evaluators; the schema's LlmEvaluatorOptions, CitationsOptions, ...)
 # ------------------------------------------------------------------------------------------------------
 
 
 class LlmEvaluatorOptions(Edge):
     """Relevance, Coherence, Groundedness, Similarity: pass at ``score >= threshold`` (1..5, default 3)."""
 
-    # published schema: a number from 1 to 5; a fractional one (3.5) is applied as given, and a judge that
-    # reports probability-weighted scores can land between the whole numbers.
+    # docs/dataset-json.md, evaluators: a number from 1 to 5; a fractional one (3.5) is applied as given, and a judge
+    # that reports probability-weighted scores can land between the whole numbers.
     threshold: Annotated[float, Field(ge=1, le=5)] = 3
 
 
@@ -87,7 +87,7 @@ class CitationsOptions(Edge):
     """Citations: pass at ``count >= threshold`` (default 1)."""
 
     threshold: int = Field(default=1, ge=1)
-    # published schema: an open string (known: oai_unicode, bracket, markdown, mixed)
+    # docs/dataset-json.md, citations: an open string (known: oai_unicode, bracket, markdown, mixed)
     citation_format: NonBlank = "oai_unicode"
 
 
@@ -105,7 +105,7 @@ class PartialMatchOptions(Edge):
 
 
 class SemanticSimilarityOptions(Edge):
-    """SemanticSimilarity (an evalnb evaluator, not in the published schema): the cosine of offline sentence
+    """SemanticSimilarity (an evalnb evaluator: docs/dataset-json.md, evaluators): the cosine of offline sentence
     embeddings of the response and the expected response (or ``value``), pass at ``cosine >= threshold``."""
 
     threshold: float = Field(default=0.5, ge=-1, le=1)
@@ -113,7 +113,10 @@ class SemanticSimilarityOptions(Edge):
 
 
 class RetrievalQueryOptions(Edge):
-    """RetrievalQuery (published schema 1.5.0): checks the queries the agent's retrieval issued."""
+    """RetrievalQuery (1.5.0): checks the queries the agent's retrieval issued.
+
+    docs/dataset-json.md, what evalnb supports of the published schema.
+    """
 
     capability: NonBlank
     selector: NonBlank
@@ -128,7 +131,10 @@ class RetrievalExpectedItem(Edge):
 
 
 class RetrievalResultOptions(Edge):
-    """RetrievalResult (published schema 1.5.0): checks what the agent's retrieval returned."""
+    """RetrievalResult (1.5.0): checks what the agent's retrieval returned.
+
+    docs/dataset-json.md, what evalnb supports of the published schema.
+    """
 
     capability: NonBlank
     max_rank: int = Field(default=10, ge=1)
@@ -137,14 +143,14 @@ class RetrievalResultOptions(Edge):
 
 
 class ToolIdentityDoc(Edge):
-    """A tool identity (published schema: ToolIdentity)."""
+    """A tool identity (the schema's ToolIdentity; docs/dataset-json.md, tool calls and allowlists)."""
 
     plugin_name: NonBlank
     function_name: NonBlank
 
 
 class ToolCallExpectedDoc(Edge):
-    """One expected call (published schema: ToolCallExpectedCall)."""
+    """One expected call (the schema's ToolCallExpectedCall; docs/dataset-json.md, tool calls and allowlists)."""
 
     tool: ToolIdentityDoc
     id: NonBlank | None = None
@@ -207,7 +213,7 @@ Evaluators = Annotated[dict[str, Any], WithJsonSchema({_EMAP_MARK: True})]
 
 
 # ------------------------------------------------------------------------------------------------------
-# Document models (published schema: SingleTurnEvaluation, MultiTurnThread, Turn, DocumentMetadata ...)
+# Document models (docs/dataset-json.md, shapes, cases and names; the schema's SingleTurnEvaluation, ...)
 # ------------------------------------------------------------------------------------------------------
 
 
@@ -222,14 +228,15 @@ class CitationDoc(Edge):
 
 
 class ErrorDoc(Edge):
-    """A turn or item error (output documents; published schema: ErrorObject, its codes categorised)."""
+    """A turn or item error (docs/dataset-json.md, the output document: ErrorObject, its codes categorised)."""
 
     code: Literal[ERROR_CODES]  # type: ignore[valid-type]
     message: NonBlank
 
 
 def _no_blank_tool(tools: list[str]) -> list[str]:
-    # published schema (AllowedToolList): entries are trimmed before matching, so a blank one never matches
+    # docs/dataset-json.md, tool calls and allowlists: entries are trimmed before matching, so a blank one never
+    # matches
     for t in tools:
         if not t.strip():
             raise custom_error("BLANK_FIELD", "a tool identifier must not be blank")
@@ -240,20 +247,22 @@ AllowedTools = Annotated[list[str], AfterValidator(_no_blank_tool)]
 
 
 class ToolCallIdentityDiag(Edge):
-    """published schema: ToolCallDiagnosticIdentity (null: observed but unparseable)."""
+    """The schema's ToolCallDiagnosticIdentity (null: observed but unparseable; docs/dataset-json.md, the output
+    document)."""
 
     plugin_name: str | None
     function_name: str | None
 
 
 class ToolCallExecutionDiag(ToolCallIdentityDiag):
-    """published schema: ToolCallDiagnosticExecution."""
+    """The schema's ToolCallDiagnosticExecution (docs/dataset-json.md, the output document)."""
 
     response_status: int | None
 
 
 class ToolCallsDiag(Edge):
-    """published schema: Diagnostics.tool_calls (null: the evidence was unavailable; [] : none)."""
+    """Diagnostics.tool_calls (null: the evidence was unavailable; [] : none; docs/dataset-json.md, tool calls and
+    allowlists)."""
 
     selected_functions: list[ToolCallIdentityDiag] | None
     executions: list[ToolCallExecutionDiag] | None
@@ -261,7 +270,8 @@ class ToolCallsDiag(Edge):
 
 
 class DiagnosticsDoc(Edge):
-    """Output diagnostics, keyed by category (published schema: Diagnostics; other categories are kept)."""
+    """Output diagnostics, keyed by category (docs/dataset-json.md, the output document; other categories are
+    kept)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -270,7 +280,8 @@ class DiagnosticsDoc(Edge):
 
 
 def _scores(scores: dict[str, Any]) -> dict[str, Any]:
-    # published schema (ErroredScore): an errored entry says why, with a code of the schema if any
+    # docs/dataset-json.md, the output document (ErroredScore): an errored entry says why, with a code of the schema
+    # if any
     for key, entry in scores.items():
         if isinstance(entry, dict) and entry.get("result") == "error":
             code = entry.get("code")
@@ -326,7 +337,7 @@ class SingleItemDoc(TurnDoc):
 
 
 def _turn_count(turns: list[Any]) -> list[Any]:
-    # dataset spec: a conversation has 1 to 20 turns.
+    # docs/dataset-json.md, what evalnb supports of the published schema: a conversation has 1 to 20 turns.
     if not turns:
         raise custom_error("MISSING_FIELD", "must list at least one turn")
     if len(turns) > MAX_TURNS:
@@ -421,4 +432,4 @@ def _point_at_map(node: Any) -> Any:
     return node
 
 
-# The starter document (dataset spec: "Answering Y creates ./evals/evals.json with sample prompts"), written by
+# The starter document (docs/dataset-json.md, without a file: `./evals/evals.json` with sample prompts), written by

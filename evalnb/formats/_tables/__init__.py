@@ -137,7 +137,7 @@ def _frame_data(df: Any, named: tuple[str | None, ...]) -> dict[str, Any]:
 
 
 def _cell(value: Any) -> str | None:
-    # docs/tables.md, DataFrames: a missing value (None, NaN, NA, NaT) is no value; anything else its str().
+    # docs/tables.md, cells are text (DataFrames): a missing value (None, NaN, NA, NaT) is no value; anything else its str().
     import pandas as pd
 
     if value is None or isinstance(value, str):

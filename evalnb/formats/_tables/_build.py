@@ -184,7 +184,8 @@ def _column(
         return None
     if present:
         return present[0]
-    # api contract: a near miss of a column the table lacks ("promt", "Expected") is UNKNOWN_FIELD naming it.
+    # docs/tables.md, errors: a near miss of a column the table lacks ("promt", "Expected") is UNKNOWN_FIELD naming
+    # it.
     if role in ("prompt", "expected"):
         for col in columns:
             hint = nearest(col, aliases)

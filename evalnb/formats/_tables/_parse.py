@@ -115,7 +115,7 @@ def _no_constant(name: str) -> Any:
 
 
 def _cell(value: Any) -> Any:
-    # docs/tables.md, JSONL: a number is taken as written (the parser hands its text over), true/false as those
+    # docs/tables.md, cells are text (JSONL): a number is taken as written (the parser hands its text over), true/false as those
     # words, null as no value; an object or a list stays as it is (an error only in a column that must be text).
     if isinstance(value, bool):
         return "true" if value else "false"
