@@ -349,21 +349,25 @@ class HTTP:
                 known = {f.name for f in fields(Response)} - {"meta", "latency_ms"}
                 return Response(**{k: v for k, v in data.items() if k in known})
             return Response(text=data if isinstance(data, str) else _text(data))
+        return Response(**_fitted(self._mapped(data, where), where))
+
+    def _mapped(self, data: Any, where: str) -> dict[str, Any]:
+        """The value of each mapped field: the first of its paths that holds one; an error if no path exists."""
+        response_map = self.response_map or {}
         values: dict[str, Any] = {}
         found_any = False
-        for target, paths in self.response_map.items():
+        for target, paths in response_map.items():
             for path in [paths] if isinstance(paths, str) else list(paths):
                 found, value = _lookup(data, path)
                 found_any = found_any or found
                 if value is not None:
                     values[target] = value
                     break
-        if not found_any and self.response_map:
+        if not found_any and response_map:
             # Not one mapped path exists in the answer: the mapping does not fit this service (a typo, another
             # API version). Saying so beats an empty Response whose checks all fail with "no result".
             wanted = ", ".join(
-                f"{t}: {' | '.join([p] if isinstance(p, str) else list(p))}"
-                for t, p in self.response_map.items()
+                f"{t}: {' | '.join([p] if isinstance(p, str) else list(p))}" for t, p in response_map.items()
             )
             has = sorted(map(str, data))[:20] if isinstance(data, Mapping) else type(data).__name__
             raise AgentError(
@@ -372,20 +376,26 @@ class HTTP:
                     self._secrets(),
                 )
             )
-        for key in ("text", "intent", "insight", "refusal", "context", "model"):
-            if key in values and not isinstance(values[key], str):
-                values[key] = _text(values[key])
-        if "rows" in values and not isinstance(values["rows"], list):
-            raise AgentError(f"{where} answered rows that are not a list: {_text(values['rows'])[:_SNIPPET]}")
-        if "citations" in values and not isinstance(values["citations"], list):
-            values["citations"] = [values["citations"]]
-        if "usage" in values and not isinstance(values["usage"], Mapping):
-            values.pop("usage")
-        if "tool_calls" in values and not isinstance(values["tool_calls"], list):
-            raise AgentError(
-                f"{where} answered tool_calls that are not a list: {_text(values['tool_calls'])[:_SNIPPET]}"
-            )
-        return Response(**values)
+        return values
+
+
+def _fitted(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """Mapped values in the types of Response's fields: text as text, one citation as a list; rows and tool
+    calls that are not lists are an error, a usage that is not a mapping is dropped."""
+    for key in ("text", "intent", "insight", "refusal", "context", "model"):
+        if key in values and not isinstance(values[key], str):
+            values[key] = _text(values[key])
+    if "rows" in values and not isinstance(values["rows"], list):
+        raise AgentError(f"{where} answered rows that are not a list: {_text(values['rows'])[:_SNIPPET]}")
+    if "citations" in values and not isinstance(values["citations"], list):
+        values["citations"] = [values["citations"]]
+    if "usage" in values and not isinstance(values["usage"], Mapping):
+        values.pop("usage")
+    if "tool_calls" in values and not isinstance(values["tool_calls"], list):
+        raise AgentError(
+            f"{where} answered tool_calls that are not a list: {_text(values['tool_calls'])[:_SNIPPET]}"
+        )
+    return values
 
 
 def _without_query(url: str) -> str:

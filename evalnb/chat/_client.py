@@ -149,17 +149,10 @@ class ChatClient:
     ) -> None:
         azure_endpoint = azure_endpoint or (os.environ.get("AZURE_OPENAI_ENDPOINT") if deployment else None)
         self.azure = azure_endpoint is not None
-        if self.azure:
-            assert azure_endpoint is not None
-            if not deployment:
-                raise ConfigError("an Azure OpenAI client needs deployment=NAME")
-            self.deployment: str | None = deployment
-            self.api_version: str | None = (
-                api_version or os.environ.get("OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION
-            )
-            self.base_url = azure_endpoint.rstrip("/")
-            self.model = model or deployment
-            env = api_key_env or "AZURE_OPENAI_API_KEY"
+        self.deployment: str | None
+        self.api_version: str | None
+        if azure_endpoint is not None:
+            env = self._azure(azure_endpoint, model, deployment, api_version, api_key_env)
         else:
             self.deployment = None
             self.api_version = None
@@ -175,6 +168,37 @@ class ChatClient:
         # Everything a server's error body may echo back that must not reach a reason, a report or the store.
         self._secrets = [self._api_key, *self._secret_headers.values(), *url_secrets(self.base_url)]
         self.temperature = temperature
+        self._limits(max_tokens, timeout, retries, backoff, max_backoff, concurrency)
+        self.extra_body = dict(extra_body or {})
+        self._check_one_authorization(given_key=api_key is not None)
+        self._proxy = proxy_for(self.url)
+
+    def _azure(
+        self,
+        endpoint: str,
+        model: str | None,
+        deployment: str | None,
+        api_version: str | None,
+        api_key_env: str | None,
+    ) -> str:
+        """An Azure OpenAI resource: its deployment, API version and endpoint; returns the key's variable."""
+        if not deployment:
+            raise ConfigError("an Azure OpenAI client needs deployment=NAME")
+        self.deployment = deployment
+        self.api_version = api_version or os.environ.get("OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION
+        self.base_url = endpoint.rstrip("/")
+        self.model = model or deployment
+        return api_key_env or "AZURE_OPENAI_API_KEY"
+
+    def _limits(
+        self,
+        max_tokens: int | None,
+        timeout: float,
+        retries: int,
+        backoff: float,
+        max_backoff: float,
+        concurrency: int,
+    ) -> None:
         # evalnb._numbers: the one rule for durations and counts (a NaN timeout would be no timeout at all)
         self.max_tokens = count("max_tokens", max_tokens, minimum=1, none=True)
         self.timeout = float(seconds("timeout", timeout) or 0.0)
@@ -182,9 +206,6 @@ class ChatClient:
         self.backoff = float(seconds("backoff", backoff, zero=True) or 0.0)
         self.max_backoff = float(seconds("max_backoff", max_backoff, zero=True) or 0.0)
         self.concurrency = int(count("concurrency", concurrency, minimum=1) or 1)
-        self.extra_body = dict(extra_body or {})
-        self._check_one_authorization(given_key=api_key is not None)
-        self._proxy = proxy_for(self.url)
 
     def _check_one_authorization(self, *, given_key: bool) -> None:
         """A URL's ``user:password@`` is sent as HTTP Basic auth in the Authorization header, which an API key

@@ -24,8 +24,6 @@ by one. A million-row answer is compared in a fraction of a second (``benchmarks
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -41,6 +39,9 @@ from evalnb.checks._rowdata import (
     same_text,
     strings,
 )
+from evalnb.checks._rowlines import detail as _detail
+from evalnb.checks._rowlines import fmt_tol as _fmt_tol
+from evalnb.checks._rowlines import row_detail as _row_detail
 
 if TYPE_CHECKING:
     import numpy as np
@@ -191,22 +192,6 @@ class RowsDiff:
         return "\n".join(shown + ([f"... and {rest} more mismatch(es)"] if rest > 0 else []))
 
 
-def _fmt_num(x: float) -> str:
-    # a count reads as a count (`expected 8, got 9`, not `8.0`); other numbers in full (repr round-trips)
-    f = float(x)
-    if f.is_integer() and abs(f) < 2**53:
-        return "-0" if f == 0 and math.copysign(1.0, f) < 0 else str(int(f))
-    return repr(f)
-
-
-def _fmt_tol(absolute: float, relative: float) -> str:
-    return f"abs {absolute:g}, rel {relative:g}"
-
-
-def _quoted(text: Any) -> str:
-    return json.dumps(str(text), ensure_ascii=False)
-
-
 def compare_rows(
     expected: Any,
     actual: Any,
@@ -237,13 +222,9 @@ def compare_rows(
         d.lines
         # ['rows[0].productFamily: expected "Food", got "Drink"']
     """
-    import numpy as np
-
     exp = read_side(expected, "expected")
     act = read_side(actual, "actual", normalise=True)
     n_e, n_a = len(exp.frame), len(act.frame)
-    n = min(n_e, n_a)
-    tol = _fmt_tol(absolute, relative)
 
     # docs/cube-yaml.md, row comparison: keys are matched after normalisation; the first actual column wins a
     # duplicate.
@@ -256,34 +237,81 @@ def compare_rows(
 
     # Everything is prepared column by column on whole arrays, in each side's own row order. A compared pair
     # is a position p: expected row p (or e_take[p]) against actual row p (or a_take[p]).
-    e_take: np.ndarray | None = None
-    a_take: np.ndarray | None = None
-    labels: list[_Column] | None = None
     if order_matters:
-        # Row i against row i: only the first n rows of each side have a partner.
-        cols = [_prepare_paired(k, a, exp, act, e_pres[k], n, comma=decimal_comma) for k, a in names]
+        pairs = _in_order(names, exp, act, e_pres, comma=decimal_comma)
     else:
-        sides = [(k, a, act.frame[a] if a is not None else None) for k, a in names]
-        cols = [
-            _prepare(k, exp.frame[k], e_pres[k], a, s, presence(act, a, n_a), sort=True, comma=decimal_comma)
-            for k, a, s in sides
-        ]
-        # docs/cube-yaml.md, row comparison: both sides sorted by the same keys; text keys first (rows pair up on
-        # their labels even when a measure is slightly off), then numbers, each group by normalised key name.
-        ranked = sorted(cols, key=lambda c: (c.numeric_only, normalise_key(c.key)))
-        e_rank = _lexsort((c.e_sort for c in ranked), n_e, ranks=True)
-        a_order = _lexsort((c.a_sort for c in ranked), n_a)
-        # The q-th expected row pairs with the q-th actual row. The expected side is read in its own row
-        # order (no column of it is gathered) and each row fetches its partner.
-        e_take = None if n == n_e else np.flatnonzero(e_rank < n)
-        a_take = a_order[e_rank if e_take is None else e_rank[e_take]]
-        # A sorted position means nothing to the author: a mismatch names its row by the row's text keys.
-        labels = [c for c in ranked if not c.numeric_only][:3] or ranked[:3]
+        pairs = _sorted_pairs(names, exp, act, e_pres, comma=decimal_comma)
+    found, matched = _mismatches(pairs, e_pres, cells, absolute=absolute, relative=relative)
+    details = _details(pairs, found, _fmt_tol(absolute, relative), max_details)
+    count = int(n_e != n_a) + sum(len(rows) for rows, _, _ in found)
+    return RowsDiff(n_e, n_a, cells, matched, count, details)
 
-    complete = cells == n_e * len(cols)  # every expected row gives every key
+
+@dataclass
+class _Pairs:
+    """How the rows of the two sides pair up, and the prepared columns compared pair by pair."""
+
+    cols: list[_Column]
+    n_e: int
+    n_a: int
+    e_take: np.ndarray | None = None  # expected row of each pair (None: pair p is row p)
+    a_take: np.ndarray | None = None  # actual row of each pair (None: pair p is row p)
+    e_rank: np.ndarray | None = None  # unordered: each expected row's place in sorted order
+    labels: list[_Column] | None = None  # unordered: the columns that name a row in a mismatch path
+
+    @property
+    def n(self) -> int:
+        return min(self.n_e, self.n_a)
+
+
+def _in_order(
+    names: list[tuple[str, str | None]], exp: Side, act: Side, e_pres: dict[str, np.ndarray], *, comma: bool
+) -> _Pairs:
+    """Row i against row i: only the first n rows of each side have a partner."""
+    n_e, n_a = len(exp.frame), len(act.frame)
+    n = min(n_e, n_a)
+    cols = [_prepare_paired(k, a, exp, act, e_pres[k], n, comma=comma) for k, a in names]
+    return _Pairs(cols, n_e, n_a)
+
+
+def _sorted_pairs(
+    names: list[tuple[str, str | None]], exp: Side, act: Side, e_pres: dict[str, np.ndarray], *, comma: bool
+) -> _Pairs:
+    """Both sides sorted the same way, the q-th expected row paired with the q-th actual row."""
+    import numpy as np
+
+    n_e, n_a = len(exp.frame), len(act.frame)
+    n = min(n_e, n_a)
+    sides = [(k, a, act.frame[a] if a is not None else None) for k, a in names]
+    cols = [
+        _prepare(k, exp.frame[k], e_pres[k], a, s, presence(act, a, n_a), sort=True, comma=comma)
+        for k, a, s in sides
+    ]
+    # docs/cube-yaml.md, row comparison: both sides sorted by the same keys; text keys first (rows pair up on
+    # their labels even when a measure is slightly off), then numbers, each group by normalised key name.
+    ranked = sorted(cols, key=lambda c: (c.numeric_only, normalise_key(c.key)))
+    e_rank = _lexsort((c.e_sort for c in ranked), n_e, ranks=True)
+    a_order = _lexsort((c.a_sort for c in ranked), n_a)
+    # The expected side is read in its own row order (no column of it is gathered) and each row fetches its
+    # partner.
+    e_take = None if n == n_e else np.flatnonzero(e_rank < n)
+    a_take = a_order[e_rank if e_take is None else e_rank[e_take]]
+    # A sorted position means nothing to the author: a mismatch names its row by the row's text keys.
+    labels = [c for c in ranked if not c.numeric_only][:3] or ranked[:3]
+    return _Pairs(cols, n_e, n_a, e_take, a_take, e_rank, labels)
+
+
+def _mismatches(
+    pairs: _Pairs, e_pres: dict[str, np.ndarray], cells: int, *, absolute: float, relative: float
+) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
+    """The mismatching cells, as (reported row, column, pair) arrays per column, and how many cells matched."""
+    import numpy as np
+
+    n, e_take, a_take = pairs.n, pairs.e_take, pairs.a_take
+    complete = cells == pairs.n_e * len(pairs.cols)  # every expected row gives every key
     matched = 0
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (row, column, pair) per mismatch
-    for ci, c in enumerate(cols):
+    for ci, c in enumerate(pairs.cols):
         m = len(c.e_pres) if e_take is None else n
         ok = _matching(c, e_take, a_take, m, absolute=absolute, relative=relative)
         bad = np.flatnonzero(~ok if c.e_all else _pick(c.e_pres, e_take) & ~ok)
@@ -293,28 +321,33 @@ def compare_rows(
         matched += paired - len(bad)
         if len(bad):
             # The row a mismatch reports: row i compared with row i, else the pair's place in sorted order.
-            if order_matters:
+            if pairs.e_rank is None:
                 row = bad if c.rows is None else c.rows[bad]
             else:
-                row = e_rank[bad if e_take is None else e_take[bad]]
+                row = pairs.e_rank[bad if e_take is None else e_take[bad]]
             found.append((row, np.full(len(bad), ci), bad))
+    return found, matched
+
+
+def _details(
+    pairs: _Pairs, found: list[tuple[np.ndarray, np.ndarray, np.ndarray]], tol: str, max_details: int
+) -> list[dict[str, Any]]:
+    """The listed mismatches: a row-count line first, then cells in row order, up to ``max_details``."""
+    import numpy as np
 
     details: list[dict[str, Any]] = []
-    count = 0
-    if n_e != n_a:
-        count += 1
-        line = f"rows: expected {n_e} row(s), got {n_a}"
-        details.append(_row_detail(None, None, line, expected=n_e, actual=n_a))
+    if pairs.n_e != pairs.n_a:
+        line = f"rows: expected {pairs.n_e} row(s), got {pairs.n_a}"
+        details.append(_row_detail(None, None, line, expected=pairs.n_e, actual=pairs.n_a))
     if found:
         rows_all, cols_all, pos_all = (np.concatenate(parts) for parts in zip(*found, strict=True))
-        count += len(rows_all)
         # Only the listed mismatches are formatted, in row order.
         order = np.lexsort((cols_all, rows_all))[: max(0, max_details - len(details))]
         for r, ci, p in zip(*(a[order].tolist() for a in (rows_all, cols_all, pos_all)), strict=True):
-            e_row = p if e_take is None else int(e_take[p])
-            a_row = p if a_take is None else int(a_take[p])
-            details.append(_detail(r, e_row, a_row, cols[ci], tol, labels))
-    return RowsDiff(n_e, n_a, cells, matched, count, details)
+            e_row = p if pairs.e_take is None else int(pairs.e_take[p])
+            a_row = p if pairs.a_take is None else int(pairs.a_take[p])
+            details.append(_detail(r, e_row, a_row, pairs.cols[ci], tol, pairs.labels))
+    return details
 
 
 def _pick(values: np.ndarray, take: np.ndarray | None) -> np.ndarray:
@@ -592,59 +625,6 @@ def _stable_argsort(combined: np.ndarray, size: int) -> np.ndarray:
     return np.argsort(combined, kind="stable")
 
 
-def _row_label(e_row: int, labels: list[_Column], c: _Column) -> str:
-    """``country="USA"``: an expected row named by its key values (the cells of ``labels`` it has)."""
-    parts = []
-    for k in labels:
-        if (k is c and len(labels) > 1) or not k.e_pres[e_row]:
-            continue  # the mismatching cell itself names the row only when nothing else can
-        cell = _fmt_num(k.e_vals[e_row]) if k.e_num[e_row] else _quoted(str(k.e_series.iat[e_row]).strip())
-        parts.append(f"{k.key}={cell}")
-    return ", ".join(parts) or str(e_row)
-
-
-def _detail(
-    r: int, e_row: int, a_row: int, c: _Column, tol: str, labels: list[_Column] | None = None
-) -> dict[str, Any]:
-    import pandas as pd
-
-    # The detail keeps typed cells (a float for a number, a str for text) and the full line as ``reason``.
-    numeric = bool(c.e_num[e_row])
-    e_cell: Any
-    if numeric and c.e_null is not None and c.e_null[e_row]:
-        e_cell, e_text = None, "null"
-    elif numeric:
-        e_cell = float(c.e_vals[e_row])
-        e_text = f"{_fmt_num(e_cell)} ± ({tol})"
-    else:
-        e_cell = str(c.e_series.iat[e_row]).strip()
-        e_text = _quoted(e_cell)
-    # docs/cube-yaml.md, row comparison: `rows[0].productFamily` in order; unordered,
-    # `rows[country="USA"].storeSales`, and `row` is the expected row as the suite writes it (not its sorted position)
-    path = f"rows[{r}].{c.key}" if labels is None else f"rows[{_row_label(e_row, labels, c)}].{c.key}"
-    row = r if labels is None else e_row
-    out = {"row": row, "key": c.key, "expected": e_cell, "tolerance": tol if numeric else None}
-    if c.a_name is None or not c.a_pres[a_row]:
-        return {**out, "actual": None, "reason": f"{path}: expected {e_text}, got nothing (no such key)"}
-    assert c.a_series is not None
-    raw = c.a_series.iat[a_row]
-    if numeric:
-        assert c.a_ok is not None and c.a_vals is not None
-        if not c.a_ok[a_row]:
-            a_disp = str(raw).strip()
-            return {
-                **out,
-                "actual": a_disp,
-                "reason": f"{path}: expected {e_text}, got {_quoted(a_disp)} (not a number)",
-            }
-        a_num = float(c.a_vals[a_row])
-        return {**out, "actual": a_num, "reason": f"{path}: expected {e_text}, got {_fmt_num(a_num)}"}
-    if raw is None or (not isinstance(raw, str) and pd.isna(raw)):
-        return {**out, "actual": None, "reason": f"{path}: expected {e_text}, got null"}
-    a_disp = str(raw).strip()
-    return {**out, "actual": a_disp, "reason": f"{path}: expected {e_text}, got {_quoted(a_disp)}"}
-
-
 # --------------------------------------------------------------------------------------------------
 # The registered check
 # --------------------------------------------------------------------------------------------------
@@ -690,9 +670,3 @@ def rows_check(spec: RowsCheck, ctx: CheckContext) -> Score:
 def _authoring(message: str) -> Score:
     line = f"referenceQuery: {message}"
     return Score(value=0.0, passed=False, reason=line, details=[_row_detail("referenceQuery", None, line)])
-
-
-def _row_detail(
-    key: str | None, row: int | None, line: str, *, expected: Any = None, actual: Any = None
-) -> dict[str, Any]:
-    return {"row": row, "key": key, "expected": expected, "actual": actual, "tolerance": None, "reason": line}

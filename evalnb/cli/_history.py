@@ -39,11 +39,20 @@ def report_command(
     ),
 ) -> None:
     """Report a stored run or version (each suite it has); printed, exit 1 on failures; to a file, exit 0."""
-    import json
-
     import evalnb
-    from evalnb import export
 
+    fmt, output = _report_target(run, fmt, output)
+    with exits():
+        results = _stored(evalnb.Store(store_url, create=False), run, suite)
+        _emit_report(results, fmt, output)
+    # printed, the report is the check: exit 1 on failures; written to a file, it is an export
+    failed = max(r.exit_code for r in results)
+    raise typer.Exit(failed if output is None or fail_on_failures else 0)
+
+
+def _report_target(run: str, fmt: str | None, output: Path | None) -> tuple[str, Path | None]:
+    """The report's format (given, else by the --output suffix, else text) and the file it goes to (html and
+    xlsx: RUN.html, RUN.xlsx by default; a name without a suffix gets the format's)."""
     by_suffix = {x: k for k, xs in _REPORT_SUFFIXES.items() for x in xs}
     fmt = fmt or (by_suffix.get(output.suffix.lower()) if output is not None else None) or "text"
     if fmt not in _REPORT_SUFFIXES:
@@ -54,25 +63,26 @@ def report_command(
         output = output.with_suffix(_REPORT_SUFFIXES[fmt][0])
     if output is not None and output.suffix.lower() not in _REPORT_SUFFIXES[fmt]:
         raise fail(f"--output {output}: --format {fmt} writes a {' or '.join(_REPORT_SUFFIXES[fmt])} file")
-    with exits():
-        results = _stored(evalnb.Store(store_url, create=False), run, suite)
-        one = results[0] if len(results) == 1 else None
-        if fmt == "json":  # our versioned JSON, printed (and written too with --output)
-            typer.echo(
-                one.to_json(output)
-                if one
-                else json.dumps([r.to_dict() for r in results], indent=2, default=str)
-            )
-            if output is not None and one is None:
-                export.write(results, output)
-        elif output is None:
-            typer.echo("\n\n".join(r.report().rstrip("\n") for r in results))
-        else:
-            export.write(one or results, output)
-            typer.echo(f"Wrote {output}" + (f" ({len(results)} suites)" if one is None else ""))
-    # printed, the report is the check: exit 1 on failures; written to a file, it is an export
-    failed = max(r.exit_code for r in results)
-    raise typer.Exit(failed if output is None or fail_on_failures else 0)
+    return fmt, output
+
+
+def _emit_report(results: list[Any], fmt: str, output: Path | None) -> None:
+    import json
+
+    from evalnb import export
+
+    one = results[0] if len(results) == 1 else None
+    if fmt == "json":  # our versioned JSON, printed (and written too with --output)
+        typer.echo(
+            one.to_json(output) if one else json.dumps([r.to_dict() for r in results], indent=2, default=str)
+        )
+        if output is not None and one is None:
+            export.write(results, output)
+    elif output is None:
+        typer.echo("\n\n".join(r.report().rstrip("\n") for r in results))
+    else:
+        export.write(one or results, output)
+        typer.echo(f"Wrote {output}" + (f" ({len(results)} suites)" if one is None else ""))
 
 
 def _stored(store: Any, key: str, suite: str | None) -> list[Any]:

@@ -112,6 +112,15 @@ def check_statement(sql: str, *, dialect: str) -> None:
         check_statement("SELECT 1; DROP TABLE sales", dialect="sqlite")
         # ReferenceQueryError: READ_ONLY_QUERY: ...; this one has 2 statements (separated by ';')
     """
+    tokens = _one_statement(sql, dialect)
+    first = next((t for t in tokens if t.kind != "("), None)
+    if first is None or first.kind != "word" or first.text.upper() not in ("SELECT", "WITH"):
+        raise refused(f"this one starts with {first.text if first else '('!r}")
+    _no_writes(tokens, _FUNCTIONS.get(dialect, _ALL_FUNCTIONS))
+
+
+def _one_statement(sql: str, dialect: str) -> list[_Token]:
+    """The tokens of the one statement ``sql`` holds; refused if it holds none or several."""
     statements: list[list[_Token]] = [[]]
     for token in _tokens(sql, dialect):
         if token.kind == ";":
@@ -123,11 +132,11 @@ def check_statement(sql: str, *, dialect: str) -> None:
         raise refused("this one is empty")
     if len(statements) > 1:
         raise refused(f"this one has {len(statements)} statements (separated by ';')")
-    tokens = statements[0]
-    first = next((t for t in tokens if t.kind != "("), None)
-    if first is None or first.kind != "word" or first.text.upper() not in ("SELECT", "WITH"):
-        raise refused(f"this one starts with {first.text if first else '('!r}")
-    patterns = _FUNCTIONS.get(dialect, _ALL_FUNCTIONS)
+    return statements[0]
+
+
+def _no_writes(tokens: list[_Token], patterns: list[re.Pattern[str]]) -> None:
+    """Refuse a statement with a word that writes, a row lock, or a call of a function that acts outside it."""
     words = [t.text.upper() if t.kind == "word" else "" for t in tokens]
     for i, token in enumerate(tokens):
         if token.kind == "word" and words[i] in _WRITES:

@@ -130,15 +130,24 @@ def build_statement(
     parts += [cube.joins[j][0] for j in needed]
     if where:
         parts.append("WHERE " + " AND ".join(where))
+    parts += _grouped_and_ordered(cube, [lvl for lvl, _ in levels], order_by, descending, limit)
+    return Statement(" ".join(parts), bind.params)
+
+
+def _grouped_and_ordered(
+    cube: CubeModel, levels: list[Any], order_by: str | None, descending: bool, limit: int | None
+) -> list[str]:
+    """GROUP BY the row levels; ORDER BY a measure, else the levels' own order; LIMIT."""
+    parts = []
     if levels:
-        parts.append("GROUP BY " + ", ".join(lvl.column for lvl, _ in levels))
+        parts.append("GROUP BY " + ", ".join(lvl.column for lvl in levels))
     if order_by is not None:
         parts.append(f"ORDER BY {cube.measure(order_by).sql} {'DESC' if descending else 'ASC'}")
     elif levels:
-        parts.append("ORDER BY " + ", ".join(lvl.order or lvl.column for lvl, _ in levels))
+        parts.append("ORDER BY " + ", ".join(lvl.order or lvl.column for lvl in levels))
     if limit is not None:
         parts.append(f"LIMIT {int(limit)}")
-    return Statement(" ".join(parts), bind.params)
+    return parts
 
 
 def _add_join(cube: CubeModel, name: str, needed: list[str]) -> None:

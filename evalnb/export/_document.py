@@ -171,143 +171,8 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
         doc["items"][0]["status"]
         # 'pass'
     """
-    runs = records(result.runs)
-    by_turn: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
-    for s in records(result.scores):
-        by_turn.setdefault((s["case_id"], s["run"], s["turn"]), []).append(s)
-    calls_of: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
-    for c in records(result.tool_calls):
-        calls_of.setdefault((c["case_id"], c["run"], c["turn"]), []).append(c)
-    resp = {(r["case_id"], r["run"], r["turn"]): r for r in runs}
-    n_runs = {c.id: 0 for c in result.suite.cases}
-    for r in runs:
-        n_runs[r["case_id"]] = max(n_runs.get(r["case_id"], 0), (r["run"] or 0) + 1)
-
-    def tool_calls(key: tuple[str, int, int]) -> list[dict[str, Any]] | None:
-        if key in calls_of:
-            return sorted(calls_of[key], key=lambda c: c["order"])
-        live = result.responses.get(key)
-        # no rows: none were made when the agent said so ([]), else the evidence is unknown
-        return [] if live is not None and live.tool_calls == [] else None
-
-    def turn_doc(case: Case, t: int, run: int) -> dict[str, Any]:
-        turn = case.turns[t]
-        key = (case.id, run, t)
-        row = resp.get(key)
-        out: dict[str, Any] = {"prompt": turn.prompt}
-        if turn.expected is not None:
-            out["expected_response"] = turn.expected
-        if row is not None and row.get("response") is not None:
-            out["response"] = row["response"]
-        if turn.context is not None:
-            out["context"] = turn.context
-        # the evaluators that ran, with their options, so that reading the document back rebuilds the suite
-        out["evaluators"] = {
-            spec.name: _evaluator_options(spec) for spec in turn.checks if _is_evaluator(spec)
-        }
-        out["evaluators_mode"] = "replace"
-        if turn.allowed_tools is not None:
-            out["allowed_tools"] = list(turn.allowed_tools)
-            out["allowed_tools_mode"] = "replace"
-        if turn.meta.get("tags") is not None:
-            out["tags"] = list(turn.meta["tags"])
-        ext: dict[str, Any] = {}
-        others = [spec.model_dump(mode="json") for spec in turn.checks if not _is_evaluator(spec)]
-        if others:
-            ext["checks"] = others
-        calls = tool_calls(key)
-        if calls:
-            ext["tool_calls"] = [
-                {k: v for k, v in c.items() if k in _CALL_FIELDS and v is not None} for c in calls
-            ]
-        if row is None or row["status"] == "skipped":
-            # a turn after a failed one (or a case run that never happened) is not attempted
-            out["status"] = "error"
-            first = next(iter(by_turn.get(key, [])), None)
-            why = (first or {}).get("reason") or "the turn was not run"
-            out["error"] = {"code": "turnSkipped", "message": why}
-        elif row.get("error"):
-            # the agent gave no usable answer: no evaluator ran
-            out["status"] = "error"
-            out["error"] = {"code": turn_error_code(row["error"]), "message": row["error"]}
-        else:
-            spec_of = dict(zip(turn.check_ids(), turn.checks, strict=True))
-            empty = not (row.get("response") or "").strip()
-            entries: dict[str, Any] = {}
-            errored = failed = 0
-            not_scored: list[str] = []
-            for s in by_turn.get(key, []):
-                if s["status"] in ("not_checked", "skipped"):
-                    continue
-                base = SCORE_KEYS.get(s["check"], s["check"])
-                same = s["check_id"].startswith(s["check"])
-                entry_key = base + s["check_id"][len(s["check"]) :] if same else s["check_id"]
-                entries[entry_key] = entry = _score_entry(s, spec_of.get(s["check_id"]), empty)
-                if entry["result"] == "error":
-                    errored += 1
-                    if s["status"] != "degraded" and s["passed"] is not None:
-                        # failed (api: a judged check without a judge fails) though the schema can only write
-                        # it as errored: the list lets read_results give it back as failed, not degraded
-                        not_scored.append(entry_key)
-                elif entry["result"] == "fail":
-                    failed += 1
-            out["scores"] = entries
-            if not_scored:
-                ext["failed_without_score"] = not_scored
-            if errored:
-                out["status"] = "partial"
-                out["error"] = {
-                    "code": "evaluatorsFailed",
-                    "message": f"Agent response obtained. {errored} of {len(entries)} evaluators failed to run.",
-                }
-            else:
-                out["status"] = "fail" if failed else "pass"
-        diagnostics = _diagnostics(calls)
-        if diagnostics is not None and row is not None:
-            out["diagnostics"] = diagnostics
-        if ext:
-            out["extensions"] = {"evalnb": ext}
-        return out
-
-    items = []
-    for case in result.suite.cases:
-        tags = case.meta.get("tags")
-        if len(case.turns) == 1:
-            item = turn_doc(case, 0, 0)
-            if tags is not None:
-                item["tags"] = list(tags)
-            extra_runs = [{"run": r, **turn_doc(case, 0, r)} for r in range(1, n_runs.get(case.id, 0))]
-        else:
-            turns = [turn_doc(case, t, 0) for t in range(len(case.turns))]
-            statuses = [t["status"] for t in turns]
-            item = {"name": case.name}
-            if case.meta.get("description"):
-                item["description"] = str(case.meta["description"])
-            item["turns"] = turns
-            item["conversation_id"] = str(case.meta.get("conversation_id") or case.id)
-            item["summary"] = {
-                "turns_total": len(turns),
-                "turns_passed": statuses.count("pass"),
-                "turns_failed": statuses.count("fail"),
-                "turns_partial": statuses.count("partial"),
-                "turns_errored": statuses.count("error"),
-                "overall_status": worst_status(statuses),
-            }
-            if tags is not None:
-                item["tags"] = list(tags)
-            extra_runs = [
-                {"run": r, "turns": [turn_doc(case, t, r) for t in range(len(case.turns))]}
-                for r in range(1, n_runs.get(case.id, 0))
-            ]
-        ext: dict[str, Any] = {
-            **(item.get("extensions") or {}).get("evalnb", {}),
-            "case_id": case.id,
-            "category": case.category,
-        }
-        if extra_runs:
-            ext["runs"] = extra_runs
-        item["extensions"] = {"evalnb": ext}
-        items.append(item)
+    writer = _Writer(result)
+    items = [writer.item(case) for case in result.suite.cases]
     meta = result.meta
     doc: dict[str, Any] = {
         "schemaVersion": DOCUMENT_SCHEMA_VERSION,
@@ -325,6 +190,169 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
     if path is not None:
         atomic_write(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     return doc
+
+
+class _Writer:
+    """The items of one Result's output document: its frames indexed by (case, run, turn) once."""
+
+    def __init__(self, result: Result) -> None:
+        self.result = result
+        runs = records(result.runs)
+        self.by_turn: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+        for s in records(result.scores):
+            self.by_turn.setdefault((s["case_id"], s["run"], s["turn"]), []).append(s)
+        self.calls_of: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+        for c in records(result.tool_calls):
+            self.calls_of.setdefault((c["case_id"], c["run"], c["turn"]), []).append(c)
+        self.resp = {(r["case_id"], r["run"], r["turn"]): r for r in runs}
+        self.n_runs = {c.id: 0 for c in result.suite.cases}
+        for r in runs:
+            self.n_runs[r["case_id"]] = max(self.n_runs.get(r["case_id"], 0), (r["run"] or 0) + 1)
+
+    def item(self, case: Case) -> dict[str, Any]:
+        """One item: a single turn's document, or a thread with its summary; further runs in extensions."""
+        tags = case.meta.get("tags")
+        extra_runs: list[dict[str, Any]]
+        if len(case.turns) == 1:
+            item = self.turn_doc(case, 0, 0)
+            if tags is not None:
+                item["tags"] = list(tags)
+            extra_runs = [
+                {"run": r, **self.turn_doc(case, 0, r)} for r in range(1, self.n_runs.get(case.id, 0))
+            ]
+        else:
+            item = self._thread(case)
+            extra_runs = [
+                {"run": r, "turns": [self.turn_doc(case, t, r) for t in range(len(case.turns))]}
+                for r in range(1, self.n_runs.get(case.id, 0))
+            ]
+        ext: dict[str, Any] = {
+            **(item.get("extensions") or {}).get("evalnb", {}),
+            "case_id": case.id,
+            "category": case.category,
+        }
+        if extra_runs:
+            ext["runs"] = extra_runs
+        item["extensions"] = {"evalnb": ext}
+        return item
+
+    def _thread(self, case: Case) -> dict[str, Any]:
+        turns = [self.turn_doc(case, t, 0) for t in range(len(case.turns))]
+        statuses = [t["status"] for t in turns]
+        item: dict[str, Any] = {"name": case.name}
+        if case.meta.get("description"):
+            item["description"] = str(case.meta["description"])
+        item["turns"] = turns
+        item["conversation_id"] = str(case.meta.get("conversation_id") or case.id)
+        item["summary"] = {
+            "turns_total": len(turns),
+            "turns_passed": statuses.count("pass"),
+            "turns_failed": statuses.count("fail"),
+            "turns_partial": statuses.count("partial"),
+            "turns_errored": statuses.count("error"),
+            "overall_status": worst_status(statuses),
+        }
+        if case.meta.get("tags") is not None:
+            item["tags"] = list(case.meta["tags"])
+        return item
+
+    def tool_calls(self, key: tuple[str, int, int]) -> list[dict[str, Any]] | None:
+        if key in self.calls_of:
+            return sorted(self.calls_of[key], key=lambda c: c["order"])
+        live = self.result.responses.get(key)
+        # no rows: none were made when the agent said so ([]), else the evidence is unknown
+        return [] if live is not None and live.tool_calls == [] else None
+
+    def turn_doc(self, case: Case, t: int, run: int) -> dict[str, Any]:
+        turn = case.turns[t]
+        key = (case.id, run, t)
+        row = self.resp.get(key)
+        out = _turn_input(turn, row)
+        ext: dict[str, Any] = {}
+        others = [spec.model_dump(mode="json") for spec in turn.checks if not _is_evaluator(spec)]
+        if others:
+            ext["checks"] = others
+        calls = self.tool_calls(key)
+        if calls:
+            ext["tool_calls"] = [
+                {k: v for k, v in c.items() if k in _CALL_FIELDS and v is not None} for c in calls
+            ]
+        if row is None or row["status"] == "skipped":
+            # a turn after a failed one (or a case run that never happened) is not attempted
+            out["status"] = "error"
+            first = next(iter(self.by_turn.get(key, [])), None)
+            why = (first or {}).get("reason") or "the turn was not run"
+            out["error"] = {"code": "turnSkipped", "message": why}
+        elif row.get("error"):
+            # the agent gave no usable answer: no evaluator ran
+            out["status"] = "error"
+            out["error"] = {"code": turn_error_code(row["error"]), "message": row["error"]}
+        else:
+            self._scores(out, ext, turn, row, self.by_turn.get(key, []))
+        diagnostics = _diagnostics(calls)
+        if diagnostics is not None and row is not None:
+            out["diagnostics"] = diagnostics
+        if ext:
+            out["extensions"] = {"evalnb": ext}
+        return out
+
+    @staticmethod
+    def _scores(
+        out: dict[str, Any], ext: dict[str, Any], turn: Any, row: dict[str, Any], scored: list[dict[str, Any]]
+    ) -> None:
+        """An answered turn's ``scores``, and its ``status`` and ``error`` from them."""
+        spec_of = dict(zip(turn.check_ids(), turn.checks, strict=True))
+        empty = not (row.get("response") or "").strip()
+        entries: dict[str, Any] = {}
+        errored = failed = 0
+        not_scored: list[str] = []
+        for s in scored:
+            if s["status"] in ("not_checked", "skipped"):
+                continue
+            base = SCORE_KEYS.get(s["check"], s["check"])
+            same = s["check_id"].startswith(s["check"])
+            entry_key = base + s["check_id"][len(s["check"]) :] if same else s["check_id"]
+            entries[entry_key] = entry = _score_entry(s, spec_of.get(s["check_id"]), empty)
+            if entry["result"] == "error":
+                errored += 1
+                if s["status"] != "degraded" and s["passed"] is not None:
+                    # failed (docs/results.md, statuses: a judged check without a judge fails) though the schema
+                    # can only write it as errored: the list lets read_results give it back as failed, not degraded
+                    not_scored.append(entry_key)
+            elif entry["result"] == "fail":
+                failed += 1
+        out["scores"] = entries
+        if not_scored:
+            ext["failed_without_score"] = not_scored
+        if errored:
+            out["status"] = "partial"
+            out["error"] = {
+                "code": "evaluatorsFailed",
+                "message": f"Agent response obtained. {errored} of {len(entries)} evaluators failed to run.",
+            }
+        else:
+            out["status"] = "fail" if failed else "pass"
+
+
+def _turn_input(turn: Any, row: dict[str, Any] | None) -> dict[str, Any]:
+    """What a turn document holds before its verdict: prompt, expected response, response, context, the
+    evaluators that ran (with their options, so that reading the document back rebuilds the suite), the
+    allowlist and the tags."""
+    out: dict[str, Any] = {"prompt": turn.prompt}
+    if turn.expected is not None:
+        out["expected_response"] = turn.expected
+    if row is not None and row.get("response") is not None:
+        out["response"] = row["response"]
+    if turn.context is not None:
+        out["context"] = turn.context
+    out["evaluators"] = {spec.name: _evaluator_options(spec) for spec in turn.checks if _is_evaluator(spec)}
+    out["evaluators_mode"] = "replace"
+    if turn.allowed_tools is not None:
+        out["allowed_tools"] = list(turn.allowed_tools)
+        out["allowed_tools_mode"] = "replace"
+    if turn.meta.get("tags") is not None:
+        out["tags"] = list(turn.meta["tags"])
+    return out
 
 
 # the tool-call frame's columns kept per call in extensions.evalnb.tool_calls (the rest is where the call is)

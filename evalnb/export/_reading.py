@@ -98,64 +98,16 @@ def _from_document(p: Path, data: dict[str, Any]) -> Result:
     calls: list[dict[str, Any]] = []
     for case, item in zip(suite.cases, data["items"], strict=False):
         _restore_checks(case, item)
-        ext = (item.get("extensions") or {}).get("evalnb") or {}
-        # docs/dataset-json.md, the output document: no place for our case id and category; they travel in extensions
-        if ext.get("case_id"):
-            case.id = str(ext["case_id"])
-        if ext.get("category"):
-            case.category = str(ext["category"])
-        sets = [(0, item.get("turns") or [item])]
-        for extra in ext.get("runs") or []:
-            sets.append((int(extra.get("run", len(sets))), extra.get("turns") or [extra]))
+        ext = _restore_case(case, item)
         where = {"suite": suite.name, "case_id": case.id, "case_name": case.name, "category": case.category}
-        for run, turns in sets:
+        for run, turns in _run_sets(item, ext):
             for t, (turn, tdoc) in enumerate(zip(case.turns, turns, strict=False)):
-                options = {
-                    cid: options_json(spec) for cid, spec in zip(turn.check_ids(), turn.checks, strict=True)
-                }
-                t_ext = (tdoc.get("extensions") or {}).get("evalnb") or {}
-                failed_without_score = set(t_ext.get("failed_without_score") or [])
-                rows = [
-                    {**where, "run": run, "turn": t, **_score_row(key, entry, failed_without_score)}
-                    for key, entry in (tdoc.get("scores") or {}).items()
-                ]
-                error = tdoc.get("error") or {}
-                status = _run_status(tdoc.get("status", ""), error.get("code"), rows)
-                if status in ("degraded", "skipped") and not rows and error:
-                    # no evaluator ran: every check is recorded, none passes (as the runner writes such a turn)
-                    message = error.get("message") or ""
-                    reason = message if status == "skipped" else f"not checked: the agent failed ({message})"
-                    if message.startswith(TOOL_NOT_ALLOWED):
-                        reason = f"not checked: {message}"
-                    passed = None if status == "skipped" else False  # as scoring.unanswered writes them
-                    rows = [
-                        {
-                            **where,
-                            **{"run": run, "turn": t, "check": spec.name, "check_id": cid, "value": None},
-                            **{"passed": passed, "status": status, "reason": reason},
-                        }
-                        for cid, spec in zip(turn.check_ids(), turn.checks, strict=True)
-                    ]
-                for row in rows:
-                    row["options"] = options.get(row["check_id"])
+                at = {**where, "run": run, "turn": t}
+                run_row, rows = _turn(at, turn, tdoc)
                 scores += rows
-                runs.append(
-                    {
-                        **where,
-                        "run": run,
-                        "turn": t,
-                        "prompt": turn.prompt,
-                        "expected": turn.expected,
-                        "response": tdoc.get("response"),
-                        "context": tdoc.get("context"),
-                        "status": status,
-                        # only a turn without an answer has an error (`partial`: evaluators failed, not the agent)
-                        "error": error.get("message")
-                        if status == "degraded" and not tdoc.get("scores")
-                        else None,
-                    }
-                )
-                calls += [{**where, "run": run, "turn": t, **c} for c in _tool_calls(tdoc, t_ext)]
+                runs.append(run_row)
+                t_ext = (tdoc.get("extensions") or {}).get("evalnb") or {}
+                calls += [{**at, **c} for c in _tool_calls(tdoc, t_ext)]
     meta = ((data.get("metadata") or {}).get("extensions") or {}).get("evalnb", {}).get("meta") or {}
     return Result.from_frames(
         suite=suite,
@@ -165,6 +117,69 @@ def _from_document(p: Path, data: dict[str, Any]) -> Result:
         meta=meta,
         tool_calls=pd.DataFrame(calls, columns=list(TOOL_CALLS_COLUMNS)),
     )
+
+
+def _restore_case(case: Any, item: dict[str, Any]) -> dict[str, Any]:
+    """The item's ``extensions.evalnb``, after giving the case back the id and category kept there."""
+    ext: dict[str, Any] = (item.get("extensions") or {}).get("evalnb") or {}
+    # docs/dataset-json.md, the output document: no place for our case id and category; they travel in extensions
+    if ext.get("case_id"):
+        case.id = str(ext["case_id"])
+    if ext.get("category"):
+        case.category = str(ext["category"])
+    return ext
+
+
+def _run_sets(item: dict[str, Any], ext: dict[str, Any]) -> list[tuple[int, list[dict[str, Any]]]]:
+    """The runs of an item, each with its turn documents: the item's own (run 0), then the further runs."""
+    sets = [(0, item.get("turns") or [item])]
+    for extra in ext.get("runs") or []:
+        sets.append((int(extra.get("run", len(sets))), extra.get("turns") or [extra]))
+    return sets
+
+
+def _turn(at: dict[str, Any], turn: Any, tdoc: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One turn document -> its runs row and its scores rows (``at``: suite, case, run and turn)."""
+    options = {cid: options_json(spec) for cid, spec in zip(turn.check_ids(), turn.checks, strict=True)}
+    t_ext = (tdoc.get("extensions") or {}).get("evalnb") or {}
+    failed_without_score = set(t_ext.get("failed_without_score") or [])
+    rows = [
+        {**at, **_score_row(key, entry, failed_without_score)}
+        for key, entry in (tdoc.get("scores") or {}).items()
+    ]
+    error = tdoc.get("error") or {}
+    status = _run_status(tdoc.get("status", ""), error.get("code"), rows)
+    if status in ("degraded", "skipped") and not rows and error:
+        rows = _unscored(at, turn, status, error.get("message") or "")
+    for row in rows:
+        row["options"] = options.get(row["check_id"])
+    run_row = {
+        **at,
+        "prompt": turn.prompt,
+        "expected": turn.expected,
+        "response": tdoc.get("response"),
+        "context": tdoc.get("context"),
+        "status": status,
+        # only a turn without an answer has an error (`partial`: evaluators failed, not the agent)
+        "error": error.get("message") if status == "degraded" and not tdoc.get("scores") else None,
+    }
+    return run_row, rows
+
+
+def _unscored(at: dict[str, Any], turn: Any, status: str, message: str) -> list[dict[str, Any]]:
+    """No evaluator ran: every check is recorded, none passes (as the runner writes such a turn)."""
+    reason = message if status == "skipped" else f"not checked: the agent failed ({message})"
+    if message.startswith(TOOL_NOT_ALLOWED):
+        reason = f"not checked: {message}"
+    passed = None if status == "skipped" else False  # as scoring.unanswered writes them
+    return [
+        {
+            **at,
+            **{"check": spec.name, "check_id": cid, "value": None},
+            **{"passed": passed, "status": status, "reason": reason},
+        }
+        for cid, spec in zip(turn.check_ids(), turn.checks, strict=True)
+    ]
 
 
 def _run_status(status: str, code: str | None, rows: list[dict[str, Any]]) -> str:

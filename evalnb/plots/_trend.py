@@ -45,20 +45,9 @@ def trend(source: Any, suite: str | None = None, *, value: str = "mean") -> go.F
     go = plotly_go()
     from plotly.subplots import make_subplots
 
-    if hasattr(source, "trend"):
-        if suite is None:
-            raise ValueError("plots.trend(store, suite): name the suite")
-        frame = source.trend(suite)
-    else:
-        frame = source
-        suite = suite or frame.attrs.get("suite")
-    labels = [
-        f"{v} ({o})" if not missing(v) else f"run {o}"
-        for v, o in zip(frame["version"], frame["order"], strict=False)
-    ]
-    x_order = list(dict.fromkeys(labels))
+    frame, suite = _trend_frame(source, suite)
+    x_order = list(dict.fromkeys(frame["_x"]))
     position = {label: i for i, label in enumerate(x_order)}
-    frame = frame.assign(_x=labels)
     checks = list(dict.fromkeys(str(c) for c in frame["check_id"]))
     groups = scale_groups(checks) if value == "mean" else {"pass rate": checks}
     panels = [(scale, c) for scale in ordered_panels(groups) for c in groups[scale]]
@@ -82,6 +71,31 @@ def trend(source: Any, suite: str | None = None, *, value: str = "mean") -> go.F
         if scale is not None and scale.bounded:
             pad = scale.span * 0.06
             fig.update_yaxes(range=[scale.low - pad, scale.high + pad], row=row, col=col)
+    _lay_out(fig, x_order, rows, cols, frame.attrs.get("confidence"), value, suite)
+    return fig
+
+
+def _trend_frame(source: Any, suite: str | None) -> tuple[Any, str | None]:
+    """The trend frame (a Store's, or the one given) with each row's x label (``version (order)``), and the
+    suite's name."""
+    if hasattr(source, "trend"):
+        if suite is None:
+            raise ValueError("plots.trend(store, suite): name the suite")
+        frame = source.trend(suite)
+    else:
+        frame = source
+        suite = suite or frame.attrs.get("suite")
+    labels = [
+        f"{v} ({o})" if not missing(v) else f"run {o}"
+        for v, o in zip(frame["version"], frame["order"], strict=False)
+    ]
+    return frame.assign(_x=labels), suite
+
+
+def _lay_out(
+    fig: Any, x_order: list[str], rows: int, cols: int, confidence: Any, value: str, suite: str | None
+) -> None:
+    """Every panel on the versions' ticks, the title saying what the bands are, the grid."""
     fig.update_xaxes(
         tickmode="array",
         tickvals=list(range(len(x_order))),
@@ -91,7 +105,6 @@ def trend(source: Any, suite: str | None = None, *, value: str = "mean") -> go.F
     )
     for col in range(1, cols + 1):
         fig.update_xaxes(title_text="version (run order)", row=rows, col=col)
-    confidence = frame.attrs.get("confidence")
     band_words = f"bands: {confidence:.0%} interval" if isinstance(confidence, float) else "bands: interval"
     fig.update_layout(
         title=f"Trend of {'the mean value' if value == 'mean' else 'the pass rate'} by version"
@@ -104,7 +117,6 @@ def trend(source: Any, suite: str | None = None, *, value: str = "mean") -> go.F
     )
     fig.update_xaxes(showgrid=True, gridcolor="#eaeef2", zeroline=False)
     fig.update_yaxes(showgrid=True, gridcolor="#eaeef2", zeroline=False)
-    return fig
 
 
 def _panel_words(scale: str, value: str) -> str:

@@ -109,99 +109,98 @@ class CaseRunRecord:
 
     def _make_rows(self) -> Rows:
         case = self.case
-        suite, cid, name, cat, run = self.suite, case.id, case.name, case.category, self.run
+        where = (self.suite, case.id, case.name, case.category, self.run)
         agent = _text(self.agent)
         run_rows: list[tuple[Any, ...]] = []
         score_rows: list[tuple[Any, ...]] = []
         mismatch_rows: list[tuple[Any, ...]] = []
         tool_rows: list[tuple[Any, ...]] = []
         for tr in self.turns:
-            t = tr.index
-            turn = case.turns[t]
+            turn = case.turns[tr.index]
             r = tr.response
             if r is not None and r.tool_calls:
-                permitted = None if turn.allowed_tools is None else {a.strip() for a in turn.allowed_tools}
-                for order, call in enumerate(r.tool_calls):
-                    plugin, function = call.identity
-                    tool_rows.append(
-                        (
-                            suite,
-                            cid,
-                            name,
-                            cat,
-                            run,
-                            t,
-                            order,
-                            call.tool,
-                            plugin,
-                            function,
-                            json_cell(call.arguments),
-                            call.status,
-                            call.http_status,
-                            None if permitted is None else call.tool.strip() in permitted,
-                            call.id,
-                            json_cell(call.output),
-                        )
-                    )
-            usage = (r.usage or {}) if r is not None else {}
-            run_rows.append(
-                (
-                    suite,
-                    cid,
-                    name,
-                    cat,
-                    run,
-                    t,
-                    turn.prompt,
-                    turn.expected,
-                    # What the agent sent is text every file and database can take already: the runner cleans
-                    # each response as it arrives (evalnb._unicode, agents.base.encodable).
-                    r.text if r else None,
-                    r.stdout if r else None,
-                    r.exit_code if r else None,
-                    r.intent if r else None,
-                    r.refusal if r else None,
-                    r.insight if r else None,
-                    r.context if r is not None and r.context is not None else turn.context,
-                    tr.status,
-                    _text(tr.error),
-                    tr.latency_ms,
-                    r.model if r else None,
-                    agent,
-                    self.workdir,
-                    tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
-                    tokens(usage, "completion_tokens", "output_tokens") if usage else None,
-                )
-            )
-            ids, names, options = tr.check_ids, tr.check_names, tr.options
+                tool_rows += _tool_rows(where, tr.index, turn, r)
+            run_rows.append(self._run_row(where, tr, turn, agent))
             for i, score in enumerate(tr.scores):
-                su = score.usage
-                score_rows.append(
-                    (
-                        suite,
-                        cid,
-                        name,
-                        cat,
-                        run,
-                        t,
-                        names[i],
-                        ids[i],
-                        score.value,
-                        score.passed,
-                        tr.statuses[i],
-                        _text(score.reason),
-                        _text(score.judge),
-                        options[i],
-                        tokens(su, "prompt_tokens", "input_tokens") if su else None,
-                        tokens(su, "completion_tokens", "output_tokens") if su else None,
-                        score.cost,
-                        score.weighted,
-                        score.spread,
-                    )
-                )
+                score_rows.append(_score_row(where, tr, i, score))
                 if score.details:
-                    mismatch_rows += [_mismatch(suite, cid, run, t, d) for d in score.details]
+                    mismatch_rows += [
+                        _mismatch(self.suite, case.id, self.run, tr.index, d) for d in score.details
+                    ]
         return run_rows, score_rows, mismatch_rows, tool_rows
+
+    def _run_row(self, where: tuple[Any, ...], tr: TurnRecord, turn: Any, agent: Any) -> tuple[Any, ...]:
+        r = tr.response
+        usage = (r.usage or {}) if r is not None else {}
+        return (
+            *where,
+            tr.index,
+            turn.prompt,
+            turn.expected,
+            # What the agent sent is text every file and database can take already: the runner cleans
+            # each response as it arrives (evalnb._unicode, agents.base.encodable).
+            r.text if r else None,
+            r.stdout if r else None,
+            r.exit_code if r else None,
+            r.intent if r else None,
+            r.refusal if r else None,
+            r.insight if r else None,
+            r.context if r is not None and r.context is not None else turn.context,
+            tr.status,
+            _text(tr.error),
+            tr.latency_ms,
+            r.model if r else None,
+            agent,
+            self.workdir,
+            tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
+            tokens(usage, "completion_tokens", "output_tokens") if usage else None,
+        )
+
+
+def _tool_rows(where: tuple[Any, ...], t: int, turn: Any, r: Any) -> list[tuple[Any, ...]]:
+    """A turn's reported tool calls, in order, each with whether the turn's allowlist permits it."""
+    permitted = None if turn.allowed_tools is None else {a.strip() for a in turn.allowed_tools}
+    rows = []
+    for order, call in enumerate(r.tool_calls):
+        plugin, function = call.identity
+        rows.append(
+            (
+                *where,
+                t,
+                order,
+                call.tool,
+                plugin,
+                function,
+                json_cell(call.arguments),
+                call.status,
+                call.http_status,
+                None if permitted is None else call.tool.strip() in permitted,
+                call.id,
+                json_cell(call.output),
+            )
+        )
+    return rows
+
+
+def _score_row(where: tuple[Any, ...], tr: TurnRecord, i: int, score: Any) -> tuple[Any, ...]:
+    su = score.usage
+    return (
+        *where,
+        tr.index,
+        tr.check_names[i],
+        tr.check_ids[i],
+        score.value,
+        score.passed,
+        tr.statuses[i],
+        _text(score.reason),
+        _text(score.judge),
+        tr.options[i],
+        tokens(su, "prompt_tokens", "input_tokens") if su else None,
+        tokens(su, "completion_tokens", "output_tokens") if su else None,
+        score.cost,
+        score.weighted,
+        score.spread,
+    )
 
 
 def _mismatch(suite: str, cid: str, run: int, t: int, d: Mapping[str, Any]) -> tuple[Any, ...]:

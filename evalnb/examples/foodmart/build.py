@@ -22,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 SEED = 1997
 SCHEMA_VERSION = 1
@@ -263,24 +264,15 @@ def _facts(
 ) -> list[tuple[int, int, int, int, int, int, int]]:
     families = list(FAMILY_UNITS)
     states = list(STATE_UNITS)
-    # family x state margins, then each of those 9 cells over months (units) and quarters (cents)
-    units_fs = fit([FAMILY_UNITS[f] for f in families], [STATE_UNITS[s] for s in states], rng)
-    cents_fs = fit([FAMILY_CENTS[f] for f in families], [STATE_CENTS[s] for s in states], rng)
     cells = [(f, s) for f in range(3) for s in range(3)]
-    units_fm = fit([units_fs[f][s] for f, s in cells], MONTH_UNITS, rng, noise=0.1)
-    cents_fq = fit([cents_fs[f][s] for f, s in cells], QUARTER_CENTS, rng, noise=0.1)
-
-    family_of_class = {c[0]: c[3] for c in classes}
-    by_family = {f: [p for p in products if family_of_class[p[1]] == f] for f in families}
-    stores_of = {s: [st for st in STORES if st[2] == s] for s in states}
-    custs_of = {s: [int(c[0]) for c in customers if c[8] == s] for s in states}  # type: ignore[call-overload]
-    days_of = {m: [d for d in days if d[4] == m] for m in range(1, 13)}
+    units_fm, cents_fq = _margins(rng, families, states, cells)
+    by_family, stores_of, custs_of, days_of = _indexes(products, classes, days, customers, families, states)
     weekday_w = {"Saturday": 1.3, "Sunday": 1.2, "Friday": 1.1}
 
     facts: list[tuple[int, int, int, int, int, int, int]] = []
     for ci, (f, s) in enumerate(cells):
         prods = by_family[families[f]]
-        pweights = [float(p[6]) for p in prods]  # type: ignore[arg-type]
+        pweights = [float(p[6]) for p in prods]
         stores = stores_of[states[s]]
         sweights = [float(st[4]) for st in stores]
         for q in range(4):
@@ -290,26 +282,84 @@ def _facts(
             for m, units, cents in zip(months, m_units, m_cents, strict=True):
                 if units == 0:
                     continue
-                k = max(1, round(units / 3.07))
-                qty = [1] * k
-                for _ in range(units - k):  # spread the rest, at most 6 units on a line (as in FoodMart)
-                    i = rng.randrange(k)
-                    while qty[i] >= 6:
-                        i = rng.randrange(k)
-                    qty[i] += 1
-                chosen = rng.choices(prods, weights=pweights, k=k)
-                provisional = [q_ * int(p[4]) for q_, p in zip(qty, chosen, strict=True)]  # type: ignore[call-overload]
-                amounts = split(cents, provisional)
-                mdays = days_of[m]
-                dweights = [weekday_w.get(str(d[2]), 1.0) for d in mdays]
-                dchosen = rng.choices(mdays, weights=dweights, k=k)
-                schosen = rng.choices(stores, weights=sweights, k=k)
-                custs = custs_of[states[s]]
-                for qn, p, amount, d, st in zip(qty, chosen, amounts, dchosen, schosen, strict=True):
-                    cost = round(amount * float(p[5]))  # type: ignore[arg-type]
-                    facts.append((int(p[0]), int(d[0]), rng.choice(custs), st[0], qn, amount, cost))  # type: ignore[call-overload]
+                facts += _month_lines(
+                    rng,
+                    units,
+                    cents,
+                    (prods, pweights),
+                    (days_of[m], weekday_w),
+                    (stores, sweights),
+                    custs_of[states[s]],
+                )
     facts.sort(key=lambda r: (r[1], r[3], r[0], r[2]))
     return facts
+
+
+def _margins(
+    rng: random.Random, families: list[str], states: list[str], cells: list[tuple[int, int]]
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Family x state margins, then each of those 9 cells over months (units) and quarters (cents)."""
+    units_fs = fit([FAMILY_UNITS[f] for f in families], [STATE_UNITS[s] for s in states], rng)
+    cents_fs = fit([FAMILY_CENTS[f] for f in families], [STATE_CENTS[s] for s in states], rng)
+    units_fm = fit([units_fs[f][s] for f, s in cells], MONTH_UNITS, rng, noise=0.1)
+    cents_fq = fit([cents_fs[f][s] for f, s in cells], QUARTER_CENTS, rng, noise=0.1)
+    return units_fm, cents_fq
+
+
+def _indexes(
+    products: list[tuple[object, ...]],
+    classes: list[tuple[object, ...]],
+    days: list[tuple[object, ...]],
+    customers: list[tuple[object, ...]],
+    families: list[str],
+    states: list[str],
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[int]], dict[int, Any]]:
+    """The products of each family, the stores and customers of each state, the days of each month."""
+    family_of_class = {c[0]: c[3] for c in classes}
+    by_family = {f: [p for p in products if family_of_class[p[1]] == f] for f in families}
+    stores_of = {s: [st for st in STORES if st[2] == s] for s in states}
+    custs_of = {s: [int(c[0]) for c in customers if c[8] == s] for s in states}  # type: ignore[call-overload]
+    days_of = {m: [d for d in days if d[4] == m] for m in range(1, 13)}
+    return by_family, stores_of, custs_of, days_of
+
+
+def _spread(rng: random.Random, units: int) -> list[int]:
+    """Quantities of ``units`` over about units/3 lines, at most 6 units on a line (as in FoodMart)."""
+    k = max(1, round(units / 3.07))
+    qty = [1] * k
+    for _ in range(units - k):
+        i = rng.randrange(k)
+        while qty[i] >= 6:
+            i = rng.randrange(k)
+        qty[i] += 1
+    return qty
+
+
+def _month_lines(
+    rng: random.Random,
+    units: int,
+    cents: int,
+    products: tuple[list[Any], list[float]],
+    days: tuple[list[Any], dict[str, float]],
+    stores: tuple[list[Any], list[float]],
+    customers: list[int],
+) -> list[tuple[int, int, int, int, int, int, int]]:
+    """The fact rows of one family x state cell in one month: its units and cents over lines of weighted
+    products, days (weekends busier) and stores."""
+    qty = _spread(rng, units)
+    k = len(qty)
+    prods, pweights = products
+    chosen = rng.choices(prods, weights=pweights, k=k)
+    provisional = [q_ * int(p[4]) for q_, p in zip(qty, chosen, strict=True)]
+    amounts = split(cents, provisional)
+    mdays, weekday_w = days
+    dchosen = rng.choices(mdays, weights=[weekday_w.get(str(d[2]), 1.0) for d in mdays], k=k)
+    schosen = rng.choices(stores[0], weights=stores[1], k=k)
+    lines: list[tuple[int, int, int, int, int, int, int]] = []
+    for qn, p, amount, d, st in zip(qty, chosen, amounts, dchosen, schosen, strict=True):
+        cost = round(amount * float(p[5]))
+        lines.append((int(p[0]), int(d[0]), rng.choice(customers), st[0], qn, amount, cost))
+    return lines
 
 
 DDL = """

@@ -8,7 +8,7 @@ final list of checks. A problem is recorded with its location, so it joins the o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from evalnb.checks import _registry as registry
@@ -64,6 +64,29 @@ BUILTIN_EVALUATORS = (
 )
 
 
+#: How each built-in evaluator's validated options become its check spec (the evaluator's name as second argument).
+_BUILTIN_SPECS: tuple[tuple[type[Any], Callable[[Any, str], CheckSpec]], ...] = (
+    (LlmEvaluatorOptions, lambda o, name: JudgedMetricCheck(type=name, threshold=o.threshold)),  # type: ignore[arg-type]
+    (CitationsOptions, lambda o, _: CitationsCheck(threshold=o.threshold, citation_format=o.citation_format)),
+    (ExactMatchOptions, lambda o, _: ExactMatchCheck(case_sensitive=o.case_sensitive)),
+    (
+        PartialMatchOptions,
+        lambda o, _: PartialMatchCheck(threshold=o.threshold, case_sensitive=o.case_sensitive),
+    ),
+    (SemanticSimilarityOptions, lambda o, _: SemanticSimilarityCheck(threshold=o.threshold, value=o.value)),
+    (RetrievalQueryOptions, lambda o, _: RetrievalQueryCheck(settings=o.model_dump(exclude_none=True))),
+    (RetrievalResultOptions, lambda o, _: RetrievalResultCheck(settings=o.model_dump(exclude_none=True))),
+    (
+        ToolCallSelectionOptions,
+        lambda o, _: ToolCallSelectionCheck.model_validate(o.model_dump(exclude_none=True)),
+    ),
+    (
+        ToolCallExecutionOptions,
+        lambda o, _: ToolCallExecutionCheck.model_validate(o.model_dump(exclude_none=True)),
+    ),
+)
+
+
 def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> CheckSpec | None:
     """One evaluator entry -> its check spec with final option values; None after recording what is wrong."""
     if not EVALUATOR_NAME.match(name):
@@ -80,50 +103,52 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
         return None
     model = OPTIONS.get(name)
     if model is not None:
-        o = problems.validate(model, options, prefix=loc)
-        if isinstance(o, LlmEvaluatorOptions):
-            return JudgedMetricCheck(type=name, threshold=o.threshold)  # type: ignore[arg-type]
-        if isinstance(o, CitationsOptions):
-            return CitationsCheck(threshold=o.threshold, citation_format=o.citation_format)
-        if isinstance(o, ExactMatchOptions):
-            return ExactMatchCheck(case_sensitive=o.case_sensitive)
-        if isinstance(o, PartialMatchOptions):
-            return PartialMatchCheck(threshold=o.threshold, case_sensitive=o.case_sensitive)
-        if isinstance(o, SemanticSimilarityOptions):
-            return SemanticSimilarityCheck(threshold=o.threshold, value=o.value)
-        if isinstance(o, RetrievalQueryOptions):
-            return RetrievalQueryCheck(settings=o.model_dump(exclude_none=True))
-        if isinstance(o, RetrievalResultOptions):
-            if o.expected_items is None and o.min_expected_count is None:
-                # the schema's RetrievalQuery/RetrievalResult (docs/dataset-json.md, evaluators): at least one of
-                # expected_items and min_expected_count.
-                problems.add(
-                    "MISSING_FIELD",
-                    "RetrievalResult needs 'expected_items' or 'min_expected_count'",
-                    (*loc, "expected_items"),
-                )
-                return None
-            return RetrievalResultCheck(settings=o.model_dump(exclude_none=True))
-        if isinstance(o, ToolCallSelectionOptions):
-            return ToolCallSelectionCheck.model_validate(o.model_dump(exclude_none=True))
-        if isinstance(o, ToolCallExecutionOptions):
-            return ToolCallExecutionCheck.model_validate(o.model_dump(exclude_none=True))
-        return None  # the options did not validate; validation recorded why
+        return _builtin_spec(name, model, options, loc, problems)
     # docs/dataset-json.md, evaluators: any other name is a check the user registered (evalnb.checks.register).
     registered = registry.user_definition(name)
     if registered is None:
-        known = registry.known()
-        hint = nearest(name, [*BUILTIN_EVALUATORS, *known])
-        listing = ", ".join([*BUILTIN_EVALUATORS, *known])
+        _unknown_evaluator(name, loc, problems)
+        return None
+    return _custom_spec(name, registered, options, loc, problems)
+
+
+def _builtin_spec(
+    name: str, model: Any, options: Mapping[str, Any], loc: Loc, problems: Problems
+) -> CheckSpec | None:
+    o = problems.validate(model, options, prefix=loc)
+    if isinstance(o, RetrievalResultOptions) and o.expected_items is None and o.min_expected_count is None:
+        # the schema's RetrievalQuery/RetrievalResult (docs/dataset-json.md, evaluators): at least one of
+        # expected_items and min_expected_count.
         problems.add(
-            "UNKNOWN_FIELD",
-            f"unknown evaluator {shown(name)}"
-            + (f"; did you mean {hint!r}?" if hint else "")
-            + f" (known: {listing}; register your own with evalnb.checks.register)",
-            loc,
-            suggestion=hint,
+            "MISSING_FIELD",
+            "RetrievalResult needs 'expected_items' or 'min_expected_count'",
+            (*loc, "expected_items"),
         )
         return None
+    for options_model, build in _BUILTIN_SPECS:
+        if isinstance(o, options_model):
+            return build(o, name)
+    return None  # the options did not validate; validation recorded why
+
+
+def _unknown_evaluator(name: str, loc: Loc, problems: Problems) -> None:
+    known = registry.known()
+    hint = nearest(name, [*BUILTIN_EVALUATORS, *known])
+    listing = ", ".join([*BUILTIN_EVALUATORS, *known])
+    problems.add(
+        "UNKNOWN_FIELD",
+        f"unknown evaluator {shown(name)}"
+        + (f"; did you mean {hint!r}?" if hint else "")
+        + f" (known: {listing}; register your own with evalnb.checks.register)",
+        loc,
+        suggestion=hint,
+    )
+
+
+def _custom_spec(
+    name: str, registered: Any, options: Mapping[str, Any], loc: Loc, problems: Problems
+) -> CheckSpec | None:
+    """A registered check as a custom evaluator: its threshold, and its options checked against its signature."""
     # docs/dataset-json.md, evaluators (CustomEvaluatorOptions): `threshold` is applied to the check's value by the
     # runner and `options` is forwarded to the check; other keys are evalnb's flat form of the same options.
     threshold = options.get("threshold")
@@ -135,10 +160,10 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
         problems.add("TYPE_MISMATCH", "'options' must be an object", (*loc, "options"))
         return None
     flat = {k: v for k, v in options.items() if k not in ("threshold", "options")}
-    options = {**flat, **nested}
-    loc_of = {k: (*loc, "options", k) if k in nested else (*loc, k) for k in options}
+    merged = {**flat, **nested}
+    loc_of = {k: (*loc, "options", k) if k in nested else (*loc, k) for k in merged}
     allowed = registered.options  # what the check said it takes, at registration (None: anything)
-    unknown = [key for key in options if allowed is not None and key not in allowed]
+    unknown = [key for key in merged if allowed is not None and key not in allowed]
     for key in unknown:
         hint = nearest(key, allowed or [])
         problems.add(
@@ -151,7 +176,7 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
     if unknown:
         return None
     return CustomCheck(
-        check=name, settings=dict(options), threshold=None if threshold is None else float(threshold)
+        check=name, settings=dict(merged), threshold=None if threshold is None else float(threshold)
     )
 
 

@@ -200,9 +200,22 @@ def _item(
 ) -> Case | None:
     """One item -> its case, or None after recording every problem found in it."""
     loc: Loc = ("items", i)
+    if not _item_shape(raw, i, loc, problems):
+        return None
+    before = len(problems)
+    # Version gates are recorded first: at one location, an older schemaVersion explains the failure
+    # better than its consequences.
+    _gate_evaluators(raw, loc, version, problems)
+    if "turns" in raw:
+        return _thread(raw, i, loc, version, defaults, tools, problems, cache, before)
+    return _single(raw, i, loc, defaults, tools, problems, cache, before)
+
+
+def _item_shape(raw: Any, i: int, loc: Loc, problems: Problems) -> bool:
+    """Whether an item is an object with exactly one of ``prompt`` and ``turns``; records why not."""
     if not isinstance(raw, Mapping):
         problems.add("TYPE_MISMATCH", f"items[{i}] must be an object, got {type_name(raw)}", loc)
-        return None
+        return False
     has_prompt, has_turns = "prompt" in raw, "turns" in raw
     if has_prompt and has_turns:
         problems.add(
@@ -210,76 +223,104 @@ def _item(
             f"items[{i}] gives both 'prompt' and 'turns'; an item is one or the other",
             (*loc, "turns"),
         )
-        return None
-    if not has_prompt and not has_turns:
-        near = [(key, hint) for key in raw if (hint := nearest(key, ["prompt", "turns"]))]
-        if near:
-            key, hint = near[0]
-            problems.add(
-                "UNKNOWN_FIELD",
-                f"unknown key {shown(key)} in items[{i}]; did you mean {hint!r}?",
-                (*loc, key),
-                suggestion=hint,
-            )
-        else:
-            problems.add(
-                "MISSING_FIELD",
-                f"items[{i}] needs 'prompt' (single turn) or 'turns' (a conversation)",
-                (*loc, "prompt"),
-            )
-        return None
-    before = len(problems)
-    # Version gates are recorded first: at one location, an older schemaVersion explains the failure
-    # better than its consequences.
+        return False
+    if has_prompt or has_turns:
+        return True
+    near = [(key, hint) for key in raw if (hint := nearest(key, ["prompt", "turns"]))]
+    if near:
+        key, hint = near[0]
+        problems.add(
+            "UNKNOWN_FIELD",
+            f"unknown key {shown(key)} in items[{i}]; did you mean {hint!r}?",
+            (*loc, key),
+            suggestion=hint,
+        )
+    else:
+        problems.add(
+            "MISSING_FIELD",
+            f"items[{i}] needs 'prompt' (single turn) or 'turns' (a conversation)",
+            (*loc, "prompt"),
+        )
+    return False
+
+
+def _gate_evaluators(
+    raw: Mapping[str, Any], loc: Loc, version: tuple[int, int, int] | None, problems: Problems
+) -> None:
     for key in ("evaluators", "evaluators_mode"):
         if key in raw:
             _gate(version, EVALUATORS_SINCE, f"'{key}'", (*loc, key), problems)
-    if has_turns:
-        _gate(version, TURNS_SINCE, "'turns' (multi-turn items)", (*loc, "turns"), problems)
-        if "expected_response" in raw:
-            problems.add(
-                "INVALID_VALUE",
-                f"items[{i}] has 'turns': give each turn its own 'expected_response'",
-                (*loc, "expected_response"),
-            )
-        raw_turns = raw.get("turns")
-        for t, turn in enumerate(raw_turns if isinstance(raw_turns, list) else []):
-            if isinstance(turn, Mapping):
-                for key in ("evaluators", "evaluators_mode"):
-                    if key in turn:
-                        _gate(version, EVALUATORS_SINCE, f"'{key}'", (*loc, "turns", t, key), problems)
-        thread: ThreadItemDoc | None = problems.validate(ThreadItemDoc, raw, prefix=loc)
-        base = apply_evaluators(defaults, raw, loc, problems, cache)
-        turn_checks = [
-            list(apply_evaluators(base, turn, (*loc, "turns", t), problems, cache).values())
-            for t, turn in enumerate(raw_turns if isinstance(raw_turns, list) else [])
-            if isinstance(turn, Mapping)
-        ]
-        if thread is None or len(problems) > before:
-            return None
-        # docs/dataset-json.md, tool calls and allowlists: they resolve like evaluators (a thread's list is evalnb's)
-        thread_tools = None if tools is None else apply_allowed_tools(tools, raw)
-        model_turns = [
-            Turn(
-                prompt=td.prompt,
-                expected=td.expected_response,
-                context=td.context,
-                checks=checks,
-                allowed_tools=None if thread_tools is None else apply_allowed_tools(thread_tools, rt),
-                meta=_meta(rt, (*_TURN_OUTPUT, "tags")),
-            )
-            for td, rt, checks in zip(thread.turns, raw_turns or [], turn_checks, strict=True)
-        ]
-        case_id = thread.testId or thread.name or f"item-{i + 1:03d}"
-        return Case(
-            id=case_id,
-            name=thread.name or case_id,
-            category=thread.category,
-            notes=thread.notes,
-            runs=1,
-            turns=model_turns,
-            meta=_meta(raw, ("description", "conversation_id", "summary", "tags", "extensions")),
+
+
+def _thread(
+    raw: Mapping[str, Any],
+    i: int,
+    loc: Loc,
+    version: tuple[int, int, int] | None,
+    defaults: dict[str, CheckSpec],
+    tools: list[str] | None,
+    problems: Problems,
+    cache: SpecCache,
+    before: int,
+) -> Case | None:
+    """A multi-turn item -> one case whose turns are one conversation."""
+    _gate(version, TURNS_SINCE, "'turns' (multi-turn items)", (*loc, "turns"), problems)
+    if "expected_response" in raw:
+        problems.add(
+            "INVALID_VALUE",
+            f"items[{i}] has 'turns': give each turn its own 'expected_response'",
+            (*loc, "expected_response"),
         )
+    raw_turns = raw.get("turns")
+    listed = raw_turns if isinstance(raw_turns, list) else []
+    for t, turn in enumerate(listed):
+        if isinstance(turn, Mapping):
+            _gate_evaluators(turn, (*loc, "turns", t), version, problems)
+    thread: ThreadItemDoc | None = problems.validate(ThreadItemDoc, raw, prefix=loc)
+    base = apply_evaluators(defaults, raw, loc, problems, cache)
+    turn_checks = [
+        list(apply_evaluators(base, turn, (*loc, "turns", t), problems, cache).values())
+        for t, turn in enumerate(listed)
+        if isinstance(turn, Mapping)
+    ]
+    if thread is None or len(problems) > before:
+        return None
+    # docs/dataset-json.md, tool calls and allowlists: they resolve like evaluators (a thread's list is evalnb's)
+    thread_tools = None if tools is None else apply_allowed_tools(tools, raw)
+    model_turns = [
+        Turn(
+            prompt=td.prompt,
+            expected=td.expected_response,
+            context=td.context,
+            checks=checks,
+            allowed_tools=None if thread_tools is None else apply_allowed_tools(thread_tools, rt),
+            meta=_meta(rt, (*_TURN_OUTPUT, "tags")),
+        )
+        for td, rt, checks in zip(thread.turns, raw_turns or [], turn_checks, strict=True)
+    ]
+    case_id = thread.testId or thread.name or f"item-{i + 1:03d}"
+    return Case(
+        id=case_id,
+        name=thread.name or case_id,
+        category=thread.category,
+        notes=thread.notes,
+        runs=1,
+        turns=model_turns,
+        meta=_meta(raw, ("description", "conversation_id", "summary", "tags", "extensions")),
+    )
+
+
+def _single(
+    raw: Mapping[str, Any],
+    i: int,
+    loc: Loc,
+    defaults: dict[str, CheckSpec],
+    tools: list[str] | None,
+    problems: Problems,
+    cache: SpecCache,
+    before: int,
+) -> Case | None:
+    """A single-turn item -> one case of one turn."""
     given = cache.key(raw["evaluators"]) if isinstance(raw.get("evaluators"), Mapping) else None
     # An evaluator map already resolved without a problem is not validated again with each item that repeats it.
     shown_raw = {k: v for k, v in raw.items() if k != "evaluators"} if given in cache.valid_maps else raw
@@ -321,19 +362,7 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
         name: the suite name when the document has no ``metadata.name`` (the file's stem).
     """
     legacy = is_legacy(data)
-    if isinstance(data, list):
-        root: dict[str, Any] = {"items": data}
-    elif isinstance(data, Mapping):
-        if (
-            "items" not in data
-            and "schemaVersion" not in data
-            and ("prompts" in data or "expected_responses" in data)
-        ):
-            root = {"items": pair_items(data)}
-        else:
-            root = dict(data)
-    else:
-        fail("TYPE_MISMATCH", f"the top level must be an object or an array of items, got {type_name(data)}")
+    root = _root(data)
     version = _version(root)
     problems = Problems(root)
     if "default_evaluators" in root:
@@ -352,21 +381,70 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
             ("items",) if not isinstance(data, list) else (),
         )
     raw_defaults = root.get("default_evaluators")
-    defaults: dict[str, CheckSpec] = {}
     cache = SpecCache()
-    for n, o in (raw_defaults if isinstance(raw_defaults, Mapping) else SYSTEM_DEFAULTS).items():
-        spec = cache.spec(n, o, ("default_evaluators", n), problems)
-        if spec is not None:
-            defaults[n] = spec
+    defaults = _defaults(raw_defaults, problems, cache)
     raw_tools = root.get("default_allowed_tools")
     # docs/dataset-json.md, tool calls and allowlists: an absent allowlist resolves to empty (fail closed), in a
     # document that declares one
     tools: list[str] | None = (
         apply_allowed_tools([], {"allowed_tools": raw_tools}) if declares_allowlist(root) else None
     )
+    items = raw_items if isinstance(raw_items, list) else []
+    cases = _cases(items, version, defaults, tools, problems, cache)
+    problems.raise_if_any()
+    assert doc is not None  # no problems means validation succeeded
+    meta_name = (
+        doc.metadata.name if doc.metadata and doc.metadata.name and doc.metadata.name.strip() else None
+    )
+    suite = Suite(
+        name=meta_name or name or "dataset",
+        description=doc.description or (doc.metadata.description if doc.metadata else None),
+        format="dataset-json",
+        cases=cases,
+        meta=_suite_meta(doc, version, legacy, tools),
+    )
+    if legacy and not isinstance(raw_defaults, Mapping):
+        _legacy_defaults(suite, defaults)
+    return suite
+
+
+def _root(data: Any) -> dict[str, Any]:
+    """The document as a versioned root: a legacy array or pair of lists becomes its ``items``."""
+    if isinstance(data, list):
+        return {"items": data}
+    if not isinstance(data, Mapping):
+        fail("TYPE_MISMATCH", f"the top level must be an object or an array of items, got {type_name(data)}")
+    if (
+        "items" not in data
+        and "schemaVersion" not in data
+        and ("prompts" in data or "expected_responses" in data)
+    ):
+        return {"items": pair_items(data)}
+    return dict(data)
+
+
+def _defaults(raw_defaults: Any, problems: Problems, cache: SpecCache) -> dict[str, CheckSpec]:
+    """The document's default evaluators (the dataset defaults when it names none), as check specs."""
+    defaults: dict[str, CheckSpec] = {}
+    for n, o in (raw_defaults if isinstance(raw_defaults, Mapping) else SYSTEM_DEFAULTS).items():
+        spec = cache.spec(n, o, ("default_evaluators", n), problems)
+        if spec is not None:
+            defaults[n] = spec
+    return defaults
+
+
+def _cases(
+    items: list[Any],
+    version: tuple[int, int, int] | None,
+    defaults: dict[str, CheckSpec],
+    tools: list[str] | None,
+    problems: Problems,
+    cache: SpecCache,
+) -> list[Case]:
+    """Every item's case, recording the problems of each and the ids used twice."""
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    for i, raw in enumerate(raw_items if isinstance(raw_items, list) else []):
+    for i, raw in enumerate(items):
         case = _item(raw, i, version, defaults, tools, problems, cache)
         if case is not None:
             cases.append(case)
@@ -382,12 +460,12 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
             )
         else:
             seen[case_id] = i
-    problems.raise_if_any()
-    assert doc is not None  # no problems means validation succeeded
-    meta_name = (
-        doc.metadata.name if doc.metadata and doc.metadata.name and doc.metadata.name.strip() else None
-    )
-    description = doc.description or (doc.metadata.description if doc.metadata else None)
+    return cases
+
+
+def _suite_meta(
+    doc: RootDoc, version: tuple[int, int, int] | None, legacy: bool, tools: list[str] | None
+) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "schemaVersion": ".".join(map(str, version)) if version else None,
         "legacy": legacy,
@@ -398,16 +476,7 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
         meta["$schema"] = doc.schema_uri
     if tools is not None:
         meta["default_allowed_tools"] = tools
-    suite = Suite(
-        name=meta_name or name or "dataset",
-        description=description,
-        format="dataset-json",
-        cases=cases,
-        meta=meta,
-    )
-    if legacy and not isinstance(raw_defaults, Mapping):
-        _legacy_defaults(suite, defaults)
-    return suite
+    return meta
 
 
 def _legacy_defaults(suite: Suite, defaults: dict[str, CheckSpec]) -> None:

@@ -91,48 +91,11 @@ def build(
     seen: dict[str, int] = {}
     generated: dict[str, int] = {}
     for i, row in enumerate(rows):
-        text = {role: _text(row, col, i, where, problems) for role, col in roles.items() if col is not None}
-        the_prompt = text.get("prompt")
-        blank = the_prompt is None or not the_prompt.strip()
-        if roles["prompt"] is not None and blank:
-            problems.add(
-                "BLANK_FIELD",
-                f"the prompt of {where(i)} is empty; every row needs one",
-                ("rows", i, roles["prompt"]),
-            )
-        case_id = text.get("id")
-        if roles["id"] is not None:
-            if case_id is None or not case_id.strip():
-                problems.add("BLANK_FIELD", f"the id of {where(i)} is empty", ("rows", i, roles["id"]))
-                continue
-            if case_id in seen:
-                problems.add(
-                    "INVALID_VALUE",
-                    f"duplicate id {shown(case_id)} in {where(i)} (first used by {where(seen[case_id])}); "
-                    "give each row its own",
-                    ("rows", i, roles["id"]),
-                )
-                continue
-            seen[case_id] = i
-        if the_prompt is None or blank:
-            continue  # recorded above (or, with no prompt column, once for the table)
-        if case_id is None:
-            case_id = _generated_id(the_prompt, generated)
-        answer = text.get("expected")
-        if answer is not None and not answer.strip():
-            answer = None  # an answer of blanks compares with nothing (docs/tables.md)
-        mine = specs if answer is not None else [s for s in specs if not s.needs_expected]
-        if len(mine) < len(specs):
-            unchecked.append(i)
-        category_value = text.get("category")
-        cases.append(
-            Case(
-                id=case_id,
-                name=case_id if roles["id"] is not None else _short(the_prompt),
-                category=category_value if category_value and category_value.strip() else None,
-                turns=[Turn(prompt=the_prompt, expected=answer, checks=list(mine))],
-            )
-        )
+        case = _row_case(row, i, roles, specs, where, problems, seen, generated)
+        if case is not None:
+            cases.append(case)
+            if len(case.turns[0].checks) < len(specs):
+                unchecked.append(i)
     problems.raise_if_any()
     suite = Suite(
         name=name,
@@ -143,6 +106,65 @@ def build(
     if unchecked:
         suite.warnings.append(_unchecked(unchecked, len(rows), specs, roles["expected"], where))
     return suite
+
+
+def _row_case(
+    row: Mapping[str, Any],
+    i: int,
+    roles: dict[str, str | None],
+    specs: list[CheckSpec],
+    where: _Where,
+    problems: Problems,
+    seen: dict[str, int],
+    generated: dict[str, int],
+) -> Case | None:
+    """The case of row ``i``, or None after recording why it has none (an empty prompt, a bad id)."""
+    text = {role: _text(row, col, i, where, problems) for role, col in roles.items() if col is not None}
+    the_prompt = text.get("prompt")
+    blank = the_prompt is None or not the_prompt.strip()
+    if roles["prompt"] is not None and blank:
+        problems.add(
+            "BLANK_FIELD",
+            f"the prompt of {where(i)} is empty; every row needs one",
+            ("rows", i, roles["prompt"]),
+        )
+    case_id = text.get("id")
+    if roles["id"] is not None and not _own_id(case_id, i, roles["id"], where, problems, seen):
+        return None
+    if the_prompt is None or blank:
+        return None  # recorded above (or, with no prompt column, once for the table)
+    if case_id is None:
+        case_id = _generated_id(the_prompt, generated)
+    answer = text.get("expected")
+    if answer is not None and not answer.strip():
+        answer = None  # an answer of blanks compares with nothing (docs/tables.md)
+    mine = specs if answer is not None else [s for s in specs if not s.needs_expected]
+    category_value = text.get("category")
+    return Case(
+        id=case_id,
+        name=case_id if roles["id"] is not None else _short(the_prompt),
+        category=category_value if category_value and category_value.strip() else None,
+        turns=[Turn(prompt=the_prompt, expected=answer, checks=list(mine))],
+    )
+
+
+def _own_id(
+    case_id: str | None, i: int, column: str, where: _Where, problems: Problems, seen: dict[str, int]
+) -> bool:
+    """Whether row ``i``'s id is given and not used by an earlier row; records the problem if not."""
+    if case_id is None or not case_id.strip():
+        problems.add("BLANK_FIELD", f"the id of {where(i)} is empty", ("rows", i, column))
+        return False
+    if case_id in seen:
+        problems.add(
+            "INVALID_VALUE",
+            f"duplicate id {shown(case_id)} in {where(i)} (first used by {where(seen[case_id])}); "
+            "give each row its own",
+            ("rows", i, column),
+        )
+        return False
+    seen[case_id] = i
+    return True
 
 
 class _Where:

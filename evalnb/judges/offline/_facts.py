@@ -333,62 +333,29 @@ def _unit_of(word: str) -> tuple[str, float] | None:
     return _UNITS.get(word.lower())
 
 
+class _Words:
+    """The tokens of a text with each word lower-cased (``None`` for a token that is not a word, or past the end)."""
+
+    __slots__ = ("tokens", "words")
+
+    def __init__(self, tokens: list[_Tok]) -> None:
+        self.tokens = tokens
+        self.words = [tk.text.lower() if tk.kind == "word" else None for tk in tokens]
+
+    def __call__(self, k: int) -> str | None:
+        return self.words[k] if k < len(self.words) else None
+
+
 def _read_quantity(tokens: list[_Tok], i: int, counted: str | None) -> tuple[Quantity | None, int]:
     """The quantity whose number is ``tokens[i]``, and the index after what it used."""
     t = tokens[i]
     value = float(t.value or 0.0)
-    j = i + 1
-    words = [tk.text.lower() if tk.kind == "word" else None for tk in tokens]
-
-    def word(k: int) -> str | None:
-        return words[k] if k < len(words) else None
-
-    high = value
-    # A range: "2 to 3 litres", "2-3 litres", "between 2 and 3 litres": the unit after the second number.
-    if (
-        j + 1 < len(tokens)
-        and (word(j) in ("to", "and") or tokens[j].text in ("-", "–"))
-        and tokens[j + 1].kind == "number"
-        and tokens[j + 1].unit in (None, "word")
-        and (t.unit in (None, "word"))
-    ):
-        high = float(tokens[j + 1].value or 0.0)
-        j += 2
-    unit: tuple[str, float] | None = None
-    unit_word = ""
-    text = t.text
-    if t.unit not in (None, "word"):
-        unit_word = (t.unit or "").lower()  # "$40", "60%", "5km"
-    elif word(j) is not None and _unit_of(word(j) or ""):
-        unit_word = word(j) or ""
-        text = f"{text} {tokens[j].text}"
-        j += 1
-    elif (
-        word(j) is not None
-        and word(j) not in STOP_WORDS
-        and len(word(j + 1) or "") > 2
-        and _unit_of(word(j + 1) or "")
-    ):
-        unit_word = word(j + 1) or ""  # "three consecutive days"
-        text = f"{text} {tokens[j].text} {tokens[j + 1].text}"
-        j += 2
+    word = _Words(tokens)
+    high, j = _range_end(word, i)
+    unit_word, text, j = _unit_word(word, i, j)
     unit = _unit_of(unit_word) if unit_word else None
     if unit is not None:
-        dimension, factor = unit
-        fahrenheit = unit_word in _FAHRENHEIT or (dimension == "temperature" and word(j) in _FAHRENHEIT)
-        if dimension == "temperature" and word(j) in _SCALE_NAMES:
-            j += 1  # "100 degrees Celsius"
-        low_v, high_v = value * factor, high * factor
-        if fahrenheit:
-            low_v, high_v = (value - 32) * 5 / 9, (high - 32) * 5 / 9
-        per = None
-        if (word(j) in _RATE or (j < len(tokens) and tokens[j].text == "/")) and _unit_of(word(j + 1) or ""):
-            period = _unit_of(word(j + 1) or "")
-            if period is not None and period[0] == "time":
-                per = period[1]  # "$40 a day", "300,000 km per second", "5 km/h"
-                text = f"{text} {tokens[j].text} {tokens[j + 1].text}"
-                j += 2
-        return Quantity(low_v, high_v, dimension, per, text=text, unit=factor), j
+        return _measured(word, j, value, high, unit_word, unit, text)
     noun = word(j)
     if noun is not None and noun not in STOP_WORDS and not _is_number_word(noun):
         return Quantity(value, high, f"count:{_lemma(noun)}", text=f"{text} {tokens[j].text}"), j + 1
@@ -397,6 +364,61 @@ def _read_quantity(tokens: list[_Tok], i: int, counted: str | None) -> tuple[Qua
     if high == value and value == int(value) and 1000 <= value <= 2100 and "," not in t.text:
         return Quantity(value, high, "year", text=text), j
     return Quantity(value, high, f"count:{counted}" if counted else "number", text=text), j
+
+
+def _range_end(word: _Words, i: int) -> tuple[float, int]:
+    """A range: "2 to 3 litres", "2-3 litres", "between 2 and 3 litres" (the unit after the second number): its
+    high end and the index after it; else the number itself and the index after it."""
+    tokens, t, j = word.tokens, word.tokens[i], i + 1
+    if (
+        j + 1 < len(tokens)
+        and (word(j) in ("to", "and") or tokens[j].text in ("-", "–"))
+        and tokens[j + 1].kind == "number"
+        and tokens[j + 1].unit in (None, "word")
+        and (t.unit in (None, "word"))
+    ):
+        return float(tokens[j + 1].value or 0.0), j + 2
+    return float(t.value or 0.0), j
+
+
+def _unit_word(word: _Words, i: int, j: int) -> tuple[str, str, int]:
+    """The unit of the number at ``i`` (its own: "$40", "60%", "5km"; the next word; or the one after an
+    adjective: "three consecutive days"), the text read so far, and the index after the unit."""
+    tokens, t = word.tokens, word.tokens[i]
+    if t.unit not in (None, "word"):
+        return (t.unit or "").lower(), t.text, j
+    if word(j) is not None and _unit_of(word(j) or ""):
+        return word(j) or "", f"{t.text} {tokens[j].text}", j + 1
+    if (
+        word(j) is not None
+        and word(j) not in STOP_WORDS
+        and len(word(j + 1) or "") > 2
+        and _unit_of(word(j + 1) or "")
+    ):
+        return word(j + 1) or "", f"{t.text} {tokens[j].text} {tokens[j + 1].text}", j + 2
+    return "", t.text, j
+
+
+def _measured(
+    word: _Words, j: int, value: float, high: float, unit_word: str, unit: tuple[str, float], text: str
+) -> tuple[Quantity, int]:
+    """A number with a unit, in the unit's base (Fahrenheit to Celsius), with its rate ("a day") if one follows."""
+    tokens = word.tokens
+    dimension, factor = unit
+    fahrenheit = unit_word in _FAHRENHEIT or (dimension == "temperature" and word(j) in _FAHRENHEIT)
+    if dimension == "temperature" and word(j) in _SCALE_NAMES:
+        j += 1  # "100 degrees Celsius"
+    low_v, high_v = value * factor, high * factor
+    if fahrenheit:
+        low_v, high_v = (value - 32) * 5 / 9, (high - 32) * 5 / 9
+    per = None
+    if (word(j) in _RATE or (j < len(tokens) and tokens[j].text == "/")) and _unit_of(word(j + 1) or ""):
+        period = _unit_of(word(j + 1) or "")
+        if period is not None and period[0] == "time":
+            per = period[1]  # "$40 a day", "300,000 km per second", "5 km/h"
+            text = f"{text} {tokens[j].text} {tokens[j + 1].text}"
+            j += 2
+    return Quantity(low_v, high_v, dimension, per, text=text, unit=factor), j
 
 
 # --------------------------------------------------------------------------------------------------
