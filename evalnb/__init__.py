@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from evalnb.comparison import compare, power
     from evalnb.export import read_results
     from evalnb.formats import discover, from_frame, load, upgrade
+    from evalnb.preference import pairwise
     from evalnb.results import Result
     from evalnb.running.api import run, run_async
     from evalnb.running.rescore import rescore
@@ -57,6 +58,7 @@ __all__ = [
     "from_frame",
     "judges",
     "load",
+    "pairwise",
     "plots",
     "power",
     "read_results",
@@ -79,6 +81,7 @@ _LAZY: dict[str, str | None] = {
     "Store": "evalnb.store",
     "compare": "evalnb.comparison",
     "power": "evalnb.comparison",
+    "pairwise": "evalnb.preference",
     "rescore": "evalnb.running",
     "agents": None,
     "checks": None,

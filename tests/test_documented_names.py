@@ -65,7 +65,6 @@ PUBLIC = [
 PENDING = {
     "evalnb.Budget",
     "evalnb.export.to_mlflow",
-    "evalnb.pairwise",
     "evalnb.plots.tradeoff",
     "evalnb.rank",
     "evalnb.read_inspect_log",

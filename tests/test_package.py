@@ -56,6 +56,7 @@ def test_public_api_is_pinned():
         "from_frame",
         "judges",
         "load",
+        "pairwise",
         "plots",
         "power",
         "read_results",
