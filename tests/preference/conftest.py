@@ -51,3 +51,11 @@ def noisy_judge(
 @pytest.fixture(scope="module")
 def forty() -> tuple[Any, Any]:
     return versions(40)
+
+
+from tests.support.openai_server import openai_server  # noqa: E402,F401 - the real loopback server fixture
+
+
+@pytest.fixture(autouse=True)
+def _offline(offline_env: Any) -> None:
+    """Every pairwise test runs in a temp folder with no OpenAI settings (see tests/conftest.py)."""
