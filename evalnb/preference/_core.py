@@ -154,9 +154,13 @@ async def pairwise_async(
         why = "; ".join(sorted({str(x["why"]) for x in found.left_out})) or "no case on either side"
         raise ConfigError(f"nothing to compare: no case and turn that both versions answered ({why})")
     if isinstance(judge_, OfflinePairJudge):
-        lacking = [f"{p.case_id} turn {p.turn}" for p in found.items if p.expected is None]
+        turns = list(dict.fromkeys(f"{p.case_id} turn {p.turn}" for p in found.items))
+        lacking = list(dict.fromkeys(f"{p.case_id} turn {p.turn}" for p in found.items if p.expected is None))
         if lacking:
-            raise ConfigError(no_expected_message(judge_.label, len(lacking), len(found.items), lacking))
+            raise ConfigError(no_expected_message(judge_.label, len(lacking), len(turns), lacking))
+    check = getattr(judge_, "preflight", None)
+    if check is not None:
+        await check()  # an endpoint that cannot be reached is a ConfigError now, not a column of failures
     rng = random.Random(seed)
     plan = [["ab", "ba"] if orderings == 2 else [rng.choice(("ab", "ba"))] for _ in found.items]
     gate = asyncio.Semaphore(concurrency)
@@ -251,8 +255,8 @@ def pairwise(
         ``exit_code``.
 
     Raises:
-        ConfigError: no judge, an offline judge without expected answers, nothing both versions answered,
-            or a bad option.
+        ConfigError: no judge, a model judge whose endpoint cannot be reached, an offline judge without expected
+            answers, nothing both versions answered, or a bad option.
 
     Example::
 

@@ -29,6 +29,7 @@ from evalnb._text import content_words, token_f1
 from evalnb.errors import ConfigError, JudgeError
 from evalnb.judges import JudgeCache, JudgeReply, as_judge
 from evalnb.judges.base import cost_of
+from evalnb.judges.resolve import judge_strings, load_callable
 from evalnb.preference._prompt import PairPrompt, build_pair_prompt, parse_preference, preference_distribution
 
 __all__ = ["OFFLINE", "PairJudge", "Verdict", "pair_judge"]
@@ -171,6 +172,12 @@ class ModelPairJudge:
         self.label = _label(judge)
         self.kind = str(getattr(judge, "kind", "llm"))
         self.rubric = rubric
+
+    async def preflight(self) -> None:
+        """The model judge's start-up check (an unreachable endpoint stops before anything is judged)."""
+        check = getattr(self.judge, "preflight", None)
+        if check is not None:
+            await check()
 
     async def _ask(self, prompt: PairPrompt) -> JudgeReply:
         cache = getattr(self.judge, "cache", None)
@@ -315,6 +322,11 @@ def pair_judge(
         )
     if hasattr(judge, "verdict") and inspect.iscoroutinefunction(judge.verdict):
         return judge  # already a pairwise judge
+    if isinstance(judge, str):
+        prefix, colon, _ = judge.strip().partition(":")
+        if colon and prefix.lower() not in judge_strings():
+            # "module:function" / "file.py:function" names a pairwise callable, as --judge writes it
+            return pair_judge(load_callable(judge.strip()), rubric=rubric, cache=cache, base_url=base_url)
     is_judge = hasattr(judge, "complete") and inspect.iscoroutinefunction(judge.complete)
     if callable(judge) and not isinstance(judge, str) and not is_judge:
         if not _takes_three(judge):
