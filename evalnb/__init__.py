@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from evalnb.comparison import compare, power
     from evalnb.export import read_results
     from evalnb.formats import discover, from_frame, load, upgrade
-    from evalnb.preference import pairwise
+    from evalnb.preference import pairwise, rank
     from evalnb.results import Result
     from evalnb.running.api import run, run_async
     from evalnb.running.rescore import rescore
@@ -61,6 +61,7 @@ __all__ = [
     "pairwise",
     "plots",
     "power",
+    "rank",
     "read_results",
     "rescore",
     "run",
@@ -82,6 +83,7 @@ _LAZY: dict[str, str | None] = {
     "compare": "evalnb.comparison",
     "power": "evalnb.comparison",
     "pairwise": "evalnb.preference",
+    "rank": "evalnb.preference",
     "rescore": "evalnb.running",
     "agents": None,
     "checks": None,

@@ -66,7 +66,6 @@ PENDING = {
     "evalnb.Budget",
     "evalnb.export.to_mlflow",
     "evalnb.plots.tradeoff",
-    "evalnb.rank",
     "evalnb.read_inspect_log",
 }
 

@@ -59,6 +59,7 @@ def test_public_api_is_pinned():
         "pairwise",
         "plots",
         "power",
+        "rank",
         "read_results",
         "rescore",
         "run",

@@ -10,13 +10,15 @@ Example::
     evalnb.plots.scorecard(result).show()
     evalnb.plots.trend(store, "foodmart-sales-evals")
     evalnb.plots.compare(evalnb.compare(v1, v2))
+    evalnb.plots.ranking(evalnb.rank([v1, v2, v3], judge=judge))
 """
 
 from __future__ import annotations
 
 from evalnb.plots.agreement import agreement
 from evalnb.plots.compare import compare
+from evalnb.plots.ranking import ranking
 from evalnb.plots.results import categories, scorecard
 from evalnb.plots.trend import trend
 
-__all__ = ["agreement", "categories", "compare", "scorecard", "trend"]
+__all__ = ["agreement", "categories", "compare", "ranking", "scorecard", "trend"]

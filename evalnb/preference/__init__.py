@@ -19,10 +19,11 @@ Example::
 from __future__ import annotations
 
 from evalnb.preference._core import pairwise, pairwise_async
+from evalnb.preference._rank import Ranking, rank, rank_async
 from evalnb.preference._result import Pairwise
 
-__all__ = ["Pairwise", "pairwise", "pairwise_async"]
+__all__ = ["Pairwise", "Ranking", "pairwise", "pairwise_async", "rank", "rank_async"]
 
-for _obj in (Pairwise, pairwise, pairwise_async):
+for _obj in (Pairwise, Ranking, pairwise, pairwise_async, rank, rank_async):
     _obj.__module__ = __name__  # reprs and docs show the public home
 del _obj
