@@ -171,10 +171,11 @@ class Comparison:
         t = self.triage
         return t[t["change"] == "improved"].reset_index(drop=True)
 
-    def explore(self) -> Any:
+    def explore(self, *, pairwise: Any = None) -> Any:
         """An interactive browser for a notebook (ipywidgets): pick a case (filter by change, check,
         category) and see both versions' answers side by side with their difference marked, each check's
-        values, change and reasons.
+        values, change and reasons; with ``pairwise`` (what ``evalnb.pairwise(a, b, ...)`` returned), the
+        judge's pairwise verdict beside the answers.
 
         Raises:
             ValueError: when the comparison was made from scores frames (it needs the Results' answers).
@@ -190,7 +191,7 @@ class Comparison:
             )
         from evalnb.browser import explore_comparison
 
-        return explore_comparison(self, *self._results)
+        return explore_comparison(self, *self._results, pairwise=pairwise)
 
     # -- frame-like ----------------------------------------------------------------------------------
 

@@ -51,14 +51,14 @@ def _b_share(order: str, v: Verdict) -> float | None:
     return float(v.probs.get(b_pos, 0.0)) + 0.5 * float(v.probs.get("tie", 0.0))
 
 
-def _reason(verdicts: dict[str, Verdict], consistent: bool | None) -> str:
+def _reason(verdicts: dict[str, Verdict], consistent: bool | None, labels: tuple[str, str]) -> str:
     if len(verdicts) == 1 or consistent:
         return next(iter(verdicts.values())).reason
-    names = {"ab": "a first", "ba": "b first"}
+    names = {"ab": f"{labels[0]} first", "ba": f"{labels[1]} first"}
     return "; ".join(f"{names[o]}: {v.reason}" for o, v in verdicts.items())
 
 
-def _row(pair: Pair, verdicts: dict[str, Verdict], label: str) -> dict[str, Any]:
+def _row(pair: Pair, verdicts: dict[str, Verdict], label: str, labels: tuple[str, str]) -> dict[str, Any]:
     sides = {o: _side_of(o, v) for o, v in verdicts.items()}
     judged = all(s is not None for s in sides.values())
     consistent: bool | None = None
@@ -90,7 +90,7 @@ def _row(pair: Pair, verdicts: dict[str, Verdict], label: str) -> dict[str, Any]
         "score": score,
         "weighted": weighted if judged else None,
         "status": "judged" if judged else "degraded",
-        "reason": _reason(verdicts, consistent) if judged else "; ".join(failed),
+        "reason": _reason(verdicts, consistent, labels) if judged else "; ".join(failed),
         "prompt": pair.prompt,
         "a": pair.a,
         "b": pair.b,
@@ -175,8 +175,11 @@ async def pairwise_async(
             for t in tasks:
                 t.cancel()
     label = str(judge_.label)
+    la, lb = labels if labels is not None else (label_of(a, "a"), label_of(b, "b"))
+    if la == lb:
+        la, lb = f"{la} (a)", f"{lb} (b)"
     rows = [
-        _row(pair, dict(zip(orders, verdicts, strict=True)), label)
+        _row(pair, dict(zip(orders, verdicts, strict=True)), label, (la, lb))
         for pair, orders, verdicts in zip(found.items, plan, done, strict=True)
     ]
     cases = frame(rows)
@@ -184,9 +187,6 @@ async def pairwise_async(
     per_case = judged.groupby("case_id", sort=False)["score"].mean()
     test = win_rate_test(np.asarray(per_case, dtype=float), confidence=confidence, seed=seed)
     bias, flips, first = _position(rows)
-    la, lb = labels if labels is not None else (label_of(a, "a"), label_of(b, "b"))
-    if la == lb:
-        la, lb = f"{la} (a)", f"{lb} (b)"
     left = pd.DataFrame(found.left_out, columns=["case_id", "turn", "run", "why"]).astype(
         {"case_id": "string", "turn": "Int64", "run": "Int64", "why": "string"}
     )

@@ -181,8 +181,8 @@ class Pairwise:
         head = (
             f"{self.b_label} against {self.a_label}: {self.b_label} wins {_pct(self.win_rate)} of "
             f"{self.cases_counted} cases, ties as half ({self._conf()} interval {_pct(self.ci_low)} to "
-            f"{_pct(self.ci_high)}); judged by {self.judge} in {order}: {n['b']} won by {self.b_label}, {n['a']} "
-            f"by {self.a_label}, {n['tie']} ties."
+            f"{_pct(self.ci_high)}); judged by {self.judge} in {order}: of {n['a'] + n['b'] + n['tie']} pairs "
+            f"(case x turn x run), {n['b']} won by {self.b_label}, {n['a']} by {self.a_label}, {n['tie']} ties."
         )
         if self.worse:
             verdict = f"{self.b_label} is worse (one-sided p = {self.p_value:.3g} at {self._conf()})."

@@ -72,7 +72,7 @@ def test_answers_with_a_reason_async_judges_and_a_verdict_that_flips() -> None:
             return {"verdict": "first", "reason": "the first one reads better"}
         return ("second", "fuller") if first.startswith("a") else ("first", "fuller")
 
-    pw = evalnb.pairwise(a, b, judge=judge)
+    pw = evalnb.pairwise(a, b, judge=judge, labels=("a", "b"))
     c = pw.cases.set_index("case_name")
     assert c.loc["question 0", "winner"] == "tie" and not c.loc["question 0", "consistent"]
     assert (
