@@ -66,7 +66,10 @@ def _answers(result: Any) -> dict[tuple[str, int, int], dict[str, Any]]:
     """``(case_id, turn, run)`` -> the row's prompt, expected answer, answer (None when none was obtained)."""
     runs = getattr(result, "runs", None)
     if runs is None:
-        raise TypeError(f"pairwise compares two evalnb Results, not {type(result).__name__}")
+        raise TypeError(
+            f"pairwise compares two evalnb Results, not {type(result).__name__}; for two stored versions use "
+            "store.pairwise('v1', 'v2', judge=...)"
+        )
     out: dict[tuple[str, int, int], dict[str, Any]] = {}
     cols = [
         c
