@@ -573,8 +573,8 @@ grades, not on these labels: the 5,749 pairs of the STS Benchmark train split (`
 repository), each graded 0-5 by several annotators, placed on the rubric's levels. A level is a monotone
 function of the cosine, so the judge keeps its model's ranking; the facts of the expected response
 (`evalnb.judges.facts`: a number with its unit, a name, the yes or no) only cap the level at 2 when the answer
-contradicts one ("$60 a day" for "$40 a day"). The cuts ship as data in `evalnb/judges/calibration.json` and
-are not refitted at run time; `python -m evalnb.judges.fitting --check`
+contradicts one ("$60 a day" for "$40 a day"). The cuts ship as data in `evalnb/judges/offline/calibration.json`
+and are not refitted at run time; `python -m evalnb.judges.offline.fitting --check`
 confirms the file is a refit. Here are the project's `fit` pairs against the cuts: each dot a pair, the
 lines the cuts (Similarity's from people's STS grades, Relevance's from these labels).
 """),
@@ -582,11 +582,10 @@ lines the cuts (Similarity's from people's STS grades, Relevance's from these la
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from evalnb.judges.calibration import load
-from evalnb.judges.embedding import read
-from evalnb.judges.fitting import fit
+from evalnb.judges.offline import load_calibration, read
+from evalnb.judges.offline.fitting import fit
 
-calibration = load()
+calibration = load_calibration()
 assert fit(pairs).cuts == calibration.cuts  # the shipped cuts are a refit (STS train; the fit half)
 fig = make_subplots(rows=1, cols=2, subplot_titles=("Similarity (cuts from STS train)", "Relevance (cuts from the fit half)"))
 for col, check in enumerate(("Similarity", "Relevance"), start=1):

@@ -18,12 +18,11 @@ Example::
 
 from __future__ import annotations
 
+from evalnb._lazy import homes
 from evalnb.preference._core import pairwise, pairwise_async
 from evalnb.preference._rank import Ranking, rank, rank_async
 from evalnb.preference._result import Pairwise
 
 __all__ = ["Pairwise", "Ranking", "pairwise", "pairwise_async", "rank", "rank_async"]
 
-for _obj in (Pairwise, Ranking, pairwise, pairwise_async, rank, rank_async):
-    _obj.__module__ = __name__  # reprs and docs show the public home
-del _obj
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

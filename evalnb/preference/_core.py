@@ -15,7 +15,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from evalnb.comparison.frames import label_of
+from evalnb.comparison._frames import label_of
 from evalnb.errors import ConfigError
 from evalnb.preference._judging import OfflinePairJudge, Verdict, no_expected_message, pair_judge
 from evalnb.preference._pairs import Pair, pairs_of
@@ -264,7 +264,7 @@ def pairwise(
         pw.win_rate, pw.exit_code
         # (0.5, 0)
     """
-    from evalnb.running import run_blocking
+    from evalnb.running._loops import run_blocking
 
     return run_blocking(
         lambda: pairwise_async(

@@ -28,8 +28,8 @@ from evalnb._secrets import redact_urls
 from evalnb._text import content_words, token_f1
 from evalnb.errors import ConfigError, JudgeError
 from evalnb.judges import JudgeCache, JudgeReply, as_judge
-from evalnb.judges.base import cost_of
-from evalnb.judges.resolve import judge_strings, load_callable
+from evalnb.judges._base import cost_of
+from evalnb.judges._resolve import judge_strings, load_callable
 from evalnb.preference._prompt import PairPrompt, build_pair_prompt, parse_preference, preference_distribution
 
 __all__ = ["OFFLINE", "PairJudge", "Verdict", "pair_judge"]
@@ -256,7 +256,7 @@ class OfflinePairJudge:
     def closeness(self, answers: Sequence[str], expected: str) -> list[float]:
         """Each answer's closeness to ``expected``: the embedding cosine, or token F1 of content words."""
         if self.kind == "embedding":
-            from evalnb.judges.embedding import cosines
+            from evalnb.judges.offline._embedding import cosines
 
             return [float(x) for x in cosines(list(answers), [expected] * len(answers))]
         want = content_words(expected)

@@ -22,7 +22,7 @@ from importlib import resources
 from typing import Any
 
 from evalnb._text import nfc
-from evalnb.judges.rubrics import fence, template
+from evalnb.judges._rubrics import fence, template
 
 __all__ = [
     "DEFAULT_RUBRIC",

@@ -301,7 +301,7 @@ def rank(
         ranking = evalnb.rank([r1, r2, r3], judge=lambda prompt, first, second: "tie")
         ranking["version"].tolist()
     """
-    from evalnb.running import run_blocking
+    from evalnb.running._loops import run_blocking
 
     return run_blocking(
         lambda: rank_async(

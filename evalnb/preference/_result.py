@@ -154,12 +154,12 @@ class Pairwise:
 
             evalnb.pairwise(a, b, judge=judge).explore()
         """
-        import pkgutil
+        from evalnb import _hooks
 
         if self._results is None:
             raise ValueError("explore() needs the two Results this comparison was made from")
-        explore = pkgutil.resolve_name("evalnb.browser:explore_pairwise")
-        return explore(self, *self._results)
+        # evalnb.browser sits above evalnb.preference: it is reached through the slot evalnb/__init__.py fills
+        return _hooks.implementation("pairwise.explore")(self, *self._results)
 
     # -- words -----------------------------------------------------------------------------------------
 

@@ -7,12 +7,12 @@ docs/comparison.md, pairwise:
   share ``p(b better) + p(tie) / 2`` averaged over the orders). A case's score is the mean over its pairs, so
   its runs and turns go together; ``win_rate`` is the mean over cases.
 * **The test** of "b is worse" is the paired sign-flip test of the case scores about 0.5 (the comparison gate's
-  test, :class:`~evalnb.comparison.stats.SignFlip`): with equal versions, swapping the names a and b swaps
+  test, :class:`~evalnb.comparison._stats.SignFlip`): with equal versions, swapping the names a and b swaps
   every verdict (a judge sees the same two answers in the other roles), so each case's ``score - 0.5`` is as
   likely to be positive as negative. A case judged a tie (0.5) carries no sign: ties are neither wins nor
   losses and do not dilute the test.
 * **The interval** of the win rate is the Wilson score interval with the effective number of cases (the
-  comparison's interval of a bounded mean, :func:`~evalnb.comparison.stats.bounded_interval`, with Student's
+  comparison's interval of a bounded mean, :func:`~evalnb.comparison._stats.bounded_interval`, with Student's
   t): a win rate of 100 % over 12 cases is not known to be 100 %. It describes; the test decides.
 * **Several versions:** the Davidson (1970) extension of Bradley-Terry, ``P(i beats j) = pi_i / (pi_i + pi_j +
   nu sqrt(pi_i pi_j))`` and ``P(tie) = nu sqrt(pi_i pi_j) / (...)``, fitted by Newton's method on the
@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalnb.comparison.stats import SignFlip, bounded_interval
+from evalnb.comparison._stats import SignFlip, bounded_interval
 
 if TYPE_CHECKING:
     import numpy as np
