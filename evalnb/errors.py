@@ -100,6 +100,9 @@ class SuiteCode(Code):
     UNKNOWN_FIELD = "UNKNOWN_FIELD"
     INVALID_VALUE = "INVALID_VALUE"
     UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
+    #: something the suite asks for that evalnb cannot run (a promptfoo `javascript` assert, a custom filter);
+    #: `evalnb.load(..., unsupported="skip")` leaves it out with a warning instead (docs/promptfoo.md)
+    UNSUPPORTED_FEATURE = "UNSUPPORTED_FEATURE"
     FILE_NOT_FOUND = "FILE_NOT_FOUND"
     FILE_UNREADABLE = "FILE_UNREADABLE"
     #: not a problem of the document: evalnb itself failed while loading it (a bug to report)

@@ -42,10 +42,14 @@ __all__ = [
     "ExpectedToolCall",
     "FileExistsCheck",
     "FormatName",
+    "CostCheck",
     "InsightCheck",
     "IntentCheck",
+    "JsonCheck",
     "JudgedMetricCheck",
     "LLMJudgeCheck",
+    "LatencyCheck",
+    "LevenshteinCheck",
     "Message",
     "PartialMatchCheck",
     "ReferenceQuery",
@@ -56,6 +60,7 @@ __all__ = [
     "RowsCheck",
     "SemanticSimilarityCheck",
     "Suite",
+    "TextMatchCheck",
     "Tolerance",
     "ToolCallExecutionCheck",
     "ToolCallSelectionCheck",
@@ -209,8 +214,35 @@ class RegexCheck(_CheckBase):
     pattern: str
 
 
-class LLMJudgeCheck(_CheckBase):
-    """tasks spec: a judge rates the output against ``rubric``; the rubric is the whole criterion."""
+def _labelled(data: Any, label: str | None) -> Any:
+    # A label nobody gave is not written: suites saved before labels existed keep their options and hash.
+    if label is None and isinstance(data, dict):
+        data.pop("label", None)
+    return data
+
+
+class _Labelled(_CheckBase):
+    """A check whose name the suite may choose (``label``): a promptfoo assert's ``metric``, else its type."""
+
+    label: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.label or str(self.type)  # type: ignore[attr-defined]
+
+    def options(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"type", "label"}, mode="json")
+
+    @model_serializer(mode="wrap")
+    def _label_when_given(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _labelled(handler(self), self.label)
+
+
+class LLMJudgeCheck(_Labelled):
+    """tasks spec: a judge rates the output against ``rubric``; the rubric is the whole criterion.
+
+    ``label``: the name the suite gives it (a promptfoo ``llm-rubric`` assert's ``metric``, or ``llm-rubric``).
+    """
 
     type: Literal["llm_judge"] = "llm_judge"
     rubric: str
@@ -236,7 +268,7 @@ class JudgedMetricCheck(_CheckBase):
         return self.type == "Similarity"  # Similarity rates the response against the expected response
 
 
-class SemanticSimilarityCheck(_CheckBase):
+class SemanticSimilarityCheck(_Labelled):
     """The cosine of sentence embeddings of the response and the expected response; passes at
     ``cosine >= threshold``. Like promptfoo's ``similar``, with no API: the embeddings are wordllama's
     (offline, the ``offline-judge`` extra).
@@ -246,14 +278,78 @@ class SemanticSimilarityCheck(_CheckBase):
     labelled 1-2 do not; static embeddings give paraphrases cosines of 0.4-0.7, lower than API models do.
     """
 
-    # The dataset evaluator's name, or the TOML assertion's (each format's own spelling, kept as the check name).
-    type: Literal["SemanticSimilarity", "semantic_similarity"] = "SemanticSimilarity"
+    # The dataset evaluator's name, the TOML assertion's, or promptfoo's (each format's own spelling, kept as the
+    # check name); promptfoo's `not-similar` passes below the threshold.
+    type: Literal["SemanticSimilarity", "semantic_similarity", "similar", "not-similar"] = "SemanticSimilarity"
     threshold: float = Field(default=0.5, ge=-1, le=1)
     value: str | None = None
 
     @property
     def needs_expected(self) -> bool:
         return self.value is None
+
+
+class TextMatchCheck(_Labelled):
+    """The response text against strings (promptfoo's string asserts, docs/promptfoo.md).
+
+    ``how``: ``equals`` (the whole text), ``contains``, ``starts_with``, ``any`` / ``all`` (contains any / all of
+    ``values``) or ``regex`` (a search). ``case_sensitive`` false compares Unicode case-folded text; ``negate``
+    passes when the plain check fails. The value is 1.0 or 0.0. ``label`` is the assert as the suite wrote it
+    (``not-icontains-any``).
+    """
+
+    type: Literal["text_match"] = "text_match"
+    how: Literal["equals", "contains", "starts_with", "any", "all", "regex"]
+    values: list[str] = Field(min_length=1)
+    case_sensitive: bool = True
+    negate: bool = False
+
+
+class JsonCheck(_Labelled):
+    """The response as JSON (promptfoo's ``is-json``, ``contains-json``, ``equals`` with an object).
+
+    ``how``: ``is`` (the whole text parses), ``contains`` (some JSON object or array inside the text parses) or
+    ``equals`` (the text parses to ``value``). ``schema``: a JSON Schema the parsed value must also meet.
+    """
+
+    type: Literal["json"] = "json"
+    how: Literal["is", "contains", "equals"] = "is"
+    json_schema: dict[str, Any] | None = Field(default=None, alias="schema")
+    value: Any = None
+    negate: bool = False
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def options(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"type", "label"}, mode="json", by_alias=True)
+
+
+class LevenshteinCheck(_Labelled):
+    """The edit distance between the response and ``value``; passes at ``distance <= threshold`` (promptfoo's
+    ``levenshtein``, default 5). The value is the distance (lower is better)."""
+
+    type: Literal["levenshtein"] = "levenshtein"
+    value: str
+    threshold: float = Field(default=5.0, ge=0)
+    negate: bool = False
+
+
+class LatencyCheck(_Labelled):
+    """The call's latency in milliseconds; passes at ``latency_ms <= threshold`` (promptfoo's ``latency``)."""
+
+    type: Literal["latency"] = "latency"
+    threshold: float = Field(ge=0)
+
+
+class CostCheck(_Labelled):
+    """The cost the response reports in USD; passes at ``cost <= threshold`` (promptfoo's ``cost``).
+
+    Read from ``Response.meta["cost"]`` or ``Response.usage["cost"]``; a response that reports none is not
+    evaluated (it fails, saying so).
+    """
+
+    type: Literal["cost"] = "cost"
+    threshold: float | None = Field(default=None, ge=0)
 
 
 class CitationsCheck(_CheckBase):
@@ -448,6 +544,11 @@ CheckSpec = Annotated[
     | RefusalCheck
     | InsightCheck
     | RowsCheck
+    | TextMatchCheck
+    | JsonCheck
+    | LevenshteinCheck
+    | LatencyCheck
+    | CostCheck
     | CustomCheck,
     Field(discriminator="type"),
 ]

@@ -388,7 +388,7 @@ def _is_bool(value: Any) -> bool:
 
 
 _loaded = False
-_BUILTIN_MODULES = ("text", "process", "cube", "rows", "judged", "semantic", "tools")
+_BUILTIN_MODULES = ("text", "process", "cube", "rows", "judged", "semantic", "tools", "_matching")
 """The modules under ``evalnb.checks`` whose import registers the built-in checks."""
 
 
