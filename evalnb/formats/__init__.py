@@ -137,7 +137,9 @@ def load(
             else:
                 data = fmt.parse(text)
             if format is None:
-                fmt = taken(fmt, data)  # a .yaml file holding a promptfoo config is promptfoo's
+                taker = taken(fmt, data)  # a .yaml file holding a promptfoo config is promptfoo's
+                if taker is not fmt:
+                    fmt, data = taker, taker.parse(text)  # read as that format reads its files
             # Lone surrogates ("\ud800" escapes) become U+FFFD here, keys included: every later step can
             # encode it. The models built from the cleaned document need not clean it again.
             if may_hold_surrogates(text):

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalnb.formats.cube_yaml import parse as parse_yaml
+from evalnb.formats.promptfoo._yaml import parse as parse_yaml
 from evalnb.formats.promptfoo._asserts import MAPPED, PROMPTFOO_TYPES
 from evalnb.formats.promptfoo._config import build as build_config
 from evalnb.errors import SuiteError

@@ -600,6 +600,9 @@ def _lex(text: str) -> list[tuple[str, str]]:
         if strip_next:
             chunk = chunk.lstrip()
         if m is None:
+            for opener in ("{{", "{%", "{#"):
+                if opener in chunk:
+                    raise TemplateError(f"{opener} at {chunk[chunk.index(opener):][:30]!r} is never closed")
             if chunk:
                 parts.append(("text", chunk))
             break
