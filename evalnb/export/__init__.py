@@ -23,6 +23,7 @@ from evalnb.export.document import DOCUMENT_SCHEMA_VERSION, to_document
 from evalnb.export.excel import to_excel
 from evalnb.export.html import to_html
 from evalnb.export.junit import junit_xml, to_junit
+from evalnb.export._inspect import read_inspect_log
 from evalnb.export.reading import read_results
 from evalnb.export.summary import gate_markdown, summary_markdown, to_summary
 from evalnb.export.writers import write
@@ -31,6 +32,7 @@ __all__ = [
     "DOCUMENT_SCHEMA_VERSION",
     "gate_markdown",
     "junit_xml",
+    "read_inspect_log",
     "read_results",
     "summary_markdown",
     "to_csv",

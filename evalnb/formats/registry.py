@@ -167,6 +167,7 @@ _FORMATS: Registry[Format] = Registry(
         "table-jsonl": "evalnb.formats.tables",
         "table-frame": "evalnb.formats.tables",
         "promptfoo": "evalnb.formats.promptfoo",
+        "inspect-log": "evalnb.formats._inspect_log",
     },
 )
 
