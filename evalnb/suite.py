@@ -12,7 +12,7 @@ Check specs are a discriminated union on ``type``. Each spec records its options
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -20,12 +20,12 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
-    TypeAdapter,
     model_serializer,
     model_validator,
 )
 from pydantic.dataclasses import dataclass
 
+from evalnb._slim import _Slim
 from evalnb._unicode import clean_data, is_cleaned
 from evalnb.formats.registry import is_format, names
 
@@ -42,14 +42,13 @@ __all__ = [
     "ExpectedToolCall",
     "FileExistsCheck",
     "FormatName",
-    "CostCheck",
     "InsightCheck",
     "IntentCheck",
     "JsonCheck",
     "JudgedMetricCheck",
     "LLMJudgeCheck",
-    "LatencyCheck",
     "LevenshteinCheck",
+    "LimitCheck",
     "Message",
     "PartialMatchCheck",
     "ReferenceQuery",
@@ -106,53 +105,6 @@ def _encodable(obj: Any, fields: Any) -> Any:
             if cleaned is not value:
                 object.__setattr__(obj, name, cleaned)
     return obj
-
-
-class _Slim:
-    """What cases and turns share: they are slotted pydantic dataclasses, not models, because a suite holds one
-    of each per case. A BaseModel instance carries a ``__dict__`` and a set of the fields given; at a million
-    cases those took ~1.7 KB a case, the slotted ones ~0.75 KB (measured), and they build twice as fast.
-
-    The model methods users call on them still work: :meth:`model_dump`, :meth:`model_dump_json`,
-    :meth:`model_copy` and :meth:`model_validate`.
-    """
-
-    __slots__ = ()
-    __dataclass_fields__: ClassVar[dict[str, Any]]
-
-    @classmethod
-    def _adapter(cls) -> TypeAdapter[Any]:
-        adapter = cls.__dict__.get("_type_adapter")
-        if adapter is None:
-            adapter = TypeAdapter(cls)
-            type.__setattr__(cls, "_type_adapter", adapter)
-        return adapter
-
-    @classmethod
-    def model_validate(cls, data: Any) -> Any:
-        """Validate ``data`` (a mapping or an instance) into an instance, as a model's ``model_validate``."""
-        return cls._adapter().validate_python(data)
-
-    def model_dump(self, **options: Any) -> dict[str, Any]:
-        """The fields as plain data (the options of ``BaseModel.model_dump``: ``mode``, ``exclude`` ...)."""
-        out: dict[str, Any] = self._adapter().dump_python(self, **options)
-        return out
-
-    def model_dump_json(self, **options: Any) -> str:
-        return self._adapter().dump_json(self, **options).decode()
-
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
-        """A copy with ``update`` applied (not validated, as ``BaseModel.model_copy``)."""
-        import copy
-
-        out = copy.deepcopy(self) if deep else copy.copy(self)
-        for name, value in (update or {}).items():
-            object.__setattr__(out, name, value)
-        return out
-
-    @property
-    def model_fields_set(self) -> set[str]:
-        return set(self.__dataclass_fields__)
 
 
 _SLIM = ConfigDict(extra="forbid")
@@ -214,17 +166,10 @@ class RegexCheck(_CheckBase):
     pattern: str
 
 
-def _labelled(data: Any, label: str | None) -> Any:
-    # A label nobody gave is not written: suites saved before labels existed keep their options and hash.
-    if label is None and isinstance(data, dict):
-        data.pop("label", None)
-    return data
-
-
 class _Labelled(_CheckBase):
-    """A check whose name the suite may choose (``label``): a promptfoo assert's ``metric``, else its type."""
-
-    label: str | None = None
+    label: str | None = (
+        None  # the name the suite gives the check: a promptfoo assert's `metric`, else its type
+    )
 
     @property
     def name(self) -> str:
@@ -235,14 +180,16 @@ class _Labelled(_CheckBase):
 
     @model_serializer(mode="wrap")
     def _label_when_given(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _labelled(handler(self), self.label)
+        # A label nobody gave is not written: suites saved before labels existed keep their options and hash.
+        data = handler(self)
+        if self.label is None and isinstance(data, dict):
+            data.pop("label", None)
+        return data
 
 
 class LLMJudgeCheck(_Labelled):
-    """tasks spec: a judge rates the output against ``rubric``; the rubric is the whole criterion.
-
-    ``label``: the name the suite gives it (a promptfoo ``llm-rubric`` assert's ``metric``, or ``llm-rubric``).
-    """
+    """tasks spec: a judge rates the output against ``rubric``; the rubric is the whole criterion (``label``: a
+    promptfoo assert's name, docs/promptfoo.md)."""
 
     type: Literal["llm_judge"] = "llm_judge"
     rubric: str
@@ -278,9 +225,10 @@ class SemanticSimilarityCheck(_Labelled):
     labelled 1-2 do not; static embeddings give paraphrases cosines of 0.4-0.7, lower than API models do.
     """
 
-    # The dataset evaluator's name, the TOML assertion's, or promptfoo's (each format's own spelling, kept as the
-    # check name); promptfoo's `not-similar` passes below the threshold.
-    type: Literal["SemanticSimilarity", "semantic_similarity", "similar", "not-similar"] = "SemanticSimilarity"
+    # Each format's own spelling, kept as the check name; promptfoo's `not-similar` passes below the threshold.
+    type: Literal["SemanticSimilarity", "semantic_similarity", "similar", "not-similar"] = (
+        "SemanticSimilarity"
+    )
     threshold: float = Field(default=0.5, ge=-1, le=1)
     value: str | None = None
 
@@ -290,13 +238,9 @@ class SemanticSimilarityCheck(_Labelled):
 
 
 class TextMatchCheck(_Labelled):
-    """The response text against strings (promptfoo's string asserts, docs/promptfoo.md).
-
-    ``how``: ``equals`` (the whole text), ``contains``, ``starts_with``, ``any`` / ``all`` (contains any / all of
-    ``values``) or ``regex`` (a search). ``case_sensitive`` false compares Unicode case-folded text; ``negate``
-    passes when the plain check fails. The value is 1.0 or 0.0. ``label`` is the assert as the suite wrote it
-    (``not-icontains-any``).
-    """
+    """The response text against ``values`` (promptfoo's string asserts, docs/promptfoo.md): ``how`` is ``equals``,
+    ``contains``, ``starts_with``, ``any`` / ``all`` (of the values) or ``regex`` (a search); ``negate`` passes
+    when the plain check fails. Case-insensitive compares Unicode case-folded text. Its value is 1.0 or 0.0."""
 
     type: Literal["text_match"] = "text_match"
     how: Literal["equals", "contains", "starts_with", "any", "all", "regex"]
@@ -306,27 +250,18 @@ class TextMatchCheck(_Labelled):
 
 
 class JsonCheck(_Labelled):
-    """The response as JSON (promptfoo's ``is-json``, ``contains-json``, ``equals`` with an object).
-
-    ``how``: ``is`` (the whole text parses), ``contains`` (some JSON object or array inside the text parses) or
-    ``equals`` (the text parses to ``value``). ``schema``: a JSON Schema the parsed value must also meet.
-    """
+    """The response as JSON: ``how`` ``is`` (the whole text parses), ``contains`` (some JSON object or array in it
+    parses) or ``equals`` (it parses to ``value``); ``json_schema``: a JSON Schema the parsed value must meet."""
 
     type: Literal["json"] = "json"
     how: Literal["is", "contains", "equals"] = "is"
-    json_schema: dict[str, Any] | None = Field(default=None, alias="schema")
+    json_schema: dict[str, Any] | None = None
     value: Any = None
     negate: bool = False
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    def options(self) -> dict[str, Any]:
-        return self.model_dump(exclude={"type", "label"}, mode="json", by_alias=True)
-
 
 class LevenshteinCheck(_Labelled):
-    """The edit distance between the response and ``value``; passes at ``distance <= threshold`` (promptfoo's
-    ``levenshtein``, default 5). The value is the distance (lower is better)."""
+    """The edit distance to ``value`` (its value, lower is better); passes at ``distance <= threshold``."""
 
     type: Literal["levenshtein"] = "levenshtein"
     value: str
@@ -334,21 +269,12 @@ class LevenshteinCheck(_Labelled):
     negate: bool = False
 
 
-class LatencyCheck(_Labelled):
-    """The call's latency in milliseconds; passes at ``latency_ms <= threshold`` (promptfoo's ``latency``)."""
+class LimitCheck(_Labelled):
+    """promptfoo's ``latency`` (ms, ``Response.latency_ms``) and ``cost`` (USD, the response's ``meta["cost"]`` or
+    ``usage["cost"]``): the measure is the value; passes at ``value <= threshold`` (a cost without one is only
+    recorded). A measure the response lacks is not evaluated: the check fails, saying so."""
 
-    type: Literal["latency"] = "latency"
-    threshold: float = Field(ge=0)
-
-
-class CostCheck(_Labelled):
-    """The cost the response reports in USD; passes at ``cost <= threshold`` (promptfoo's ``cost``).
-
-    Read from ``Response.meta["cost"]`` or ``Response.usage["cost"]``; a response that reports none is not
-    evaluated (it fails, saying so).
-    """
-
-    type: Literal["cost"] = "cost"
+    type: Literal["latency", "cost"]
     threshold: float | None = Field(default=None, ge=0)
 
 
@@ -547,8 +473,7 @@ CheckSpec = Annotated[
     | TextMatchCheck
     | JsonCheck
     | LevenshteinCheck
-    | LatencyCheck
-    | CostCheck
+    | LimitCheck
     | CustomCheck,
     Field(discriminator="type"),
 ]

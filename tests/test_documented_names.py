@@ -53,7 +53,6 @@ PUBLIC = [
     "evalnb.plots.tradeoff",
     "evalnb.plots.trend",
     "evalnb.rank",
-    "evalnb.read_inspect_log",
     "evalnb.read_results",
     "evalnb.run",
     "evalnb.run_async",

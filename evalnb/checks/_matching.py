@@ -13,7 +13,7 @@ from typing import Any
 from evalnb._text import caseless, nfc
 from evalnb.checks.registry import CheckContext, Score, builtin
 from evalnb.errors import RegexTimeout
-from evalnb.suite import CostCheck, JsonCheck, LatencyCheck, LevenshteinCheck, TextMatchCheck
+from evalnb.suite import JsonCheck, LevenshteinCheck, LimitCheck, TextMatchCheck
 
 __all__ = ["find_json", "levenshtein"]
 
@@ -67,9 +67,9 @@ def text_match(spec: TextMatchCheck, ctx: CheckContext) -> Score:
         hit = got.startswith(values[0])
         said = f"the response {'starts' if hit else 'does not start'} with {shown}"
     elif how == "any":
-        found = [v for v, w in zip(spec.values, values, strict=True) if w in got]
-        hit = bool(found)
-        said = f"the response contains {found[0]!r}" if hit else f"the response contains none of {shown}"
+        hits = [v for v, w in zip(spec.values, values, strict=True) if w in got]
+        hit = bool(hits)
+        said = f"the response contains {hits[0]!r}" if hit else f"the response contains none of {shown}"
     else:
         missing = [v for v, w in zip(spec.values, values, strict=True) if w not in got]
         hit = not missing
@@ -195,10 +195,14 @@ def levenshtein_check(spec: LevenshteinCheck, ctx: CheckContext) -> Score:
 
 
 @builtin("latency", needs=())
-def latency_check(spec: LatencyCheck, ctx: CheckContext) -> Score:
+def latency_check(spec: LimitCheck, ctx: CheckContext) -> Score:
     ms = ctx.response.latency_ms
     if ms is None:
         return Score(value=None, passed=False, reason="latency not evaluated: the call's latency is unknown")
+    if spec.threshold is None:
+        return Score(
+            value=float(ms), passed=True, reason=f"latency {ms:.0f} ms (no threshold: recorded only)"
+        )
     ok = ms <= spec.threshold
     return Score(
         value=float(ms),
@@ -217,7 +221,7 @@ def _reported_cost(ctx: CheckContext) -> float | None:
 
 
 @builtin("cost", needs=())
-def cost_check(spec: CostCheck, ctx: CheckContext) -> Score:
+def cost_check(spec: LimitCheck, ctx: CheckContext) -> Score:
     cost = _reported_cost(ctx)
     if cost is None:
         # Never a pass without evidence: nothing says what the call cost.

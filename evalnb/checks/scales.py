@@ -101,8 +101,17 @@ _SCALES: dict[str, Scale] = {
             f"{neg}{kind}"
             for neg in ("", "not-")
             for kind in (
-                "equals", "contains", "icontains", "contains-any", "contains-all", "icontains-any",
-                "icontains-all", "starts-with", "regex", "is-json", "contains-json",
+                "equals",
+                "contains",
+                "icontains",
+                "contains-any",
+                "contains-all",
+                "icontains-any",
+                "icontains-all",
+                "starts-with",
+                "regex",
+                "is-json",
+                "contains-json",
             )
         ],
         PASS_FAIL,

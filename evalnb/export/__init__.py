@@ -18,12 +18,13 @@ Example::
 from __future__ import annotations
 
 from evalnb.export import comparison_page as _comparison_page  # noqa: F401  (registers the comparison page)
+from evalnb.export._inspect import read_inspect_log
+from evalnb.export._parquet import to_parquet
 from evalnb.export.csv import to_csv
 from evalnb.export.document import DOCUMENT_SCHEMA_VERSION, to_document
 from evalnb.export.excel import to_excel
 from evalnb.export.html import to_html
 from evalnb.export.junit import junit_xml, to_junit
-from evalnb.export._inspect import read_inspect_log
 from evalnb.export.reading import read_results
 from evalnb.export.summary import gate_markdown, summary_markdown, to_summary
 from evalnb.export.writers import write
@@ -40,6 +41,7 @@ __all__ = [
     "to_excel",
     "to_html",
     "to_junit",
+    "to_parquet",
     "to_summary",
     "write",
 ]

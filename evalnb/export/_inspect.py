@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evalnb.errors import StoreError
 from evalnb.results import RUNS_COLUMNS, SCORES_COLUMNS, Result
 from evalnb.results.frames import make_frame
-from evalnb.suite import Case, CustomCheck, Message, Suite, Turn
+from evalnb.suite import Case, CheckSpec, CustomCheck, Message, Suite, Turn
 
 __all__ = ["LOG_VERSIONS", "read_inspect_log", "value_to_float"]
 
@@ -125,31 +125,33 @@ def value_to_float(value: Any) -> tuple[float | None, str]:
 
 
 def _zstd(raw: bytes) -> bytes:
-    # Inspect writes .eval archives with zstandard compression, which zipfile reads only from Python 3.14 on.
-    try:
-        from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
-    except ImportError:
-        try:
-            from backports import zstd  # type: ignore[no-redef]
-        except ImportError:
-            try:
-                import zstandard
+    # Inspect writes .eval archives with zstandard compression, which zipfile reads only from Python 3.14 on:
+    # the standard library's module there, else the backport (the `inspect` extra), else the zstandard package.
+    import importlib
 
-                return zstandard.ZstdDecompressor().decompressobj().decompress(raw)  # type: ignore[no-any-return]
-            except ImportError:
-                raise StoreError(
-                    "this .eval log is compressed with zstandard, which this Python cannot read: "
-                    'pip install "evalnb[inspect]"',
-                    code="MISSING_DEPENDENCY",
-                ) from None
-    return zstd.decompress(raw)  # type: ignore[no-any-return]
+    for name in ("compression.zstd", "backports.zstd"):
+        try:
+            module: Any = importlib.import_module(name)
+        except ImportError:
+            continue
+        return bytes(module.decompress(raw))
+    try:
+        zstandard: Any = importlib.import_module("zstandard")
+    except ImportError:
+        raise StoreError(
+            'this .eval log is compressed with zstandard, which this Python cannot read: pip install "evalnb[inspect]"',
+            code="MISSING_DEPENDENCY",
+        ) from None
+    return bytes(zstandard.ZstdDecompressor().decompressobj().decompress(raw))
 
 
 def _member(archive: zipfile.ZipFile, fh: Any, info: zipfile.ZipInfo) -> bytes:
     if info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
         return archive.read(info)
     if info.compress_type != 93:  # 93: zstandard (APPNOTE 4.4.5)
-        raise StoreError(f"{info.filename}: zip compression {info.compress_type} is unknown", code="UNKNOWN_RESULTS")
+        raise StoreError(
+            f"{info.filename}: zip compression {info.compress_type} is unknown", code="UNKNOWN_RESULTS"
+        )
     # Read the member's raw bytes past its local header, then decompress them here.
     fh.seek(info.header_offset)
     header = fh.read(30)
@@ -206,13 +208,16 @@ def _content(content: Any) -> str:
     return ""
 
 
-def _turn_of(sample: _Sample, checks: list[CustomCheck]) -> Turn:
+def _turn_of(sample: _Sample, checks: list[CheckSpec]) -> Turn:
     target = sample.target
     expected = " | ".join(map(str, target)) if isinstance(target, list) else (str(target) if target else None)
     if isinstance(sample.input, list):
         messages = [m for m in sample.input if isinstance(m, dict)]
         last = messages[-1] if messages else {}
-        history = [Message(role=str(m.get("role", "user")), content=_content(m.get("content"))) for m in messages[:-1]]
+        history = [
+            Message(role=str(m.get("role", "user")), content=_content(m.get("content")))
+            for m in messages[:-1]
+        ]
         return Turn(prompt=_content(last.get("content")), expected=expected, history=history, checks=checks)
     return Turn(prompt=str(sample.input), expected=expected, checks=checks)
 
@@ -270,9 +275,9 @@ def _check_names(log: _Log, samples: list[_Sample]) -> list[str]:
             else:
                 names[scorer] = None
     if not names:
-        for scorer in log.eval.scorers or []:
-            if isinstance(scorer.get("name"), str):
-                names[scorer["name"]] = None
+        for entry in log.eval.scorers or []:
+            if isinstance(entry.get("name"), str):
+                names[entry["name"]] = None
     return list(names)
 
 
@@ -305,14 +310,17 @@ def read_inspect_log(path: str | Path) -> Result:
     try:
         log = _Log.model_validate(data)
     except ValidationError as exc:
-        raise StoreError(f"{p}: not an Inspect AI log Inspect's version {version} would read: {exc}", code="UNKNOWN_RESULTS") from None
+        raise StoreError(
+            f"{p}: not an Inspect AI log Inspect's version {version} would read: {exc}",
+            code="UNKNOWN_RESULTS",
+        ) from None
     return _result(log, p)
 
 
 def _result(log: _Log, p: Path) -> Result:
     samples = log.samples or []
     names = _check_names(log, samples)
-    checks = [CustomCheck(check=n) for n in names]
+    checks: list[CheckSpec] = [CustomCheck(check=n) for n in names]
     task = log.eval.task
     by_id: dict[str, list[_Sample]] = {}
     for s in samples:
@@ -364,7 +372,9 @@ def _result(log: _Log, p: Path) -> Result:
     )
 
 
-def _rows(log: _Log, by_id: dict[str, list[_Sample]], names: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _rows(
+    log: _Log, by_id: dict[str, list[_Sample]], names: list[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     runs: list[dict[str, Any]] = []
     scores: list[dict[str, Any]] = []
     for sid, group in by_id.items():
@@ -373,11 +383,22 @@ def _rows(log: _Log, by_id: dict[str, list[_Sample]], names: list[str]) -> tuple
             error = (s.error or {}).get("message")
             rows = _score_rows(s, names)
             statuses = [r[2] for r in rows.values()]
-            status = "degraded" if error else ("failed" if "failed" in statuses or "degraded" in statuses else "passed")
+            status = (
+                "degraded"
+                if error
+                else ("failed" if "failed" in statuses or "degraded" in statuses else "passed")
+            )
             prompt_tokens, completion_tokens = _usage(s)
             turn = _turn_of(s, [])
             seconds = s.total_time if s.total_time is not None else s.working_time
-            base = {"suite": log.eval.task, "case_id": sid, "case_name": sid, "category": None, "run": run, "turn": 0}
+            base = {
+                "suite": log.eval.task,
+                "case_id": sid,
+                "case_name": sid,
+                "category": None,
+                "run": run,
+                "turn": 0,
+            }
             runs.append(
                 {
                     **base,
@@ -417,7 +438,12 @@ def _metrics(results: Mapping[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
     entries = results.get("scores")
     if not isinstance(entries, list):
-        entries = [{"name": (results.get("scorer") or {}).get("name", "score"), "metrics": results.get("metrics") or {}}]
+        entries = [
+            {
+                "name": (results.get("scorer") or {}).get("name", "score"),
+                "metrics": results.get("metrics") or {},
+            }
+        ]
     for entry in entries:
         if not isinstance(entry, dict):
             continue

@@ -34,7 +34,10 @@ register(
         malformed="INVALID_VALUE",
         parse=_parse,
         build=lambda data, path: _parse(""),
-        schema=lambda: {"title": "InspectLog", "description": "An Inspect AI log (read with read_inspect_log)."},
+        schema=lambda: {
+            "title": "InspectLog",
+            "description": "An Inspect AI log (read with read_inspect_log).",
+        },
         sniff=Sniff(order=95, tries=_never),
         what="Inspect AI logs",
     )

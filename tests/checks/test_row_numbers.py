@@ -95,9 +95,7 @@ def test_malformed_commas_are_text_not_numbers(expected: str, actual: float) -> 
     assert d.lines == [f'rows[0].v: expected "{expected}", got "{actual}"']
     # and an answer written so is no number either
     d = compare_rows([{"v": actual}], [{"v": expected}])
-    assert d.lines == [
-        f'rows[0].v: expected {actual!r} ± (abs 0, rel 0), got "{expected}" (not a number)'
-    ]
+    assert d.lines == [f'rows[0].v: expected {actual!r} ± (abs 0, rel 0), got "{expected}" (not a number)']
 
 
 def test_decimal_comma_reads_both_sides() -> None:

@@ -45,7 +45,9 @@ def test_match_log_one_case_per_sample_and_a_check_per_scorer(suffix: str) -> No
     assert scores.loc[("q1", "match"), "passed"] is False or not scores.loc[("q1", "match"), "passed"]
     assert bool(scores.loc[("q2", "match"), "passed"])
     assert result.meta["model"] == "mockllm/model"
-    assert str(result.runs["prompt_tokens"].dtype) == "Int64" and str(result.scores["passed"].dtype) == "boolean"
+    assert (
+        str(result.runs["prompt_tokens"].dtype) == "Int64" and str(result.scores["passed"].dtype) == "boolean"
+    )
 
 
 @pytest.mark.parametrize("suffix", [".eval", ".json"])
@@ -90,13 +92,31 @@ def test_upstream_logs_of_older_layouts() -> None:
     assert (old.runs["prompt_tokens"].iloc[0], old.runs["completion_tokens"].iloc[0]) == (66, 2)
     header = evalnb.read_inspect_log(LOGS / "upstream" / "log_version_2.txt")
     assert len(header.suite.cases) == 0 and "no samples" in header.suite.warnings[0]
-    assert header.meta["inspect"]["metrics"] == {"model_graded_fact/accuracy": 1.0, "model_graded_fact/bootstrap_std": 0.0}
+    assert header.meta["inspect"]["metrics"] == {
+        "model_graded_fact/accuracy": 1.0,
+        "model_graded_fact/bootstrap_std": 0.0,
+    }
 
 
 @pytest.mark.parametrize(
     ("value", "number"),
-    [("C", 1.0), ("P", 0.5), ("I", 0.0), ("N", 0.0), (True, 1.0), (False, 0.0), (3, 3.0), (0.25, 0.25),
-     ("yes", 1.0), ("TRUE", 1.0), ("no", 0.0), ("false", 0.0), ("0.7", 0.7), ("maybe", 0.0), ([1], 0.0)],
+    [
+        ("C", 1.0),
+        ("P", 0.5),
+        ("I", 0.0),
+        ("N", 0.0),
+        (True, 1.0),
+        (False, 0.0),
+        (3, 3.0),
+        (0.25, 0.25),
+        ("yes", 1.0),
+        ("TRUE", 1.0),
+        ("no", 0.0),
+        ("false", 0.0),
+        ("0.7", 0.7),
+        ("maybe", 0.0),
+        ([1], 0.0),
+    ],
 )
 def test_value_to_float(value: object, number: float) -> None:
     assert value_to_float(value)[0] == number
@@ -104,7 +124,10 @@ def test_value_to_float(value: object, number: float) -> None:
 
 def test_nan_and_dict_scores(tmp_path: Path) -> None:
     data = json.loads(log("qa-match", ".json").read_text(encoding="utf-8"))
-    data["samples"][0]["scores"] = {"match": {"value": float("nan")}, "rubric": {"value": {"clarity": 4, "tone": "C"}}}
+    data["samples"][0]["scores"] = {
+        "match": {"value": float("nan")},
+        "rubric": {"value": {"clarity": 4, "tone": "C"}},
+    }
     path = tmp_path / "x.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     result = evalnb.read_inspect_log(path)
@@ -145,7 +168,12 @@ def test_it_never_imports_inspect_ai() -> None:
         "import sys, evalnb; evalnb.read_inspect_log(sys.argv[1]); "
         "print(any(m.startswith('inspect_ai') for m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(log("qa-match", ".eval"))], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(log("qa-match", ".eval"))],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "False"
 
 

@@ -66,10 +66,14 @@ def scores(suite: evalnb.Suite, answer: str | dict) -> dict[str, tuple[bool, flo
 
 def test_every_example_config_is_covered_here() -> None:
     found = {str(p.relative_to(EXAMPLES)) for p in EXAMPLES.glob("*/*.yaml")}
-    known = set(EXPECTED) | set(UNSUPPORTED) | {
-        "nunjucks-custom-filters/promptfooconfig.yaml",
-        "standalone-assertions/asserts.yaml",
-    }
+    known = (
+        set(EXPECTED)
+        | set(UNSUPPORTED)
+        | {
+            "nunjucks-custom-filters/promptfooconfig.yaml",
+            "standalone-assertions/asserts.yaml",
+        }
+    )
     assert found == known
 
 
@@ -184,7 +188,9 @@ def test_recognised_by_file_name_by_content_and_as_text(tmp_path: Path) -> None:
     assert evalnb.load(write(tmp_path, SMALL, "my.promptfooconfig.yml")).format == "promptfoo"
     assert evalnb.load(write(tmp_path, SMALL, "evals.yaml")).format == "promptfoo"  # a .yaml by content
     assert evalnb.load(SMALL).format == "promptfoo"
-    as_json = json.dumps({"prompts": ["Say {{word}}"], "providers": ["echo"], "tests": [{"vars": {"word": "x"}}]})
+    as_json = json.dumps(
+        {"prompts": ["Say {{word}}"], "providers": ["echo"], "tests": [{"vars": {"word": "x"}}]}
+    )
     assert evalnb.load(write(tmp_path, as_json, "config.json")).format == "promptfoo"
     assert evalnb.load(as_json).format == "promptfoo"
     assert evalnb.load(SMALL, format="promptfoo").cases[0].turns[0].prompt == "Say hello"
@@ -225,12 +231,16 @@ tests:
     sent = [c.turns[0].prompt for c in suite.cases]
     assert sent == ["A: why", "B: why", "C: why", "why", "A: why", "Raw why"]
     chat_turn = suite.cases[3].turns[0]
-    assert [m.model_dump() for m in chat_turn.history] == [{"role": "system", "content": "You answer in French."}]
+    assert [m.model_dump() for m in chat_turn.history] == [
+        {"role": "system", "content": "You answer in French."}
+    ]
     assert suite.cases[4].meta["prompt"] == "labelled"
 
 
 def test_no_prompts_means_the_prompt_var_and_missing_files_are_errors(tmp_path: Path) -> None:
-    suite = evalnb.load(write(tmp_path, "providers: [echo]\nprompts: ['{{prompt}}']\ntests: [{vars: {prompt: hi}}]"))
+    suite = evalnb.load(
+        write(tmp_path, "providers: [echo]\nprompts: ['{{prompt}}']\ntests: [{vars: {prompt: hi}}]")
+    )
     assert suite.cases[0].turns[0].prompt == "hi"
     err = error(evalnb.load, write(tmp_path, "prompts: [file://nope.txt]\ntests: [{vars: {a: 1}}]"))
     assert (err.code, err.location) == ("FILE_NOT_FOUND", "prompts[0]")
@@ -266,7 +276,7 @@ def test_csv_expected_forms(tmp_path: Path) -> None:
     (tmp_path / "tests.csv").write_text(
         "q,__expected1,__expected2,__expected3\n"
         'a,"contains-any:x, y",not-icontains:sorry,starts-with:Yes\n'
-        'b,similar(0.6):close to this,levenshtein(3):kitten,regex:\\d{4}\n'
+        "b,similar(0.6):close to this,levenshtein(3):kitten,regex:\\d{4}\n"
         "c,plain text,is-json,\n",
         encoding="utf-8",
     )
@@ -274,7 +284,12 @@ def test_csv_expected_forms(tmp_path: Path) -> None:
     a, b, c = (case.turns[0].checks for case in suite.cases)
     assert [x.name for x in a] == ["contains-any", "not-icontains", "starts-with"]
     assert a[0].values == ["x", "y"] and a[1].negate and not a[1].case_sensitive
-    assert (b[0].threshold, b[0].value, b[1].threshold, b[2].values) == (0.6, "close to this", 3.0, ["\\d{4}"])
+    assert (b[0].threshold, b[0].value, b[1].threshold, b[2].values) == (
+        0.6,
+        "close to this",
+        3.0,
+        ["\\d{4}"],
+    )
     assert [x.name for x in c] == ["equals", "is-json"] and c[0].values == ["plain text"]
 
 
@@ -301,21 +316,77 @@ def test_repeat_sets_the_runs() -> None:
     ("text", "code", "location"),
     [
         ("prompts: ['x']\ntests: [{vars: {a: 1}, asert: []}]", "UNKNOWN_FIELD", "tests[0].asert"),
-        ("prompts: ['x']\ntests: [{assert: [{type: contians, value: a}]}]", "INVALID_VALUE", "tests[0].assert[0].type"),
+        (
+            "prompts: ['x']\ntests: [{assert: [{type: contians, value: a}]}]",
+            "INVALID_VALUE",
+            "tests[0].assert[0].type",
+        ),
         ("prompts: ['x']\ntests: [{assert: [{value: a}]}]", "MISSING_FIELD", "tests[0].assert[0].type"),
-        ("prompts: ['x']\ntests: [{assert: [{type: contains}]}]", "MISSING_FIELD", "tests[0].assert[0].value"),
-        ("prompts: ['x']\ntests: [{assert: [{type: regex, value: '(a'}]}]", "INVALID_VALUE", "tests[0].assert[0].value"),
-        ("prompts: ['x']\ntests: [{assert: [{type: latency}]}]", "MISSING_FIELD", "tests[0].assert[0].threshold"),
-        ("prompts: ['x']\ntests: [{assert: [{type: webhook, value: 'http://x'}]}]", "UNSUPPORTED_FEATURE", "tests[0].assert[0].type"),
-        ("prompts: ['x']\ntests: [{assert: [{type: factuality, value: a}]}]", "UNSUPPORTED_FEATURE", "tests[0].assert[0].type"),
-        ("prompts: ['x']\ntests: [{assert: [{type: not-llm-rubric, value: a}]}]", "UNSUPPORTED_FEATURE", "tests[0].assert[0].type"),
-        ("prompts: ['x']\ntests: [{threshold: 0.5, assert: [{type: contains, value: a}]}]", "UNSUPPORTED_FEATURE", "tests[0].threshold"),
-        ("prompts: ['x']\ntests: [{assert: [{type: contains, value: a, transform: output.trim()}]}]", "UNSUPPORTED_FEATURE", "tests[0].assert[0].transform"),
-        ("prompts: ['x']\ntests: [{assert: [{type: equals, value: a, weight: 0}]}]", "UNSUPPORTED_FEATURE", "tests[0].assert[0].weight"),
-        ("prompts: ['{{ x | nosuch }}']\ntests: [{vars: {x: 1}}]", "UNSUPPORTED_FEATURE", "prompts[0] with the vars of tests[0]"),
-        ("prompts: ['{% macro m() %}{% endmacro %}']\ntests: [{vars: {x: 1}}]", "UNSUPPORTED_FEATURE", "prompts[0] with the vars of tests[0]"),
-        ("prompts: ['{{ x ']\ntests: [{vars: {x: 1}}]", "INVALID_VALUE", "prompts[0] with the vars of tests[0]"),
-        ("prompts: ['x']\nscenarios: [{config: []}]\ntests: [{vars: {a: 1}}]", "UNSUPPORTED_FEATURE", "scenarios"),
+        (
+            "prompts: ['x']\ntests: [{assert: [{type: contains}]}]",
+            "MISSING_FIELD",
+            "tests[0].assert[0].value",
+        ),
+        (
+            "prompts: ['x']\ntests: [{assert: [{type: regex, value: '(a'}]}]",
+            "INVALID_VALUE",
+            "tests[0].assert[0].value",
+        ),
+        (
+            "prompts: ['x']\ntests: [{assert: [{type: latency}]}]",
+            "MISSING_FIELD",
+            "tests[0].assert[0].threshold",
+        ),
+        (
+            "prompts: ['x']\ntests: [{assert: [{type: webhook, value: 'http://x'}]}]",
+            "UNSUPPORTED_FEATURE",
+            "tests[0].assert[0].type",
+        ),
+        (
+            "prompts: ['x']\ntests: [{assert: [{type: factuality, value: a}]}]",
+            "UNSUPPORTED_FEATURE",
+            "tests[0].assert[0].type",
+        ),
+        (
+            "prompts: ['x']\ntests: [{assert: [{type: not-llm-rubric, value: a}]}]",
+            "UNSUPPORTED_FEATURE",
+            "tests[0].assert[0].type",
+        ),
+        (
+            "prompts: ['x']\ntests: [{threshold: 0.5, assert: [{type: contains, value: a}]}]",
+            "UNSUPPORTED_FEATURE",
+            "tests[0].threshold",
+        ),
+        (
+            "prompts: ['x']\ntests: [{assert: [{type: contains, value: a, transform: output.trim()}]}]",
+            "UNSUPPORTED_FEATURE",
+            "tests[0].assert[0].transform",
+        ),
+        (
+            "prompts: ['x']\ntests: [{assert: [{type: equals, value: a, weight: 0}]}]",
+            "UNSUPPORTED_FEATURE",
+            "tests[0].assert[0].weight",
+        ),
+        (
+            "prompts: ['{{ x | nosuch }}']\ntests: [{vars: {x: 1}}]",
+            "UNSUPPORTED_FEATURE",
+            "prompts[0] with the vars of tests[0]",
+        ),
+        (
+            "prompts: ['{% macro m() %}{% endmacro %}']\ntests: [{vars: {x: 1}}]",
+            "UNSUPPORTED_FEATURE",
+            "prompts[0] with the vars of tests[0]",
+        ),
+        (
+            "prompts: ['{{ x ']\ntests: [{vars: {x: 1}}]",
+            "INVALID_VALUE",
+            "prompts[0] with the vars of tests[0]",
+        ),
+        (
+            "prompts: ['x']\nscenarios: [{config: []}]\ntests: [{vars: {a: 1}}]",
+            "UNSUPPORTED_FEATURE",
+            "scenarios",
+        ),
         ("promts: ['x']\ntests: [{vars: {a: 1}}]", "UNKNOWN_FIELD", "promts"),
     ],
 )
@@ -445,7 +516,9 @@ def test_similar_runs_the_offline_embedding_check() -> None:
 
 
 def test_llm_rubric_goes_to_the_judge() -> None:
-    suite = evalnb.load("prompts: ['q']\ntests: [{assert: [{type: llm-rubric, value: 'mentions Paris', metric: geo}]}]")
+    suite = evalnb.load(
+        "prompts: ['q']\ntests: [{assert: [{type: llm-rubric, value: 'mentions Paris', metric: geo}]}]"
+    )
     spec = suite.cases[0].turns[0].checks[0]
     assert (spec.type, spec.name, spec.judged) == ("llm_judge", "geo", True)
     result = evalnb.run(suite, lambda p: "Paris")  # no judge: fails, as every judged check without one
@@ -474,7 +547,11 @@ def test_llm_rubric_goes_to_the_judge() -> None:
         ("{{ s | replace('a', 'o') | title }}", {"s": "banana split"}, "Bonono Split"),
         ("{{ m | default('none') }}", {}, "none"),
         ("{% if n > 2 %}big{% elif n > 0 %}small{% else %}none{% endif %}", {"n": 1}, "small"),
-        ("{% for x in xs %}{{ loop.index }}{{ x }}{% if not loop.last %},{% endif %}{% endfor %}", {"xs": "ab"}, "1a,2b"),
+        (
+            "{% for x in xs %}{{ loop.index }}{{ x }}{% if not loop.last %},{% endif %}{% endfor %}",
+            {"xs": "ab"},
+            "1a,2b",
+        ),
         ("{% for x in [] %}x{% else %}empty{% endfor %}", {}, "empty"),
         ("{% set y = x ~ '!' %}{{ y }}", {"x": "hi"}, "hi!"),
         ("a {{- ' b ' -}} c|x {%- if 1 %} y {% endif -%} z", {}, "a b c|x y z"),

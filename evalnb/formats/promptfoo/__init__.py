@@ -21,10 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalnb.formats.promptfoo._yaml import parse as parse_yaml
+from evalnb.errors import SuiteError
 from evalnb.formats.promptfoo._asserts import MAPPED, PROMPTFOO_TYPES
 from evalnb.formats.promptfoo._config import build as build_config
-from evalnb.errors import SuiteError
+from evalnb.formats.promptfoo._yaml import parse as parse_yaml
 from evalnb.formats.registry import Format, Sniff, Text, register, unsupported_mode
 from evalnb.suite import CheckSpec, Suite
 
@@ -80,7 +80,9 @@ def read_asserts(path: str | Path, *, unsupported: str = "error") -> list[CheckS
     except OSError as exc:
         raise SuiteError("FILE_NOT_FOUND", f"cannot read {p}: {exc}", path=str(p)) from None
     if not _is_assert_list(data):
-        raise SuiteError("TYPE_MISMATCH", "the file must hold a list of asserts (mappings with a 'type')", path=str(p))
+        raise SuiteError(
+            "TYPE_MISMATCH", "the file must hold a list of asserts (mappings with a 'type')", path=str(p)
+        )
     ctx = Context(base=p.parent, config={}, mode=unsupported)
     checks: list[CheckSpec] = []
     for i, raw in enumerate(data):

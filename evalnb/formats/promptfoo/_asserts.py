@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalnb.formats._common import nearest, shown, type_name
 from evalnb.formats.promptfoo._nunjucks import TemplateError, TemplateUnsupported, js_str, render
 from evalnb.suite import (
     CheckSpec,
-    CostCheck,
     JsonCheck,
-    LatencyCheck,
     LevenshteinCheck,
+    LimitCheck,
     LLMJudgeCheck,
     SemanticSimilarityCheck,
     TextMatchCheck,
@@ -32,14 +31,68 @@ __all__ = ["ASSERT_KEYS", "MAPPED", "PROMPTFOO_TYPES", "to_checks"]
 # Every assert type promptfoo defines (without `not-`), so a type it knows and evalnb cannot run is told apart
 # from a misspelt one.
 PROMPTFOO_TYPES = frozenset(
-    """answer-relevance assert-set bleu classifier contains contains-all contains-any contains-html contains-json
-    contains-sql contains-xml context-faithfulness context-recall context-relevance conversation-relevance cost
-    equals factuality finish-reason g-eval gleu guardrails icontains icontains-all icontains-any is-html is-json
-    is-refusal is-sql is-valid-function-call is-valid-openai-function-call is-valid-openai-tools-call is-xml
-    javascript latency levenshtein llm-rubric meteor model-graded-closedqa model-graded-factuality moderation
-    perplexity perplexity-score pi python regex rouge-n ruby search-rubric select-best similar starts-with
-    tool-call-f1 trace-error-spans trace-span-count trace-span-duration webhook word-count max-score
-    human""".split()
+    [
+        "answer-relevance",
+        "assert-set",
+        "bleu",
+        "classifier",
+        "contains",
+        "contains-all",
+        "contains-any",
+        "contains-html",
+        "contains-json",
+        "contains-sql",
+        "contains-xml",
+        "context-faithfulness",
+        "context-recall",
+        "context-relevance",
+        "conversation-relevance",
+        "cost",
+        "equals",
+        "factuality",
+        "finish-reason",
+        "g-eval",
+        "gleu",
+        "guardrails",
+        "icontains",
+        "icontains-all",
+        "icontains-any",
+        "is-html",
+        "is-json",
+        "is-refusal",
+        "is-sql",
+        "is-valid-function-call",
+        "is-valid-openai-function-call",
+        "is-valid-openai-tools-call",
+        "is-xml",
+        "javascript",
+        "latency",
+        "levenshtein",
+        "llm-rubric",
+        "meteor",
+        "model-graded-closedqa",
+        "model-graded-factuality",
+        "moderation",
+        "perplexity",
+        "perplexity-score",
+        "pi",
+        "python",
+        "regex",
+        "rouge-n",
+        "ruby",
+        "search-rubric",
+        "select-best",
+        "similar",
+        "starts-with",
+        "tool-call-f1",
+        "trace-error-spans",
+        "trace-span-count",
+        "trace-span-duration",
+        "webhook",
+        "word-count",
+        "max-score",
+        "human",
+    ]
 )
 
 MAPPED = {
@@ -125,7 +178,9 @@ def _schema(value: Any, ctx: Context, loc: str) -> tuple[bool, dict[str, Any] | 
             ctx.invalid("INVALID_VALUE", f"the JSON schema could not be read: {exc}", f"{loc}.value")
             return False, None
     if not isinstance(value, dict):
-        ctx.invalid("TYPE_MISMATCH", f"a JSON schema must be a mapping, got {type_name(value)}", f"{loc}.value")
+        ctx.invalid(
+            "TYPE_MISMATCH", f"a JSON schema must be a mapping, got {type_name(value)}", f"{loc}.value"
+        )
         return False, None
     return True, value
 
@@ -220,19 +275,29 @@ def to_checks(raw: Any, variables: Mapping[str, Any], ctx: Context, loc: str) ->
     label = raw.get("metric") if isinstance(raw.get("metric"), str) and raw.get("metric") else kind
     value = _rendered(raw.get("value"), variables, ctx, loc)
     build = _BUILDERS[base]
-    return build(kind=kind, base=base, negate=negate, value=value, threshold=threshold, label=label, ctx=ctx, loc=loc)
+    return build(
+        kind=kind, base=base, negate=negate, value=value, threshold=threshold, label=label, ctx=ctx, loc=loc
+    )
 
 
-def _assert_set(raw: Mapping[str, Any], variables: Mapping[str, Any], ctx: Context, loc: str, negate: bool) -> list[CheckSpec]:
+def _assert_set(
+    raw: Mapping[str, Any], variables: Mapping[str, Any], ctx: Context, loc: str, negate: bool
+) -> list[CheckSpec]:
     # docs/promptfoo.md: an assert-set passes when all its asserts pass, unless a threshold says a share: the
     # first is evalnb's rule for a case's checks, so such a set is its asserts.
     if negate or raw.get("threshold") is not None:
         what = "not-assert-set" if negate else "an assert-set with a threshold"
-        ctx.unsupported("assert-set", f"{what} cannot run (evalnb passes a case when all its checks pass)", loc)
+        ctx.unsupported(
+            "assert-set", f"{what} cannot run (evalnb passes a case when all its checks pass)", loc
+        )
         return []
     inner = raw.get("assert")
     if not isinstance(inner, list):
-        ctx.invalid("TYPE_MISMATCH", f"'assert' of an assert-set must be a list, got {type_name(inner)}", f"{loc}.assert")
+        ctx.invalid(
+            "TYPE_MISMATCH",
+            f"'assert' of an assert-set must be a list, got {type_name(inner)}",
+            f"{loc}.assert",
+        )
         return []
     out: list[CheckSpec] = []
     for i, item in enumerate(inner):
@@ -252,7 +317,9 @@ def _need_text(kind: str, value: Any, ctx: Context, loc: str) -> str | None:
     return text
 
 
-def _equals(*, kind: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any) -> list[CheckSpec]:
+def _equals(
+    *, kind: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any
+) -> list[CheckSpec]:
     if isinstance(value, (dict, list)):
         return [JsonCheck(how="equals", value=value, negate=negate, label=label)]
     if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
@@ -264,17 +331,21 @@ def _equals(*, kind: str, negate: bool, value: Any, label: str, ctx: Context, lo
     return [] if text is None else [TextMatchCheck(how="equals", values=[text], negate=negate, label=label)]
 
 
-def _contains(*, kind: str, base: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any) -> list[CheckSpec]:
+def _contains(
+    *, kind: str, base: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any
+) -> list[CheckSpec]:
     text = _need_text(kind, value, ctx, loc)
     if text is None:
         return []
-    how = "starts_with" if base == "starts-with" else "contains"
+    how: Literal["starts_with", "contains"] = "starts_with" if base == "starts-with" else "contains"
     return [
         TextMatchCheck(how=how, values=[text], case_sensitive=base != "icontains", negate=negate, label=label)
     ]
 
 
-def _contains_many(*, kind: str, base: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any) -> list[CheckSpec]:
+def _contains_many(
+    *, kind: str, base: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any
+) -> list[CheckSpec]:
     values = _split(value)
     if not values:
         ctx.invalid(
@@ -283,7 +354,7 @@ def _contains_many(*, kind: str, base: str, negate: bool, value: Any, label: str
             f"{loc}.value",
         )
         return []
-    how = "any" if base.endswith("-any") else "all"
+    how: Literal["any", "all"] = "any" if base.endswith("-any") else "all"
     return [
         TextMatchCheck(
             how=how, values=values, case_sensitive=not base.startswith("i"), negate=negate, label=label
@@ -291,7 +362,9 @@ def _contains_many(*, kind: str, base: str, negate: bool, value: Any, label: str
     ]
 
 
-def _regex(*, kind: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any) -> list[CheckSpec]:
+def _regex(
+    *, kind: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any
+) -> list[CheckSpec]:
     from evalnb.checks.text import compile_pattern
 
     text = _need_text(kind, value, ctx, loc)
@@ -300,27 +373,43 @@ def _regex(*, kind: str, negate: bool, value: Any, label: str, ctx: Context, loc
     try:
         compile_pattern(text)
     except ValueError as exc:
-        ctx.invalid("INVALID_VALUE", f"{shown(text)} is not a valid regular expression: {exc}", f"{loc}.value")
+        ctx.invalid(
+            "INVALID_VALUE", f"{shown(text)} is not a valid regular expression: {exc}", f"{loc}.value"
+        )
         return []
     return [TextMatchCheck(how="regex", values=[text], negate=negate, label=label)]
 
 
-def _json(*, base: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any) -> list[CheckSpec]:
+def _json(
+    *, base: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any
+) -> list[CheckSpec]:
     ok, schema = _schema(value, ctx, loc)
     if not ok:
         return []
-    how = "contains" if base == "contains-json" else "is"
-    return [JsonCheck(how=how, schema=schema, negate=negate, label=label)]
+    how: Literal["contains", "is"] = "contains" if base == "contains-json" else "is"
+    return [JsonCheck(how=how, json_schema=schema, negate=negate, label=label)]
 
 
-def _similar(*, kind: str, negate: bool, value: Any, threshold: float | None, label: str, ctx: Context, loc: str, **_: Any) -> list[CheckSpec]:
+def _similar(
+    *,
+    kind: str,
+    negate: bool,
+    value: Any,
+    threshold: float | None,
+    label: str,
+    ctx: Context,
+    loc: str,
+    **_: Any,
+) -> list[CheckSpec]:
     text = _need_text(kind, value, ctx, loc)
     if text is None:
         return []
     ctx.note_similar()
     t = 0.75 if threshold is None else threshold  # promptfoo's default (docs/promptfoo.md, similar)
     if not -1 <= t <= 1:
-        ctx.invalid("INVALID_VALUE", f"'threshold' of {kind!r} must be in [-1, 1], got {t:g}", f"{loc}.threshold")
+        ctx.invalid(
+            "INVALID_VALUE", f"'threshold' of {kind!r} must be in [-1, 1], got {t:g}", f"{loc}.threshold"
+        )
         return []
     return [
         SemanticSimilarityCheck(
@@ -332,7 +421,9 @@ def _similar(*, kind: str, negate: bool, value: Any, threshold: float | None, la
     ]
 
 
-def _rubric(*, kind: str, value: Any, threshold: float | None, label: str, ctx: Context, loc: str, **_: Any) -> list[CheckSpec]:
+def _rubric(
+    *, kind: str, value: Any, threshold: float | None, label: str, ctx: Context, loc: str, **_: Any
+) -> list[CheckSpec]:
     if isinstance(value, (dict, list)):
         value = json.dumps(value, ensure_ascii=False)
     text = _need_text(kind, value, ctx, loc)
@@ -345,7 +436,17 @@ def _rubric(*, kind: str, value: Any, threshold: float | None, label: str, ctx: 
     return [LLMJudgeCheck(rubric=text, label=label)]
 
 
-def _levenshtein(*, kind: str, negate: bool, value: Any, threshold: float | None, label: str, ctx: Context, loc: str, **_: Any) -> list[CheckSpec]:
+def _levenshtein(
+    *,
+    kind: str,
+    negate: bool,
+    value: Any,
+    threshold: float | None,
+    label: str,
+    ctx: Context,
+    loc: str,
+    **_: Any,
+) -> list[CheckSpec]:
     text = _need_text(kind, value, ctx, loc)
     if text is None:
         return []
@@ -353,10 +454,16 @@ def _levenshtein(*, kind: str, negate: bool, value: Any, threshold: float | None
     if t < 0:
         ctx.invalid("INVALID_VALUE", f"'threshold' of {kind!r} must not be negative", f"{loc}.threshold")
         return []
-    return [LevenshteinCheck(value=text, threshold=t, negate=negate, label=None if label == "levenshtein" else label)]
+    return [
+        LevenshteinCheck(
+            value=text, threshold=t, negate=negate, label=None if label == "levenshtein" else label
+        )
+    ]
 
 
-def _latency(*, kind: str, threshold: float | None, label: str, ctx: Context, loc: str, **_: Any) -> list[CheckSpec]:
+def _latency(
+    *, kind: str, threshold: float | None, label: str, ctx: Context, loc: str, **_: Any
+) -> list[CheckSpec]:
     if threshold is None or threshold < 0:
         ctx.invalid(
             "MISSING_FIELD" if threshold is None else "INVALID_VALUE",
@@ -364,14 +471,16 @@ def _latency(*, kind: str, threshold: float | None, label: str, ctx: Context, lo
             f"{loc}.threshold",
         )
         return []
-    return [LatencyCheck(threshold=threshold, label=None if label == "latency" else label)]
+    return [LimitCheck(type="latency", threshold=threshold, label=None if label == "latency" else label)]
 
 
-def _cost(*, kind: str, threshold: float | None, label: str, ctx: Context, loc: str, **_: Any) -> list[CheckSpec]:
+def _cost(
+    *, kind: str, threshold: float | None, label: str, ctx: Context, loc: str, **_: Any
+) -> list[CheckSpec]:
     if threshold is not None and threshold < 0:
         ctx.invalid("INVALID_VALUE", f"'threshold' of {kind!r} must not be negative", f"{loc}.threshold")
         return []
-    return [CostCheck(threshold=threshold, label=None if label == "cost" else label)]
+    return [LimitCheck(type="cost", threshold=threshold, label=None if label == "cost" else label)]
 
 
 _BUILDERS: dict[str, Builder] = {

@@ -22,6 +22,7 @@ from evalnb.formats._common import nearest, shown, type_name
 from evalnb.formats.promptfoo._asserts import to_checks
 from evalnb.formats.promptfoo._context import Context, provider_name
 from evalnb.formats.promptfoo._nunjucks import TemplateError, TemplateUnsupported, js_str, render
+from evalnb.formats.promptfoo._prompts import CODE_FILES, Prompt, prompts
 from evalnb.suite import Case, CheckSpec, Message, Suite, Turn
 
 __all__ = ["CONFIG_KEYS", "TEST_KEYS", "build"]
@@ -66,20 +67,6 @@ TEST_KEYS = (
     "assertScoringFunction",
 )
 
-_PROMPT_FILES = (".txt", ".md", ".j2", ".njk", ".json", ".jsonl", ".yaml", ".yml", ".prompt")
-_CODE_FILES = (".py", ".js", ".mjs", ".cjs", ".ts")
-_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
-
-
-@dataclass
-class Prompt:
-    """One prompt: a template, or chat messages each with a template; ``label`` as promptfoo shows it."""
-
-    label: str
-    text: str | None = None
-    messages: list[dict[str, str]] | None = None
-    loc: str = "prompts"
-
 
 @dataclass
 class Test:
@@ -100,110 +87,6 @@ class Test:
 # ------------------------------------------------------------------------------------------------------
 
 
-def _looks_like_file(text: str) -> bool:
-    # promptfoo reads `prompts: [prompts.txt]` as a file: one line ending in a file suffix, no spaces.
-    return "\n" not in text and " " not in text.strip() and text.strip().lower().endswith(_PROMPT_FILES + _CODE_FILES)
-
-
-def prompts(config: dict[str, Any], ctx: Context) -> list[Prompt]:
-    raw = config.get("prompts")
-    if raw is None:
-        return [Prompt(label="{{prompt}}", text="{{prompt}}")]  # promptfoo's default prompt
-    items: list[tuple[Any, str | None, str]] = []
-    if isinstance(raw, str):
-        items = [(raw, None, "prompts")]
-    elif isinstance(raw, list):
-        items = [(item, None, f"prompts[{i}]") for i, item in enumerate(raw)]
-    elif isinstance(raw, dict):  # the older form: {file: label}
-        items = [(k, v if isinstance(v, str) else None, f"prompts.{k}") for k, v in raw.items()]
-    else:
-        ctx.invalid("TYPE_MISMATCH", f"'prompts' must be a list, got {type_name(raw)}", "prompts")
-        return []
-    out: list[Prompt] = []
-    for item, label, loc in items:
-        out += _prompt(item, label, ctx, loc)
-    return out
-
-
-def _prompt(item: Any, label: str | None, ctx: Context, loc: str) -> list[Prompt]:
-    if isinstance(item, dict):
-        label = item.get("label") if isinstance(item.get("label"), str) else label
-        if isinstance(item.get("raw"), str):
-            return [Prompt(label=label or item["raw"], text=item["raw"], loc=loc)]
-        if isinstance(item.get("id"), str):
-            return _prompt(item["id"], label, ctx, f"{loc}.id")
-        ctx.invalid("MISSING_FIELD", f"the prompt at {loc} needs 'raw' (its text) or 'id' (a file)", loc)
-        return []
-    if not isinstance(item, str):
-        ctx.invalid("TYPE_MISMATCH", f"a prompt must be a text or a mapping, got {type_name(item)}", loc)
-        return []
-    if not (item.startswith("file://") or _looks_like_file(item)):
-        return [Prompt(label=label or item, text=item, loc=loc)]
-    ref, _, function = item.partition(":") if not item.startswith("file://") else ("file://" + item[7:].split(":")[0], "", "")
-    if Path(ref[7:] if ref.startswith("file://") else ref).suffix.lower() in _CODE_FILES or function:
-        ctx.unsupported("prompt function", f"the prompt {shown(item)} is code; evalnb renders text prompts only", loc)
-        return []
-    out: list[Prompt] = []
-    for p in ctx.files(item, loc):
-        out += _prompt_file(p, label, ctx, loc)
-    return out
-
-
-def _prompt_file(p: Path, label: str | None, ctx: Context, loc: str) -> list[Prompt]:
-    text = ctx.read_text(p, loc)
-    if text is None:
-        return []
-    name = ctx.relative(p)
-    suffix = p.suffix.lower()
-    if suffix in (".json", ".yaml", ".yml", ".jsonl"):
-        chats = _chats(text, suffix, ctx, f"{loc} ({name})")
-        if chats is not None:
-            return [
-                Prompt(label=label or (name if len(chats) == 1 else f"{name}:{i + 1}"), messages=m, loc=f"{loc} ({name})")
-                for i, m in enumerate(chats)
-            ]
-    # A text file holds one prompt, or several split by a line `---` (docs/promptfoo.md, prompts).
-    parts = [part.strip() for part in _SEPARATOR.split(text)]
-    parts = [part for part in parts if part]
-    many = len(parts) > 1
-    return [
-        Prompt(label=label or (f"{name}: {part}" if many else f"{name}: {part}"), text=part, loc=f"{loc} ({name})")
-        for part in parts
-    ]
-
-
-def _chats(text: str, suffix: str, ctx: Context, loc: str) -> list[list[dict[str, str]]] | None:
-    """Chat prompts of a JSON / YAML / JSONL file (a list of ``{role, content}`` each), or None for plain text."""
-    import yaml
-
-    try:
-        if suffix == ".jsonl":
-            docs = [json.loads(line) for line in text.splitlines() if line.strip()]
-        elif suffix == ".json":
-            docs = [json.loads(text)]
-        else:
-            docs = [yaml.safe_load(text)]
-    except (json.JSONDecodeError, yaml.YAMLError):
-        return None  # not data: a text prompt that happens to have this suffix
-    out: list[list[dict[str, str]]] = []
-    for doc in docs:
-        if not (isinstance(doc, list) and doc and all(isinstance(m, dict) for m in doc)):
-            return None
-        messages: list[dict[str, str]] = []
-        for m in doc:
-            role, content = m.get("role"), m.get("content")
-            if not isinstance(role, str) or not isinstance(content, str):
-                ctx.unsupported(
-                    "chat message",
-                    f"a chat message needs a text 'role' and 'content' (images and tool parts are not sent)",
-                    loc,
-                )
-                return []
-            messages.append({"role": role, "content": content})
-        out.append(messages)
-    return out
-
-
 # ------------------------------------------------------------------------------------------------------
 # Tests
 # ------------------------------------------------------------------------------------------------------
@@ -216,7 +99,11 @@ def _as_mapping(value: Any, what: str, ctx: Context, loc: str) -> dict[str, Any]
         try:
             value = ctx.read_data(value)
         except (OSError, ValueError) as exc:
-            ctx.invalid("FILE_NOT_FOUND" if isinstance(exc, OSError) else "INVALID_VALUE", f"{what} {shown(value)}: {exc}", loc)
+            ctx.invalid(
+                "FILE_NOT_FOUND" if isinstance(exc, OSError) else "INVALID_VALUE",
+                f"{what} {shown(value)}: {exc}",
+                loc,
+            )
             return {}
     if isinstance(value, list) and all(isinstance(v, dict) for v in value):
         merged: dict[str, Any] = {}
@@ -234,10 +121,17 @@ def _test_keys(raw: dict[str, Any], ctx: Context, loc: str) -> None:
     for key in unknown:
         hint = nearest(key, TEST_KEYS)
         if hint is not None and hint not in raw:
-            ctx.invalid("UNKNOWN_FIELD", f"unknown key {shown(key)} in {loc}; did you mean '{hint}'?", f"{loc}.{key}", suggestion=hint)
+            ctx.invalid(
+                "UNKNOWN_FIELD",
+                f"unknown key {shown(key)} in {loc}; did you mean '{hint}'?",
+                f"{loc}.{key}",
+                suggestion=hint,
+            )
     quiet = [k for k in unknown if nearest(k, TEST_KEYS) is None]
     if quiet:
-        ctx.notes.append(f"{loc}: keys evalnb does not use were left as they are: {', '.join(map(repr, quiet))}")
+        ctx.notes.append(
+            f"{loc}: keys evalnb does not use were left as they are: {', '.join(map(repr, quiet))}"
+        )
 
 
 def _test(raw: Any, default: dict[str, Any], ctx: Context, loc: str) -> Test | None:
@@ -254,13 +148,19 @@ def _test(raw: Any, default: dict[str, Any], ctx: Context, loc: str) -> Test | N
         if items is None:
             continue
         if not isinstance(items, list):
-            ctx.invalid("TYPE_MISMATCH", f"'assert' must be a list, got {type_name(items)}", f"{where}.assert")
+            ctx.invalid(
+                "TYPE_MISMATCH", f"'assert' must be a list, got {type_name(items)}", f"{where}.assert"
+            )
             continue
         asserts += [(a, f"{where}.assert[{i}]") for i, a in enumerate(items)]
-    options = {**_as_mapping(default.get("options"), "defaultTest.options", ctx, "defaultTest.options"),
-               **_as_mapping(raw.get("options"), "options", ctx, f"{loc}.options")}
-    metadata = {**_as_mapping(default.get("metadata"), "metadata", ctx, "defaultTest.metadata"),
-                **_as_mapping(raw.get("metadata"), "metadata", ctx, f"{loc}.metadata")}
+    options = {
+        **_as_mapping(default.get("options"), "defaultTest.options", ctx, "defaultTest.options"),
+        **_as_mapping(raw.get("options"), "options", ctx, f"{loc}.options"),
+    }
+    metadata = {
+        **_as_mapping(default.get("metadata"), "metadata", ctx, "defaultTest.metadata"),
+        **_as_mapping(raw.get("metadata"), "metadata", ctx, f"{loc}.metadata"),
+    }
     threshold = raw.get("threshold", default.get("threshold"))
     restrict = raw.get("prompts")
     return Test(
@@ -285,7 +185,9 @@ def _csv_assert(text: str) -> dict[str, Any]:
     for prefix in ("grade:", "llm-rubric:"):
         if text.startswith(prefix):
             return {"type": "llm-rubric", "value": text[len(prefix) :]}
-    if text.startswith("python:") or (text.startswith("file://") and (text.endswith(".py") or ".py:" in text)):
+    if text.startswith("python:") or (
+        text.startswith("file://") and (text.endswith(".py") or ".py:" in text)
+    ):
         return {"type": "python", "value": text.removeprefix("python:").strip()}
     from evalnb.formats.promptfoo._asserts import PROMPTFOO_TYPES
 
@@ -360,8 +262,10 @@ def _csv_tests(text: str, name: str, ctx: Context) -> list[tuple[dict[str, Any],
 def _test_file(p: Path, ctx: Context, loc: str) -> list[tuple[Any, str]]:
     name = ctx.relative(p)
     suffix = p.suffix.lower()
-    if suffix in _CODE_FILES:
-        ctx.unsupported("test generator", f"{name} generates tests with code; evalnb reads test files only", loc)
+    if suffix in CODE_FILES:
+        ctx.unsupported(
+            "test generator", f"{name} generates tests with code; evalnb reads test files only", loc
+        )
         return []
     text = ctx.read_text(p, loc)
     if text is None:
@@ -394,7 +298,9 @@ def tests(config: dict[str, Any], ctx: Context) -> list[Test]:
     if isinstance(default, str):
         default = _as_mapping(default, "defaultTest", ctx, "defaultTest")
     if not isinstance(default, dict):
-        ctx.invalid("TYPE_MISMATCH", f"'defaultTest' must be a mapping, got {type_name(default)}", "defaultTest")
+        ctx.invalid(
+            "TYPE_MISMATCH", f"'defaultTest' must be a mapping, got {type_name(default)}", "defaultTest"
+        )
         default = {}
     if isinstance(default.get("options"), dict) and default["options"].get("provider") is not None:
         ctx.note_grader(default["options"]["provider"])
@@ -433,14 +339,18 @@ def _file_var(value: Any, ctx: Context, loc: str) -> Any:
     if not (isinstance(value, str) and value.startswith("file://")):
         return value
     p = ctx.path(value)
-    if p.suffix.lower() in _CODE_FILES:
+    if p.suffix.lower() in CODE_FILES:
         ctx.unsupported("var function", f"the var {shown(value)} is code; evalnb reads var files only", loc)
         return ""
     if p.suffix.lower() in (".json", ".yaml", ".yml"):
         try:
             return ctx.read_data(value)
         except (OSError, ValueError) as exc:
-            ctx.invalid("FILE_NOT_FOUND" if isinstance(exc, OSError) else "INVALID_VALUE", f"var {shown(value)}: {exc}", loc)
+            ctx.invalid(
+                "FILE_NOT_FOUND" if isinstance(exc, OSError) else "INVALID_VALUE",
+                f"var {shown(value)}: {exc}",
+                loc,
+            )
             return ""
     files = ctx.files(value, loc)
     text = ctx.read_text(files[0], loc) if files else None
@@ -462,7 +372,9 @@ def _render(text: str, variables: dict[str, Any], ctx: Context, loc: str) -> str
     return None
 
 
-def _turn(prompt: Prompt, test: Test, variables: dict[str, Any], checks: list[CheckSpec], ctx: Context) -> Turn | None:
+def _turn(
+    prompt: Prompt, test: Test, variables: dict[str, Any], checks: list[CheckSpec], ctx: Context
+) -> Turn | None:
     prefix = js_str(test.options.get("prefix") or "")
     suffix = js_str(test.options.get("suffix") or "")
     where = f"{prompt.loc} with the vars of {test.loc}"
@@ -494,7 +406,9 @@ def _slug(text: str) -> str:
 def _case_id(test: Test, variables: dict[str, Any], prompt: Prompt, taken: set[str]) -> str:
     # A stable id: the test's description (or "test") and a hash of the prompt and the vars, so reordering the
     # tests keeps each case's id (comparisons across versions match cases by id).
-    key = json.dumps({"prompt": prompt.text or prompt.messages, "vars": variables}, sort_keys=True, default=str)
+    key = json.dumps(
+        {"prompt": prompt.text or prompt.messages, "vars": variables}, sort_keys=True, default=str
+    )
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     base = f"{_slug(test.description or '') or 'test'}-{digest}"
     out, n = base, 1
@@ -515,7 +429,11 @@ def _checks(test: Test, variables: dict[str, Any], ctx: Context) -> list[CheckSp
         )
         return []
     if test.options.get("rubricPrompt") not in (None, ""):
-        ctx.unsupported("rubricPrompt", "a custom rubricPrompt cannot run (evalnb's judge writes its own prompt)", f"{test.loc}.options.rubricPrompt")
+        ctx.unsupported(
+            "rubricPrompt",
+            "a custom rubricPrompt cannot run (evalnb's judge writes its own prompt)",
+            f"{test.loc}.options.rubricPrompt",
+        )
     if test.options.get("provider") is not None:
         ctx.note_grader(test.options["provider"])
     if test.threshold is not None:
@@ -559,7 +477,12 @@ def cases(prompt_list: list[Prompt], test_list: list[Test], ctx: Context, runs: 
                         category=category if isinstance(category, str) else None,
                         runs=runs,
                         turns=[turn],
-                        meta={"vars": _plain(variables), "test": test.loc, "prompt": prompt.label, "metadata": _plain(test.metadata)},
+                        meta={
+                            "vars": _plain(variables),
+                            "test": test.loc,
+                            "prompt": prompt.label,
+                            "metadata": _plain(test.metadata),
+                        },
                     )
                 )
     return out
@@ -585,7 +508,12 @@ def _top_keys(config: dict[str, Any], ctx: Context) -> None:
             continue
         hint = nearest(key, CONFIG_KEYS)
         if hint is not None and hint not in config:
-            ctx.invalid("UNKNOWN_FIELD", f"unknown key {shown(key)} at the top level; did you mean '{hint}'?", str(key), suggestion=hint)
+            ctx.invalid(
+                "UNKNOWN_FIELD",
+                f"unknown key {shown(key)} at the top level; did you mean '{hint}'?",
+                str(key),
+                suggestion=hint,
+            )
         else:
             ctx.notes.append(f"the key {key!r} is not one evalnb reads; it was left as it is")
     for key, why in (
@@ -610,7 +538,11 @@ def _runs(config: dict[str, Any], ctx: Context) -> int:
     if repeat is None:
         return 1
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-        ctx.invalid("INVALID_VALUE", f"evaluateOptions.repeat must be a whole number >= 1, got {shown(repeat)}", "evaluateOptions.repeat")
+        ctx.invalid(
+            "INVALID_VALUE",
+            f"evaluateOptions.repeat must be a whole number >= 1, got {shown(repeat)}",
+            "evaluateOptions.repeat",
+        )
         return 1
     return repeat
 

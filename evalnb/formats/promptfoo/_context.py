@@ -146,17 +146,25 @@ class Context:
         """``{"$ref": "#/assertionTemplates/name"}`` -> that template (the assert's other keys override it)."""
         ref = raw.get("$ref")
         if not isinstance(ref, str) or not ref.startswith("#/"):
-            self.invalid("INVALID_VALUE", f"$ref {shown(ref)} must point into this file ('#/...')", f"{loc}.$ref")
+            self.invalid(
+                "INVALID_VALUE", f"$ref {shown(ref)} must point into this file ('#/...')", f"{loc}.$ref"
+            )
             return None
         node: Any = self.config
         for part in ref[2:].split("/"):
             part = part.replace("~1", "/").replace("~0", "~")
             if not isinstance(node, dict) or part not in node:
-                self.invalid("INVALID_VALUE", f"$ref {shown(ref)} points to nothing in the file", f"{loc}.$ref")
+                self.invalid(
+                    "INVALID_VALUE", f"$ref {shown(ref)} points to nothing in the file", f"{loc}.$ref"
+                )
                 return None
             node = node[part]
         if not isinstance(node, dict):
-            self.invalid("TYPE_MISMATCH", f"$ref {shown(ref)} must point to a mapping, got {type_name(node)}", f"{loc}.$ref")
+            self.invalid(
+                "TYPE_MISMATCH",
+                f"$ref {shown(ref)} must point to a mapping, got {type_name(node)}",
+                f"{loc}.$ref",
+            )
             return None
         return {**node, **{k: v for k, v in raw.items() if k != "$ref"}}
 
