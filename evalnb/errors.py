@@ -176,8 +176,6 @@ class StoreCode(Code):
     UNKNOWN_SUITE = "UNKNOWN_SUITE"
     #: an Inspect AI log of a format version evalnb does not read (evalnb.read_inspect_log)
     UNSUPPORTED_LOG_VERSION = "UNSUPPORTED_LOG_VERSION"
-    #: an optional package a reader or writer needs is not installed (the message has the pip command)
-    MISSING_DEPENDENCY = "MISSING_DEPENDENCY"
 
 
 def _member(codes: type[Code], code: str) -> str:

@@ -41,7 +41,6 @@ PUBLIC = [
     "evalnb.executors.Local",
     "evalnb.executors.Ray",
     "evalnb.export.to_document",
-    "evalnb.export.to_mlflow",
     "evalnb.judges",
     "evalnb.judges.OpenAIJudge",
     "evalnb.judges.embedding.cosines",

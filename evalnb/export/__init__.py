@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from evalnb.export import comparison_page as _comparison_page  # noqa: F401  (registers the comparison page)
 from evalnb.export._inspect import read_inspect_log
+from evalnb.export._mlflow import to_mlflow
 from evalnb.export._parquet import to_parquet
 from evalnb.export.csv import to_csv
 from evalnb.export.document import DOCUMENT_SCHEMA_VERSION, to_document
@@ -41,6 +42,7 @@ __all__ = [
     "to_excel",
     "to_html",
     "to_junit",
+    "to_mlflow",
     "to_parquet",
     "to_summary",
     "write",

@@ -138,9 +138,8 @@ def _zstd(raw: bytes) -> bytes:
     try:
         zstandard: Any = importlib.import_module("zstandard")
     except ImportError:
-        raise StoreError(
-            'this .eval log is compressed with zstandard, which this Python cannot read: pip install "evalnb[inspect]"',
-            code="MISSING_DEPENDENCY",
+        raise ImportError(
+            'this .eval log is compressed with zstandard, which this Python cannot read: pip install "evalnb[inspect]"'
         ) from None
     return bytes(zstandard.ZstdDecompressor().decompressobj().decompress(raw))
 

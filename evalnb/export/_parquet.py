@@ -98,7 +98,8 @@ def read_folder(folder: str | Path) -> Result:
 
     Raises:
         StoreError: ``UNKNOWN_RESULTS`` when the folder is not one :func:`to_parquet` wrote, or of another
-            ``schema_version``; ``MISSING_DEPENDENCY`` without pyarrow.
+            ``schema_version``.
+        ImportError: without pyarrow (the message has the pip command).
     """
     import pandas as pd
 

@@ -305,7 +305,7 @@ def upgrade(path: str | os.PathLike[str]) -> Path | None:
     return backup
 
 
-def load_upgrading(path: str | os.PathLike[str]) -> tuple[Suite, Path | None]:
+def load_upgrading(path: str | os.PathLike[str], *, unsupported: str = "error") -> tuple[Suite, Path | None]:
     """Load a suite file, upgrading it in place first when it is a legacy document (with :func:`upgrade`'s
     backup): dataset spec, running a legacy dataset upgrades it. Returns the suite and the backup (or None).
 
@@ -322,7 +322,7 @@ def load_upgrading(path: str | os.PathLike[str]) -> tuple[Suite, Path | None]:
 
     fmt = for_path(Path(path))
     if fmt is None or fmt.upgrade is None:
-        return load(path), None
+        return load(path, unsupported=unsupported), None
     # What the legacy form loads to is what the warnings speak of (the defaults it got): read them first.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SuiteWarning)
