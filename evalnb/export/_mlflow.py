@@ -196,7 +196,8 @@ def export_store(
     out: list[tuple[str, str, str | None]] = []
     listing = store.runs(suite=suite)
     for row in listing.to_dict("records"):
-        run_id, label = str(row["run_id"]), row.get("version") or str(row["run_id"])
+        run_id = str(row["run_id"])
+        label = f"{row['suite']} {row.get('version') or run_id}"
         if row.get("status") != "complete":
             continue
         if run_id in logged:

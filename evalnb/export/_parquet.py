@@ -52,8 +52,8 @@ def _write_frame(frame: pd.DataFrame, path: Path) -> None:
     atomic_write(path, lambda fh: frame.to_parquet(fh, engine="pyarrow", index=False))
 
 
-# No suffix: a folder is what it writes.
-@register_writer("parquet")
+# A folder is what it writes (`--output results.parquet` names the folder).
+@register_writer("parquet", suffixes=(".parquet",))
 def to_parquet(result: Result, folder: str | Path) -> Path:
     """Write ``result`` as Parquet files in ``folder`` (created if needed); :func:`evalnb.read_results` reads it back.
 
