@@ -14,6 +14,7 @@ without parsing messages::
     ├── ReferenceQueryError          a cube referenceQuery could not be built or run (CheckCode)
     ├── RegexTimeout                 a regex search ran past its time bound (CheckCode)
     ├── StoreError      StoreCode    the run store, or a results file, could not be read or written
+    ├── RunError        RunCode      a run that started could not complete (it ran out of memory)
     └── FailuresError                raised by ``Result.raise_for_failures()`` when a check failed (CheckCode)
 
     SuiteWarning (a UserWarning)     a suite loaded with something to know (also in ``Suite.warnings``)
@@ -33,7 +34,7 @@ inside their own module with private exceptions (a duplicate key, an alias bomb)
 from __future__ import annotations
 
 import enum
-from typing import ClassVar
+from typing import Any, ClassVar
 
 __all__ = [
     "AgentCode",
@@ -51,6 +52,8 @@ __all__ = [
     "JudgeError",
     "ReferenceQueryError",
     "RegexTimeout",
+    "RunCode",
+    "RunError",
     "StoreCode",
     "StoreError",
     "SuiteCode",
@@ -174,8 +177,24 @@ class StoreCode(Code):
     NO_SHARED_SUITE = "NO_SHARED_SUITE"
     VERSION_EXISTS = "VERSION_EXISTS"
     UNKNOWN_SUITE = "UNKNOWN_SUITE"
+    #: a reading command (report, compare, trend, runs, delete) was given a store that is not there
+    STORE_NOT_FOUND = "STORE_NOT_FOUND"
+    #: a write failed because the disk (or the database's size limit) is full
+    STORE_FULL = "STORE_FULL"
+    #: a stored run (its suite definition, its meta) does not read back: edited, damaged or from another version
+    STORED_RUN_INVALID = "STORED_RUN_INVALID"
+    #: a run's row was deleted while it ran (a later run replaced its version label, or it was deleted)
+    RUN_REPLACED = "RUN_REPLACED"
+
     #: an Inspect AI log of a format version evalnb does not read (evalnb.read_inspect_log)
     UNSUPPORTED_LOG_VERSION = "UNSUPPORTED_LOG_VERSION"
+
+class RunCode(Code):
+    """Why a run that started could not complete."""
+
+    RUN_ERROR = "RUN_ERROR"
+    #: the process ran out of memory; what a store had saved is kept (and can be resumed)
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"
 
 
 def _member(codes: type[Code], code: str) -> str:
@@ -389,10 +408,29 @@ class RegexTimeout(EvalnbError):
 
 
 class StoreError(EvalnbError):
-    """The run store could not read or write (or a results file is not one evalnb reads)."""
+    """The run store could not read or write (or a results file is not one evalnb reads).
+
+    Attributes:
+        result: when a run stopped because its store failed mid-run (a full disk): the Result of the case runs
+            that finished (interrupted, the rest skipped); else None.
+    """
 
     codes = StoreCode
     code = StoreCode.STORE_ERROR
+    result: Any = None
+
+
+class RunError(EvalnbError):
+    """A run that started could not complete (``OUT_OF_MEMORY``); exit 2 on the command line.
+
+    Attributes:
+        result: the Result of what finished, when there was memory to keep it; else None (what a store had
+            saved is kept there).
+    """
+
+    codes = RunCode
+    code = RunCode.RUN_ERROR
+    result: Any = None
 
 
 class FailuresError(EvalnbError):

@@ -153,7 +153,8 @@ print(cube.report())"""),
     code("""
 from evalnb.demo.task_agent import command
 
-tasks = evalnb.run(suites["tasks"], command(), judge="heuristic", workdir=WORK / "tasks", progress=False)
+tasks = evalnb.run(suites["tasks"], command(), judge="heuristic", workdir=WORK / "tasks", create_workdir=True,
+                     progress=False)
 print(tasks.report())
 tasks.scores[["case_id", "run", "check_id", "passed", "reason", "judge"]]"""),
     md("""

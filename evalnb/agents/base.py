@@ -32,6 +32,7 @@ __all__ = [
     "TOOL_STATUSES",
     "Agent",
     "CallableAgent",
+    "DeferredPath",
     "Request",
     "Response",
     "ToolCall",
@@ -170,6 +171,35 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
+class DeferredPath:
+    """A working directory made the first time someone asks for it (``make()`` creates it and returns it, or
+    None once it can no longer be made).
+
+    The runner gives each case run one: a run whose agent never reads ``Request.workdir`` and whose checks need
+    no directory leaves nothing in the temporary folder (running/workdirs.py).
+    """
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Path | None]) -> None:
+        self.make = make
+
+
+class _Workdir:
+    """``Request.workdir``: a path or None, or a :class:`DeferredPath` made into its path when first read."""
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Path | None:
+        if obj is None:
+            return None  # the dataclass's default
+        value = obj.__dict__.get("_workdir")
+        if isinstance(value, DeferredPath):
+            value = obj.__dict__["_workdir"] = value.make()
+        return value
+
+    def __set__(self, obj: Any, value: Path | DeferredPath | None) -> None:
+        obj.__dict__["_workdir"] = value
+
+
 @dataclass
 class Request:
     """What the agent is asked.
@@ -181,7 +211,7 @@ class Request:
         case: the case id.
         turn: the turn index (0-based).
         run: the run index (0-based).
-        workdir: the run's working directory (where ``file_exists`` looks).
+        workdir: the run's working directory (where ``file_exists`` looks); a fresh one is made when first read.
         suite: the suite name.
         case_meta: extra fields the suite gives for the case (category, cube, context ...).
         allowed_tools: the tools the agent may call in this turn, when the suite declares an allowlist (a
@@ -194,7 +224,7 @@ class Request:
     case: str = ""
     turn: int = 0
     run: int = 0
-    workdir: Path | None = None
+    workdir: _Workdir = _Workdir()
     suite: str = ""
     case_meta: dict[str, Any] = field(default_factory=dict)
     allowed_tools: list[str] | None = None

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalnb._caps import MAX_ANSWER, note
+from evalnb._numbers import count, seconds
 from evalnb.agents.base import Request, Response
 from evalnb.agents.processes import MARK, Tree, signal_all
 from evalnb.agents.types import BuildContext, register_agent_type
@@ -143,12 +144,8 @@ class Command:
         self.pass_env = tuple(pass_env)
         self.result = _parse_result(result)
         self._result_spec = result
-        if max_output < 1:
-            raise ConfigError(f"Command max_output must be at least 1 byte, not {max_output}")
-        self.max_output = int(max_output)
-        if timeout is not None and timeout <= 0:
-            raise ConfigError(f"Command timeout must be positive, not {timeout}")
-        self.timeout = timeout
+        self.max_output = int(count("Command max_output (bytes)", max_output, minimum=1) or 1)
+        self.timeout = seconds("Command timeout", timeout, none=True)
         self.cwd = None if cwd is None else Path(cwd)
         self.encoding = encoding
         self.name = name or Path(self.argv[0]).name

@@ -39,6 +39,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalnb._caps import MAX_ANSWER, MAX_BODY, note
+from evalnb._numbers import seconds
 from evalnb._secrets import Secret, expand_env, safe_url, scrub, url_secrets
 from evalnb.agents.base import Request, Response, capped
 from evalnb.agents.types import BuildContext, register_agent_type
@@ -219,9 +220,7 @@ class HTTP:
                     f"HTTP response_map has unknown field(s) {unknown}; use {list(_RESPONSE_FIELDS)}"
                 )
         self.response_map = None if response_map is None else dict(response_map)
-        if timeout <= 0:
-            raise ConfigError(f"HTTP timeout must be positive, not {timeout}")
-        self.timeout = float(timeout)
+        self.timeout = float(seconds("HTTP timeout", timeout) or 0.0)
         # The name is stored with every run and shown in reports: without the URL's password or query string.
         self.name = name or safe_url(url)
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalnb._numbers import count
 from evalnb._secrets import expand_env
 from evalnb.agents.base import Request, Response, ToolCall
 from evalnb.agents.types import BuildContext, register_agent_type
@@ -103,9 +104,7 @@ class OpenAIChat:
         self.tools = (
             [dict(t) for t in tools] if tools else [_definition(n, f) for n, f in self.tool_functions.items()]
         )
-        if max_tool_rounds < 0:
-            raise ConfigError(f"max_tool_rounds must be >= 0, not {max_tool_rounds}")
-        self.max_tool_rounds = int(max_tool_rounds)
+        self.max_tool_rounds = int(count("max_tool_rounds", max_tool_rounds) or 0)
         self._secret_headers = {
             str(k): expand_env(str(v), what=f"OpenAIChat header {k}")
             for k, v in (secret_headers or {}).items()

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalnb._caps import MAX_ANSWER, MAX_BODY, cap, note
+from evalnb._numbers import count, seconds
 from evalnb._retry import backoff as retry_wait
 from evalnb._secrets import scrub, url_secrets
 from evalnb.chat.limiter import learn, limiter_for
@@ -174,12 +175,13 @@ class ChatClient:
         # Everything a server's error body may echo back that must not reach a reason, a report or the store.
         self._secrets = [self._api_key, *self._secret_headers.values(), *url_secrets(self.base_url)]
         self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.timeout = float(timeout)
-        self.retries = int(retries)
-        self.backoff = float(backoff)
-        self.max_backoff = float(max_backoff)
-        self.concurrency = int(concurrency)
+        # evalnb._numbers: the one rule for durations and counts (a NaN timeout would be no timeout at all)
+        self.max_tokens = count("max_tokens", max_tokens, minimum=1, none=True)
+        self.timeout = float(seconds("timeout", timeout) or 0.0)
+        self.retries = int(count("retries", retries) or 0)
+        self.backoff = float(seconds("backoff", backoff, zero=True) or 0.0)
+        self.max_backoff = float(seconds("max_backoff", max_backoff, zero=True) or 0.0)
+        self.concurrency = int(count("concurrency", concurrency, minimum=1) or 1)
         self.extra_body = dict(extra_body or {})
         self._check_one_authorization(given_key=api_key is not None)
         self._proxy = proxy_for(self.url)

@@ -250,6 +250,11 @@ def parse_series(
                 if decimal_comma:
                     digits = digits.str.replace(",", ".", regex=False)
                 nums = pd.to_numeric(digits, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+                # "-0" reads as the integer 0 there: keep its sign, as float("-0") does cell by cell
+                zero = nums == 0
+                if zero.any():
+                    minus = digits.str.startswith("-").to_numpy(dtype=bool, na_value=False)
+                    nums = np.where(zero & minus, -0.0, nums)
                 values[idx] = np.where(neg, -nums, nums)
                 ok[idx] = True
     return values, ok

@@ -47,8 +47,8 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 @contextlib.contextmanager
 def exits() -> Iterator[None]:
     """Turn what the API raises into the command line's answer: a suite's errors one per line (as ``evalnb
-    validate`` prints them, so one fix-and-rerun round is enough), any other evalnb or OS error on one line;
-    exit 2 either way."""
+    validate`` prints them, so one fix-and-rerun round is enough), any other evalnb or OS error, or running out
+    of memory, on one line; exit 2 either way."""
     from evalnb.errors import EvalnbError, SuiteError
 
     try:
@@ -61,6 +61,11 @@ def exits() -> Iterator[None]:
         raise typer.Exit(2) from exc
     except (EvalnbError, OSError) as exc:
         raise fail(str(exc)) from exc
+    except MemoryError as exc:
+        # A run's own out-of-memory is a RunError saying what was saved; this is running out elsewhere
+        # (loading a suite, writing a report): a command that could not complete, not a failed check.
+        detail = f" ({exc})" if str(exc) else ""
+        raise fail(f"out of memory{detail}: the command could not complete") from None
 
 
 # Options taking several values after one flag (`--prompts "a" "b" --expected "x" "y"`, dataset spec);

@@ -55,7 +55,7 @@ def report_command(
     if output is not None and output.suffix.lower() not in _REPORT_SUFFIXES[fmt]:
         raise fail(f"--output {output}: --format {fmt} writes a {' or '.join(_REPORT_SUFFIXES[fmt])} file")
     with exits():
-        results = _stored(evalnb.Store(store_url), run, suite)
+        results = _stored(evalnb.Store(store_url, create=False), run, suite)
         one = results[0] if len(results) == 1 else None
         if fmt == "json":  # our versioned JSON, printed (and written too with --output)
             typer.echo(
@@ -112,7 +112,7 @@ def compare_command(
     with exits():
         margins = parse_margins(margin)
         check_options(margins, confidence)
-        verdict = evalnb.Store(store_url).compare_all(
+        verdict = evalnb.Store(store_url, create=False).compare_all(
             a,
             b,
             suite=suite,
@@ -138,7 +138,9 @@ def trend_command(
     import evalnb
 
     with exits():
-        frame = evalnb.Store(store_url).trend(suite)  # an unknown suite: exit 2 naming the suites there are
+        frame = evalnb.Store(store_url, create=False).trend(
+            suite
+        )  # an unknown suite: exit 2 naming the suites there are
     if frame.empty:
         raise fail(f"no complete stored runs of suite {suite!r}")
     cols = [
@@ -191,7 +193,7 @@ def runs_command(
     if mlflow_uri is not None or parquet is not None:
         raise fail("--mlflow and --parquet go with `evalnb runs export`")
     with exits():
-        store = evalnb.Store(store_url)
+        store = evalnb.Store(store_url, create=False)
         frame = store.runs(suite=suite)
         if frame.empty and suite is not None:
             raise store._unknown_suite(suite)
@@ -245,7 +247,7 @@ def delete_command(
     import evalnb
 
     with exits():
-        store = evalnb.Store(store_url)
+        store = evalnb.Store(store_url, create=False)
         saved = store.runs().set_index("run_id")
         deleted = store.delete(run, suite=suite, all_suites=all_suites)
     for run_id in deleted:

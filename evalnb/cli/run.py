@@ -45,8 +45,11 @@ def run_command(
     workdir: Path | None = typer.Option(
         None,
         "--workdir",
-        help="Run every case in this directory (a suite written for a repository: its root). "
+        help="Run every case in this directory (a suite written for a repository: its root); it must exist. "
         "Default: a fresh one per run.",
+    ),
+    workdir_create: bool = typer.Option(
+        False, "--workdir-create", help="With --workdir: create the directory (and its parents) if missing."
     ),
     executor: str | None = typer.Option(
         None,
@@ -174,14 +177,17 @@ def run_command(
             "retries": retries,
             "data": data,
             "workdir": workdir,
+            "create_workdir": workdir_create,
             "executor": executor,
         }
         options["judge"] = config.judge_from(
             judge, base_url=judge_base_url, cache=False if no_cache else None
         )
         store = None
-        if version is not None or baseline is not None or resume is not None or store_url is not None:
-            store = evalnb.Store(store_url)
+        if version is not None or baseline is not None or resume is not None:
+            # Only a run saved under a label makes a store; a baseline or a run to resume is read from one that
+            # must be there (a mistyped --store creates nothing).
+            store = evalnb.Store(store_url, create=version is not None and resume is None)
         if store is not None and (version is not None or resume is not None):
             options.update(store=store, version=version, resume=resume, replace=replace)
         if resume is not None:

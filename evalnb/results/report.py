@@ -173,7 +173,29 @@ def text(result: Result, *, passes: bool | None = None) -> str:
         lines.append(
             f"({left:,} passing cases not listed; report(passes=True), or evalnb run --list-passes, lists them)"
         )
+    kept = _kept_workdirs(result)
+    if kept:
+        lines += ["", kept]
     return "\n".join(lines) + "\n"
+
+
+def _kept_workdirs(result: Result) -> str | None:
+    """Where the working directories of failed case runs were kept, and how many (docs/results.md)."""
+    policy = result.meta.get("workdirs")
+    if not isinstance(policy, dict) or "workdir" not in result.runs.columns:
+        return None  # a run given workdir=PATH, or one saved before evalnb said so
+    kept = result.runs["workdir"].dropna().unique()
+    if not len(kept):
+        return None
+    from pathlib import Path
+
+    folders = ", ".join(sorted({str(Path(str(w)).parent) for w in kept}))
+    many = "y" if len(kept) == 1 else "ies"
+    return (
+        f"Kept for inspection: the working director{many} of {len(kept):,} failed case run{'s' * (len(kept) != 1)}, "
+        f"in {folders} (at most {policy.get('keep_failed')} a run; the folders of the "
+        f"{policy.get('keep_runs')} latest runs that kept some stay)"
+    )
 
 
 def _failure_lines(result: Result, cases: pd.DataFrame) -> dict[str, list[str]]:

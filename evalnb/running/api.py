@@ -16,19 +16,22 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import inspect
 import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
+from evalnb.errors import RunError
 from evalnb.running import setup
 from evalnb.running.case_run import Plans, RunJob, skipped
 from evalnb.running.executors import as_executor
 from evalnb.running.loops import progress_bar, run_blocking
 from evalnb.running.recorders import Prior, Recorder, ResultRecorder, RunInfo
+from evalnb.running.workdirs import KEEP_FAILED, KEEP_RUNS, run_name
 
 if TYPE_CHECKING:
     from os import PathLike
@@ -57,6 +60,7 @@ def run(
     cache: Any = None,
     progress: bool | None = None,
     workdir: str | PathLike[str] | None = None,
+    create_workdir: bool = False,
     store: Any = None,
     version: str | None = None,
     replace: bool = False,
@@ -82,7 +86,9 @@ def run(
         retries: retries of transient agent failures and timeouts (never of a wrong answer).
         cache: the judge cache (see ``evalnb.judges.as_judge``).
         progress: ``None`` shows a progress bar on a terminal or in a notebook; ``False`` never; ``True`` always.
-        workdir: ``None`` gives each run a fresh temporary directory; a path makes every run use it.
+        workdir: ``None`` gives each run a fresh temporary directory (made only when the agent or a check uses
+            it); a path makes every run use that directory, which must exist.
+        create_workdir: with ``workdir``: create the directory (and its parents) when it does not exist.
         store: an ``evalnb.Store`` (or a path/URL for one) to save the result into, each case run as it
             finishes.
         version: the version label to save under. A label the suite already has in the store is refused
@@ -116,6 +122,7 @@ def run(
         cache=cache,
         progress=progress,
         workdir=workdir,
+        create_workdir=create_workdir,
         store=store,
         version=version,
         replace=replace,
@@ -141,6 +148,7 @@ async def run_async(
     cache: Any = None,
     progress: bool | None = None,
     workdir: str | PathLike[str] | None = None,
+    create_workdir: bool = False,
     store: Any = None,
     version: str | None = None,
     replace: bool = False,
@@ -158,6 +166,7 @@ async def run_async(
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat()
     setup.check_options(runs=runs, concurrency=concurrency, timeout=timeout, retries=retries)
+    fixed = setup.fixed_workdir(workdir, create=create_workdir)
     the_executor = as_executor(executor)
     the_judge = setup.make_judge(judge, cache)
     stored = None
@@ -203,6 +212,8 @@ async def run_async(
     }
     if the_executor.name != "local":
         meta["executor"] = the_executor.name
+    if fixed is None:  # what the report says of the working directories kept (running/workdirs.py)
+        meta["workdirs"] = {"keep_failed": KEEP_FAILED, "keep_runs": KEEP_RUNS}
     job = RunJob(
         suite=the_suite,
         routes=routes,
@@ -211,8 +222,9 @@ async def run_async(
         data=source,
         timeout=timeout,
         retries=retries,
-        workdir=Path(workdir) if workdir is not None else None,
+        workdir=fixed,
         concurrency=concurrency,
+        run_name=run_name(),
     )
     try:
         prepare = getattr(the_executor, "prepare", None)
@@ -235,40 +247,112 @@ async def run_async(
                     tr.response.model for tr in record.turns if tr.response and tr.response.model
                 )
             for r in all_recorders:
-                await _maybe(r.record(record))
+                try:
+                    await _maybe(r.record(record))
+                except MemoryError:
+                    raise
+                except Exception as exc:
+                    if r is collector:
+                        raise
+                    raise _RecorderFailed(r, exc) from None
             if bar is not None:
                 bar.update(1)
 
-        interrupted = False
         try:
-            # The suite and whatever the caller holds are not scanned by the collector while the run lasts.
-            with _gc.frozen():
-                info = await the_executor.execute(job, _plan(the_suite, runs, done), sink)
-            if isinstance(info, dict) and info:
-                meta["executor_info"] = info
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            # Interrupting returns what finished; the case runs that did not are recorded as skipped.
-            interrupted = True
-        finally:
-            if bar is not None:
-                bar.close()
-        if interrupted:
-            left = _record_skipped(job, the_suite, runs, done, collector)
-            if left:
-                meta["not_started"] = left
-        meta.update(
-            model=first_model[0] if first_model else None,
-            finished_at=datetime.now(timezone.utc).isoformat(),
-            elapsed_ms=(time.perf_counter() - started) * 1000.0,
-            interrupted=interrupted,
-        )
-        result = collector.build(meta, prior)
-        for r in all_recorders:
-            await _maybe(r.finish(result))
+            try:
+                interrupted, failed = await _execute(
+                    the_executor, job, _plan(the_suite, runs, done), sink, meta
+                )
+            finally:
+                if bar is not None:
+                    bar.close()
+            if interrupted:
+                left = _record_skipped(job, the_suite, runs, done, collector)
+                if left:
+                    meta["not_started"] = left
+            meta.update(
+                model=first_model[0] if first_model else None,
+                finished_at=datetime.now(timezone.utc).isoformat(),
+                elapsed_ms=(time.perf_counter() - started) * 1000.0,
+                interrupted=interrupted,
+            )
+            result = collector.build(meta, prior)
+            await _finish(all_recorders, result, failed)
+        except MemoryError:
+            raise await _out_of_memory(collector, stored, the_suite, meta, len(done), planned) from None
         return result
     finally:
         if source is not None and source is not data:
             source.close()  # opened from a path, URL or DataFrames for this run; a caller's Source stays open
+
+
+class _RecorderFailed(Exception):
+    """A recorder (a store) could not take a record: the run stops, as it could not keep what it does."""
+
+    def __init__(self, recorder: Any, error: Exception) -> None:
+        super().__init__(str(error))
+        self.recorder = recorder
+        self.error = error
+
+
+async def _execute(
+    executor: Any, job: RunJob, todo: Iterator[tuple[Case, int]], sink: Any, meta: dict[str, Any]
+) -> tuple[bool, _RecorderFailed | None]:
+    """Run the case runs; returns whether the run was interrupted, and the recorder failure that stopped it."""
+    try:
+        # The suite and whatever the caller holds are not scanned by the collector while the run lasts.
+        with _gc.frozen():
+            info = await executor.execute(job, todo, sink)
+        if isinstance(info, dict) and info:
+            meta["executor_info"] = info
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        # Interrupting returns what finished; the case runs that did not are recorded as skipped.
+        return True, None
+    except _RecorderFailed as failed:
+        return True, failed
+    return False, None
+
+
+async def _finish(recorders: list[Any], result: Result, failed: _RecorderFailed | None) -> None:
+    """Finish every recorder (not the one that failed mid-run); then raise the error that stopped the run, or
+    the first one a recorder raised finishing, with the Result attached as ``error.result``."""
+    error: BaseException | None = failed.error if failed is not None else None
+    for r in recorders:
+        if failed is not None and r is failed.recorder:
+            continue
+        try:
+            await _maybe(r.finish(result))
+        except MemoryError:
+            raise
+        except Exception as exc:
+            error = error or exc
+    if error is not None:
+        with contextlib.suppress(AttributeError):
+            error.result = result  # type: ignore[attr-defined]  # evalnb.errors.StoreError.result
+        raise error
+
+
+async def _out_of_memory(
+    collector: ResultRecorder, stored: Any, suite: Suite, meta: dict[str, Any], finished: int, planned: int
+) -> RunError:
+    """The error of a run that ran out of memory: the rows held in memory are let go, what the store has is
+    kept and marked interrupted (it can be resumed), and the message says what to change."""
+    collector.discard()
+    gc.collect()
+    saved = ""
+    if stored is not None and stored.run_id is not None:
+        meta.update(interrupted=True, finished_at=datetime.now(timezone.utc).isoformat())
+        with contextlib.suppress(Exception):  # what the writer holds is written, the run stays interrupted
+            await _maybe(stored.finish(ResultRecorder(suite).build(meta)))
+        saved = (
+            f"; the store keeps {stored.saved:,} of them as run {stored.run_id} (interrupted): "
+            f"`evalnb run --resume {stored.run_id}` (resume={stored.run_id!r} in Python) runs the others"
+        )
+    return RunError(
+        f"the run ran out of memory after {finished:,} of its {planned:,} case runs{saved}. Run fewer at once "
+        "(a lower --concurrency, concurrency= in Python) or fewer per process (split the suite, fewer --runs)",
+        code="OUT_OF_MEMORY",
+    )
 
 
 def _plan(suite: Suite, runs: int | None, done: set[tuple[str, int]]) -> Iterator[tuple[Case, int]]:

@@ -2,7 +2,9 @@
 
 api contract: only transient failures are retried (an ``evalnb.TransientError``, a timeout, HTTP 429/5xx from
 an endpoint); a plain exception from a callable is recorded at once, never retried. A configuration problem
-(``ConfigError``, e.g. a strict Replay miss) stops the run: it is not a row.
+(``ConfigError``, e.g. a strict Replay miss) stops the run: it is not a row. Nor is running out of memory (a
+``MemoryError``, or no memory for one more thread): the process, not the agent, failed, and every later case
+run would fail the same way; the run stops as one that could not complete (``running/api.py``).
 """
 
 from __future__ import annotations
@@ -42,13 +44,21 @@ class DaemonThreads(Executor):
     queue behind them; and a thread pool's threads are joined when the interpreter exits, so the process
     would hang after the run. Here an abandoned call keeps only its own thread, other calls get another, and
     the process exits without waiting for it.
+
+    When no other thread can start (its stack does not fit in the memory left: "can't start new thread"), a
+    call waits for one of the threads there are, as with a lower concurrency; only when there is none at all
+    is it a ``MemoryError`` (the run stops as one that ran out of memory).
     """
 
     def __init__(self, name: str) -> None:
         self._name = name
         self._idle: list[_Slot] = []
+        self._waiting: deque[Any] = (
+            deque()
+        )  # calls no new thread could take, for the next thread that is free
         self._lock = threading.Lock()
         self._made = 0
+        self._alive = 0
         self._closed = False
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
@@ -59,24 +69,53 @@ class DaemonThreads(Executor):
                 raise RuntimeError("the agent threads are shut down")
             slot = self._idle.pop() if self._idle else None
             if slot is None:
+                try:
+                    slot = _Slot(self, f"{self._name}-{self._made + 1}")
+                except RuntimeError as exc:
+                    if not self._alive:
+                        raise MemoryError(f"no memory for a thread ({exc})") from None
+                    self._waiting.append(job)  # a thread there is takes it when its call ends
+                    return future
                 self._made += 1
-                slot = _Slot(self, f"{self._name}-{self._made}")
+                self._alive += 1
         slot.give(job)
         return future
 
-    def _idle_again(self, slot: _Slot) -> bool:
+    def _next(self, slot: _Slot) -> Any:
+        """What a thread whose call ended does next: a waiting call, else it goes idle (``_IDLE``), or it ends
+        (``None``: shut down)."""
         with self._lock:
             if self._closed:
-                return False
+                return None
+            if self._waiting:
+                return self._waiting.popleft()
             self._idle.append(slot)
-            return True
+            return _IDLE
+
+    def _lost(self) -> None:
+        """A thread ended on an error of its own: with no thread left, the calls waiting for one fail (they
+        would wait forever) as the process's want of memory."""
+        with self._lock:
+            self._alive -= 1
+            if self._alive > 0:
+                return
+            waiting, self._waiting = list(self._waiting), deque()
+        for future, *_ in waiting:
+            if future.set_running_or_notify_cancel():
+                future.set_exception(MemoryError("no thread left to run the call"))
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
+            waiting, self._waiting = list(self._waiting), deque()
         for slot in idle:
             slot.give(None)
+        for future, *_ in waiting:
+            future.cancel()
+
+
+_IDLE = object()
 
 
 class _Slot:
@@ -91,21 +130,23 @@ class _Slot:
         self.jobs.put(job)
 
     def _work(self) -> None:
-        while True:
+        try:
             job = self.jobs.get()
-            if job is None:
-                return
-            future, fn, args, kwargs = job
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn(*args, **kwargs))
-                except (
-                    BaseException
-                ) as exc:  # SystemExit and KeyboardInterrupt from the agent are its failure
-                    future.set_exception(_as_failure(exc))
-            del job, future, fn, args, kwargs
-            if not self.owner._idle_again(self):
-                return
+            while job is not None:
+                future, fn, args, kwargs = job
+                if future.set_running_or_notify_cancel():
+                    try:
+                        future.set_result(fn(*args, **kwargs))
+                    except (
+                        BaseException
+                    ) as exc:  # SystemExit and KeyboardInterrupt from the agent are its failure
+                        future.set_exception(_as_failure(exc))
+                del job, future, fn, args, kwargs
+                job = self.owner._next(self)
+                if job is _IDLE:
+                    job = self.jobs.get()
+        except BaseException:  # no memory left even for this loop's own bookkeeping: the thread is lost
+            self.owner._lost()
 
 
 def _as_failure(exc: BaseException) -> BaseException:
@@ -259,7 +300,7 @@ class Caller:
             except (asyncio.TimeoutError, TimeoutError):
                 error = f"TimeoutError: the agent did not answer within {self.timeout:g}s"
                 transient, hint = True, None
-            except ConfigError:
+            except (ConfigError, MemoryError):
                 raise
             except (SystemExit, KeyboardInterrupt) as exc:
                 # Raised by the agent's own code (a real Ctrl-C cancels the run's task instead): that case run

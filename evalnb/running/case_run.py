@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalnb.agents.base import Agent, CallableAgent, Request
+from evalnb.agents.base import Agent, Request
 from evalnb.checks.registry import CheckContext
 from evalnb.running.calls import Caller, DaemonThreads, PooledCallable, is_sync_callable
 from evalnb.running.records import CaseRunRecord, TurnRecord
@@ -61,8 +61,10 @@ class RunJob:
         data: the data source of cube ``referenceQuery`` checks, or None.
         timeout: seconds per agent call (None: no limit).
         retries: retries of transient agent failures.
-        workdir: the directory every run uses, or None for a fresh one per run.
+        workdir: the directory every run uses, or None for a fresh one per run (made when first used).
         concurrency: case runs in flight at once (per worker loop).
+        run_name: the same in every process running the run's case runs (their kept working directories go
+            together, running/workdirs.py).
     """
 
     suite: Suite
@@ -74,6 +76,7 @@ class RunJob:
     retries: int
     workdir: Path | None
     concurrency: int
+    run_name: str = ""
 
     @property
     def single(self) -> bool:
@@ -188,7 +191,7 @@ class Worker:
     def __init__(self, job: RunJob) -> None:
         self.job = job
         self.caller = Caller(timeout=job.timeout, retries=job.retries)
-        self.workdirs = Workdirs(job.workdir)
+        self.workdirs = Workdirs(job.workdir, run=job.run_name)
         self.routes = dict(job.routes)
         self.agent_pool: DaemonThreads | None = None
         if any(is_sync_callable(a) for a in self.routes.values()):
@@ -201,30 +204,8 @@ class Worker:
         # in flight (at most one per case run in flight), so that N slow checks run side by side.
         self.check_pool = DaemonThreads("evalnb-check")
         self.plans = Plans()
-        self._prompt_only: dict[int, bool] = {}
 
     # -- per case run ---------------------------------------------------------------------------------
-
-    def needs_workdir(self, agent: Any, case: Case) -> bool:
-        """Whether a case run must get its directory before it starts.
-
-        A directory nobody can see need not exist while the run lasts: the agent only gets the prompt (a plain
-        callable that does not take the Request), and no check of the case needs a working directory. Such a
-        run gets its directory only when it fails and the directory is kept, so ``runs.workdir`` still names a
-        directory that exists.
-        """
-        if self.job.workdir is not None:
-            return True
-        prompt_only = self._prompt_only.get(id(agent))
-        if prompt_only is None:
-            inner = agent.inner if isinstance(agent, PooledCallable) else agent
-            prompt_only = self._prompt_only[id(agent)] = (
-                isinstance(inner, CallableAgent) and not inner.wants_request
-            )
-        if not prompt_only:
-            return True
-        # Nothing is cached per case: memory must not grow with the number of cases.
-        return any("workdir" in self.plans.plan(turn).needs for turn in case.turns)
 
     # -- case runs -----------------------------------------------------------------------------------
 
@@ -236,7 +217,9 @@ class Worker:
         record = CaseRunRecord(
             suite=job.suite.name, case=case, run=run, agent=job.agent_name(case), started_at=started
         )
-        workdir = self.workdirs.take() if self.needs_workdir(agent, case) else None
+        # Made when the agent reads Request.workdir or a check that looks at files runs: a run that does
+        # neither leaves nothing in the temporary folder (running/workdirs.py).
+        lease = self.workdirs.lease()
         conversation: list[dict[str, str]] = []
         n_turns = len(case.turns)
         stopped: str | None = None
@@ -254,7 +237,7 @@ class Worker:
                 case=case.id,
                 turn=t,
                 run=run,
-                workdir=workdir,
+                workdir=lease.deferred(),
                 suite=job.suite.name,
                 case_meta={"name": case.name, "category": case.category, **case.meta},
                 allowed_tools=None if turn.allowed_tools is None else list(turn.allowed_tools),
@@ -286,7 +269,7 @@ class Worker:
                 run=run,
                 request=request,
                 response=response,
-                workdir=workdir,
+                workdir=lease.path() if "workdir" in plan.needs else lease.made,
                 judge=job.judge,
                 data=job.data,
                 conversation=history,
@@ -296,10 +279,7 @@ class Worker:
             if t + 1 < n_turns:  # only a later turn reads the conversation
                 conversation = after_turn(history, turn.prompt, response.text or "")
         passed = all(tr.status == "passed" for tr in record.turns)
-        if workdir is not None:
-            record.workdir = self.workdirs.give_back(workdir, case.id, run, passed)
-        elif not passed:
-            record.workdir = self.workdirs.keep_unused(case.id, run)
+        record.workdir = self.workdirs.give_back(lease, case.id, run, passed)
         record.elapsed_ms = (time.perf_counter() - t0) * 1000.0
         return record
 

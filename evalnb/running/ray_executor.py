@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
+from evalnb._numbers import count, positive
 from evalnb.errors import ConfigError
 from evalnb.running import shipping
 from evalnb.running.case_run import Plans, RunJob, without_answers
@@ -99,12 +100,9 @@ class Ray:
         share_limits: bool = True,
         init: Mapping[str, Any] | None = None,
     ) -> None:
-        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
-            raise ConfigError(f"Ray batch_size must be a positive integer or None, not {batch_size!r}")
-        if not isinstance(max_retries, int) or max_retries < 0:
-            raise ConfigError(f"Ray max_retries must be a non-negative integer, not {max_retries!r}")
-        if not isinstance(num_cpus, (int, float)) or num_cpus <= 0:
-            raise ConfigError(f"Ray num_cpus must be a positive number, not {num_cpus!r}")
+        count("Ray batch_size", batch_size, minimum=1, none=True)  # evalnb._numbers: the one rule
+        count("Ray max_retries", max_retries)
+        positive("Ray num_cpus", num_cpus)
         self.address = address.strip() if isinstance(address, str) and address.strip() else None
         self.batch_size = batch_size
         self.max_retries = max_retries

@@ -93,13 +93,17 @@ class ResultRecorder:
     def __init__(self, suite: Suite) -> None:
         self.suite = suite
         self._order = {c.id: i for i, c in enumerate(suite.cases)}
-        self._columns = (
+        self._columns = self._empty()
+        self.responses: dict[tuple[str, int, int], Response] = {}
+
+    @staticmethod
+    def _empty() -> tuple[Columns, Columns, Columns, Columns]:
+        return (
             Columns(RUNS_COLUMNS, shared=REPEATED["runs"]),
             Columns(SCORES_COLUMNS, shared=REPEATED["scores"]),
             Columns(MISMATCH_COLUMNS, shared=REPEATED["mismatches"]),
             Columns(TOOL_CALLS_COLUMNS, shared=REPEATED["tool_calls"]),
         )
-        self.responses: dict[tuple[str, int, int], Response] = {}
 
     def begin(self, info: RunInfo) -> None:
         return None
@@ -114,6 +118,11 @@ class ResultRecorder:
         for tr in record.turns:
             if tr.response is not None and not rebuildable(tr.response):
                 self.responses[(record.case.id, record.run, tr.index)] = tr.response
+
+    def discard(self) -> None:
+        """Let go of every row recorded so far (a run that ran out of memory frees them before it stops)."""
+        self._columns = self._empty()
+        self.responses = {}
 
     def record_many(self, records: Iterable[CaseRunRecord]) -> None:
         for r in records:

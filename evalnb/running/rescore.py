@@ -12,6 +12,7 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from evalnb._numbers import count
 from evalnb.agents.base import Request
 from evalnb.checks.registry import CheckContext, Score
 from evalnb.results import RUNS_COLUMNS, SCORES_COLUMNS, Result, make_frame
@@ -88,6 +89,7 @@ async def rescore_async(
     preflight: bool = True,
 ) -> Result:
     """The async form of :func:`rescore` (same arguments)."""
+    count("concurrency", concurrency, minimum=1)
     the_judge = setup.make_judge(judge, cache)
     wanted = set(checks) if checks is not None else None
     suite = result.suite

@@ -12,8 +12,10 @@ import contextlib
 import inspect
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from evalnb._numbers import count, seconds
 from evalnb._secrets import redact_urls
 from evalnb.agents.base import Agent, as_agent
 from evalnb.errors import ConfigError
@@ -22,6 +24,7 @@ from evalnb.suite import RowsCheck, Suite
 __all__ = [
     "as_suite",
     "check_options",
+    "fixed_workdir",
     "judge_name",
     "make_judge",
     "needs_data",
@@ -51,16 +54,44 @@ def as_suite(suite: Any) -> Suite:
 
 
 def check_options(*, runs: int | None, concurrency: int, timeout: float | None, retries: int) -> None:
-    if runs is not None and (not isinstance(runs, int) or isinstance(runs, bool) or runs < 0):
-        raise ConfigError(f"runs must be a non-negative integer, got {runs!r}")
-    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-        raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
-    if timeout is not None and (
-        not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0
-    ):
-        raise ConfigError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise ConfigError(f"retries must be a non-negative integer, got {retries!r}")
+    """The run's own options, by the one rule of :mod:`evalnb._numbers` (a NaN timeout is no timeout at all).
+
+    ``runs`` overrides every case's count, so it is at least 1: ``runs=0`` would run nothing and pass.
+    """
+    count("runs", runs, minimum=1, none=True)
+    count("concurrency", concurrency, minimum=1)
+    seconds("timeout", timeout, none=True)
+    count("retries", retries, minimum=0)
+
+
+def fixed_workdir(workdir: str | os.PathLike[str] | None, *, create: bool) -> Path | None:
+    """The directory every case run uses (``workdir=``), checked before anything runs: it must exist and be a
+    directory, unless ``create`` asks for it to be made (with its parents). A typo in ``--workdir`` must not
+    make a tree of folders wherever the process may write."""
+    if workdir is None:
+        if create:
+            raise ConfigError(
+                "create_workdir=True (--workdir-create) goes with workdir=PATH (--workdir PATH)"
+            )
+        return None
+    path = Path(workdir).expanduser()
+    if path.is_dir():
+        return path
+    if path.exists():
+        raise ConfigError(f"the working directory {path} is not a directory", code="INVALID_VALUE")
+    if not create:
+        raise ConfigError(
+            f"the working directory {path} does not exist: create it, or ask evalnb to "
+            "(create_workdir=True in Python, --workdir-create on the command line)",
+            code="INVALID_VALUE",
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"the working directory {path} could not be created: {exc.strerror or exc}", code="INVALID_VALUE"
+        ) from None
+    return path
 
 
 def is_mapping_of_agents(agent: Any) -> bool:

@@ -12,13 +12,14 @@ during the last commit as one batch.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from evalnb.errors import ConfigError
+from evalnb.errors import ConfigError, StoreError
 from evalnb.running.recorders import Prior, RunInfo
 from evalnb.store.codec import insert_many, tuple_rows
 from evalnb.store.schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS, refresh_stats
@@ -78,6 +79,14 @@ class StoreRecorder:
         self._future: asyncio.Future[None] | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._seq = 0
+        self._saved = 0  # case runs this recorder committed
+        self._prior_keys: set[tuple[str, int]] = set()
+        self._planned: int | None = None
+
+    @property
+    def saved(self) -> int:
+        """The case runs the store holds for this run so far (a resumed run's earlier ones included)."""
+        return self._saved + len(self._prior_keys)
 
     # -- resuming ------------------------------------------------------------------------------------
 
@@ -114,27 +123,44 @@ class StoreRecorder:
     # -- the recorder protocol -----------------------------------------------------------------------
 
     def begin(self, info: RunInfo) -> None:
+        """Insert the run's row (``interrupted`` until it finishes), claiming its label.
+
+        The check that the label is free and the insert are one transaction under the label's lock
+        (store/labels.py): of two runs that passed :meth:`claim` at once (a slow executor start-up between),
+        one gets the label and the other stops here, before any case runs.
+        """
+        self._planned = info.planned
         if self.resuming:
+            self._writer()
             return
         meta = {**info.meta, "row_order": "suite"}
+        name = self._suite_name = info.suite.name
 
         def tx() -> tuple[int, str]:
             with self.store.engine.begin() as conn:
+                self.store._lock_label(conn, name, self.version)
+                if not self.replace:
+                    self.store._taken(conn, name, self.version, replace=False)
                 return self.store._insert_run(
                     conn, info.suite, version=self.version, meta=meta, status="interrupted"
                 )
 
         self.run_pk, self.run_id = self.store._retry(tx)
+        self._writer()
 
     def completed(self) -> Prior | None:
         if not self.resuming:
             return None
         assert self.run_pk is not None
-        return Prior(keys=self.store.stored_case_runs(self.run_pk), result=self._prior)
+        self._prior_keys = self.store.stored_case_runs(self.run_pk)
+        return Prior(keys=self._prior_keys, result=self._prior)
 
     async def record(self, record: CaseRunRecord) -> None:
         if self._error is not None:
-            raise self._error
+            if not isinstance(self._error, MemoryError):
+                self.close()  # short of memory, the writer stays: finish writes what is pending once memory is freed
+            # the same error for every case run still arriving: its traceback is the latest raise alone
+            raise self._error.with_traceback(None)
         rows = record.rows()
         with self._lock:
             self._pending.append(rows)
@@ -142,14 +168,28 @@ class StoreRecorder:
             start = not self._busy
             self._busy = True
         if start:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalnb-store")
-            self._future = asyncio.get_running_loop().run_in_executor(self._pool, self._drain)
+            self._future = asyncio.get_running_loop().run_in_executor(self._writer(), self._drain)
         if waiting >= MAX_PENDING and self._future is not None:
             await asyncio.shield(self._future)
 
+    def _writer(self) -> ThreadPoolExecutor:
+        """The writer thread, started with the run: a run short of memory later still has it."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalnb-store")
+            try:
+                self._pool.submit(int).result()
+            except RuntimeError as exc:  # "can't start new thread"
+                raise MemoryError(f"no memory for the store's writer thread ({exc})") from None
+        return self._pool
+
     async def finish(self, result: Result) -> None:
-        await self._flushed()
+        if isinstance(self._error, MemoryError):
+            self._error = None  # the rows it could not write are still pending: memory may have been freed
+        try:
+            await self._flushed()
+        except BaseException:
+            self.close()
+            raise
         meta = dict(result.meta)
         meta["frame_dtypes"] = Store._dtypes(result)
         meta["row_order"] = "suite"
@@ -157,22 +197,32 @@ class StoreRecorder:
         t = self.store._t
         from sqlalchemy import update
 
+        name = self._suite_name or result.suite.name
+        pk = int(self.run_pk)  # type: ignore[arg-type]
+
         def tx() -> None:
             with self.store.engine.begin() as conn:
-                conn.execute(
+                self.store._lock_label(conn, name, self.version)
+                done = conn.execute(
                     update(t["runs"])
-                    .where(t["runs"].c.id == self.run_pk)
+                    .where(t["runs"].c.id == pk)
                     .values(status="interrupted" if interrupted else "complete", **Store._run_fields(meta))
                 )
-                refresh_stats(conn, int(self.run_pk))  # type: ignore[arg-type]
+                if done.rowcount == 0:  # a later run claimed the label and replaced this one meanwhile
+                    raise self._replaced(conn)
+                refresh_stats(conn, pk)
                 if self.replace and not interrupted:
-                    # only a complete run replaces: until then the old one stays what the label loads
-                    name = self._suite_name or result.suite.name
-                    old = self.store._taken(conn, name, self.version, replace=True, excluding=self.run_pk)
+                    # Only a complete run replaces: until then the old one stays what the label loads. Runs that
+                    # claimed the label after this one are left alone: the last claim wins (store/labels.py).
+                    old = self.store._taken(conn, name, self.version, replace=True, before=pk)
                     self.store._delete_pks(conn, old)
 
-        await asyncio.get_running_loop().run_in_executor(self._pool, self.store._retry, tx)
-        self.close()
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._writer(), self.store._retry, tx)
+        except StoreError as exc:
+            raise self._stopped(exc) from None
+        finally:
+            self.close()
         result.meta["run_id"] = self.run_id
         result.meta["version"] = self.version
 
@@ -181,29 +231,58 @@ class StoreRecorder:
     async def _flushed(self) -> None:
         """Wait until everything recorded so far is written (and raise what the writer raised)."""
         while True:
+            with self._lock:
+                idle = not self._busy
+                if idle and (not self._pending or self._error is not None):
+                    break
+                if idle:  # rows the writer left (it stopped on an error of its own): it takes them now
+                    self._busy = True
+            if idle:
+                self._future = asyncio.get_running_loop().run_in_executor(self._writer(), self._drain)
             future = self._future
             if future is not None:
                 await asyncio.shield(future)
-            with self._lock:
-                if not self._busy and not self._pending:
-                    break
         if self._error is not None:
-            raise self._error
+            raise self._error.with_traceback(None)
 
     def _drain(self) -> None:
-        while True:
-            with self._lock:
-                batch, self._pending = self._pending, []
-                if not batch or self._error is not None:
-                    self._busy = False
-                    return
-            try:
-                self.store._retry(functools.partial(self._write, batch))
-            except BaseException as exc:
+        """Write what is pending, batch after batch, until nothing is; the first error stops the writing.
+
+        It never raises: the error is kept for the run to raise (record, finish), never left in the future (a
+        future whose error nobody reads is printed at exit with its traceback, "Future exception was never
+        retrieved"); and whatever happens, the writer is marked idle, so nothing waits for it forever.
+        """
+        try:
+            while True:
                 with self._lock:
+                    if not self._pending or self._error is not None:
+                        self._busy = False
+                        return
+                    batch, self._pending = self._pending, []
+                try:
+                    self.store._retry(functools.partial(self._write, batch))
+                except MemoryError as exc:
                     self._error = exc
+                    # kept for another try once memory is freed (finish): a run that runs out of memory keeps
+                    # every case run it finished
+                    with contextlib.suppress(BaseException), self._lock:
+                        batch.extend(self._pending)
+                        self._pending = batch
+                    return
+                except BaseException as exc:
+                    error: BaseException = exc
+                    with contextlib.suppress(BaseException):
+                        error = self._stopped(exc)
+                    self._error = error  # once, whole: the run raises it as soon as it is set
+                    return
+                self._saved += len(batch)
+        except BaseException as exc:  # short of memory even for the bookkeeping
+            if self._error is None:
+                self._error = exc
+        finally:
+            if self._busy:
+                with self._lock:
                     self._busy = False
-                raise
 
     def _write(self, batch: list[Rows]) -> None:
         """One transaction: every case run of the batch, whole (its turns, scores, row mismatches and tool
@@ -228,6 +307,51 @@ class StoreRecorder:
             for (name, cols), rows in zip(tables, gathered, strict=True):
                 insert_many(conn, t[name], (["run_pk", "seq", *cols, "extra"], rows))
         self._seq = seq  # only once committed: a retried transaction numbers its rows the same way
+
+    # -- when the store fails mid-run ------------------------------------------------------------------
+
+    def _replaced(self, conn: Any) -> StoreError:
+        from evalnb.store.labels import replaced
+
+        return replaced(
+            conn,
+            self.store._t["runs"],
+            pk=int(self.run_pk),  # type: ignore[arg-type]
+            run_id=str(self.run_id),
+            suite=str(self._suite_name),
+            version=self.version,
+        )
+
+    def _gone(self) -> StoreError | None:
+        """``RUN_REPLACED`` when this run's row is no longer in the store, else None (or unknown)."""
+        from sqlalchemy import select
+
+        r = self.store._t["runs"]
+        try:
+            with self.store.engine.connect() as conn:
+                there = conn.execute(select(r.c.id).where(r.c.id == self.run_pk)).first()
+                return None if there is not None else self._replaced(conn)
+        except Exception:  # the store cannot be read either: the write's own error says why
+            return None
+
+    def _stopped(self, exc: BaseException) -> BaseException:
+        """The error the run stops with when a write failed: the store's reason, then what is saved and how to
+        go on (docs/results.md, the store). A run whose row is gone says so instead."""
+        if isinstance(exc, StoreError) and exc.code == "RUN_REPLACED":
+            return exc
+        if self.run_pk is not None and not isinstance(exc, MemoryError):
+            gone = self._gone()
+            if gone is not None:
+                return gone
+        if not isinstance(exc, StoreError):
+            return exc
+        of = f" of {self._planned:,}" if self._planned is not None else ""
+        return StoreError(
+            f"{exc.message}; the run stopped: {self.saved:,}{of} case runs are saved in it as run {self.run_id} "
+            f"(interrupted); once the store can be written, `evalnb run --resume {self.run_id}` "
+            f"(resume={self.run_id!r} in Python) runs the others",
+            code=exc.code,
+        )
 
     def close(self) -> None:
         if self._pool is not None:

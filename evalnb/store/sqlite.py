@@ -26,7 +26,7 @@ from evalnb.errors import StoreError
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-__all__ = ["MAGIC", "check_file", "describe", "is_read_only", "make_engine"]
+__all__ = ["MAGIC", "check_file", "describe", "holds_store", "is_read_only", "make_engine"]
 
 MAGIC = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file (SQLite file format, section 1.3)."""
@@ -100,6 +100,22 @@ def _read_only_uri(path: Path) -> str:
         return f"{base}?immutable=1"  # nobody can write the folder, so nobody changes the file meanwhile
 
 
+def holds_store(path: Path) -> bool:
+    """Whether the SQLite file ``path`` holds evalnb's tables, found without writing to it (a read-only
+    connection: the engine's WAL switch would change the header of a database that is not a store)."""
+    try:
+        con = sqlite3.connect(_read_only_uri(path), uri=True)
+        try:
+            row = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:  # a damaged file: pages overwritten behind a valid header
+        raise describe(exc, str(path)) or StoreError(
+            f"the store {path} could not be read: {exc}", code="STORE_UNAVAILABLE"
+        ) from None
+    return row is not None
+
+
 def make_engine(path: Path | None, url: Any, *, read_only: bool) -> Engine:
     """The engine of a SQLite store: WAL, a busy timeout and write transactions that take the lock up front; or,
     ``read_only``, a connection that never writes (no WAL switch, deferred transactions)."""
@@ -138,12 +154,19 @@ def make_engine(path: Path | None, url: Any, *, read_only: bool) -> Engine:
 
 
 def describe(exc: BaseException, where: str) -> StoreError | None:
-    """The StoreError a database error stands for (a damaged file, a read-only one), or None for others."""
+    """The StoreError a database error stands for (a damaged file, a read-only one, a full disk), or None for
+    others."""
     orig = getattr(exc, "orig", exc)
     msg = str(orig).lower()
     if any(w in msg for w in ("not a database", "malformed", "corrupt")):
         return StoreError(
             f"the store {where} is damaged: {orig}; restore it from a copy", code="STORE_CORRUPT"
+        )
+    if "database or disk is full" in msg or "no space left" in msg:
+        return StoreError(
+            f"the store {where} is full: its disk (or the database's size limit) has no room left ({orig}); "
+            "free some space",
+            code="STORE_FULL",
         )
     if "readonly" in msg or "read-only" in msg:
         return StoreError(f"the store {where} is read-only: {orig}", code="STORE_READ_ONLY")

@@ -22,12 +22,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from evalnb._numbers import seconds
 from evalnb._retry import retry_until
 from evalnb.errors import ConfigError, StoreError
-from evalnb.results.columns import REPEATED
-from evalnb.results.frames import in_suite_order
-from evalnb.store import sqlite
-from evalnb.store.codec import frame_rows, insert_many, read_frame
+from evalnb.store import labels, sqlite
+from evalnb.store.codec import frame_rows, insert_many
 from evalnb.store.schema import (
     MISMATCH_COLS,
     RUN_COLS,
@@ -39,7 +38,6 @@ from evalnb.store.schema import (
     tables,
 )
 from evalnb.store.schema import schema_version as schema_version_of
-from evalnb.store.suites import suite_from, suite_texts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,6 +85,8 @@ class Store:
         url_or_path: ``None`` for ``.evals/evalnb.db``; a path for a SQLite file (parents created); or any
             SQLAlchemy URL (``sqlite:///x.db``, ``postgresql+psycopg://user@host/db``).
         retry_seconds: how long a write keeps retrying while another process holds the database.
+        create: make the store (its file, folder and tables) when it is not there. ``False`` (what the
+            reading commands use) raises ``STORE_NOT_FOUND`` instead, so a mistyped path creates nothing.
 
     Example::
 
@@ -96,19 +96,23 @@ class Store:
     """
 
     def __init__(
-        self, url_or_path: str | os.PathLike[str] | None = None, *, retry_seconds: float = 60.0
+        self,
+        url_or_path: str | os.PathLike[str] | None = None,
+        *,
+        retry_seconds: float = 60.0,
+        create: bool = True,
     ) -> None:
         from sqlalchemy import create_engine
         from sqlalchemy.engine import make_url
 
-        self.retry_seconds = retry_seconds
+        self.retry_seconds = float(seconds("retry_seconds", retry_seconds, zero=True) or 0.0)
         target = DEFAULT_PATH if url_or_path is None else url_or_path
         text_target = os.fspath(target)
         if "://" in text_target:
             url = make_url(text_target)
         else:
             path = Path(text_target).expanduser()
-            if not path.parent.exists():
+            if create and not path.parent.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
             url = make_url(f"sqlite:///{path.resolve()}")
         self.url = url
@@ -123,17 +127,49 @@ class Store:
                 self._where = str(file)
                 # A damaged file is reported before SQLite opens it, so nothing of it changes.
                 sqlite.check_file(file)
+                if not create and not (file.is_file() and file.stat().st_size):
+                    raise self._not_there(
+                        "the file does not exist" if not file.exists() else "the file is empty"
+                    )
+                if not create and not sqlite.holds_store(file):
+                    raise self._not_there("the database holds no evalnb tables")
                 self.read_only = sqlite.is_read_only(file)
                 if not self.read_only and not file.parent.exists():
                     file.parent.mkdir(parents=True, exist_ok=True)
             self.engine = sqlite.make_engine(file, url, read_only=self.read_only)
         else:
             self.engine = create_engine(url)
+        if not create and not self.is_sqlite:
+            self._check_exists()
         if self.read_only:
             self._check_readable()
         else:
             self._retry(lambda: migrate(self.engine))
         self._t = tables(SCHEMA_VERSION)[1]
+
+    def _not_there(self, why: str) -> StoreError:
+        """The error of a reading command given a store that is not there: it never creates one."""
+        return StoreError(
+            f"no store at {self._where}: {why}; check the path (--store), or save a run there first "
+            "(evalnb run --version LABEL, store.save)",
+            code="STORE_NOT_FOUND",
+        )
+
+    def _check_exists(self) -> None:
+        """``create=False``: the database must already hold an evalnb store (its tables are not made here)."""
+
+        def read() -> int:
+            with self.engine.connect() as conn:
+                return schema_version_of(conn)
+
+        try:
+            version = self._retry(read)
+        except StoreError:
+            self.engine.dispose()
+            raise
+        if version == 0:
+            self.engine.dispose()
+            raise self._not_there("the database holds no evalnb tables")
 
     def _check_readable(self) -> None:
         """A read-only store is read as it is: its schema must be this evalnb's (it cannot be migrated)."""
@@ -316,6 +352,8 @@ class Store:
 
         def tx() -> str:
             with self.engine.begin() as conn:
+                # the check and the insert are one step for every other process (store/labels.py)
+                self._lock_label(conn, result.suite.name, version)
                 old = self._taken(conn, result.suite.name, version, replace=replace)
                 pk, run_id = self._insert_run(conn, result.suite, version=version, meta=meta, status=status)
                 self._write_frames(conn, pk, result)
@@ -336,40 +374,31 @@ class Store:
         *,
         replace: bool,
         excluding: int | None = None,
+        before: int | None = None,
     ) -> list[int]:
-        """The runs of ``suite`` labelled ``version`` (other than ``excluding``): what ``replace`` deletes.
+        """The runs of ``suite`` labelled ``version``: what ``replace`` deletes (see :func:`labels.taken`).
 
         Raises:
             StoreError: ``VERSION_EXISTS`` when there are some and ``replace`` is false.
         """
-        from sqlalchemy import select
-
-        if version is None:
-            return []
-        r = self._t["runs"]
-        q = select(r.c.id, r.c.run_id, r.c.status, r.c.saved_at).where(
-            r.c.suite == suite, r.c.version == version
+        return labels.taken(
+            conn,
+            self._t["runs"],
+            suite,
+            version,
+            replace=replace,
+            where=self.where,
+            excluding=excluding,
+            before=before,
         )
-        rows = [x for x in conn.execute(q.order_by(r.c.id)).fetchall() if x[0] != excluding]
-        if rows and not replace:
-            _pk, run_id, status, saved_at = rows[-1]
-            state = "" if status == "complete" else f", {status}"
-            when = str(saved_at)[:16].replace("T", " ")
-            raise StoreError(
-                f"suite {suite!r} already has version {version!r} (run {run_id}, saved {when} UTC{state}) in "
-                f"{self.where}: replace it with replace=True (--replace on the command line), or choose "
-                "another version label",
-                code="VERSION_EXISTS",
-            )
-        return [int(x[0]) for x in rows]
+
+    def _lock_label(self, conn: Connection, suite: str, version: str | None) -> None:
+        """Hold the lock of a label for the rest of the transaction (store/labels.py)."""
+        labels.lock(conn, suite, version, meta=self._t["meta"])
 
     def _delete_pks(self, conn: Connection, pks: list[int]) -> None:
         """Delete these runs and every row they own (within the caller's transaction)."""
-        if not pks:
-            return
-        for name in ("run_check_stats", "tool_calls", "mismatches", "scores", "run_rows"):
-            conn.execute(self._t[name].delete().where(self._t[name].c.run_pk.in_(pks)))
-        conn.execute(self._t["runs"].delete().where(self._t["runs"].c.id.in_(pks)))
+        labels.delete_runs(conn, self._t, pks)
 
     def delete(
         self, run_id_or_version: str, *, suite: str | None = None, all_suites: bool = False
@@ -517,61 +546,17 @@ class Store:
         the search when several suites share labels).
 
         Raises:
-            StoreError: when nothing matches (code ``RUN_NOT_FOUND``).
+            StoreError: when nothing matches (code ``RUN_NOT_FOUND``); when the stored run does not read back
+                (``STORED_RUN_INVALID``: its suite definition or meta was edited, damaged, or written by
+                another evalnb version), naming the run and what did not validate.
 
         Example::
 
             store.load("gpt-4o-2026-11").summary()
         """
-        from sqlalchemy import select
+        from evalnb.store.loading import load
 
-        from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS, Result
-
-        run = self._resolve(run_id_or_version, suite=suite)
-        s = self._t["suites"]
-        meta = json.loads(run["meta"] or "{}")
-        dtypes = meta.pop("frame_dtypes", None) or {
-            "runs": RUNS_COLUMNS,
-            "scores": SCORES_COLUMNS,
-            "mismatches": MISMATCH_COLUMNS,
-        }
-        # a run saved before tool calls were stored has no dtypes for them
-        dtypes.setdefault("tool_calls", TOOL_CALLS_COLUMNS)
-        with self._reading() as conn:
-            definition = conn.execute(select(s.c.definition).where(s.c.id == run["suite_id"])).scalar_one()
-            the_suite = suite_from(definition)
-            known = suite_texts(the_suite)
-            frames = [
-                read_frame(
-                    conn, self._t[table], cols, run["id"], dtypes[name], run["suite"], REPEATED[name], known
-                )
-                for table, cols, name in (
-                    ("run_rows", RUN_COLS, "runs"),
-                    ("scores", SCORE_COLS, "scores"),
-                    ("mismatches", MISMATCH_COLS, "mismatches"),
-                    ("tool_calls", TOOL_CALL_COLS, "tool_calls"),
-                )
-            ]
-        if meta.pop("row_order", None) == "suite":
-            # written case run by case run as they finished (evalnb.run(store=...)): rows come back in suite
-            # order, then run, then turn, as the run's own Result has them
-            frames = [in_suite_order(f, the_suite) for f in frames]
-        runs, scores, mism, calls = frames
-        meta.update(
-            run_id=run["run_id"], version=run["version"], status=run["status"], git_commit=run["git_commit"]
-        )
-        if run["status"] != "complete":
-            meta["interrupted"] = True
-        # The frames were read for this Result alone: conformed in place, not copied (a million rows each).
-        return Result.from_frames(
-            suite=the_suite,
-            runs=runs,
-            scores=scores,
-            mismatches=mism,
-            meta=meta,
-            tool_calls=calls,
-            copy=False,
-        )
+        return load(self, self._resolve(run_id_or_version, suite=suite))
 
     def trend(
         self, suite: str, *, confidence: float = 0.95, include_incomplete: bool = False

@@ -190,7 +190,7 @@ async def test_cwd_relative_to_workdir(tmp_path: Path) -> None:
         ({"argv": []}, "non-empty list"),
         ({"argv": ["x"], "prompt_via": "arg"}, "placeholder"),
         ({"argv": ["x"], "result": "json:"}, "json:FIELD"),
-        ({"argv": ["x"], "timeout": 0}, "positive"),
+        ({"argv": ["x"], "timeout": 0}, "above 0"),
     ],
 )
 def test_bad_options(kwargs: dict[str, object], match: str) -> None:

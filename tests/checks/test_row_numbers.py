@@ -262,3 +262,10 @@ def test_a_long_column_reads_as_its_cells() -> None:
             assert bool(ok[i]) == (w is not None)
             if w is not None and not math.isnan(w):
                 assert values[i] == w
+
+
+def test_a_negative_zero_keeps_its_sign_in_a_column() -> None:
+    # pandas reads "-0" as the integer 0; the column reading must agree with the cell-by-cell one
+    values, ok = parse_series(pd.Series(["-0", "-$0", "0", "5"], dtype=object), strict_types=True)
+    assert ok.all()
+    assert [repr(float(v)) for v in values] == ["-0.0", "-0.0", "0.0", "5.0"]

@@ -92,5 +92,5 @@ def test_a_name_with_an_argument_and_the_ray_executor_by_name() -> None:
     assert isinstance(as_executor("ray"), Ray) and as_executor("ray").address is None
     with pytest.raises(ConfigError, match="executor 'local' takes no argument"):
         as_executor("local=x")
-    with pytest.raises(ConfigError, match="batch_size must be a positive integer"):
+    with pytest.raises(ConfigError, match="batch_size must be a whole number, 1 or more"):
         Ray(batch_size=0)

@@ -72,13 +72,17 @@ def test_request_fields_and_agent_gets_prompt_or_request() -> None:
 
     def by_request(request: evalnb.Request) -> str:
         seen.append(request)
+        if request.case == "a":
+            assert request.workdir is not None and request.workdir.is_dir()
         return "ok"
 
-    s = Suite(name="suite-x", format="tasks-toml", cases=[task("a", "hello", runs=1)])
+    s = Suite(name="suite-x", format="tasks-toml", cases=[task("a", "hello", runs=1), task("b", runs=1)])
     evalnb.run(s, by_request, progress=False)
     req = seen[0]
     assert (req.prompt, req.case, req.turn, req.run, req.suite) == ("hello", "a", 0, 0, "suite-x")
-    assert req.workdir is not None
+    assert req.workdir is not None and not req.workdir.exists()  # it passed: its directory is removed
+    assert seen[1].workdir is None  # never read while it ran: it had none, and none is made afterwards
+    s = Suite(name="suite-x", format="tasks-toml", cases=[task("a", "hello", runs=1)])
     prompts: list[str] = []
     evalnb.run(s, lambda p: prompts.append(p) or "ok", progress=False)
     assert prompts == ["hello"]
@@ -440,15 +444,13 @@ def test_each_run_gets_a_fresh_workdir_kept_only_when_failed() -> None:
     assert not any(d.exists() for d in dirs if d != Path(kept["nothing"]))
 
 
-def test_a_failed_run_of_a_prompt_only_agent_keeps_an_existing_workdir() -> None:
-    # The agent never sees the Request and the regex check never looks at the directory, so the runner may
-    # skip making one; a failed run must still report a directory that exists, as it always has.
+def test_a_failed_run_that_never_used_its_workdir_keeps_none() -> None:
+    # The agent never sees the Request and the regex check never looks at the directory: none is made, so a
+    # failed run has none to keep (running/workdirs.py).
     s = suite_of(task("good", "ok", runs=2), task("bad run/1", "no", runs=1))
     result = evalnb.run(s, lambda prompt: prompt, progress=False)
-    kept = result.runs.set_index("case_id")["workdir"]
-    assert result.runs[result.runs["case_id"] == "good"]["workdir"].isna().all()
-    path = Path(kept["bad run/1"])
-    assert path.is_dir() and list(path.iterdir()) == [] and path.name == "bad_run_1-run1"
+    assert result.runs["workdir"].isna().all()
+    assert "Kept for inspection" not in result.report()
 
 
 def test_a_check_that_may_use_the_workdir_still_gets_one_with_a_prompt_only_agent() -> None:

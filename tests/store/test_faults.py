@@ -18,7 +18,7 @@ import pytest
 import evalnb
 from evalnb.errors import StoreError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: its evalnb, not an installed one
 AGENT = "import pathlib\n\ndef agent(prompt):\n    pathlib.Path('called').write_text('the agent was called')\n    return 'yes'\n"
 SUITE = {
     "schemaVersion": "1.1.0",
