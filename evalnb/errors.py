@@ -185,9 +185,9 @@ class StoreCode(Code):
     STORED_RUN_INVALID = "STORED_RUN_INVALID"
     #: a run's row was deleted while it ran (a later run replaced its version label, or it was deleted)
     RUN_REPLACED = "RUN_REPLACED"
-
     #: an Inspect AI log of a format version evalnb does not read (evalnb.read_inspect_log)
     UNSUPPORTED_LOG_VERSION = "UNSUPPORTED_LOG_VERSION"
+
 
 class RunCode(Code):
     """Why a run that started could not complete."""
