@@ -229,7 +229,9 @@ def _export(
             from evalnb.export._mlflow import export_store
 
             uri = None if mlflow_uri in ("", "default") else mlflow_uri
-            for version, run_id, note in export_store(store, experiment=experiment, tracking_uri=uri, suite=suite):
+            for version, run_id, note in export_store(
+                store, experiment=experiment, tracking_uri=uri, suite=suite
+            ):
                 typer.echo(f"{version}: MLflow run {run_id}" + (f" ({note})" if note else ""))
             typer.echo(f"Experiment {experiment!r} at {uri or 'the default MLflow tracking URI'}")
 

@@ -150,7 +150,10 @@ def to_mlflow(
 
         client = mlflow.MlflowClient(tracking_uri=tracking_uri)
         exp_id = _experiment(client, experiment, tracking_uri)
-        tags = {"evalnb.suite": result.suite.name, "evalnb.source": str(result.meta.get("source") or "evalnb")}
+        tags = {
+            "evalnb.suite": result.suite.name,
+            "evalnb.source": str(result.meta.get("source") or "evalnb"),
+        }
         if result.meta.get("run_id"):
             tags["evalnb.run_id"] = str(result.meta["run_id"])
         run = client.create_run(exp_id, run_name=run_name or version or result.suite.name, tags=tags)

@@ -61,7 +61,9 @@ def test_parquet_round_trip_keeps_every_frame_and_dtype(demo: Path, tmp_path: Pa
         again = evalnb.read_results(folder)
         assert_same(result, again)
         assert again.meta["run_id"] == result.meta["run_id"]
-    assert len(store.load("previous", suite="foodmart-sales-evals").mismatches)  # mismatched rows went through too
+    assert len(
+        store.load("previous", suite="foodmart-sales-evals").mismatches
+    )  # mismatched rows went through too
 
 
 def test_parquet_round_trip_of_tool_calls_and_an_inspect_log(tmp_path: Path) -> None:
@@ -139,7 +141,9 @@ def test_to_mlflow_writes_one_run_read_back_with_the_client(tmp_path: Path) -> N
     assert sorted(a.path for a in client.list_artifacts(run_id)) == ["cases.json", "scorecard.html"]
     table = json.loads(Path(client.download_artifacts(run_id, "cases.json", str(tmp_path))).read_text())
     assert table["columns"][:2] == ["suite", "case_id"] and len(table["data"]) == 4
-    page = Path(client.download_artifacts(run_id, "scorecard.html", str(tmp_path))).read_text(encoding="utf-8")
+    page = Path(client.download_artifacts(run_id, "scorecard.html", str(tmp_path))).read_text(
+        encoding="utf-8"
+    )
     assert "qa_graded" in page
     assert not (Path.cwd() / "mlruns").exists()
 
@@ -178,4 +182,7 @@ def test_runs_export_to_mlflow_logs_each_version_once(demo: Path, tmp_path: Path
     assert len(runs) == 6
     versions = sorted((r.data.params["suite"], r.data.params["version"]) for r in runs)
     assert ("knowledge-base", "current") in versions and ("foodmart-sales-evals", "previous") in versions
-    assert subprocess.run([sys.executable, "-m", "evalnb", "runs", "export", "--store", str(demo)]).returncode == 2
+    assert (
+        subprocess.run([sys.executable, "-m", "evalnb", "runs", "export", "--store", str(demo)]).returncode
+        == 2
+    )
