@@ -221,15 +221,11 @@ def _export(
         if suite is not None and store.runs(suite=suite).empty:
             raise store._unknown_suite(suite)
         if parquet is not None:
-            from evalnb.export._parquet import write_store
-
-            written = write_store(store, parquet, suite=suite)
+            written = evalnb.export.store_to_parquet(store, parquet, suite=suite)
             typer.echo(f"Wrote {len(written)} version(s) as Parquet into {parquet} (index: versions.parquet)")
         if mlflow_uri is not None:
-            from evalnb.export._mlflow import export_store
-
             uri = None if mlflow_uri in ("", "default") else mlflow_uri
-            for version, run_id, note in export_store(
+            for version, run_id, note in evalnb.export.store_to_mlflow(
                 store, experiment=experiment, tracking_uri=uri, suite=suite
             ):
                 typer.echo(f"{version}: MLflow run {run_id}" + (f" ({note})" if note else ""))

@@ -1,5 +1,7 @@
 """Scorecards to hand to colleagues: one self-contained HTML page, an Excel workbook, CSV files, versioned JSON,
-and, for JSON datasets, the output document of the published dataset schema (read back with ``read_results``).
+and, for JSON datasets, the output document of the published dataset schema (read back with ``read_results``);
+results for other tools: MLflow runs (:func:`to_mlflow`, :func:`store_to_mlflow`), Parquet folders
+(:func:`to_parquet`, :func:`store_to_parquet`); and Inspect AI logs read in (:func:`read_inspect_log`).
 
 One module per output: :mod:`~evalnb.export.html`, :mod:`~evalnb.export.excel`, :mod:`~evalnb.export.csv`,
 :mod:`~evalnb.export.document` (the dataset output document), :mod:`~evalnb.export.comparison_page` (the page
@@ -19,8 +21,8 @@ from __future__ import annotations
 
 from evalnb.export import comparison_page as _comparison_page  # noqa: F401  (registers the comparison page)
 from evalnb.export._inspect import read_inspect_log
-from evalnb.export._mlflow import to_mlflow
-from evalnb.export._parquet import to_parquet
+from evalnb.export._mlflow import store_to_mlflow, to_mlflow
+from evalnb.export._parquet import store_to_parquet, to_parquet
 from evalnb.export.csv import to_csv
 from evalnb.export.document import DOCUMENT_SCHEMA_VERSION, to_document
 from evalnb.export.excel import to_excel
@@ -36,6 +38,8 @@ __all__ = [
     "junit_xml",
     "read_inspect_log",
     "read_results",
+    "store_to_mlflow",
+    "store_to_parquet",
     "summary_markdown",
     "to_csv",
     "to_document",

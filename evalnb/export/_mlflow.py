@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evalnb.results import Result
 
-__all__ = ["export_store", "metrics_of", "to_mlflow"]
+__all__ = ["metrics_of", "store_to_mlflow", "to_mlflow"]
 
 PARAM_LIMIT = 500
 """The longest param value written (MLflow stores params as short text)."""
@@ -178,7 +178,7 @@ def to_mlflow(
     return run_id
 
 
-def export_store(
+def store_to_mlflow(
     store: Any, *, experiment: str = "evalnb", tracking_uri: str | None = None, suite: str | None = None
 ) -> list[tuple[str, str, str | None]]:
     """Log every complete stored version (of one suite, or all) as an MLflow run, once: a version already
@@ -186,7 +186,7 @@ def export_store(
 
     Example::
 
-        export_store(evalnb.Store("team.db"), experiment="support-bot", tracking_uri="sqlite:///mlflow.db")
+        evalnb.export.store_to_mlflow(evalnb.Store("team.db"), tracking_uri="sqlite:///mlflow.db")
     """
     with _mlflow() as mlflow:
         client = mlflow.MlflowClient(tracking_uri=tracking_uri)

@@ -3,7 +3,7 @@
 ``FOLDER/runs.parquet``, ``scores.parquet``, ``cases.parquet``, ``tool_calls.parquet`` and ``mismatches.parquet``
 keep the frames' columns and dtypes (``string``, ``Int64``, ``boolean``, ``float64``); ``result.json`` holds what
 the frames do not: the schema version, the suite's definition and the meta. :func:`read_folder` rebuilds the
-Result, equal frame for frame. :func:`write_store` writes a store's versions, one folder ``run_id=<id>`` each and
+Result, equal frame for frame. :func:`store_to_parquet` writes a store's versions, one folder ``run_id=<id>`` each and
 a ``versions.parquet`` index, so DuckDB or polars query a team's history across versions.
 """
 
@@ -22,7 +22,7 @@ from evalnb.results.outputs import register_writer
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PARQUET_FILES", "PARQUET_SCHEMA_VERSION", "read_folder", "to_parquet", "write_store"]
+__all__ = ["PARQUET_FILES", "PARQUET_SCHEMA_VERSION", "read_folder", "store_to_parquet", "to_parquet"]
 
 PARQUET_SCHEMA_VERSION = 1
 """The version of the folder's layout (``result.json``'s ``schema_version``); reading another is an error."""
@@ -141,7 +141,7 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "_"
 
 
-def write_store(store: Any, folder: str | Path, *, suite: str | None = None) -> list[Path]:
+def store_to_parquet(store: Any, folder: str | Path, *, suite: str | None = None) -> list[Path]:
     """Write every saved version of a store (of one suite, or all) as Parquet: ``FOLDER/run_id=<id>/`` each
     (what :func:`to_parquet` writes) and ``FOLDER/versions.parquet``, one row per version (``run_id``, ``suite``,
     ``version``, ``created_at`` ...). Returns the folders written.
