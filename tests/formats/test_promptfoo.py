@@ -570,3 +570,45 @@ def test_templates_evalnb_cannot_render_name_the_construct() -> None:
         render("{{ x | allcaps }}", {"x": "a"})
     with pytest.raises(TemplateUnsupported, match="include"):
         render("{% include 'a.njk' %}", {})
+
+
+def test_validate_and_run_on_the_command_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    config = EXAMPLES / "simple-test/promptfooconfig.yaml"
+    strict = subprocess.run(
+        [sys.executable, "-m", "evalnb", "validate", str(config)], capture_output=True, text=True
+    )
+    assert strict.returncode == 2
+    assert f"{config}:tests[3].assert[0].type: UNSUPPORTED_FEATURE" in strict.stdout
+    lenient = subprocess.run(
+        [sys.executable, "-m", "evalnb", "validate", str(config), "--unsupported", "skip"],
+        capture_output=True,
+        text=True,
+    )
+    assert lenient.returncode == 0 and "OK (promptfoo, 10 cases)" in lenient.stdout
+    assert "warning: left out 'javascript'" in lenient.stdout
+    (tmp_path / "agent.py").write_text(
+        "def answer(prompt):\n    return 'Ahoy! arrr, grub'\n", encoding="utf-8"
+    )
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalnb",
+            "run",
+            str(EXAMPLES / "simple-csv/promptfooconfig.yaml"),
+            "--agent",
+            f"{tmp_path / 'agent.py'}:answer",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 1, run.stderr  # bonjour and faim are not in a pirate's answer
+    data = json.loads(run.stdout)
+    passed = {s["case_id"]: s["passed"] for s in data["scores"]}
+    assert sum(passed.values()) == 4 and len(passed) == 8
