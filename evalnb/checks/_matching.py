@@ -1,7 +1,7 @@
 """Checks of the response text against strings and JSON, and of the call's latency and cost: ``text_match``,
 ``json``, ``levenshtein``, ``latency``, ``cost`` (promptfoo's asserts map onto them, docs/promptfoo.md).
 
-Each is pure (it looks at the response alone) and returns a :class:`~evalnb.checks.registry.Score`.
+Each is pure (it looks at the response alone) and returns a :class:`~evalnb.checks.Score`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from evalnb._text import caseless, nfc
-from evalnb.checks.registry import CheckContext, Score, builtin
+from evalnb.checks._registry import CheckContext, Score, builtin
 from evalnb.errors import RegexTimeout
 from evalnb.suite import JsonCheck, LevenshteinCheck, LimitCheck, TextMatchCheck
 
@@ -42,7 +42,7 @@ def _negated(spec: Any, passed: bool, said: str) -> Score:
 
 @builtin("text_match", needs=())
 def text_match(spec: TextMatchCheck, ctx: CheckContext) -> Score:
-    from evalnb.checks.text import regex_search
+    from evalnb.checks._text import regex_search
 
     got = nfc(_text(ctx))
     values = [nfc(v) for v in spec.values]

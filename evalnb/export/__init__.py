@@ -3,10 +3,10 @@ and, for JSON datasets, the output document of the published dataset schema (rea
 results for other tools: MLflow runs (:func:`to_mlflow`, :func:`store_to_mlflow`), Parquet folders
 (:func:`to_parquet`, :func:`store_to_parquet`); and Inspect AI logs read in (:func:`read_inspect_log`).
 
-One module per output: :mod:`~evalnb.export.html`, :mod:`~evalnb.export.excel`, :mod:`~evalnb.export.csv`,
-:mod:`~evalnb.export.document` (the dataset output document), :mod:`~evalnb.export.comparison_page` (the page
-``evalnb compare --html`` writes), :mod:`~evalnb.export.reading` (reading results
-back) and :mod:`~evalnb.export.writers` (the format by file extension). Every file is written atomically.
+One module per output: :mod:`~evalnb.export._html`, :mod:`~evalnb.export._excel`, :mod:`~evalnb.export._csv`,
+:mod:`~evalnb.export._document` (the dataset output document), :mod:`~evalnb.export._comparison_page` (the page
+``evalnb compare --html`` writes), :mod:`~evalnb.export._reading` (reading results
+back) and :mod:`~evalnb.export._writers` (the format by file extension). Every file is written atomically.
 The exports build on :mod:`evalnb.results`, never the other way round.
 
 Example::
@@ -19,18 +19,19 @@ Example::
 
 from __future__ import annotations
 
-from evalnb.export import comparison_page as _comparison_page  # noqa: F401  (registers the comparison page)
+from evalnb._lazy import homes
+from evalnb.export import _comparison_page  # noqa: F401  (registers the comparison page)
+from evalnb.export._csv import to_csv
+from evalnb.export._document import DOCUMENT_SCHEMA_VERSION, to_document
+from evalnb.export._excel import to_excel
+from evalnb.export._html import to_html
 from evalnb.export._inspect import read_inspect_log
+from evalnb.export._junit import junit_xml, to_junit
 from evalnb.export._mlflow import store_to_mlflow, to_mlflow
 from evalnb.export._parquet import store_to_parquet, to_parquet
-from evalnb.export.csv import to_csv
-from evalnb.export.document import DOCUMENT_SCHEMA_VERSION, to_document
-from evalnb.export.excel import to_excel
-from evalnb.export.html import to_html
-from evalnb.export.junit import junit_xml, to_junit
-from evalnb.export.reading import read_results
-from evalnb.export.summary import gate_markdown, summary_markdown, to_summary
-from evalnb.export.writers import write
+from evalnb.export._reading import read_results
+from evalnb.export._summary import gate_markdown, summary_markdown, to_summary
+from evalnb.export._writers import write
 
 __all__ = [
     "DOCUMENT_SCHEMA_VERSION",
@@ -51,3 +52,5 @@ __all__ = [
     "to_summary",
     "write",
 ]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

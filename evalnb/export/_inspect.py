@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalnb.errors import StoreError
-from evalnb.results import RUNS_COLUMNS, SCORES_COLUMNS, Result
-from evalnb.results.frames import make_frame
+from evalnb.results import Result
+from evalnb.results._frames import RUNS_COLUMNS, SCORES_COLUMNS, make_frame
 from evalnb.suite import Case, CheckSpec, CustomCheck, Message, Suite, Turn
 
 __all__ = ["LOG_VERSIONS", "read_inspect_log", "value_to_float"]

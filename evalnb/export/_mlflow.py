@@ -142,7 +142,7 @@ def to_mlflow(
     """
     import pandas as pd
 
-    from evalnb.results.frames import records
+    from evalnb.results._frames import records
 
     version = result.meta.get("version")
     with _mlflow() as mlflow:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalnb.errors import SuiteError
-from evalnb.formats.registry import Format, Sniff, register
+from evalnb.formats._registry import Format, Sniff, register
 
 __all__ = ["NAME"]
 

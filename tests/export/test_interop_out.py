@@ -14,7 +14,7 @@ import pytest
 
 import evalnb
 from evalnb.agents import Response, ToolCall
-from evalnb.demo.main import run_demo
+from evalnb.demo._main import run_demo
 from evalnb.errors import StoreError
 
 FRAMES = ("runs", "scores", "cases", "tool_calls", "mismatches")

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from evalnb.errors import SuiteError
+from evalnb.formats._registry import Format, Sniff, Text, register, unsupported_mode
 from evalnb.formats.promptfoo._asserts import MAPPED, PROMPTFOO_TYPES
 from evalnb.formats.promptfoo._config import build as build_config
 from evalnb.formats.promptfoo._yaml import parse as parse_yaml
-from evalnb.formats.registry import Format, Sniff, Text, register, unsupported_mode
 from evalnb.suite import CheckSpec, Suite
 
 __all__ = ["MAPPED", "PROMPTFOO_TYPES", "is_config", "read_asserts", "schema"]

@@ -365,7 +365,7 @@ def _contains_many(
 def _regex(
     *, kind: str, negate: bool, value: Any, label: str, ctx: Context, loc: str, **_: Any
 ) -> list[CheckSpec]:
-    from evalnb.checks.text import compile_pattern
+    from evalnb.checks._text import compile_pattern
 
     text = _need_text(kind, value, ctx, loc)
     if text is None:

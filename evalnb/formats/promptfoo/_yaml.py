@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from evalnb.formats import cube_yaml
+from evalnb.formats import _cube_yaml as cube_yaml
 
 __all__ = ["parse"]
 
