@@ -26,7 +26,7 @@ from evalnb.suite import Case, Suite, Turn
 if TYPE_CHECKING:
     from evalnb import agents, checks, examples, executors, judges, plots
     from evalnb.comparison import compare, power
-    from evalnb.export import read_results
+    from evalnb.export import read_inspect_log, read_results
     from evalnb.formats import discover, from_frame, load, upgrade
     from evalnb.results import Result
     from evalnb.running._api import run, run_async
@@ -60,6 +60,7 @@ __all__ = [
     "load",
     "plots",
     "power",
+    "read_inspect_log",
     "read_results",
     "rescore",
     "run",
@@ -87,6 +88,7 @@ _LAZY: dict[str, str | None] = {
     "run_async": "evalnb.running",
     "Result": "evalnb.results",
     "read_results": "evalnb.export",
+    "read_inspect_log": "evalnb.export",
     "Store": "evalnb.store",
     "compare": "evalnb.comparison",
     "power": "evalnb.comparison",

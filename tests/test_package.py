@@ -58,6 +58,7 @@ def test_public_api_is_pinned():
         "load",
         "plots",
         "power",
+        "read_inspect_log",
         "read_results",
         "rescore",
         "run",

@@ -167,12 +167,31 @@ def trend_command(
 
 @app.command("runs")
 def runs_command(
+    action: str | None = typer.Argument(
+        None, help="Nothing: list the saved runs. 'export': write them with --mlflow and/or --parquet."
+    ),
     suite: str | None = typer.Option(None, "--suite", help="Only the runs of this suite."),
     store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    mlflow_uri: str | None = typer.Option(
+        None,
+        "--mlflow",
+        help="export: log each stored version as an MLflow run at this tracking URI ('default': MLflow's own).",
+    ),
+    experiment: str = typer.Option("evalnb", "--experiment", help="export: the MLflow experiment."),
+    parquet: Path | None = typer.Option(
+        None, "--parquet", help="export: write each stored version as Parquet into this folder."
+    ),
 ) -> None:
-    """List the saved runs, oldest first: run id, suite, version, status, when, cases and pass rate."""
+    """List the saved runs, oldest first: run id, suite, version, status, when, cases and pass rate; or export them
+    (`evalnb runs export --mlflow URI --parquet DIR`)."""
     import evalnb
 
+    if action is not None:
+        if action != "export":
+            raise fail(f"unknown action {action!r}; `evalnb runs` lists, `evalnb runs export` exports")
+        return _export(suite, store_url, mlflow_uri, experiment, parquet)
+    if mlflow_uri is not None or parquet is not None:
+        raise fail("--mlflow and --parquet go with `evalnb runs export`")
     with exits():
         store = evalnb.Store(store_url, create=False)
         frame = store.runs(suite=suite)
@@ -188,6 +207,29 @@ def runs_command(
     )[["run_id", "suite", "version", "status", "when", "cases", "passed_cases", "pass_rate"]]
     typer.echo(shown.rename(columns={"passed_cases": "passed"}).to_string(index=False))
     typer.echo(f"{len(frame)} run{'s' * (len(frame) != 1)} in {store.where} (times in UTC)")
+
+
+def _export(
+    suite: str | None, store_url: str | None, mlflow_uri: str | None, experiment: str, parquet: Path | None
+) -> None:
+    import evalnb
+
+    if mlflow_uri is None and parquet is None:
+        raise fail("evalnb runs export needs --mlflow URI and/or --parquet DIR")
+    with exits():
+        store = evalnb.Store(store_url)
+        if suite is not None and store.runs(suite=suite).empty:
+            raise store._unknown_suite(suite)
+        if parquet is not None:
+            written = evalnb.export.store_to_parquet(store, parquet, suite=suite)
+            typer.echo(f"Wrote {len(written)} version(s) as Parquet into {parquet} (index: versions.parquet)")
+        if mlflow_uri is not None:
+            uri = None if mlflow_uri in ("", "default") else mlflow_uri
+            for version, run_id, note in evalnb.export.store_to_mlflow(
+                store, experiment=experiment, tracking_uri=uri, suite=suite
+            ):
+                typer.echo(f"{version}: MLflow run {run_id}" + (f" ({note})" if note else ""))
+            typer.echo(f"Experiment {experiment!r} at {uri or 'the default MLflow tracking URI'}")
 
 
 @app.command("delete")

@@ -123,6 +123,11 @@ def run_command(
     resume: str | None = typer.Option(
         None, "--resume", help="Continue the interrupted stored run RUN_ID; finished cases are not repeated."
     ),
+    unsupported: str = typer.Option(
+        "error",
+        "--unsupported",
+        help="error or skip: what a suite asks for that evalnb cannot run (a promptfoo javascript assert).",
+    ),
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
     import warnings
@@ -157,7 +162,7 @@ def run_command(
         for path in _suite_paths(paths) or ([] if prompts or resume else [_discover_or_offer()]):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SuiteWarning)  # printed as one line each, below
-                suite, backup = formats.load_upgrading(path)
+                suite, backup = formats.load_upgrading(path, unsupported=unsupported)
             for line in suite.warnings:
                 typer.echo(f"{path}: warning: {line}", err=True)
             if backup is not None:

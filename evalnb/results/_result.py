@@ -440,6 +440,18 @@ class Result:
         """Write the frames as CSV files into ``folder`` (the ``csv`` writer of ``evalnb.export``)."""
         return outputs.writer("csv")(self, folder)
 
+    def to_parquet(self, folder: str | Path) -> Path:
+        """Write ``runs``, ``scores``, ``cases``, ``tool_calls`` and ``mismatches`` as Parquet files into ``folder``,
+        with their dtypes (the ``parquet`` writer of ``evalnb.export``; ``pip install "evalnb[parquet]"``);
+        :func:`evalnb.read_results` reads the folder back.
+
+        Example::
+
+            result.to_parquet("results/v1")
+            evalnb.read_results("results/v1").scores.dtypes["passed"]     # boolean
+        """
+        return outputs.writer("parquet")(self, folder)
+
     def to_excel(self, path: str | Path) -> Path:
         """Write the frames as sheets of one Excel workbook (the ``xlsx`` writer of ``evalnb.export``)."""
         return outputs.writer("xlsx")(self, path)
