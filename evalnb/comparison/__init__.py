@@ -3,6 +3,8 @@
 * :func:`compare` (also ``evalnb.compare``) compares a candidate with a baseline and returns a
   :class:`Comparison`; :func:`gate` gates several of them (one per suite) as one :class:`Comparisons`.
 * :func:`power` (also ``evalnb.power``) plans how many cases and runs detect a given drop.
+* :class:`Sequential` is the sequential gate's stop rule (``evalnb.run(..., baseline=, stop="decided")``
+  builds it): decide with fewer cases, anytime-valid.
 
 Only numpy, pandas and the standard library are used (no scipy). See ``docs/comparison.md``.
 
@@ -13,7 +15,8 @@ Example::
     evalnb.power(baseline, drop=0.05).report()
 """
 
+from evalnb.comparison._stopping import Sequential
 from evalnb.comparison.core import Comparison, Comparisons, compare, gate
 from evalnb.comparison.planning import PowerPlan, power
 
-__all__ = ["Comparison", "Comparisons", "PowerPlan", "compare", "gate", "power"]
+__all__ = ["Comparison", "Comparisons", "PowerPlan", "Sequential", "compare", "gate", "power"]

@@ -305,6 +305,19 @@ class Result:
 
         return explore_result(self)
 
+    # -- stopping early --------------------------------------------------------------------------------
+
+    @property
+    def stopped_early(self) -> bool:
+        """True when a stop rule (the sequential gate: ``evalnb.run(..., baseline=..., stop="decided")``) ended the
+        run before every case ran; the case runs not run are ``skipped`` with its reason."""
+        return bool(self.meta.get("stopped_early", False))
+
+    @property
+    def calls_saved(self) -> int:
+        """The case runs not run because the run stopped early (0 when it did not)."""
+        return int(self.meta.get("calls_saved", 0) or 0)
+
     # -- gates ---------------------------------------------------------------------------------------
 
     @property

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+from evalnb.running._stopping import StopRule
 from evalnb.running.api import run, run_async
 from evalnb.running.case_run import RunJob, Worker
 from evalnb.running.executors import Executor, Local, as_executor, register_executor
@@ -30,6 +31,7 @@ __all__ = [
     "ResultRecorder",
     "RunInfo",
     "RunJob",
+    "StopRule",
     "TurnRecord",
     "Worker",
     "as_executor",

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb import _gc
 from evalnb.errors import RunError
 from evalnb.running import setup
+from evalnb.running._stopping import StopRule, run_in_batches
 from evalnb.running.case_run import Plans, RunJob, skipped
 from evalnb.running.executors import as_executor
 from evalnb.running.loops import progress_bar, run_blocking
@@ -68,6 +69,7 @@ def run(
     executor: Any = None,
     preflight: bool = True,
     recorders: Sequence[Recorder] = (),
+    stop: StopRule | None = None,
 ) -> Result:
     """Run ``suite`` against ``agent`` and return a :class:`~evalnb.results.Result`.
 
@@ -102,6 +104,9 @@ def run(
             judge that they can be reached: an OpenAI-compatible or HTTP endpoint accepts a connection, a
             command's program exists, a replay cassette is readable. ``False`` skips these checks.
         recorders: more recorders to hand every record to (see ``evalnb.running.Recorder``).
+        stop: a rule that runs the cases in batches and may stop the run after one (see
+            ``evalnb.running.StopRule``; ``evalnb.run(..., baseline=..., stop="decided")`` builds the sequential
+            gate's). The case runs it does not run are ``skipped`` with its reason.
 
     Raises:
         ConfigError: when the run cannot start (unknown agent id, missing data source, bad option, an agent
@@ -130,6 +135,7 @@ def run(
         executor=executor,
         preflight=preflight,
         recorders=recorders,
+        stop=stop,
     )
     result: Result = run_blocking(lambda: run_async(suite, agent, **options))
     return result
@@ -156,6 +162,7 @@ async def run_async(
     executor: Any = None,
     preflight: bool = True,
     recorders: Sequence[Recorder] = (),
+    stop: StopRule | None = None,
 ) -> Result:
     """The async form of :func:`run` (same arguments).
 
@@ -237,11 +244,15 @@ async def run_async(
             await _maybe(r.begin(RunInfo(suite=the_suite, meta=dict(meta), planned=planned)))
         prior = _prior(all_recorders)
         done: set[tuple[str, int]] = set(prior.keys) if prior is not None else set()
+        if stop is not None:
+            stop.begin(the_suite, prior.result if prior is not None else None)
         bar = progress_bar(progress, total=planned - len(done), desc=the_suite.name)
         first_model: list[str] = []
 
         async def sink(record: CaseRunRecord) -> None:
             done.add(record.key)
+            if stop is not None:
+                stop.record(record)
             if not first_model:
                 first_model.extend(
                     tr.response.model for tr in record.turns if tr.response and tr.response.model
@@ -260,9 +271,19 @@ async def run_async(
 
         try:
             try:
-                interrupted, failed = await _execute(
-                    the_executor, job, _plan(the_suite, runs, done), sink, meta
-                )
+                if stop is None:
+                    interrupted, failed = await _execute(
+                        the_executor, job, _plan(the_suite, runs, done), sink, meta
+                    )
+                else:
+                    interrupted, failed, reason, rest = await run_in_batches(
+                        stop,
+                        the_suite,
+                        runs,
+                        done,
+                        lambda todo: _execute(the_executor, job, todo, sink, meta),
+                    )
+                    await _skip_left(stop, job, reason, rest, meta, all_recorders)
             finally:
                 if bar is not None:
                     bar.close()
@@ -311,6 +332,22 @@ async def _execute(
     except _RecorderFailed as failed:
         return True, failed
     return False, None
+
+
+async def _skip_left(
+    stop: StopRule, job: RunJob, reason: str | None, left: list[tuple[Case, int]], meta: dict[str, Any],
+    recorders: list[Any],
+) -> None:  # fmt: skip
+    """The case runs a rule stopped short of (running/_stopping.py), recorded as skipped with its reason in every
+    recorder (the run is complete: a store keeps them too); the meta says what the rule decided and saved."""
+    plans = Plans()
+    for case, r in left:
+        record = skipped(job, plans, case, r, reason or "skipped: the run stopped early")
+        for rec in recorders:
+            await _maybe(rec.record(record))
+    meta[stop.name] = stop.info()
+    meta["stopped_early"] = bool(left)
+    meta["calls_saved"] = len(left)
 
 
 async def _finish(recorders: list[Any], result: Result, failed: _RecorderFailed | None) -> None:

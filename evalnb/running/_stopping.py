@@ -1,0 +1,98 @@
+"""Runs that may stop early: the cases in batches, and a rule asked after each batch whether to go on.
+
+The runner owns the loop; what decides lives above it and comes in through :class:`StopRule`, a small protocol
+(the sequential gate of ``evalnb.comparison`` is one; a budget would be another, asked at the same point). The
+rule says in which order the cases run and how they are cut into batches, sees every record as it arrives
+(the ones a resumed run already had first), and after each whole batch says whether the run stops. When it
+does, the case runs not run are recorded as ``skipped`` with the rule's reason, in the Result and the store
+alike: the run is complete, it decided with fewer calls. Every batch is finished before the rule is asked, so
+no case run in flight is wasted (docs/comparison.md, "Deciding with fewer cases").
+
+Example::
+
+    class FirstBatchOnly:
+        name = "first-batch"
+        def batches(self, suite, runs): return [suite.cases[:5], suite.cases[5:]]
+        def begin(self, suite, prior): pass
+        def record(self, record): pass
+        def decided(self): return "skipped: one batch was enough"
+        def info(self): return {}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from evalnb.results import Result
+    from evalnb.running.records import CaseRunRecord
+    from evalnb.suite import Case, Suite
+
+__all__ = ["StopRule", "run_in_batches"]
+
+
+@runtime_checkable
+class StopRule(Protocol):
+    """Decides, after each batch of cases, whether a run goes on (see the module docstring)."""
+
+    name: str
+
+    def batches(self, suite: Suite, runs: int | None) -> Sequence[Sequence[Case]]:
+        """The cases in the order they run, cut into batches (every case of the suite once)."""
+        ...
+
+    def begin(self, suite: Suite, prior: Result | None) -> None:
+        """Called once before the first batch, with what a resumed run already holds."""
+        ...
+
+    def record(self, record: CaseRunRecord) -> None:
+        """Every finished case run, as it arrives."""
+        ...
+
+    def decided(self) -> str | None:
+        """After a whole batch: the reason to stop (the skipped rows' reason), or ``None`` to go on."""
+        ...
+
+    def info(self) -> dict[str, Any]:
+        """What the run's meta keeps under the rule's ``name`` (JSON-able)."""
+        ...
+
+
+Execute = Callable[[Iterator[tuple[Any, int]]], Awaitable[tuple[bool, Any]]]
+
+
+async def run_in_batches(
+    rule: StopRule,
+    suite: Suite,
+    runs: int | None,
+    done: set[tuple[str, int]],
+    execute: Execute,
+) -> tuple[bool, Any, str | None, list[tuple[Case, int]]]:
+    """Run the rule's batches one after another until it stops the run.
+
+    ``execute(todo)`` runs some case runs and returns ``(interrupted, failure)`` as the runner's executor call
+    does. Returns ``(interrupted, failure, reason, left)``: ``reason`` is the rule's when it stopped the run,
+    ``left`` the case runs it will not run (to be recorded as skipped).
+    """
+    batches = [list(b) for b in rule.batches(suite, runs)]
+    for i, batch in enumerate(batches):
+        todo = ((case, r) for case in batch for r in range(_runs(case, runs)) if (case.id, r) not in done)
+        interrupted, failed = await execute(todo)
+        if interrupted or failed is not None:
+            return interrupted, failed, None, []
+        reason = rule.decided()
+        if reason is not None:
+            left = [
+                (case, r)
+                for rest in batches[i + 1 :]
+                for case in rest
+                for r in range(_runs(case, runs))
+                if (case.id, r) not in done
+            ]
+            return False, None, reason, left
+    return False, None, None, []
+
+
+def _runs(case: Case, runs: int | None) -> int:
+    return case.runs if runs is None else runs
