@@ -81,6 +81,7 @@ class Decision:
     p_value: float
     level: float
     bounded: bool = True
+    span: float = math.inf
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -143,7 +144,9 @@ def evaluate(
         ranked = np.argsort(pos, kind="stable")
         g = (sign * (yb - ya))[ranked]
         after = int(cum[-1]) if len(cum) else 0
-        decisions.append(Decision(check_id, "not decided", after, -math.inf, math.inf, m, math.nan, alpha))
+        decisions.append(
+            Decision(check_id, "not decided", after, -math.inf, math.inf, m, math.nan, alpha, span=span)
+        )
         if not math.isfinite(span):
             decisions[-1].bounded = False
             continue
@@ -337,10 +340,10 @@ def sequential_words(d: Decision, *, cases: int, conf: str, scale: Any, higher: 
         else:
             head = f"not worse: better by at least {fmt(lo)}" if lo > 0 else "not worse: no drop"
         return f"{head} ({bound}); decided {where}"
-    span = (
-        f"between {_side(lo)} and {_side(hi)}" if math.isfinite(lo) and math.isfinite(hi) else "no bound yet"
-    )
-    return f"not decided {where} ({span}, {conf} anytime-valid bounds)"
+    if not (math.isfinite(lo) and math.isfinite(hi)) or (lo <= -d.span + 1e-9 and hi >= d.span - 1e-9):
+        # the bounds are still the ends of the scale: nothing narrower to quote
+        return f"not decided {where} (too few cases for the {conf} anytime-valid bounds to narrow)"
+    return f"not decided {where} (between {_side(lo)} and {_side(hi)}, {conf} anytime-valid bounds)"
 
 
 def _side(x: float) -> str:
