@@ -46,6 +46,10 @@ def _rule(
     gate against ``baseline`` (a Result, or a version or run id of ``store``)."""
     from evalnb.errors import ConfigError
 
+    if stop is None and baseline is None and resume is not None and store is not None:
+        resumed = _resumed_rule(resume, store)
+        if resumed is not None:
+            return resumed
     if stop is None:
         if baseline is not None:
             raise ConfigError(
@@ -64,6 +68,29 @@ def _rule(
     if isinstance(baseline, str):
         baseline = _stored_baseline(baseline, suite=suite, store=store, resume=resume)
     return Sequential(baseline, margin=margin, confidence=confidence, seed=seed)
+
+
+def _resumed_rule(resume: str, store: Any) -> Sequential | None:
+    """The sequential gate a stored run started with, to resume it the same way (None: it had none)."""
+    from evalnb.comparison._stopping import design_of
+    from evalnb.errors import ConfigError
+    from evalnb.store import Store
+
+    the_store = store if isinstance(store, Store) else Store(store, create=False)
+    design = design_of(the_store.load(resume))
+    if design is None:
+        return None
+    if not design.get("baseline_run"):
+        raise ConfigError(
+            f"run {resume} ran the sequential gate against a baseline that is not in the store: give baseline= "
+            'and stop="decided" to resume it',
+            code="INVALID_VALUE",
+        )
+    base = the_store.load(str(design["baseline_run"]))
+    return Sequential(
+        base, margin=design.get("margin", 0.0), confidence=float(design.get("confidence", 0.95)),
+        seed=int(design["seed"]), share=float(design.get("share", 1.0)),
+    )  # fmt: skip
 
 
 def _stored_baseline(label: str, *, suite: Any, store: Any, resume: str | None) -> Result:

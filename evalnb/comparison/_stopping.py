@@ -227,6 +227,14 @@ class Sequential:
     def begin(self, suite: Suite, prior: Result | None) -> None:
         from evalnb.results import SCORES_COLUMNS
 
+        design = design_of(prior)
+        if design is not None:
+            # a resumed run keeps the order, margin and level it started with: its decisions are then the ones
+            # the run would have made uninterrupted
+            self.seed, self.margin = int(design["seed"]), design.get("margin", self.margin)
+            self.confidence = float(design.get("confidence", self.confidence))
+            self.share = float(design.get("share", self.share))
+
         # the checks measured on both sides gate; one only the candidate has is new, one only the baseline has
         # is gone: neither can be compared
         ids = {cid for case in suite.cases for turn in case.turns for cid in turn.check_ids()}
@@ -253,6 +261,9 @@ class Sequential:
         after = self._looks[-1] if self._looks else 0
         return {
             "baseline": label_of(self.baseline, "baseline"),
+            "baseline_run": self.baseline.meta.get("run_id")
+            if isinstance(self.baseline.meta, Mapping)
+            else None,
             "margin": self.margin if isinstance(self.margin, (int, float, str)) else dict(self.margin),
             "confidence": self.confidence,
             "share": self.share,

@@ -240,6 +240,10 @@ async def run_async(
             # recorder (a store) writes anything.
             await _maybe(prepare(job))
         planned = sum(case.runs if runs is None else runs for case in the_suite.cases)
+        if stop is not None:
+            meta[stop.name] = (
+                stop.info()
+            )  # the rule's design is stored from the start: a resumed run reads it
         for r in all_recorders:
             await _maybe(r.begin(RunInfo(suite=the_suite, meta=dict(meta), planned=planned)))
         prior = _prior(all_recorders)
@@ -325,13 +329,32 @@ async def _execute(
         with _gc.frozen():
             info = await executor.execute(job, todo, sink)
         if isinstance(info, dict) and info:
-            meta["executor_info"] = info
+            # a run in batches (a stop rule) executes once per batch: its counts add up
+            meta["executor_info"] = _added(meta.get("executor_info"), info)
     except (asyncio.CancelledError, KeyboardInterrupt):
         # Interrupting returns what finished; the case runs that did not are recorded as skipped.
         return True, None
     except _RecorderFailed as failed:
         return True, failed
     return False, None
+
+
+_COUNTED = ("batches", "lost_batches", "nodes")
+"""What an executor reports as counts (``nodes``: case runs per node): a run in batches adds them up."""
+
+
+def _added(before: Any, info: dict[str, Any]) -> dict[str, Any]:
+    """An executor's report of one more batch added to the reports before it: counts summed, the rest the latest."""
+    if not isinstance(before, dict):
+        return info
+    out = {**before, **info}
+    for key in _COUNTED:
+        old, new = before.get(key), info.get(key)
+        if isinstance(old, dict) and isinstance(new, dict):
+            out[key] = {k: old.get(k, 0) + new.get(k, 0) for k in {**old, **new}}
+        elif isinstance(old, int) and isinstance(new, int):
+            out[key] = old + new
+    return out
 
 
 async def _skip_left(
