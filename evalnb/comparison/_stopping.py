@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalnb.checks.scales import scale_of
 from evalnb.comparison._sequential import NOT_DECIDED, NOT_WORSE, WORSE, Track, decide_tracks
 from evalnb.comparison.frames import Cells, build_cells, label_of
 from evalnb.comparison.verdicts import Margin, check_options, fmt, margin_for, unit_words
@@ -153,6 +154,21 @@ def evaluate(
         seen = np.searchsorted(np.sort(pos), cum, side="left")
         tracks.append(Track(g, seen, span=span, threshold=-m))
         where.append((len(decisions) - 1, sign))
+    for check_id in [c for c in gating or () if c not in set(cells.check_ids)]:
+        # a gating check none of the cases so far has: it is waited for, and counts in the family from the start
+        # (its p-values are 1 until it has cases), so the family does not change size as checks turn up
+        scale = scale_of(check_id.split("#", 1)[0])
+        span = (scale.span if scale.bounded else math.inf) if scale is not None else 1.0
+        after = int(cum[-1]) if len(cum) else 0
+        m = margin_for(margin, check_id, check_id.split("#", 1)[0], scale)
+        decisions.append(
+            Decision(check_id, "not decided", after, -math.inf, math.inf, m, math.nan, alpha, span=span)
+        )
+        if not math.isfinite(span):
+            decisions[-1].bounded = False
+            continue
+        tracks.append(Track(np.empty(0), np.zeros(len(cum), dtype=np.int64), span=span, threshold=-m))
+        where.append((len(decisions) - 1, 1.0))
     for (i, sign), v in zip(where, decide_tracks(tracks, alpha=alpha), strict=True):
         d = decisions[i]
         lo, hi = (v.lower, v.upper) if sign > 0 else (-v.upper, -v.lower)

@@ -161,3 +161,35 @@ def test_options_that_make_no_sense_are_refused(baseline: evalnb.Result) -> None
         evalnb.run(suite(), agent(0, "x"), baseline="v1", stop="decided", progress=False)
     with pytest.raises(ConfigError, match="--confidence"):
         evalnb.run(suite(), agent(0, "x"), baseline=baseline, stop="decided", confidence=1.5, progress=False)
+
+
+def test_a_check_only_a_few_cases_have_is_waited_for() -> None:
+    # three cases of 200 have a regex check: the run cannot stop before it has seen them (and then it cannot
+    # decide on three cases, so every case runs); the clear drop of ExactMatch is decided early all the same
+    from evalnb.suite import Case, ExactMatchCheck, RegexCheck, Suite, Turn
+
+    cases = [
+        Case(
+            id=f"c{i}",
+            name=f"case {i}",
+            turns=[
+                Turn(
+                    prompt=f"q{i}",
+                    expected="yes",
+                    checks=[ExactMatchCheck(), *([RegexCheck(on="result", pattern="^y")] if i in (150, 170, 190) else [])],
+                )
+            ],
+        )
+        for i in range(CASES)
+    ]
+    few = Suite(name="few", format="dataset-json", cases=cases)
+    base = evalnb.run(few, agent(0.0, "base"), runs=1, progress=False)
+    result = evalnb.run(
+        few, agent(0.6, "cand"), runs=1, progress=False, baseline=base, stop="decided", seed=1
+    )
+    assert not result.stopped_early
+    checks = evalnb.compare(base, result).checks.set_index("check_id")
+    assert (
+        checks.loc["ExactMatch", "verdict"] == "worse" and checks.loc["ExactMatch", "decided_after"] < CASES
+    )
+    assert checks.loc["regex", "verdict"] == "not decided"

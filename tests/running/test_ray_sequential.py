@@ -17,11 +17,11 @@ from tests.support.ray_cluster import LocalCluster
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster(head_cpus=1) as c:
-        c.add_node(num_cpus=1)
+    # one node is enough here (tests/running/test_ray.py spreads runs over two): batches, not placement
+    with LocalCluster(head_cpus=2) as c:
         ray.init(address=c.address, log_to_driver=False)
         try:
-            c.wait_for_nodes(2)
+            c.wait_for_nodes(1)
             yield c
         finally:
             ray.shutdown()
