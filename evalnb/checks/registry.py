@@ -112,6 +112,8 @@ class Score:
                 self.usage,
                 self.cost,
                 self.details,
+                self.weighted,
+                self.spread,
             ),
         )
 
