@@ -82,3 +82,15 @@ def test_sequential_on_the_demo_versions(tmp_path: Path) -> None:
     assert (
         "Citations" in text and "no finite range" in text
     )  # a count cannot be bounded: said, not waited for
+
+
+def test_several_suites_split_the_error_rate_by_their_gating_checks() -> None:
+    # docs/comparison.md, the family: a suite of 1 gating check of 3 spends a third of the 5%
+    from evalnb.cli.run import _sequential_rules
+    from tests.comparison.test_sequential_run import agent, suite
+
+    one, two = suite(20), suite(20, checks=("ExactMatch", "PartialMatch"))
+    bases = [evalnb.run(s, agent(0.0, "b"), runs=1, progress=False) for s in (one, two)]
+    rules = _sequential_rules(bases, [one, two], 0.0, 0.95, 0)
+    assert [round(r.share, 6) for r in rules] == [round(1 / 3, 6), round(2 / 3, 6)]
+    assert abs(sum(r.alpha for r in rules) - 0.05) < 1e-12

@@ -139,14 +139,16 @@ def test_a_stored_run_gives_the_same_verdict(tmp_path, baseline: evalnb.Result) 
     store.save(baseline, version="v1")
     result = evalnb.run(
         suite(), agent(0.6, "cand"), runs=1, progress=False, baseline="v1", stop="decided", store=store,
-        version="v2",
+        version="v2", margin=0.05,
     )  # fmt: skip
     assert result.stopped_early
     loaded = store.load("v2")
     assert loaded.stopped_early and loaded.calls_saved == result.calls_saved
     assert (loaded.scores["status"] == "skipped").sum() == result.calls_saved
-    live = evalnb.compare(baseline, result).checks[["verdict", "words", "decided_after"]]
-    again = store.compare("v1", "v2").checks[["verdict", "words", "decided_after"]]
+    live = evalnb.compare(baseline, result).checks[["verdict", "words", "decided_after", "margin"]]
+    # read back in a fresh Result, at the margin the run recorded (no margin given)
+    again = store.compare("v1", "v2").checks[["verdict", "words", "decided_after", "margin"]]
+    assert live["margin"].tolist() == [0.05]
     pd.testing.assert_frame_equal(live, again)
 
 
