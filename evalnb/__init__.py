@@ -24,10 +24,10 @@ from evalnb.suite import Case, Suite, Turn
 if TYPE_CHECKING:
     from evalnb import agents, checks, examples, executors, judges, plots
     from evalnb.comparison import compare, power
-    from evalnb.comparison._run import run, run_async
     from evalnb.export import read_results
     from evalnb.formats import discover, from_frame, load, upgrade
     from evalnb.results import Result
+    from evalnb.running.api import run, run_async
     from evalnb.running.rescore import rescore
     from evalnb.store import Store
 
@@ -72,9 +72,8 @@ _LAZY: dict[str, str | None] = {
     "discover": "evalnb.formats",
     "upgrade": "evalnb.formats",
     "from_frame": "evalnb.formats",
-    # the runner, with the sequential gate of the comparison when asked (baseline=, stop="decided")
-    "run": "evalnb.comparison._run",
-    "run_async": "evalnb.comparison._run",
+    "run": "evalnb.running",
+    "run_async": "evalnb.running",
     "Result": "evalnb.results",
     "read_results": "evalnb.export",
     "Store": "evalnb.store",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb import _gc
 from evalnb.errors import RunError
 from evalnb.running import setup
-from evalnb.running._stopping import StopRule, run_in_batches
+from evalnb.running._stopping import StopRule, as_stop_rule, run_in_batches
 from evalnb.running.case_run import Plans, RunJob, skipped
 from evalnb.running.executors import as_executor
 from evalnb.running.loops import progress_bar, run_blocking
@@ -69,7 +69,11 @@ def run(
     executor: Any = None,
     preflight: bool = True,
     recorders: Sequence[Recorder] = (),
-    stop: StopRule | None = None,
+    baseline: Any = None,
+    stop: str | StopRule | None = None,
+    margin: Any = 0.0,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> Result:
     """Run ``suite`` against ``agent`` and return a :class:`~evalnb.results.Result`.
 
@@ -104,9 +108,17 @@ def run(
             judge that they can be reached: an OpenAI-compatible or HTTP endpoint accepts a connection, a
             command's program exists, a replay cassette is readable. ``False`` skips these checks.
         recorders: more recorders to hand every record to (see ``evalnb.running.Recorder``).
-        stop: a rule that runs the cases in batches and may stop the run after one (see
-            ``evalnb.running.StopRule``; ``evalnb.run(..., baseline=..., stop="decided")`` builds the sequential
-            gate's). The case runs it does not run are ``skipped`` with its reason.
+        baseline: with ``stop="decided"``: the Result to decide against, or a stored version label or run id
+            (of ``store``).
+        stop: ``"decided"``: the sequential gate (docs/comparison.md, "Deciding with fewer cases"): the cases
+            run in a seeded random order in batches of at most 5% of the suite, and the run stops once every
+            gating check is decided ``worse`` or ``not worse`` against ``baseline`` (anytime-valid); the case
+            runs not run are ``skipped`` with the reason (``result.stopped_early``, ``result.calls_saved``). A
+            ``evalnb.running.StopRule`` object is used as it is. ``None``: every case runs (resuming a run that
+            ran the sequential gate, it goes on as it started).
+        margin: with ``stop="decided"``: how much worse a check may get (as for ``evalnb.compare``).
+        confidence: with ``stop="decided"``: one-sided confidence of the gate, over every check.
+        seed: with ``stop="decided"``: seed of the order the cases run in.
 
     Raises:
         ConfigError: when the run cannot start (unknown agent id, missing data source, bad option, an agent
@@ -135,7 +147,11 @@ def run(
         executor=executor,
         preflight=preflight,
         recorders=recorders,
+        baseline=baseline,
         stop=stop,
+        margin=margin,
+        confidence=confidence,
+        seed=seed,
     )
     result: Result = run_blocking(lambda: run_async(suite, agent, **options))
     return result
@@ -162,7 +178,11 @@ async def run_async(
     executor: Any = None,
     preflight: bool = True,
     recorders: Sequence[Recorder] = (),
-    stop: StopRule | None = None,
+    baseline: Any = None,
+    stop: str | StopRule | None = None,
+    margin: Any = 0.0,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> Result:
     """The async form of :func:`run` (same arguments).
 
@@ -173,6 +193,10 @@ async def run_async(
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat()
     setup.check_options(runs=runs, concurrency=concurrency, timeout=timeout, retries=retries)
+    rule: StopRule | None = as_stop_rule(
+        suite, baseline=baseline, stop=stop, margin=margin, confidence=confidence, seed=seed, store=store,
+        resume=resume,
+    )  # fmt: skip
     fixed = setup.fixed_workdir(workdir, create=create_workdir)
     the_executor = as_executor(executor)
     the_judge = setup.make_judge(judge, cache)
@@ -240,23 +264,22 @@ async def run_async(
             # recorder (a store) writes anything.
             await _maybe(prepare(job))
         planned = sum(case.runs if runs is None else runs for case in the_suite.cases)
-        if stop is not None:
-            meta[stop.name] = (
-                stop.info()
-            )  # the rule's design is stored from the start: a resumed run reads it
+        if rule is not None:
+            # the rule's design is stored from the start: a resumed run reads it
+            meta[rule.name] = rule.info()
         for r in all_recorders:
             await _maybe(r.begin(RunInfo(suite=the_suite, meta=dict(meta), planned=planned)))
         prior = _prior(all_recorders)
         done: set[tuple[str, int]] = set(prior.keys) if prior is not None else set()
-        if stop is not None:
-            stop.begin(the_suite, prior.result if prior is not None else None)
+        if rule is not None:
+            rule.begin(the_suite, prior.result if prior is not None else None)
         bar = progress_bar(progress, total=planned - len(done), desc=the_suite.name)
         first_model: list[str] = []
 
         async def sink(record: CaseRunRecord) -> None:
             done.add(record.key)
-            if stop is not None:
-                stop.record(record)
+            if rule is not None:
+                rule.record(record)
             if not first_model:
                 first_model.extend(
                     tr.response.model for tr in record.turns if tr.response and tr.response.model
@@ -275,19 +298,19 @@ async def run_async(
 
         try:
             try:
-                if stop is None:
+                if rule is None:
                     interrupted, failed = await _execute(
                         the_executor, job, _plan(the_suite, runs, done), sink, meta
                     )
                 else:
                     interrupted, failed, reason, rest = await run_in_batches(
-                        stop,
+                        rule,
                         the_suite,
                         runs,
                         done,
                         lambda todo: _execute(the_executor, job, todo, sink, meta),
                     )
-                    await _skip_left(stop, job, reason, rest, meta, all_recorders)
+                    await _skip_left(rule, job, reason, rest, meta, all_recorders)
             finally:
                 if bar is not None:
                     bar.close()
