@@ -264,22 +264,18 @@ async def run_async(
             # recorder (a store) writes anything.
             await _maybe(prepare(job))
         planned = sum(case.runs if runs is None else runs for case in the_suite.cases)
-        if rule is not None:
-            # the rule's design is stored from the start: a resumed run reads it
-            meta[rule.name] = rule.info()
+        meta.update(_design(rule))  # a stop rule's design is stored from the start: a resumed run reads it
         for r in all_recorders:
             await _maybe(r.begin(RunInfo(suite=the_suite, meta=dict(meta), planned=planned)))
         prior = _prior(all_recorders)
         done: set[tuple[str, int]] = set(prior.keys) if prior is not None else set()
-        if rule is not None:
-            rule.begin(the_suite, prior.result if prior is not None else None)
         bar = progress_bar(progress, total=planned - len(done), desc=the_suite.name)
         first_model: list[str] = []
+        observe = rule.record if rule is not None else _ignore
 
         async def sink(record: CaseRunRecord) -> None:
             done.add(record.key)
-            if rule is not None:
-                rule.record(record)
+            observe(record)
             if not first_model:
                 first_model.extend(
                     tr.response.model for tr in record.turns if tr.response and tr.response.model
@@ -298,19 +294,9 @@ async def run_async(
 
         try:
             try:
-                if rule is None:
-                    interrupted, failed = await _execute(
-                        the_executor, job, _plan(the_suite, runs, done), sink, meta
-                    )
-                else:
-                    interrupted, failed, reason, rest = await run_in_batches(
-                        rule,
-                        the_suite,
-                        runs,
-                        done,
-                        lambda todo: _execute(the_executor, job, todo, sink, meta),
-                    )
-                    await _skip_left(rule, job, reason, rest, meta, all_recorders)
+                interrupted, failed = await _run_plan(
+                    rule, the_executor, job, runs, done, sink, meta, all_recorders, prior
+                )
             finally:
                 if bar is not None:
                     bar.close()
@@ -378,6 +364,29 @@ def _added(before: Any, info: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(old, int) and isinstance(new, int):
             out[key] = old + new
     return out
+
+
+def _design(rule: StopRule | None) -> dict[str, Any]:
+    return {} if rule is None else {rule.name: rule.info()}
+
+
+def _ignore(record: CaseRunRecord) -> None:
+    return None
+
+
+async def _run_plan(
+    rule: StopRule | None, executor: Any, job: RunJob, runs: int | None, done: set[tuple[str, int]], sink: Any,
+    meta: dict[str, Any], recorders: list[Any], prior: Prior | None,
+) -> tuple[bool, _RecorderFailed | None]:  # fmt: skip
+    """Every case run at once (lazily planned), or a stop rule's batches (running/_stopping.py) until it stops."""
+    if rule is None:
+        return await _execute(executor, job, _plan(job.suite, runs, done), sink, meta)
+    rule.begin(job.suite, prior.result if prior is not None else None)
+    interrupted, failed, reason, rest = await run_in_batches(
+        rule, job.suite, runs, done, lambda todo: _execute(executor, job, todo, sink, meta)
+    )
+    await _skip_left(rule, job, reason, rest, meta, recorders)
+    return interrupted, failed
 
 
 async def _skip_left(
