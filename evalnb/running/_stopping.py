@@ -171,11 +171,10 @@ def _stored_baseline(label: str, *, suite: Any, store: Any, resume: str | None) 
             code="INVALID_VALUE",
         )
     the_store = store if isinstance(store, Store) else Store(store, create=False)
-    name = getattr(suite, "name", None)
-    if name is None and suite is not None:
-        from evalnb.formats import load
+    from evalnb.running.setup import as_suite
 
-        name = load(suite).name
+    # the suite's name picks the baseline's run when a label is shared by suites (a path or DataFrame loads)
+    name = as_suite(suite).name if suite is not None else None
     if name is None and resume is not None:
         name = the_store.load(resume).suite.name
     return the_store.load(label, suite=name)
