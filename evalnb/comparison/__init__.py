@@ -15,8 +15,11 @@ Example::
     evalnb.power(baseline, drop=0.05).report()
 """
 
+from evalnb._lazy import homes
+from evalnb.comparison._core import Comparison, Comparisons, compare, gate
+from evalnb.comparison._planning import PowerPlan, power
 from evalnb.comparison._stopping import Sequential
-from evalnb.comparison.core import Comparison, Comparisons, compare, gate
-from evalnb.comparison.planning import PowerPlan, power
 
 __all__ = ["Comparison", "Comparisons", "PowerPlan", "Sequential", "compare", "gate", "power"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

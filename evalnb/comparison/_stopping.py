@@ -9,7 +9,7 @@ are ``skipped`` with the reason. ``compare(BASE, result)`` replays the same deci
 home: :func:`evaluate`), so a stored run gives the same verdict in another process.
 
 The paired differences, the direction of each check and its margin are the fixed gate's
-(:func:`~evalnb.comparison.frames.build_cells`, :func:`~evalnb.comparison.verdicts.margin_for`): the case is
+(:func:`~evalnb.comparison._frames.build_cells`, :func:`~evalnb.comparison._verdicts.margin_for`): the case is
 the unit (its runs averaged), a turn without an answer counts as the worst value, a check that could not run
 is left out. A gating check is one measured on both sides with a finite range (a count has none, so no
 confidence sequence bounds it: it is named ``not decided`` and the run does not wait for it).
@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.scales import scale_of
+from evalnb.comparison._frames import Cells, build_cells, label_of
 from evalnb.comparison._sequential import NOT_DECIDED, NOT_WORSE, WORSE, Track, decide_tracks
-from evalnb.comparison.frames import Cells, build_cells, label_of
-from evalnb.comparison.verdicts import Margin, check_options, fmt, margin_for, unit_words
+from evalnb.comparison._verdicts import Margin, check_options, fmt, margin_for, unit_words
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from evalnb.results import Result
-    from evalnb.running.records import CaseRunRecord
+    from evalnb.results._records import CaseRunRecord
     from evalnb.suite import Case, Suite
 
 __all__ = ["BATCH_SHARE", "Decision", "Sequential", "batch_size", "evaluate", "run_order"]
@@ -241,7 +241,7 @@ class Sequential:
         return [ordered[i : i + size] for i in range(0, len(ordered), size)]
 
     def begin(self, suite: Suite, prior: Result | None) -> None:
-        from evalnb.results import SCORES_COLUMNS
+        from evalnb.results._frames import SCORES_COLUMNS
 
         design = design_of(prior)
         if design is not None:
@@ -298,7 +298,7 @@ class Sequential:
     def _evaluate(self) -> list[Decision]:
         import pandas as pd
 
-        from evalnb.results import SCORES_COLUMNS
+        from evalnb.results._frames import SCORES_COLUMNS
 
         frame = pd.DataFrame(self._rows, columns=list(SCORES_COLUMNS))
         run = set(self._order[: self._looks[-1]])
@@ -334,7 +334,7 @@ def replay(
     looks = [min(ran, i) for i in range(size, ran + size, size)]
     looks = sorted(set(looks))
     run = set(order[:ran])
-    from evalnb.comparison.frames import scores_of
+    from evalnb.comparison._frames import scores_of
 
     sa, sb = scores_of(a), scores_of(b)
     cells = build_cells(sa[sa["case_id"].astype(str).isin(run)], sb[sb["case_id"].astype(str).isin(run)])
@@ -431,10 +431,10 @@ def compare_sequential(
     fail_on_missing: bool, fail_on_degraded: bool, draws: int, seed: int,
 ) -> dict[str, Any]:  # fmt: skip
     """``compare(a, b)`` of a candidate the sequential gate ran: the fields of its ``Comparison``, over the cases
-    it ran, with its decisions replayed (``evalnb.comparison.core`` builds the object)."""
-    from evalnb.comparison.frames import scores_of, suite_of
-    from evalnb.comparison.triage import case_table, check_counts
-    from evalnb.comparison.verdicts import _degraded_words, check_tests, finish
+    it ran, with its decisions replayed (``evalnb.comparison._core`` builds the object)."""
+    from evalnb.comparison._frames import scores_of, suite_of
+    from evalnb.comparison._triage import case_table, check_counts
+    from evalnb.comparison._verdicts import _degraded_words, check_tests, finish
 
     if confidence is not None or margin is not None:
         check_options(0.0 if margin is None else margin, 0.95 if confidence is None else confidence)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from evalnb.results import Result
-    from evalnb.running.records import CaseRunRecord
+    from evalnb.results._records import CaseRunRecord
     from evalnb.suite import Case, Suite
 
 __all__ = ["StopRule", "as_stop_rule", "run_in_batches"]
@@ -171,7 +171,7 @@ def _stored_baseline(label: str, *, suite: Any, store: Any, resume: str | None) 
             code="INVALID_VALUE",
         )
     the_store = store if isinstance(store, Store) else Store(store, create=False)
-    from evalnb.running.setup import as_suite
+    from evalnb.running._setup import as_suite
 
     # the suite's name picks the baseline's run when a label is shared by suites (a path or DataFrame loads)
     name = as_suite(suite).name if suite is not None else None

@@ -86,7 +86,7 @@ def test_sequential_on_the_demo_versions(tmp_path: Path) -> None:
 
 def test_several_suites_split_the_error_rate_by_their_gating_checks() -> None:
     # docs/comparison.md, the family: a suite of 1 gating check of 3 spends a third of the 5%
-    from evalnb.cli.run import _sequential_rules
+    from evalnb.cli._run import _sequential_rules
     from tests.comparison.test_sequential_run import agent, suite
 
     one, two = suite(20), suite(20, checks=("ExactMatch", "PartialMatch"))

@@ -178,7 +178,10 @@ def test_a_check_only_a_few_cases_have_is_waited_for() -> None:
                 Turn(
                     prompt=f"q{i}",
                     expected="yes",
-                    checks=[ExactMatchCheck(), *([RegexCheck(on="result", pattern="^y")] if i in (150, 170, 190) else [])],
+                    checks=[
+                        ExactMatchCheck(),
+                        *([RegexCheck(on="result", pattern="^y")] if i in (150, 170, 190) else []),
+                    ],
                 )
             ],
         )

@@ -23,7 +23,7 @@ from evalnb.comparison._sequential import (
     p_values,
     to_unit,
 )
-from evalnb.comparison.stats import SignFlip
+from evalnb.comparison._stats import SignFlip
 
 CASES = 400
 BATCH = CASES // 20  # 5% of the suite
