@@ -119,7 +119,7 @@ SURFACE = {
     ],
     "evalnb.checks.scales": ["Scale", "declare", "higher_is_better", "scale_of"],
     "evalnb.cli": ["app", "main"],
-    "evalnb.comparison": ["Comparison", "Comparisons", "PowerPlan", "compare", "gate", "power"],
+    "evalnb.comparison": ["Comparison", "Comparisons", "PowerPlan", "Sequential", "compare", "gate", "power"],
     "evalnb.config": ["Config", "find_config", "load_config", "named_agent", "resolve_agent"],
     "evalnb.data": [
         "CubeModel",
@@ -261,6 +261,7 @@ SURFACE = {
         "Prior",
         "Recorder",
         "RunInfo",
+        "StopRule",
         "TurnRecord",
         "rescore",
         "rescore_async",

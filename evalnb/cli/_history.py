@@ -92,7 +92,9 @@ def compare_command(
     a: str = typer.Argument(..., help="Baseline: a stored version label or run id."),
     b: str = typer.Argument(..., help="Candidate: a stored version label or run id."),
     margin: list[str] = typer.Option(None, "--margin", metavar="<margin>", help=MARGIN_HELP),
-    confidence: float = typer.Option(0.95, "--confidence", help=CONFIDENCE_HELP),
+    confidence: float | None = typer.Option(
+        None, "--confidence", help=CONFIDENCE_HELP + " Default 0.95 (a sequential run: the one it ran with)."
+    ),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
     fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),
     html_out: Path | None = typer.Option(
@@ -111,12 +113,13 @@ def compare_command(
 
     with exits():
         margins = parse_margins(margin)
-        check_options(margins, confidence)
+        check_options(margins, 0.95 if confidence is None else confidence)
         verdict = evalnb.Store(store_url, create=False).compare_all(
             a,
             b,
             suite=suite,
-            margin=margins,
+            # not given: a run of the sequential gate is compared at the margin and confidence it ran with
+            margin=margins if margin else None,
             confidence=confidence,
             fail_on_missing=fail_on_missing,
             fail_on_degraded=fail_on_degraded,

@@ -307,6 +307,19 @@ class Result:
         # evalnb.browser sits above results: it is reached through the slot evalnb/__init__.py fills
         return _hooks.implementation("result.explore")(self)
 
+    # -- stopping early --------------------------------------------------------------------------------
+
+    @property
+    def stopped_early(self) -> bool:
+        """True when a stop rule (the sequential gate: ``evalnb.run(..., baseline=..., stop="decided")``) ended the
+        run before every case ran; the case runs not run are ``skipped`` with its reason."""
+        return bool(self.meta.get("stopped_early", False))
+
+    @property
+    def calls_saved(self) -> int:
+        """The case runs not run because the run stopped early (0 when it did not)."""
+        return int(self.meta.get("calls_saved", 0) or 0)
+
     # -- gates ---------------------------------------------------------------------------------------
 
     @property
