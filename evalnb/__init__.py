@@ -26,7 +26,7 @@ from evalnb.suite import Case, Suite, Turn
 if TYPE_CHECKING:
     from evalnb import agents, checks, examples, executors, judges, plots
     from evalnb.comparison import compare, power
-    from evalnb.export import read_results
+    from evalnb.export import read_inspect_log, read_results
     from evalnb.formats import discover, from_frame, load, upgrade
     from evalnb.preference import pairwise, rank
     from evalnb.results import Result
@@ -63,6 +63,7 @@ __all__ = [
     "plots",
     "power",
     "rank",
+    "read_inspect_log",
     "read_results",
     "rescore",
     "run",
@@ -80,9 +81,8 @@ _hooks.provide("run", "evalnb.running:run")  # evalnb.judges.offline measures a 
 _hooks.provide("rescore", "evalnb.running:rescore")  # the deprecated evalnb.judges.rescore
 _hooks.provide("rescore_async", "evalnb.running:rescore_async")
 _hooks.provide("store.pairwise", "evalnb.preference:pairwise")  # Store.pairwise: the store sits below it
-_hooks.provide(
-    "pairwise.explore", "evalnb.browser:explore_pairwise"
-)  # Pairwise.explore: the browser is above
+# Pairwise.explore: the browser sits above evalnb.preference
+_hooks.provide("pairwise.explore", "evalnb.browser:explore_pairwise")
 
 # public name -> module that defines it (None: the name is a submodule)
 _LAZY: dict[str, str | None] = {
@@ -94,6 +94,7 @@ _LAZY: dict[str, str | None] = {
     "run_async": "evalnb.running",
     "Result": "evalnb.results",
     "read_results": "evalnb.export",
+    "read_inspect_log": "evalnb.export",
     "Store": "evalnb.store",
     "compare": "evalnb.comparison",
     "power": "evalnb.comparison",
