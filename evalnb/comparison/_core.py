@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb.comparison._frames import build_cells, label_of, suite_of
+from evalnb.comparison._stopping import compare_sequential, design_of, report_head
 from evalnb.comparison._triage import CHANGES, case_table, check_counts, triage_order
 from evalnb.comparison._verdicts import (
     Margin,
@@ -95,6 +96,9 @@ class Comparison:
     _raw: Any = field(default=None, repr=False)
     _states: list[str] = field(default_factory=list, repr=False)
     _results: tuple[Any, Any] | None = field(default=None, repr=False)  # the Results compared, for explore()
+    sequential: dict[str, Any] | None = None
+    """For a candidate run by the sequential gate: its design and where it stopped (cases, cases_run, batch,
+    looks); the verdicts are then the sequential ones (docs/comparison.md, deciding with fewer cases)."""
 
     # -- the gate ------------------------------------------------------------------------------------
 
@@ -171,10 +175,11 @@ class Comparison:
         t = self.triage
         return t[t["change"] == "improved"].reset_index(drop=True)
 
-    def explore(self) -> Any:
+    def explore(self, *, pairwise: Any = None) -> Any:
         """An interactive browser for a notebook (ipywidgets): pick a case (filter by change, check,
         category) and see both versions' answers side by side with their difference marked, each check's
-        values, change and reasons.
+        values, change and reasons; with ``pairwise`` (what ``evalnb.pairwise(a, b, ...)`` returned), the
+        judge's pairwise verdict beside the answers.
 
         Raises:
             ValueError: when the comparison was made from scores frames (it needs the Results' answers).
@@ -191,7 +196,7 @@ class Comparison:
         from evalnb import _hooks
 
         # evalnb.browser sits above comparison: it is reached through the slot evalnb/__init__.py fills
-        return _hooks.implementation("comparison.explore")(self, *self._results)
+        return _hooks.implementation("comparison.explore")(self, *self._results, pairwise=pairwise)
 
     # -- frame-like ----------------------------------------------------------------------------------
 
@@ -231,6 +236,9 @@ class Comparison:
         worse = self.checks[self.checks["verdict"] == "worse"]
         missing = self.missing
         if not self.regressed:
+            open_ = self.checks.loc[self.checks["verdict"] == "not decided", "check_id"].tolist()
+            if open_:
+                return f"Gate: pass (no check decided worse; not decided: {', '.join(open_)})"
             return "Gate: pass (no check is worse beyond the margin)"
         parts = [f"{r.check_id} {r.words}" for r in worse.itertuples(index=False)]
         if self.fail_on_degraded:
@@ -323,6 +331,8 @@ class Comparison:
             "Per check (the gate: paired over cases, exact sign-flip test; a mean is per case: each case's runs "
             "and turns averaged first):",
         ]
+        if self.sequential is not None:
+            lines = [*report_head(self, where), self.summary(), *lines[3:]]
         for r in self.checks.itertuples(index=False):
             lines.append(f"  {check_line(r)}")
         counts = self.cases["change"].value_counts()
@@ -380,6 +390,8 @@ class Comparison:
 
     def _in_family(self, p_worse: Any, p_better: Any, family: str) -> Comparison:
         """This comparison with its verdicts re-decided for a family of tests (see :func:`gate`)."""
+        if self.sequential is not None:
+            return self  # its family share was fixed before the run (docs/comparison.md, deciding with fewer cases: several suites)
         table = decide(
             self._raw,
             self._states,
@@ -422,8 +434,8 @@ def compare(
     a: Any,
     b: Any,
     *,
-    confidence: float = 0.95,
-    margin: Margin = 0.0,
+    confidence: float | None = None,
+    margin: Margin | None = None,
     fail_on_missing: bool = False,
     fail_on_degraded: bool = False,
     labels: tuple[str, str] | None = None,
@@ -436,7 +448,9 @@ def compare(
         a: the baseline: a ``Result`` or its ``scores`` DataFrame.
         b: the candidate, likewise.
         confidence: confidence of the one-sided gate and of the per-case flags (0.95: at most 5% false
-            alarms over all checks, when the candidate is the baseline again).
+            alarms over all checks, when the candidate is the baseline again). A candidate run by the
+            sequential gate (``evalnb.run(..., stop="decided")``) gets the sequential verdicts, at the
+            confidence and margin it ran with unless given here.
         margin: how much worse a check may get before it gates: a number in each check's own units (0.02 on a
             pass rate is 2 points, on a 1-5 score 0.02 of a point), ``"N%"`` of each check's range (``"5%"``:
             5 points of pass rate, 0.2 on a 1-5 score), or a mapping by check id or name with ``"*"`` for the
@@ -458,10 +472,23 @@ def compare(
         cmp.checks.set_index("check_id")["words"]
         cmp[cmp["change"] == "regressed"][["case_id", "check_id", "a", "b", "significant"]]
     """
-    check_options(margin, confidence)
     la, lb = labels or (label_of(a, "a"), label_of(b, "b"))
     if la == lb:
         la, lb = f"{la} (a)", f"{lb} (b)"
+    design = design_of(b)
+    if design is not None:
+        parts = compare_sequential(
+            a, b, design, confidence=confidence, margin=margin, fail_on_missing=fail_on_missing,
+            fail_on_degraded=fail_on_degraded, draws=draws, seed=seed,
+        )  # fmt: skip
+        both = all(hasattr(x, "runs") and hasattr(x, "responses") for x in (a, b))
+        return Comparison(
+            **parts, a_label=la, b_label=lb, fail_on_missing=fail_on_missing, fail_on_degraded=fail_on_degraded,
+            _results=(a, b) if both else None,
+        )  # fmt: skip
+    confidence = 0.95 if confidence is None else confidence
+    margin = 0.0 if margin is None else margin
+    check_options(margin, confidence)
     cells = build_cells(a, b)
     raw, states = check_tests(cells, confidence=confidence, margin=margin, draws=draws, seed=seed)
     cases = case_table(cells, confidence=confidence, draws=draws, seed=seed)

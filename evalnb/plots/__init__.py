@@ -10,6 +10,7 @@ Example::
     evalnb.plots.scorecard(result).show()
     evalnb.plots.trend(store, "foodmart-sales-evals")
     evalnb.plots.compare(evalnb.compare(v1, v2))
+    evalnb.plots.ranking(evalnb.rank([v1, v2, v3], judge=judge))
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from __future__ import annotations
 from evalnb._lazy import homes
 from evalnb.plots._agreement import agreement
 from evalnb.plots._compare import compare
+from evalnb.plots._ranking import ranking
 from evalnb.plots._results import categories, scorecard
 from evalnb.plots._trend import trend
 
-__all__ = ["agreement", "categories", "compare", "scorecard", "trend"]
+__all__ = ["agreement", "categories", "compare", "ranking", "scorecard", "trend"]
 
 homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -17,12 +17,14 @@ from evalnb.results._recorders import Prior, Recorder, RunInfo
 from evalnb.results._records import CaseRunRecord, TurnRecord
 from evalnb.running._api import run, run_async
 from evalnb.running._rescore import rescore, rescore_async
+from evalnb.running._stopping import StopRule
 
 __all__ = [
     "CaseRunRecord",
     "Prior",
     "Recorder",
     "RunInfo",
+    "StopRule",
     "TurnRecord",
     "rescore",
     "rescore_async",

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from evalnb import _hooks
 from evalnb._numbers import seconds
 from evalnb._retry import retry_until
 from evalnb.errors import ConfigError, StoreError
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
     from evalnb.comparison import Comparison, Comparisons
+    from evalnb.preference import Pairwise
     from evalnb.results import Result
     from evalnb.suite import Suite
 
@@ -605,6 +607,23 @@ class Store:
         return compare(
             ra, rb, labels=(str(ra.meta.get("version") or a), str(rb.meta.get("version") or b)), **options
         )
+
+    def pairwise(self, a: str, b: str, *, suite: str | None = None, judge: Any, **options: Any) -> Pairwise:
+        """A judge compares two saved runs' answers side by side (run ids or version labels): ``evalnb.pairwise``.
+
+        A version label shared by suites needs ``suite``. ``options`` go to ``evalnb.pairwise`` (``rubric``,
+        ``orderings``, ``confidence``, ``seed``, ``concurrency``, ``cache``, ``base_url``).
+
+        Example::
+
+            pw = store.pairwise("v1", "v2", judge="openai:gpt-4o-mini")
+            pw.win_rate, pw.exit_code
+        """
+        # evalnb.preference sits above the store: it is reached through the slot evalnb/__init__.py fills
+        pairwise = _hooks.implementation("store.pairwise")
+        ra, rb = self.load(a, suite=suite), self.load(b, suite=suite)
+        options.setdefault("labels", (str(ra.meta.get("version") or a), str(rb.meta.get("version") or b)))
+        return pairwise(ra, rb, judge=judge, **options)
 
     def compare_all(self, a: str, b: str, *, suite: str | None = None, **options: Any) -> Comparisons:
         """Compare every suite that both ``a`` and ``b`` have, gated as one (``evalnb compare A B``).
