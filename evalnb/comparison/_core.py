@@ -391,7 +391,8 @@ class Comparison:
     def _in_family(self, p_worse: Any, p_better: Any, family: str) -> Comparison:
         """This comparison with its verdicts re-decided for a family of tests (see :func:`gate`)."""
         if self.sequential is not None:
-            return self  # its family share was fixed before the run (docs/comparison.md, deciding with fewer cases: several suites)
+            # its family share was fixed before the run (docs/comparison.md, deciding with fewer cases: several suites)
+            return self
         table = decide(
             self._raw,
             self._states,
