@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from evalnb.export import read_results
     from evalnb.formats import discover, from_frame, load, upgrade
     from evalnb.results import Result
+    from evalnb.running import Budget
     from evalnb.running.api import run, run_async
     from evalnb.running.rescore import rescore
     from evalnb.store import Store
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "Budget",
     "Case",
     "ConfigError",
     "EvalnbError",
@@ -73,6 +75,7 @@ _LAZY: dict[str, str | None] = {
     "upgrade": "evalnb.formats",
     "from_frame": "evalnb.formats",
     "run": "evalnb.running",
+    "Budget": "evalnb.running",
     "run_async": "evalnb.running",
     "Result": "evalnb.results",
     "read_results": "evalnb.export",

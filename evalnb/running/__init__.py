@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+from evalnb.running._budget import Budget
 from evalnb.running.api import run, run_async
 from evalnb.running.case_run import RunJob, Worker
 from evalnb.running.executors import Executor, Local, as_executor, register_executor
@@ -22,6 +23,7 @@ from evalnb.running.records import CaseRunRecord, TurnRecord
 from evalnb.running.rescore import rescore, rescore_async
 
 __all__ = [
+    "Budget",
     "CaseRunRecord",
     "Executor",
     "Local",

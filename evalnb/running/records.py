@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalnb._costs import usage_of
 from evalnb._unicode import clean
 from evalnb.results.frames import json_cell, mismatch_value
 from evalnb.scoring import worst
@@ -49,6 +50,9 @@ class TurnRecord:
         scores: one Score per check of the turn, in the turn's check order.
         statuses: the status of each score (:func:`evalnb.scoring.status_of`).
         check_ids, check_names, options: the checks' ids, names and saved options (shared with the plan).
+        usage: the agent's token counts for the turn (:data:`evalnb._costs.TOKEN_KEYS`), every attempt's
+            added, a failed one's too; None when the agent reported none.
+        cost: what those calls cost (docs/costs.md); None when unknown (no price, or no usage).
     """
 
     index: int
@@ -62,6 +66,8 @@ class TurnRecord:
     check_ids: list[str]
     check_names: list[str]
     options: list[str]
+    usage: dict[str, int] | None = None
+    cost: float | None = None
 
 
 @dataclass(slots=True)
@@ -143,7 +149,7 @@ class CaseRunRecord:
                             json_cell(call.output),
                         )
                     )
-            usage = (r.usage or {}) if r is not None else {}
+            usage = tr.usage or {}
             run_rows.append(
                 (
                     suite,
@@ -169,13 +175,16 @@ class CaseRunRecord:
                     r.model if r else None,
                     agent,
                     self.workdir,
-                    tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
-                    tokens(usage, "completion_tokens", "output_tokens") if usage else None,
+                    usage.get("prompt_tokens"),
+                    usage.get("completion_tokens"),
+                    usage.get("cached_tokens"),
+                    usage.get("reasoning_tokens"),
+                    tr.cost,
                 )
             )
             ids, names, options = tr.check_ids, tr.check_names, tr.options
             for i, score in enumerate(tr.scores):
-                su = score.usage
+                su = usage_of(score.usage) or {}
                 score_rows.append(
                     (
                         suite,
@@ -192,11 +201,14 @@ class CaseRunRecord:
                         _text(score.reason),
                         _text(score.judge),
                         options[i],
-                        tokens(su, "prompt_tokens", "input_tokens") if su else None,
-                        tokens(su, "completion_tokens", "output_tokens") if su else None,
+                        su.get("prompt_tokens"),
+                        su.get("completion_tokens"),
                         score.cost,
                         score.weighted,
                         score.spread,
+                        _text(score.model),
+                        su.get("cached_tokens"),
+                        su.get("reasoning_tokens"),
                     )
                 )
                 if score.details:
