@@ -512,3 +512,16 @@ def judge_from(
     if cfg is not None and cfg.judge_config is not None:
         return cfg.judge(cache=cache)
     return None
+
+
+def prices_from(file: str | os.PathLike[str] | None, *, start: str | os.PathLike[str] | None = None) -> Any:
+    """The prices a command line uses (docs/costs.md): ``[prices.MODEL]`` of ``evalnb.toml``, with the models of
+    ``--prices FILE`` on top; None when neither gives any."""
+    from evalnb._costs import PriceTable, price_table
+
+    cfg = load_config(start=start)
+    table: PriceTable | None = cfg.prices if cfg is not None else None
+    given = price_table(file) if file is not None else None
+    if table is None:
+        return given
+    return table.merged(given)

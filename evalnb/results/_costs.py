@@ -122,7 +122,9 @@ class CostTotals:
 
     def line(self) -> str:
         """``tokens 12,345 (prompt 10,000, completion 2,345) · cost $0.0123 ($0.0012 per case)``."""
-        tokens = f"tokens {self.tokens:,} (prompt {self.prompt_tokens:,}, completion {self.completion_tokens:,})"
+        tokens = (
+            f"tokens {self.tokens:,} (prompt {self.prompt_tokens:,}, completion {self.completion_tokens:,})"
+        )
         if not self.priced:
             return tokens  # no prices given: no cost is expected
         cost = "cost NA" if self.cost is None else f"cost ${self.cost:.4g}"
@@ -161,5 +163,7 @@ def totals(result: Result) -> CostTotals:
         cost=cost,
         cost_per_case=cost / ran if cost is not None and ran else None,
         unpriced=unpriced,
-        priced=cost is not None or bool(unpriced) or bool(result.meta.get("options", {}).get("priced_models")),
+        priced=cost is not None
+        or bool(unpriced)
+        or bool(result.meta.get("options", {}).get("priced_models")),
     )

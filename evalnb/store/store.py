@@ -587,6 +587,22 @@ class Store:
             raise self._unknown_suite(suite)
         return trend(self, suite, confidence=confidence, include_incomplete=include_incomplete)
 
+    def costs(self, suite: str, *, include_incomplete: bool = False) -> pd.DataFrame:
+        """Per saved version of ``suite`` (in run order): ``version, cases, prompt_tokens, completion_tokens,
+        cost, cost_per_case, latency_p50_ms, latency_p90_ms``, agent and judge calls together; cost ``NA`` for a
+        version with a call that had no price (docs/costs.md). ``include_incomplete`` adds interrupted runs
+        (one a budget stopped).
+
+        Example::
+
+            store.costs("knowledge-base")[["version", "cost_per_case", "latency_p90_ms"]]
+        """
+        from evalnb.store._costs import costs
+
+        if suite not in self.suites():
+            raise self._unknown_suite(suite)
+        return costs(self, suite, include_incomplete=include_incomplete)
+
     def compare(self, a: str, b: str, *, suite: str | None = None, **options: Any) -> Comparison:
         """Compare two saved runs of one suite (run ids or version labels): ``b`` against the baseline ``a``.
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from evalnb._costs import Price
 from evalnb.agents import HTTP, Command, OpenAIChat, Record, Request
 from evalnb.agents.spec import load_agent
 from evalnb.config import (
@@ -19,7 +20,6 @@ from evalnb.config import (
     named_agent,
     resolve_agent,
 )
-from evalnb._costs import Price
 from evalnb.errors import ConfigError
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"

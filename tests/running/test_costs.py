@@ -404,3 +404,19 @@ def test_resume_continues_a_budget_stopped_run_within_a_new_budget(tmp_path: Pat
     assert not last.budget_exhausted and last.passed
     assert store.load("v1").runs["cost"].tolist() == pytest.approx([AGENT_CALL] * 8)
     assert "budget" not in last.meta
+
+
+def test_the_html_and_junit_reports_show_the_totals(tmp_path: Path) -> None:
+    def agent(prompt: str) -> evalnb.Response:
+        return evalnb.Response(text="Paris", model="agent-model", usage=USAGE)
+
+    result = evalnb.run(table_suite(4), agent, prices=PRICES, progress=False)
+    line = f"Spent: tokens 6,000 (prompt 4,800, completion 1,200) · cost ${4 * AGENT_CALL:.4g}"
+    assert line in result.report()
+    page = result.to_html(tmp_path / "report.html").read_text(encoding="utf-8")
+    assert f"cost ${4 * AGENT_CALL:.4g} (${AGENT_CALL:.4g} per case)" in page
+    from evalnb.export.junit import junit_xml
+
+    xml = junit_xml(result)
+    assert '<property name="tokens" value="6000" />' in xml
+    assert f'<property name="cost" value="{4 * AGENT_CALL:.6g}" />' in xml
