@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb.comparison._spend import check_spend_margin, spend_rows
 from evalnb.comparison.frames import build_cells, label_of, suite_of
 from evalnb.comparison.triage import CHANGES, case_table, check_counts, triage_order
 from evalnb.comparison.verdicts import (
@@ -95,6 +96,7 @@ class Comparison:
     _raw: Any = field(default=None, repr=False)
     _states: list[str] = field(default_factory=list, repr=False)
     _results: tuple[Any, Any] | None = field(default=None, repr=False)  # the Results compared, for explore()
+    _spend: Any = field(default=None, repr=False)  # the cost and latency rows (comparison/_spend.py)
 
     # -- the gate ------------------------------------------------------------------------------------
 
@@ -389,7 +391,12 @@ class Comparison:
             fail_on_missing=self.fail_on_missing,
             fail_on_degraded=self.fail_on_degraded,
         )
-        return dataclasses.replace(self, checks=finish(table, check_counts(self.cases)), family=family)
+        checks = finish(table, check_counts(self.cases))
+        if self._spend is not None:
+            import pandas as pd
+
+            checks = pd.concat([checks, self._spend], ignore_index=True)
+        return dataclasses.replace(self, checks=checks, family=family)
 
 
 def _num(v: Any) -> str:
@@ -428,6 +435,8 @@ def compare(
     labels: tuple[str, str] | None = None,
     draws: int = 9999,
     seed: int = 0,
+    cost_margin: float | str | None = None,
+    latency_margin: float | str | None = None,
 ) -> Comparison:
     """Compare result ``b`` (the candidate) against result ``a`` (the baseline).
 
@@ -447,6 +456,10 @@ def compare(
         draws: random sign patterns of the gate's test beyond 16 cases (and permutations beyond 20,000 run
             splits for the per-case test).
         seed: seed of those draws (the same inputs give the same answer).
+        cost_margin: the ``cost`` row (cost per case, agent and judge, lower is better) gates when b's cost per
+            case rose by more than this share (``0.10`` or ``"10%"``) with the stated confidence: a paired test
+            over cases on the relative scale (docs/costs.md). Without it the row is reported, never gated.
+        latency_margin: the same for the ``latency`` row (mean latency of the agent calls per case).
 
     Returns:
         A :class:`Comparison`: ``.checks`` (the gate), ``.cases`` (triage), ``.regressed``, ``.exit_code``.
@@ -458,6 +471,8 @@ def compare(
         cmp[cmp["change"] == "regressed"][["case_id", "check_id", "a", "b", "significant"]]
     """
     check_options(margin, confidence)
+    cost_share = check_spend_margin("cost_margin", cost_margin)
+    latency_share = check_spend_margin("latency_margin", latency_margin)
     la, lb = labels or (label_of(a, "a"), label_of(b, "b"))
     if la == lb:
         la, lb = f"{la} (a)", f"{lb} (b)"
@@ -473,6 +488,21 @@ def compare(
         notes.append(
             f"Note: a is suite {suites[0]!r} and b is suite {suites[1]!r}; cases are paired by id alone."
         )
+    spend, latency_line = spend_rows(
+        a,
+        b,
+        confidence=confidence,
+        cost_margin=cost_share,
+        latency_margin=latency_share,
+        draws=draws,
+        seed=seed,
+    )
+    if latency_line:
+        notes.append(latency_line)
+    if spend is None and (cost_share is not None or latency_share is not None):
+        notes.append(
+            "Note: cost and latency margins need two Results (scores frames hold no cost or latency)."
+        )
     cmp = Comparison(
         cases=cases,
         checks=raw,
@@ -487,6 +517,7 @@ def compare(
         _raw=raw,
         _states=states,
         _results=(a, b) if all(hasattr(x, "runs") and hasattr(x, "responses") for x in (a, b)) else None,
+        _spend=spend,
     )
     ((p_worse, p_better),) = adjust([raw], [states])
     tested, compared = _family_size([states])
