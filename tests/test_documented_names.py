@@ -49,7 +49,6 @@ PUBLIC = [
     "evalnb.pairwise",
     "evalnb.plots.compare",
     "evalnb.plots.scorecard",
-    "evalnb.plots.tradeoff",
     "evalnb.plots.trend",
     "evalnb.rank",
     "evalnb.read_inspect_log",
@@ -64,7 +63,6 @@ PUBLIC = [
 PENDING = {
     "evalnb.export.to_mlflow",
     "evalnb.pairwise",
-    "evalnb.plots.tradeoff",
     "evalnb.rank",
     "evalnb.read_inspect_log",
 }

@@ -38,8 +38,10 @@ EXPECT: dict[str, tuple[Path, list[str], int]] = {
             "better by 0.31 (95% one-sided bound 0.12)",
             "Power plan",
             "v3.xlsx",
+            "rose beyond the margin +10%",  # the cost gate, small model -> large model
+            "v2-large",
         ],
-        2,
+        3,  # compare, trend, and the trade-off with its Pareto front
     ),
     "03-analytics-agent.ipynb": (
         ROOT,

@@ -10,13 +10,15 @@ Example::
     evalnb.plots.scorecard(result).show()
     evalnb.plots.trend(store, "foodmart-sales-evals")
     evalnb.plots.compare(evalnb.compare(v1, v2))
+    evalnb.plots.tradeoff(store, "knowledge-base")      # quality against cost per version, the Pareto front
 """
 
 from __future__ import annotations
 
+from evalnb.plots._tradeoff import tradeoff
 from evalnb.plots.agreement import agreement
 from evalnb.plots.compare import compare
 from evalnb.plots.results import categories, scorecard
 from evalnb.plots.trend import trend
 
-__all__ = ["agreement", "categories", "compare", "scorecard", "trend"]
+__all__ = ["agreement", "categories", "compare", "scorecard", "tradeoff", "trend"]
