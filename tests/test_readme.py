@@ -153,6 +153,7 @@ def env_for(folder: Path, **extra: str) -> dict[str, str]:
     # the commands as a user with evalnb installed types them: the interpreter's scripts come first on PATH
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["HOME"] = str(folder.parent / "home")
+    env.setdefault("RAY_raylet_start_wait_time_s", "180")  # the Ray block's local cluster on a loaded machine
     env.update(extra)
     return env
 

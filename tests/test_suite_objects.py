@@ -87,3 +87,12 @@ def test_a_run_freezes_the_heap_while_it_lasts_and_leaves_a_caller_s_own_freeze(
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_cases_and_turns_do_not_claim_to_know_which_fields_were_given() -> None:
+    # A slotted dataclass records no fields set; answering with every field would mislead (evalnb/suite.py).
+    turn = evalnb.Turn(prompt="hi")
+    case = evalnb.Case(id="c", name="c", turns=[turn])
+    for obj in (turn, case):
+        assert not hasattr(obj, "model_fields_set")
+        assert obj.model_dump()["id" if obj is case else "prompt"] in ("c", "hi")

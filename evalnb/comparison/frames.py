@@ -14,11 +14,12 @@ Each check has a direction (``higher_is_better``): what its run's options record
 said ``higher_is_better: false``), else :func:`evalnb.checks.scales.higher_is_better`. Values stay in the check's
 units here; the tests and the triage orient them.
 
-A judged 1-5 check whose judge gave its score distribution (the ``weighted`` column) for every scored row on
-both sides is compared on its probability-weighted scores: the score a judge writes is one draw from that
-distribution, and its draw-to-draw noise would otherwise be read as a change of the agent (the weighted
-score's run-to-run SD is a fraction of it; see ``docs/comparison.md``). When either side lacks them, both
-sides are compared on the plain scores, like with like. Each cell also keeps the judge's mean ``spread`` (how
+A judged 1-5 check with a continuous score (the ``weighted`` column) for every scored row on both sides, from
+the same judge(s) on both sides, is compared on the continuous scores: a model judge's probability-weighted
+score (the score it writes is one draw from that distribution, and its draw-to-draw noise would otherwise be
+read as a change of the agent: the weighted score's run-to-run SD is a fraction of it), or the embedding
+judge's measure on the 1-5 scale (a change within one level is still a change). When either side lacks them,
+or the judges differ, both sides are compared on the plain scores, like with like (``docs/comparison.md``). Each cell also keeps the judge's mean ``spread`` (how
 unsure the judge was), which the triage list shows beside a change.
 
 Cases keep the suite's order (the ``Result``'s suite; first appearance in a scores frame otherwise), the
@@ -265,6 +266,33 @@ def _column(s: pd.DataFrame, name: str) -> np.ndarray:
     return s[name].to_numpy(dtype="float64", na_value=np.nan)
 
 
+def _same_judges(
+    sa: pd.DataFrame, sb: pd.DataFrame, codes: list[tuple[np.ndarray, np.ndarray]], n_check: int
+) -> np.ndarray:
+    """Per check: whether both sides' scored rows name the same judges (True where a frame has no ``judge``).
+
+    Continuous scores of two judges are two measurements (a model's probability-weighted score, the embedding
+    judge's cosine on the 1-5 scale): compared across judges, the change of judge would read as a change of
+    the agent. Then both sides are compared on the levels the judges wrote (docs/comparison.md)."""
+    import numpy as np
+    import pandas as pd
+
+    same = np.ones(n_check, dtype=bool)
+    if "judge" not in sa or "judge" not in sb:
+        return same
+    pairs = []
+    for side, (frame, (chk, _)) in enumerate(zip((sa, sb), codes, strict=True)):
+        numeric = ~np.isnan(_column(frame, "value"))
+        judge = frame["judge"].astype("string").fillna("").to_numpy(dtype=object)
+        pairs.append(pd.DataFrame({"check": chk[numeric], "judge": judge[numeric], "side": side}))
+    both = pd.concat(pairs, ignore_index=True).drop_duplicates()
+    # a (check, judge) seen on one side only: the sides' judges of that check differ
+    one_sided = both.groupby(["check", "judge"])["side"].nunique() < 2
+    for k in one_sided[one_sided].index.get_level_values("check").unique():
+        same[int(k)] = False
+    return same
+
+
 def build_cells(a: Any, b: Any) -> Cells:
     """Align two results (``Result`` objects or scores frames) by case and check."""
     import numpy as np
@@ -303,7 +331,7 @@ def build_cells(a: Any, b: Any) -> Cells:
             chk[numeric & ~np.isnan(_column(frame, "weighted"))], minlength=n_check
         )
     pass_only = ~has_value
-    weighted = ((scored > 0) & (with_weighted == scored)).all(axis=0)
+    weighted = ((scored > 0) & (with_weighted == scored)).all(axis=0) & _same_judges(sa, sb, codes, n_check)
     higher = _directions((sa, sb), check_ids, check_names)
     # the worst value of the scale; a lower-is-better count has none (its unanswered turns are not measured)
     worst = np.array(

@@ -59,6 +59,9 @@ class JudgeReply:
             sent none. ``evaluate`` reads the score's distribution from them.
         note: what the score's reason should add about the answer itself (bytes that were not UTF-8 and became
             U+FFFD); None when there is nothing to say.
+        continuous: a continuous score on the check's 1-5 scale that the judge computed itself beside the level
+            it wrote (the embedding judge's measure, placed within half a point of its level); ``evaluate``
+            puts it in ``Score.weighted``, and the pass decision stays with the written level. None otherwise.
     """
 
     text: str
@@ -68,6 +71,7 @@ class JudgeReply:
     label: str | None = None
     logprobs: list[dict[str, Any]] | None = None
     note: str | None = None
+    continuous: float | None = None
 
 
 @runtime_checkable
@@ -139,6 +143,7 @@ class JudgeCache:
                 cached=True,
                 logprobs=logprobs if isinstance(logprobs, list) else None,
                 note=data.get("note") if isinstance(data.get("note"), str) else None,
+                continuous=_number(data.get("continuous")),
             )
         except (OSError, ValueError, KeyError, TypeError):
             self.misses += 1
@@ -150,6 +155,8 @@ class JudgeCache:
         data: dict[str, Any] = {"text": reply.text, "usage": reply.usage, "model": reply.model}
         if reply.note is not None:
             data["note"] = reply.note  # a cached answer's reason says what the first one said
+        if reply.continuous is not None:
+            data["continuous"] = reply.continuous
         if reply.logprobs is not None:
             data["logprobs"] = (
                 reply.logprobs
@@ -159,6 +166,13 @@ class JudgeCache:
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.root)!r})"
+
+
+def _number(value: Any) -> float | None:
+    """A cached number back as a float; None for anything else (an entry written before it existed)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+        return float(value)
+    return None
 
 
 def cache_from(option: Any, *, default_on: bool) -> JudgeCache | None:

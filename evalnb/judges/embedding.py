@@ -5,38 +5,40 @@ embedding model inside its wheel (``l2_supercat``, 256 dimensions, 16 MB): a tex
 its tokens' vectors, so there is no download, no network and no GPU, and two texts that say the same thing
 in other words land close together. evalnb loads it with downloads disabled, from the package's own folder.
 
-:class:`EmbeddingJudge` scores two of the judged checks, each by one number that a calibration maps onto the
-rubric's 1-5 scale (cut points fitted on the ``fit`` half of the labelled pairs in ``evalnb/examples/labels/`` and
-shipped as data: ``evalnb/judges/calibration.json``; :mod:`evalnb.judges.calibration` refits them):
+:class:`EmbeddingJudge` scores two of the judged checks, each by one number, its *measure*, that a calibration
+maps onto the rubric's 1-5 scale (cut points fitted on human grades and shipped as data,
+``evalnb/judges/calibration.json``; :mod:`evalnb.judges.calibration` says what each was fitted on):
 
 * **Relevance**: the cosine of the response and the question;
-* **Similarity**: how much of the meaning *and the facts* of the expected response the response carries
-  (the rubric: "missing or different facts" lower the score). An embedding alone does not see numbers or
-  negation ("$60 a day" sits as close to "$40 a day" as a paraphrase does), so the number has three parts
-  (:func:`read`):
+* **Similarity**: the cosine of the response and the expected response with the question's words taken out of
+  both (words the question already gives state nothing; an answer that only repeats the question keeps
+  nothing). The level is a monotone function of it, so the judge ranks pairs as its model does (on people's
+  grades of the STS Benchmark, this cosine ranks at least as well as the plain cosine of the two texts).
+  One rule reads what an embedding cannot see: a fact the expected response states (:mod:`evalnb.judges.facts`:
+  a number with its unit, a clock time, a name, the yes or no, a negated rule) that the answer contradicts
+  ("$60 a day" for "$40 a day") caps the level at :data:`CONTRADICTED_CAP`, the rubric's "the key facts are
+  missing or different", so the check fails at the default threshold. Nothing else moves the score: a fact
+  the answer states adds nothing the cosine has not seen.
 
-  1. meaning: the mean of the cosine of the two texts with the question's words taken out of both (words
-     the question already gives state nothing; an answer that only repeats the question keeps nothing), and
-     the recall of the expected response's content words in the response's, word vector to word vector
-     (every fact of the expected response there; extra detail does not lower it);
-  2. a contradicted fact of the expected response (:mod:`evalnb.judges.facts`: a number with its unit, a
-     clock time, a name, the yes or no, a negated rule) puts the answer below every cut: level 1, "different
-     or opposite in meaning";
-  3. a fact of the expected response that the answer states adds :data:`FACT_BONUS`.
+Every score row also gets the measure on the 1-5 scale continuously (``weighted``; see
+:meth:`~evalnb.judges.calibration.Calibration.continuous`): within half a point of the level, in the order of the
+measure, so a comparison of two runs sees a change that stays within one level. The pass decision stays with
+the level (``value >= threshold``).
 
 The other checks (Coherence, Groundedness, ``llm_judge``) are not questions of closeness in meaning; it hands
 them to the word-statistics :class:`~evalnb.judges.Heuristic` and their score rows name that judge, so a
 result always says which judge gave which score. Neither is an LLM, and the labels say so.
 
-Known blind spots (measured in notebook 04): a wrong fact that is not a number, a name, a yes/no or a negated
-word ("404 means an internal error") still reads as similar; a name that starts a sentence ("Saturn is ...")
+Known blind spots (measured in notebook 04 and ``benchmarks/judge_agreement.py``): a wrong fact that is not a
+number, a name, a yes/no or a negated word ("404 means an internal error") still reads as similar; a
+paraphrase in other words sits lower than people would put it; a name that starts a sentence ("Saturn is ...")
 is not told from an ordinary first word; an answer that repeats the question scores as relevant.
 
 Example::
 
     judge = EmbeddingJudge()
     result = evalnb.run(evalnb.examples.path("knowledge-base"), KBAssistant(), judge=judge)
-    result.scores[["check", "value", "judge"]].drop_duplicates("check")
+    result.scores[["check", "value", "weighted", "judge"]].drop_duplicates("check")
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalnb._text import STOP_WORDS, content_words, nfc, words
+from evalnb._text import nfc, words
 from evalnb.errors import ConfigCode, ConfigError, JudgeError
 from evalnb.judges.base import JudgeReply
 from evalnb.judges.facts import Facts, compare
@@ -63,8 +65,7 @@ if TYPE_CHECKING:
     from evalnb.judges.calibration import Calibration
 
 __all__ = [
-    "CONTRADICTED",
-    "FACT_BONUS",
+    "CONTRADICTED_CAP",
     "INSTALL_HINT",
     "LABEL",
     "MODEL",
@@ -72,6 +73,7 @@ __all__ = [
     "Reading",
     "available",
     "cosines",
+    "grade",
     "load_model",
     "read",
     "without_question",
@@ -82,13 +84,11 @@ MODEL = "wordllama l2_supercat 256"
 INSTALL_HINT = 'pip install "evalnb[offline-judge]"'
 TASKS = ("Similarity", "Relevance")
 """The checks the embeddings score; the others go to the fallback judge."""
-FACT_BONUS = 0.2
-"""What a stated fact of the expected response adds to Similarity's measure. Chosen on the ``fit`` half of
-the labels (five-fold cross-validation of the whole fit, cuts included, among 0, 0.1, 0.2 and 0.3); the
-``test`` half took no part."""
-CONTRADICTED = -1.0
-"""Similarity's measure of an answer that contradicts a fact of the expected response: below every cosine,
-so below every cut (level 1)."""
+CONTRADICTED_CAP = 2
+"""The highest Similarity level of an answer that contradicts a fact of the expected response: the rubric's 2,
+"the same topic, but the key facts are missing or different" (below the default threshold of 3). A cap, not a
+fixed 1: on people's grades (STS Benchmark train and dev, SICK) a pair with a contradicted number is graded
+lower than its cosine says, but not at the bottom; a contradicted answer with a low cosine keeps its lower level."""
 
 _lock = threading.Lock()
 _model: Any = None
@@ -184,64 +184,58 @@ def without_question(text: str, question: str) -> str:
     return " ".join(w for w in words(text) if w not in asked)
 
 
-def _word_vectors(vocabulary: Sequence[str]) -> dict[str, np.ndarray]:
-    """Unit-length vectors of single words (a word's vector is the mean of its tokens'; zero stays zero)."""
-    import numpy as np
-
-    if not vocabulary:
-        return {}
-    vectors = load_model().embed(list(vocabulary), norm=False)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
-    return dict(zip(vocabulary, unit, strict=True))
-
-
-def _recall(answer: list[str], expected: list[str], vectors: dict[str, np.ndarray]) -> float:
-    """The mean, over the expected words, of the best cosine with a word of the answer (0 with no answer)."""
-    import numpy as np
-
-    if not answer:
-        return 0.0
-    a = np.array([vectors[w] for w in answer])
-    e = np.array([vectors[w] for w in expected])
-    return float((e @ a.T).max(axis=1).mean())
-
-
 @dataclass(frozen=True)
 class Reading:
-    """What the embedding judge read from one pair: the measure its calibration maps onto 1-5, and its parts.
+    """What the embedding judge read from one pair: the measure its calibration maps onto 1-5, and the facts.
 
     Attributes:
-        value: the measure (Relevance: the cosine; Similarity: see the module docstring).
-        cosine: the cosine it starts from (Similarity: without the question's words).
-        recall: Similarity: the recall of the expected response's content words (None for Relevance, or when
-            the expected response has no content word the question lacks).
+        value: the measure (Relevance: the cosine of the response and the question; Similarity: the cosine of
+            the response and the expected response without the question's words).
+        cosine: the cosine it is (the same number as ``value``; kept by that name for readers of a reason).
         facts: Similarity: what the answer does with the expected response's facts (None for Relevance).
     """
 
     value: float
     cosine: float
-    recall: float | None = None
     facts: Facts | None = None
+
+    @property
+    def contradicts(self) -> bool:
+        """Whether the answer contradicts a fact of the expected response (Similarity only)."""
+        return self.facts is not None and self.facts.contradicts
 
     def describe(self, task: str) -> str:
         """The reading in words, for a score's reason."""
         if task != "Similarity":
             return f"cosine {self.cosine:.2f} between the response and the question"
         facts = self.facts or Facts()
+        text = f"cosine {self.cosine:.2f} to the expected response without the question's words"
         if facts.contradicts:
-            return "the response contradicts the expected response: " + "; ".join(facts.contradicted)
-        parts = [f"cosine {self.cosine:.2f} without the question's words"]
-        if self.recall is not None:
-            parts.append(f"recall {self.recall:.2f} of the expected response's words")
+            return (
+                f"{text}; the response contradicts the expected response: {'; '.join(facts.contradicted)} "
+                f"(at most level {CONTRADICTED_CAP})"
+            )
         if facts.matched:
-            parts.append(f"states {', '.join(facts.matched)} (+{FACT_BONUS:g})")
-        return f"similarity {self.value:.2f} to the expected response ({'; '.join(parts)})"
+            text += f"; states {', '.join(facts.matched)}"
+        return text
 
 
-def _content(text: str, asked: set[str]) -> list[str]:
-    """The content words of ``text`` that the question does not have."""
-    return [w for w in content_words(text, stop=STOP_WORDS) if w not in asked]
+def grade(task: str, reading: Reading, calibration: Calibration) -> tuple[int, float]:
+    """The 1-5 level of a reading and its continuous score (within half a point of the level): the
+    calibration's, with a contradicted fact capping Similarity at :data:`CONTRADICTED_CAP`.
+
+    Example::
+
+        (wrong,) = read("Similarity", ["It is $60 a day."], questions=["What is the allowance?"],
+                        expecteds=["$40 a day."])
+        grade("Similarity", wrong, load())
+        # (2, 2.0...)
+    """
+    level = calibration.score(task, reading.value)
+    continuous = calibration.continuous(task, reading.value)
+    if task == "Similarity" and reading.contradicts and level > CONTRADICTED_CAP:
+        level, continuous = CONTRADICTED_CAP, CONTRADICTED_CAP + 0.5
+    return level, continuous
 
 
 def _read_relevance(responses: Sequence[str], questions: Sequence[str], _: Sequence[str]) -> list[Reading]:
@@ -259,18 +253,10 @@ def _read_similarity(
         left.append(without_question(response, question) if kept else response)
         right.append(kept or expected)
     cos = cosines(left, right)
-    asked = [set(words(q)) for q in questions]
-    answer_words = [_content(r, a) for r, a in zip(responses, asked, strict=True)]
-    expected_words = [_content(e, a) for e, a in zip(expecteds, asked, strict=True)]
-    vectors = _word_vectors(sorted({w for ws in (*answer_words, *expected_words) for w in ws}))
-    out = []
-    for i, (response, question, expected) in enumerate(zip(responses, questions, expecteds, strict=True)):
-        facts = compare(response, expected, question=question)
-        recall = _recall(answer_words[i], expected_words[i], vectors) if expected_words[i] else None
-        meaning = float(cos[i]) if recall is None else (float(cos[i]) + recall) / 2
-        value = CONTRADICTED if facts.contradicts else meaning + (FACT_BONUS if facts.matched else 0.0)
-        out.append(Reading(value=value, cosine=float(cos[i]), recall=recall, facts=facts))
-    return out
+    return [
+        Reading(value=float(c), cosine=float(c), facts=compare(response, expected, question=question))
+        for c, response, question, expected in zip(cos, responses, questions, expecteds, strict=True)
+    ]
 
 
 _READERS: dict[str, Callable[[Sequence[str], Sequence[str], Sequence[str]], list[Reading]]] = {
@@ -292,7 +278,7 @@ def read(
 
         [r.value for r in read("Similarity", ["The allowance is $60 a day."],
                                questions=["What is the meal allowance?"], expecteds=["$40 a day."])]
-        # [-1.0]
+        # [0.19...]
     """
 
     def text(v: Any) -> str:
@@ -310,7 +296,7 @@ class EmbeddingJudge:
     Args:
         fallback: the judge for the checks embeddings do not score (Coherence, Groundedness, ``llm_judge``);
             the word-statistics :class:`~evalnb.judges.Heuristic` by default. Its score rows name it.
-        calibration: cut points mapping a cosine onto 1-5 per check; the shipped ones by default
+        calibration: cut points mapping a measure onto 1-5 per check; the shipped ones by default
             (:func:`evalnb.judges.calibration.load`).
 
     Raises:
@@ -353,20 +339,28 @@ class EmbeddingJudge:
             label = getattr(self.fallback, "label", None) or reply.label
             return JudgeReply(text=reply.text, usage=reply.usage, model=reply.model, label=label)
         answer = await asyncio.to_thread(self.judge, task, fields)
-        return JudgeReply(text=json.dumps(answer), model=MODEL)
+        continuous = answer.pop("continuous")
+        return JudgeReply(text=json.dumps(answer), model=MODEL, continuous=continuous)
 
     def judge(self, task: str, fields: dict[str, Any]) -> dict[str, Any]:
-        """The answer for Similarity or Relevance, as a dict (``score`` and ``reason``)."""
+        """The answer for Similarity or Relevance, as a dict: ``score`` (the 1-5 level), ``continuous`` (the
+        measure on the 1-5 scale, :func:`grade`) and ``reason``."""
         response = str(fields.get("response") or "")
         if not response.strip():
-            return {"score": 1, "reason": "embedding: the response is empty"}
+            return {"score": 1, "continuous": 1.0, "reason": "embedding: the response is empty"}
         reading = read(
             task, [response], questions=[fields.get("question")], expecteds=[fields.get("expected")]
         )[0]
-        score = self.calibration.score(task, reading.value)
+        level, continuous = grade(task, reading, self.calibration)
+        band = (
+            f"capped from level {self.calibration.score(task, reading.value)}"
+            if level < self.calibration.score(task, reading.value)
+            else self.calibration.describe(task, level)
+        )
         return {
-            "score": score,
-            "reason": f"embedding: {reading.describe(task)} ({self.calibration.describe(task, score)})",
+            "score": level,
+            "continuous": continuous,
+            "reason": f"embedding: {reading.describe(task)} ({band}; {continuous:.2f} on the 1-5 scale)",
         }
 
     def __repr__(self) -> str:

@@ -1,8 +1,11 @@
-"""Fit the embedding judge's calibration on the ``fit`` half of the labelled pairs, and check the shipped one.
+"""Fit the embedding judge's calibration on human grades, and check the shipped one.
 
-``python -m evalnb.judges.fitting`` refits the cut points (:func:`evalnb.judges.calibration.fit_cuts`) from
-the shipped labels (``evalnb/examples/labels/pairs.csv``) and writes ``evalnb/judges/calibration.json``; ``--check`` exits 1 when the shipped
-file differs from a refit. Runs never call this: they read the shipped file.
+Similarity is fitted on the STS Benchmark train split (``data/public/stsbenchmark/sts-train.csv`` of the
+repository, read by :mod:`evalnb.judges._public`; never the dev or test split), Relevance on the ``fit`` half
+of the shipped labels (``evalnb/examples/labels/pairs.csv``). ``python -m evalnb.judges.fitting`` refits the cut
+points (:func:`evalnb.judges.calibration.fit_cuts`) and writes ``evalnb/judges/calibration.json``; ``--check``
+exits 1 when the shipped file differs from a refit. Both need a checkout (the public sets are not in the
+package). Runs never call this: they read the shipped file.
 
 Example::
 
@@ -21,7 +24,7 @@ from typing import Any
 from evalnb._files import atomic_write
 from evalnb.errors import ConfigError
 from evalnb.judges.calibration import FILE, Calibration, fit_cuts
-from evalnb.judges.embedding import CONTRADICTED, FACT_BONUS, MODEL, TASKS, read
+from evalnb.judges.embedding import CONTRADICTED_CAP, MODEL, TASKS, read
 from evalnb.judges.labels import read_pairs
 
 __all__ = ["LABELS", "fit", "main"]
@@ -31,42 +34,67 @@ LABELS = "evalnb/examples/labels/pairs.csv"
 every installation: the file of the package, not of one machine)."""
 
 
-def fit(pairs: Any = None) -> Calibration:
-    """Fit the cut points of Similarity and Relevance on the ``fit`` rows of the labelled pairs."""
+STS_TRAIN = "data/public/stsbenchmark/sts-train.csv"
+"""The file Similarity's cuts are fitted on, as the calibration's ``fitted_on`` names it (a file of the
+repository, not of the package)."""
+
+
+def fit(pairs: Any = None, *, public: Any = None) -> Calibration:
+    """Fit the cut points: Similarity on the STS Benchmark train split, Relevance on the ``fit`` rows of the
+    labelled pairs.
+
+    Args:
+        pairs: the labelled pairs (default :func:`~evalnb.judges.labels.read_pairs`).
+        public: the ``data/public`` folder (default: the checkout's, :func:`evalnb.judges._public.data_root`).
+    """
+    from evalnb.judges import _public
+
     frame = read_pairs() if pairs is None else pairs
     frame = frame[frame["split"] == "fit"]
-    cuts: dict[str, tuple[float | None, ...]] = {}
-    checks: dict[str, Any] = {}
-    for check in TASKS:
-        rows = frame[frame["check"] == check]
-        readings = read(
-            check, list(rows["answer"]), questions=list(rows["question"]), expecteds=list(rows["expected"])
-        )
-        cuts[check] = fit_cuts([r.value for r in readings], [int(v) for v in rows["value"]])
-        checks[check] = {
+    rows = frame[frame["check"] == "Relevance"]
+    readings = read(
+        "Relevance", list(rows["answer"]), questions=list(rows["question"]), expecteds=list(rows["expected"])
+    )
+    cuts: dict[str, tuple[float | None, ...]] = {
+        "Relevance": fit_cuts([r.value for r in readings], [int(v) for v in rows["value"]])
+    }
+    checks: dict[str, Any] = {
+        "Relevance": {
+            "fitted_on": f"{LABELS}, split fit",
             "n": len(rows),
-            "compares": f"the response with {_WITH[check]}",
-            "measure": _MEASURE[check],
+            "labels": "one labeller's 1-5 levels (evalnb/examples/labels/README.md)",
+            "compares": "the response with the question",
+            "measure": "cosine: of the response and the question",
         }
+    }
+    # Similarity: the expected response is the first sentence, the answer the second, no question.
+    train = _public.sts("train", root=public)
+    readings = read(
+        "Similarity",
+        list(train["sentence2"]),
+        questions=[""] * len(train),
+        expecteds=list(train["sentence1"]),
+    )
+    cuts["Similarity"] = fit_cuts(
+        [r.value for r in readings], [int(v) for v in _public.sts_level(train["score"])]
+    )
+    checks["Similarity"] = {
+        "fitted_on": f"{STS_TRAIN} (STS Benchmark train split, sha256 {_public.digest('sts-train', public)})",
+        "n": len(train),
+        "labels": "people's 0-5 similarity grades placed on the rubric's levels at the grades 0.5, 2.5, 3.5 "
+        "and 4.5 (evalnb.judges._public.sts_level)",
+        "compares": "the response with the expected response",
+        "measure": "cosine: of the response and the expected response, the question's words taken out of both",
+        "contradicted": f"a contradicted fact of the expected response caps the level at {CONTRADICTED_CAP}",
+    }
     source = {
         "model": MODEL,
-        "labels": LABELS,
-        "split": "fit",
-        "method": "monotone step function of the check's measure with the highest quadratic kappa on the fit "
-        "rows (every placement of the cuts tried); cuts half-way between neighbouring fitted values; level = 1 "
-        "+ number of cuts at or below the measure",
-        "checks": checks,
+        "method": "monotone step function of the check's measure with the highest quadratic kappa on the "
+        "fitted pairs (exact); cuts half-way between neighbouring fitted values; level = 1 + number of cuts at "
+        "or below the measure",
+        "checks": {check: checks[check] for check in TASKS},
     }
-    return Calibration(cuts=cuts, source=source)
-
-
-_WITH = {"Similarity": "the expected response", "Relevance": "the question"}
-_MEASURE = {
-    "Similarity": "similarity: the mean of the cosine without the question's words and the recall of the "
-    f"expected response's content words, +{FACT_BONUS:g} when a fact of the expected response is stated, "
-    f"{CONTRADICTED:g} when one is contradicted",
-    "Relevance": "cosine",
-}
+    return Calibration(cuts={check: cuts[check] for check in TASKS}, source=source)
 
 
 def target_file() -> Path:

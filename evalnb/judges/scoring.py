@@ -14,6 +14,9 @@ Rules (dataset and task specs, api contract):
   its probability-weighted value ``sum p(k) * k`` over the score tokens (G-Eval) and that distribution's
   standard deviation (``Score.weighted``, ``Score.spread``); the check passes at ``weighted >= threshold``.
   ``value`` stays the score the judge wrote. Without probabilities nothing changes.
+* A judge that computes a continuous score itself beside its level (``JudgeReply.continuous``: the embedding
+  judge's measure on the 1-5 scale) fills ``Score.weighted`` with it; ``spread`` stays empty and the check
+  passes at ``score >= threshold``, on the level it wrote.
 """
 
 from __future__ import annotations
@@ -153,7 +156,7 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
             cost = cost or 0.0  # a cached answer costs nothing this time
         if unpriced:
             cost = None
-        parsed = _parse(task, reply.text, spec, reply.logprobs)
+        parsed = _parse(task, reply.text, spec, reply.logprobs, reply.continuous)
         if parsed is not None:
             cache = getattr(judge, "cache", None)
             if cache is not None and not reply.cached:
@@ -184,7 +187,11 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
 
 
 def _parse(
-    task: str, text: str, spec: Any, logprobs: list[dict[str, Any]] | None = None
+    task: str,
+    text: str,
+    spec: Any,
+    logprobs: list[dict[str, Any]] | None = None,
+    continuous: float | None = None,
 ) -> tuple[float, bool, str, float | None, float | None] | None:
     if task == "llm_judge":
         verdict = parse_verdict(text)
@@ -211,6 +218,10 @@ def _parse(
     # dataset spec: the 1-5 evaluators pass at score >= threshold (a fractional one, 3.5, as given); with the
     # score's distribution, the probability-weighted score is the one compared (G-Eval).
     passed = (weighted if weighted is not None else value) >= threshold
+    if weighted is None and continuous is not None and 1.0 <= continuous <= 5.0:
+        # a judge's own continuous score (docs/results.md, weighted): compared by the comparison, while the pass
+        # decision stays with the level it wrote
+        weighted = float(continuous)
     head = (
         f"{value:g}/5, weighted {weighted:.2f} (sd {spread:.2f}, threshold {threshold:g})"
         if weighted is not None and spread is not None

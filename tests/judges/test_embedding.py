@@ -72,18 +72,29 @@ async def test_similarity_and_relevance_by_embeddings_the_rest_by_the_heuristic(
         make_ctx(response="Report a lost badge to reception.", expected=exp),
         judge=judge,
     )
+    same = await evaluate(
+        JudgedMetricCheck(type="Similarity"), make_ctx(response=exp, expected=exp), judge=judge
+    )
     assert para.judge == far.judge == LABEL
-    assert para.value is not None and far.value is not None and para.value > far.value == 1.0
-    assert "embedding: similarity" in para.reason and "the expected response" in para.reason
-    assert "states $40" in para.reason  # the fact it shares with the expected response
-    # A fluent answer with the wrong number: words and embedding close, the fact contradicted.
+    assert (
+        para.value is not None and far.value is not None and same.value == 5.0 > para.value > far.value == 1.0
+    )
+    assert "embedding: cosine" in para.reason and "the expected response" in para.reason
+    assert "states $40" in para.reason  # the fact it shares with the expected response (it adds nothing)
+    # Every score has its continuous value beside the level: within half a point of it, in the cosine's order.
+    for score in (para, far, same):
+        assert score.weighted is not None and score.spread is None
+        assert abs(score.weighted - (score.value or 0)) <= 0.5
+    assert same.weighted > para.weighted > far.weighted  # type: ignore[operator]
+    # A fluent answer with the wrong number: words and embedding close, the fact contradicted: at most 2.
     wrong = await evaluate(
         JudgedMetricCheck(type="Similarity"),
         make_ctx(response="The daily meal allowance is $60.", expected=exp),
         judge=judge,
     )
-    assert wrong.value == 1.0 and not wrong.passed
+    assert wrong.value == emb.CONTRADICTED_CAP and not wrong.passed and wrong.weighted == 2.5
     assert "contradicts the expected response: $60 where the expected response has $40" in wrong.reason
+    assert "capped from level" in wrong.reason
     q = "I spent $55 on dinner on a business trip. Is that okay?"
     rel = await evaluate(
         JudgedMetricCheck(type="Relevance"),
@@ -97,8 +108,9 @@ async def test_similarity_and_relevance_by_embeddings_the_rest_by_the_heuristic(
         judge=Heuristic(),
     )
     assert heur.value == 1.0 and rel.value is not None and rel.value >= 3 and rel.passed
+    assert rel.weighted is not None and abs(rel.weighted - rel.value) <= 0.5
     empty = await evaluate(JudgedMetricCheck(type="Relevance"), make_ctx(response=""), judge=judge)
-    assert empty.value == 1.0 and "empty" in empty.reason
+    assert empty.value == 1.0 and empty.weighted == 1.0 and "empty" in empty.reason
     # Coherence, Groundedness and llm_judge are handed to the heuristic, and their rows name it.
     coh = await evaluate(JudgedMetricCheck(type="Coherence"), make_ctx(), judge=judge)
     verdict = await evaluate(LLMJudgeCheck(rubric="mentions Paris"), make_ctx(), judge=judge)
@@ -118,16 +130,24 @@ def test_the_readings_of_similarity() -> None:
         expecteds=[exp] * 3,
     )
     # An answer that only repeats the question keeps no words once the question's words are taken out.
-    assert echo.cosine == 0.0 and echo.recall == 0.0 and echo.value == 0.0
+    assert echo.cosine == 0.0 and echo.value == 0.0
     assert para.facts is not None and para.facts.matched == ("$40 a day",)
-    assert para.value == pytest.approx((para.cosine + (para.recall or 0.0)) / 2 + emb.FACT_BONUS)
-    assert wrong.value == emb.CONTRADICTED and wrong.facts is not None and wrong.facts.contradicts
-    # Relevance is the plain cosine of the response and the question.
+    # The measure is the cosine: a stated fact adds nothing, so the level keeps the model's order.
+    assert para.value == para.cosine and not para.contradicts
+    assert wrong.contradicts and wrong.value == wrong.cosine > 0.5
+    cal = load()
+    level, continuous = emb.grade("Similarity", wrong, cal)
+    assert cal.score("Similarity", wrong.value) > emb.CONTRADICTED_CAP == level and continuous == 2.5
+    # A contradicted answer already below the cap keeps its own (lower) level and score.
+    low = emb.Reading(value=0.1, cosine=0.1, facts=wrong.facts)
+    assert emb.grade("Similarity", low, cal) == (1, cal.continuous("Similarity", 0.1))
+    # Relevance is the plain cosine of the response and the question; facts are not read.
     (rel,) = emb.read("Relevance", ["You may spend forty dollars."], questions=[q], expecteds=[None])
     assert (
         rel.value == rel.cosine == pytest.approx(float(emb.cosines(["You may spend forty dollars."], [q])[0]))
     )
-    assert rel.recall is None and rel.facts is None
+    assert rel.facts is None and not rel.contradicts
+    assert emb.grade("Relevance", emb.Reading(value=0.99, cosine=0.99, facts=wrong.facts), cal)[0] >= 4
     # A missing expected response (NA) reads as empty; an expected response made of the question's words
     # only is compared whole.
     (na,) = emb.read("Similarity", ["Yes."], questions=["Is it paid? Yes or no"], expecteds=[float("nan")])
@@ -220,11 +240,48 @@ def test_fit_cuts_known_placements() -> None:
     assert fit_cuts([0.1, 0.2, 0.5, 0.6, 0.9], [1, 1, 3, 4, 5]) == (0.35, 0.35, 0.55, 0.75)
     # Nothing labelled above 3: levels 4 and 5 are unreachable.
     assert fit_cuts([0.1, 0.5, 0.9], [1, 2, 3])[2:] == (None, None)
-    # Equal cosines share a level whatever their labels; the fit does not depend on input order.
+    # Equal measures share a level whatever their labels; the fit does not depend on input order.
     a = fit_cuts([0.3, 0.3, 0.8, 0.1], [1, 5, 5, 1])
     assert a == fit_cuts([0.8, 0.1, 0.3, 0.3], [5, 1, 5, 1])
     with pytest.raises(ValueError):
         fit_cuts([], [])
+
+
+def _levels(x: np.ndarray, cuts: tuple[float | None, ...]) -> np.ndarray:
+    return 1 + sum((x >= c).astype(int) for c in cuts if c is not None) + np.zeros(len(x), dtype=int)
+
+
+def test_fit_cuts_finds_the_best_kappa_of_every_placement() -> None:
+    """The fit is exact: on seeded random data, no placement of the cuts in the gaps between the values has a
+    higher kappa (all of them tried), and it takes thousands of pairs in well under a second."""
+    import itertools
+    import time
+
+    def kappa(labels: np.ndarray, levels: np.ndarray) -> float:
+        observed = np.zeros((5, 5))
+        np.add.at(observed, (labels - 1, levels - 1), 1)
+        w = np.subtract.outer(np.arange(5.0), np.arange(5.0)) ** 2 / 16
+        chance = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
+        return float(1 - (w * observed).sum() / (w * chance).sum()) if (w * chance).sum() else -np.inf
+
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        n = int(rng.integers(4, 13))
+        x = rng.random(n).round(2)
+        y = np.clip(np.round(x * 5 + rng.normal(0, 1.2, n)), 1, 5).astype(int)
+        if len(set(y.tolist())) < 2:
+            continue
+        got = kappa(y, _levels(x, fit_cuts(list(x), list(y))))
+        values = sorted(set(x.tolist()))
+        gaps = [-1.0] + [(a + b) / 2 for a, b in itertools.pairwise(values)] + [2.0]
+        best = max(kappa(y, _levels(x, c)) for c in itertools.combinations_with_replacement(gaps, 4))
+        assert got == pytest.approx(best, abs=1e-12)
+    x = rng.random(6000)
+    y = np.clip(np.round(x * 5 + rng.normal(0, 1, 6000)), 1, 5).astype(int)
+    start = time.perf_counter()
+    cuts = fit_cuts(list(x), list(y))
+    assert time.perf_counter() - start < 5
+    assert all(c is not None for c in cuts) and list(cuts) == sorted(cuts)  # type: ignore[type-var]
 
 
 def test_calibration_bands() -> None:
@@ -242,21 +299,50 @@ def test_calibration_bands() -> None:
         cal.score("Coherence", 0.5)
 
 
-def test_the_shipped_calibration_is_a_refit_on_the_fit_half_only() -> None:
+def test_the_continuous_score_rounds_to_the_level_and_keeps_the_order() -> None:
+    cal = Calibration(cuts={"S": (0.2, 0.4, 0.6, 0.8), "gaps": (0.2, 0.4, 0.4, None)}, source={})
+    assert cal.continuous("S", 0.5) == pytest.approx(3.0)  # the middle of level 3's band
+    assert cal.continuous("S", 0.2) == pytest.approx(1.5) and cal.continuous("S", -1.0) == 1.0
+    assert cal.continuous("S", 1.0) == 5.0 and cal.continuous("S", 1.2) == 5.0  # clipped at the ends
+    for name in cal.cuts:
+        grid = np.linspace(-1, 1, 401)
+        values = np.array([cal.continuous(name, float(m)) for m in grid])
+        levels = np.array([cal.score(name, float(m)) for m in grid])
+        assert (np.diff(values) >= 0).all()  # monotone in the measure
+        assert (np.abs(values - levels) <= 0.5 + 1e-12).all()  # within half a point of the level
+        assert values.min() >= 1 and values.max() <= 5
+    # An empty band (level 3 here) and an unreachable level 5: level 4 runs from 0.4 up to the top of the range.
+    assert cal.continuous("gaps", 0.4) == pytest.approx(3.5) and cal.continuous("gaps", 1.0) == pytest.approx(
+        4.5
+    )
+
+
+def test_the_shipped_calibration_is_a_refit_on_the_fitted_sets_only(tmp_path: Path) -> None:
     shipped = load()
-    assert set(shipped.cuts) == {"Similarity", "Relevance"}
-    assert shipped.source["split"] == "fit" and shipped.source["model"] == emb.MODEL
-    assert main(["--check"]) == 0  # the file equals a refit on the labels
+    assert set(shipped.cuts) == {"Similarity", "Relevance"} and shipped.source["model"] == emb.MODEL
+    similarity = shipped.source["checks"]["Similarity"]
+    assert "sts-train.csv" in similarity["fitted_on"] and similarity["n"] == 5749
+    assert "split fit" in shipped.source["checks"]["Relevance"]["fitted_on"]
+    assert main(["--check"]) == 0  # the file equals a refit
     pairs = read_pairs()
     assert fit(pairs).cuts == shipped.cuts
-    # The test half takes no part: flipping every test label leaves the fit unchanged.
+    # Only the STS train split takes part: a data folder holding nothing else fits the same cuts.
+    only_train = tmp_path / "public" / "stsbenchmark"
+    only_train.mkdir(parents=True)
+    source = Path(__file__).resolve().parents[2] / "data" / "public" / "stsbenchmark" / "sts-train.csv"
+    (only_train / "sts-train.csv").write_bytes(source.read_bytes())
+    assert fit(pairs, public=tmp_path / "public").cuts == shipped.cuts
+    # The labelled pairs' test half takes no part; their fit half fits Relevance only.
     flipped = pairs.copy()
     test = flipped["split"] == "test"
     flipped.loc[test, "value"] = 6 - flipped.loc[test, "value"]
     assert fit(flipped).cuts == shipped.cuts
     fit_rows = flipped["split"] == "fit"
     flipped.loc[fit_rows, "value"] = 6 - flipped.loc[fit_rows, "value"]
-    assert fit(flipped).cuts != shipped.cuts
+    refit = fit(flipped).cuts
+    assert (
+        refit["Relevance"] != shipped.cuts["Relevance"] and refit["Similarity"] == shipped.cuts["Similarity"]
+    )
 
 
 def test_check_reports_a_stale_calibration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

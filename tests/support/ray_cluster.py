@@ -81,6 +81,8 @@ class LocalCluster:
             **os.environ,
             "RAY_TMPDIR": str(self.root),
             "RAY_USAGE_STATS_ENABLED": "0",
+            # A loaded 2-core machine can take over a minute to register a raylet (Ray's default wait is 30 s).
+            "RAY_raylet_start_wait_time_s": "180",
             "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
         }
         self.env.pop("RAY_ADDRESS", None)

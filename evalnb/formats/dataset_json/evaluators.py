@@ -43,6 +43,7 @@ from evalnb.suite import (
 __all__ = [
     "BUILTIN_EVALUATORS",
     "SYSTEM_DEFAULTS",
+    "SpecCache",
     "apply_allowed_tools",
     "apply_evaluators",
     "evaluator_spec",
@@ -152,8 +153,47 @@ def evaluator_spec(name: str, options: Any, loc: Loc, problems: Problems) -> Che
     )
 
 
+class SpecCache:
+    """Equal evaluator entries of one document resolve to one check spec object.
+
+    A suite converted from another tool often gives every item its own ``evaluators`` block; read as written,
+    a million items would hold two million equal check specs and validate each. Keyed on the entry's name and
+    its options as written, equal entries share one spec (specs are not changed after the load; a
+    ``default_evaluators`` suite shares them the same way), and an evaluator map seen valid once is not
+    validated again with its item. Only entries that resolved without a problem are kept, so an invalid one
+    is reported at every location it occurs.
+    """
+
+    def __init__(self) -> None:
+        self.specs: dict[tuple[str, str], CheckSpec] = {}
+        self.valid_maps: set[str] = set()
+        # (the base's names and spec ids, the map's key, the mode) -> (the result, the base's specs): holding the
+        # base's specs keeps their ids from being reused by other objects while the key names them.
+        self.merged: dict[tuple[Any, ...], tuple[dict[str, CheckSpec], tuple[CheckSpec, ...]]] = {}
+
+    @staticmethod
+    def key(value: Any) -> str | None:
+        """A key equal for equal parsed JSON values written alike (``repr``: fast, and it tells ``1`` from
+        ``1.0`` and ``true``; the same options in another key order are just not shared)."""
+        return repr(value)
+
+    def spec(self, name: str, options: Any, loc: Loc, problems: Problems) -> CheckSpec | None:
+        """:func:`evaluator_spec`, once per distinct ``(name, options)`` that resolves."""
+        key = self.key(options)
+        if key is not None and (name, key) in self.specs:
+            return self.specs[(name, key)]
+        spec = evaluator_spec(name, options, loc, problems)
+        if spec is not None and key is not None:
+            self.specs[(name, key)] = spec
+        return spec
+
+
 def apply_evaluators(
-    base: dict[str, CheckSpec], raw: Mapping[str, Any], loc: Loc, problems: Problems
+    base: dict[str, CheckSpec],
+    raw: Mapping[str, Any],
+    loc: Loc,
+    problems: Problems,
+    cache: SpecCache | None = None,
 ) -> dict[str, CheckSpec]:
     """dataset spec: ``extend`` (default) merges over ``base``; ``replace`` keeps only the given ones.
 
@@ -167,16 +207,25 @@ def apply_evaluators(
         mode = None
     if given is None and mode is None:
         return dict(base)
+    cache = cache or SpecCache()
+    key = cache.key(given) if given is not None else ""
+    memo = None if key is None else (tuple((n, id(v)) for n, v in base.items()), key, mode)
+    if memo is not None and memo in cache.merged:
+        return dict(cache.merged[memo][0])
+    before = len(problems)
     own: dict[str, CheckSpec] = {}
     for name, opts in (given or {}).items():
-        spec = evaluator_spec(name, opts, (*loc, "evaluators", name), problems)
+        spec = cache.spec(name, opts, (*loc, "evaluators", name), problems)
         if spec is not None:
             own[name] = spec
     if (mode or "extend") == "replace":
-        return own
-    merged = dict(base)
-    merged.update(own)  # an item's options for a default evaluator replace the default's
-    return merged
+        merged = own
+    else:
+        merged = dict(base)
+        merged.update(own)  # an item's options for a default evaluator replace the default's
+    if memo is not None and len(problems) == before:
+        cache.merged[memo] = (merged, tuple(base.values()))
+    return dict(merged)
 
 
 def apply_allowed_tools(base: list[str], raw: Mapping[str, Any]) -> list[str]:

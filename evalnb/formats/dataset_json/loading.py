@@ -16,9 +16,9 @@ from typing import Any
 from evalnb.formats._common import Loc, Problems, fail, nearest, shown, type_name
 from evalnb.formats.dataset_json.evaluators import (
     SYSTEM_DEFAULTS,
+    SpecCache,
     apply_allowed_tools,
     apply_evaluators,
-    evaluator_spec,
 )
 from evalnb.formats.dataset_json.legacy import is_legacy, pair_items
 from evalnb.formats.dataset_json.models import (
@@ -194,6 +194,7 @@ def _item(
     defaults: dict[str, CheckSpec],
     tools: list[str] | None,
     problems: Problems,
+    cache: SpecCache,
 ) -> Case | None:
     """One item -> its case, or None after recording every problem found in it."""
     loc: Loc = ("items", i)
@@ -246,9 +247,9 @@ def _item(
                     if key in turn:
                         _gate(version, EVALUATORS_SINCE, f"'{key}'", (*loc, "turns", t, key), problems)
         thread: ThreadItemDoc | None = problems.validate(ThreadItemDoc, raw, prefix=loc)
-        base = apply_evaluators(defaults, raw, loc, problems)
+        base = apply_evaluators(defaults, raw, loc, problems, cache)
         turn_checks = [
-            list(apply_evaluators(base, turn, (*loc, "turns", t), problems).values())
+            list(apply_evaluators(base, turn, (*loc, "turns", t), problems, cache).values())
             for t, turn in enumerate(raw_turns if isinstance(raw_turns, list) else [])
             if isinstance(turn, Mapping)
         ]
@@ -277,10 +278,15 @@ def _item(
             turns=model_turns,
             meta=_meta(raw, ("description", "conversation_id", "summary", "tags", "extensions")),
         )
-    single: SingleItemDoc | None = problems.validate(SingleItemDoc, raw, prefix=loc)
-    checks = apply_evaluators(defaults, raw, loc, problems)
+    given = cache.key(raw["evaluators"]) if isinstance(raw.get("evaluators"), Mapping) else None
+    # An evaluator map already resolved without a problem is not validated again with each item that repeats it.
+    shown_raw = {k: v for k, v in raw.items() if k != "evaluators"} if given in cache.valid_maps else raw
+    single: SingleItemDoc | None = problems.validate(SingleItemDoc, shown_raw, prefix=loc)
+    checks = apply_evaluators(defaults, raw, loc, problems, cache)
     if single is None or len(problems) > before:
         return None
+    if given is not None:
+        cache.valid_maps.add(given)
     turn = Turn(
         prompt=single.prompt,
         expected=single.expected_response,
@@ -345,8 +351,9 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
         )
     raw_defaults = root.get("default_evaluators")
     defaults: dict[str, CheckSpec] = {}
+    cache = SpecCache()
     for n, o in (raw_defaults if isinstance(raw_defaults, Mapping) else SYSTEM_DEFAULTS).items():
-        spec = evaluator_spec(n, o, ("default_evaluators", n), problems)
+        spec = cache.spec(n, o, ("default_evaluators", n), problems)
         if spec is not None:
             defaults[n] = spec
     raw_tools = root.get("default_allowed_tools")
@@ -357,7 +364,7 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
     cases: list[Case] = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(raw_items if isinstance(raw_items, list) else []):
-        case = _item(raw, i, version, defaults, tools, problems)
+        case = _item(raw, i, version, defaults, tools, problems, cache)
         if case is not None:
             cases.append(case)
         if not isinstance(raw, Mapping):

@@ -1,0 +1,111 @@
+"""Equal evaluator entries across items resolve to one check spec: a suite that repeats an ``evaluators`` block
+on every item costs what one with ``default_evaluators`` does."""
+
+from __future__ import annotations
+
+import gc
+import json
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evalnb
+from evalnb.errors import SuiteError
+
+N = 2000
+
+
+def _write(folder: Path, shape: str, n: int = N) -> Path:
+    items: list[dict[str, Any]] = []
+    for i in range(n):
+        item: dict[str, Any] = {
+            "testId": f"c{i:05d}",
+            "prompt": f"What is {i} plus one?",
+            "expected_response": str(i + 1),
+        }
+        if shape == "per-item":
+            item["evaluators"] = {"ExactMatch": {}, "PartialMatch": {"threshold": 0.5}}
+            item["evaluators_mode"] = "replace"
+        items.append(item)
+    doc: dict[str, Any] = {"schemaVersion": "1.6.0", "metadata": {"name": shape}, "items": items}
+    if shape == "default":
+        doc["default_evaluators"] = {"ExactMatch": {}, "PartialMatch": {"threshold": 0.5}}
+    path = folder / f"{shape}.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _held(path: Path) -> tuple[Any, int]:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        suite = evalnb.load(path)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return suite, held
+
+
+def test_items_that_repeat_an_evaluator_block_share_its_check_objects(tmp_path: Path) -> None:
+    suite = evalnb.load(_write(tmp_path, "per-item"))
+    first = suite.cases[0].turns[0].checks
+    assert [c.type for c in first] == ["ExactMatch", "PartialMatch"]
+    for case in suite.cases[1:]:
+        assert all(a is b for a, b in zip(case.turns[0].checks, first, strict=True))
+        assert case.turns[0].checks is not first  # each turn has its own list (a user may change one)
+
+
+def test_the_load_does_not_grow_with_the_number_of_equal_evaluator_blocks(tmp_path: Path) -> None:
+    evalnb.load(_write(tmp_path, "default", 10))  # imports and registries loaded before measuring
+    _, default = _held(_write(tmp_path, "default"))
+    _, per_item = _held(_write(tmp_path, "per-item"))
+    # The same cases; the per-item suite may hold a little more (each turn's list), not a spec per item.
+    assert per_item <= default * 1.15, (per_item, default)
+
+
+def test_different_options_stay_different_and_equal_ones_in_turns_are_shared(tmp_path: Path) -> None:
+    doc = {
+        "schemaVersion": "1.6.0",
+        "items": [
+            {"prompt": "a", "expected_response": "x", "evaluators": {"PartialMatch": {"threshold": 0.5}}},
+            {"prompt": "b", "expected_response": "y", "evaluators": {"PartialMatch": {"threshold": 0.7}}},
+            {
+                "turns": [
+                    {
+                        "prompt": "c",
+                        "expected_response": "z",
+                        "evaluators": {"PartialMatch": {"threshold": 0.5}},
+                    },
+                    {
+                        "prompt": "d",
+                        "expected_response": "w",
+                        "evaluators": {"PartialMatch": {"threshold": 0.5}},
+                    },
+                ]
+            },
+        ],
+    }
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    cases = evalnb.load(path).cases
+
+    def partial(case: Any, turn: int = 0) -> Any:
+        return next(c for c in case.turns[turn].checks if c.type == "PartialMatch")
+
+    assert partial(cases[0]).threshold == 0.5 and partial(cases[1]).threshold == 0.7
+    assert partial(cases[0]) is not partial(cases[1])
+    assert partial(cases[0]) is partial(cases[2], 0) is partial(cases[2], 1)
+
+
+def test_a_bad_evaluator_block_is_reported_at_every_item_that_repeats_it(tmp_path: Path) -> None:
+    bad = {"PartialMatch": {"threshold": "high"}}
+    items = [{"prompt": f"q{i}", "expected_response": "a", "evaluators": bad} for i in range(3)]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"schemaVersion": "1.6.0", "items": items}), encoding="utf-8")
+    with pytest.raises(SuiteError) as info:
+        evalnb.load(path)
+    places = [e.location for e in info.value.errors]
+    assert len(places) == 3, places
+    assert all("threshold" in str(p) for p in places), places

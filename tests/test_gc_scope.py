@@ -1,0 +1,138 @@
+"""evalnb tunes the cyclic garbage collector only while it loads or runs, and gives the user's process back as
+it found it on every way out: a normal end, an exception, Ctrl-C (evalnb/_gc.py says why it tunes it)."""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evalnb
+from evalnb.errors import SuiteError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _state() -> tuple[Any, ...]:
+    return gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()
+
+
+@pytest.fixture
+def own_thresholds() -> Iterator[tuple[int, int, int]]:
+    """A user's own collector settings (a notebook that tuned them), put back after the test."""
+    was = gc.get_threshold()
+    mine = (1234, 7, 9)
+    gc.set_threshold(*mine)
+    try:
+        yield mine
+    finally:
+        gc.set_threshold(*was)
+
+
+def _suite() -> evalnb.Suite:
+    import pandas as pd
+
+    return evalnb.from_frame(pd.DataFrame({"prompt": ["a", "b", "c"], "expected": ["a", "b", "x"]}))
+
+
+def test_a_run_leaves_the_collector_as_it_found_it(own_thresholds: tuple[int, int, int]) -> None:
+    before = _state()
+    seen: list[tuple[Any, ...]] = []
+
+    def agent(prompt: str) -> str:
+        seen.append(_state())
+        return prompt
+
+    result = evalnb.run(_suite(), agent, progress=False)
+    assert len(result.cases) == 3
+    assert seen and seen[0] != before  # tuned while the run lasts (evalnb/_gc.py: frozen)
+    assert _state() == before == (True, own_thresholds, 0)
+
+
+class _Failing:
+    """An executor that fails mid-run: the error reaches the caller."""
+
+    name = "failing"
+
+    async def execute(self, job: Any, todo: Iterator[Any], sink: Any) -> None:
+        next(todo)
+        raise RuntimeError("the executor lost its workers")
+
+
+def test_an_exception_out_of_a_run_restores_the_collector(own_thresholds: tuple[int, int, int]) -> None:
+    before = _state()
+    with pytest.raises(RuntimeError, match="lost its workers"):
+        evalnb.run(_suite(), lambda p: p, executor=_Failing(), progress=False)
+    assert _state() == before
+
+
+def test_a_load_that_fails_restores_the_collector(
+    tmp_path: Path, own_thresholds: tuple[int, int, int]
+) -> None:
+    before = _state()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schemaVersion": "1.6.0", "items": [{"prompt": ""}]}', encoding="utf-8")
+    with pytest.raises(SuiteError):
+        evalnb.load(bad)
+    assert _state() == before
+
+
+def test_a_process_that_froze_objects_itself_keeps_its_freeze() -> None:
+    gc.freeze()
+    try:
+        count = gc.get_freeze_count()
+        evalnb.run(_suite(), lambda p: p, progress=False)
+        assert gc.get_freeze_count() == count
+    finally:
+        gc.unfreeze()
+
+
+def test_ctrl_c_during_a_run_restores_the_collector(tmp_path: Path) -> None:
+    # A real SIGINT to a real process, as Ctrl-C in a terminal or "interrupt the kernel" in Jupyter sends.
+    script = textwrap.dedent(
+        """
+        import gc, os, signal, threading, time
+        import pandas as pd
+        import evalnb
+
+        gc.set_threshold(1234, 7, 9)
+        before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+        started = threading.Event()
+
+        def agent(prompt):
+            started.set()
+            time.sleep(0.2)
+            return prompt
+
+        def interrupt():
+            started.wait(30)
+            time.sleep(0.3)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        suite = evalnb.from_frame(pd.DataFrame({"prompt": [f"q{i}" for i in range(200)], "expected": "x"}))
+        try:
+            result = evalnb.run(suite, agent, concurrency=2, progress=False)
+            outcome = "returned " + str(int((result.runs["status"] == "skipped").sum())) + " skipped"
+        except KeyboardInterrupt:
+            outcome = "KeyboardInterrupt"
+        after = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+        print(outcome)
+        print("same" if after == before else f"changed: {before} -> {after}")
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.strip().splitlines()
+    assert lines[-1] == "same", out.stdout
+    assert lines[0] == "KeyboardInterrupt" or lines[0].startswith("returned "), out.stdout
