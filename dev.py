@@ -2,7 +2,7 @@
 """The project's two commands, runnable on a fresh machine with only Python 3.10+ installed.
 
     python3 dev.py demo     # set up .venv with the offline judge, then run the demo on the embedded defaults
-    python3 dev.py test     # set up .venv with the dev extras, then ruff, mypy and pytest
+    python3 dev.py test     # set up .venv with the dev extras, then ruff, mypy, lint-imports and pytest
 
 Each creates ``.venv`` next to this file when it is missing and installs the package into it (editable), so
 running either twice is cheap. Extra arguments after the command go to ``evalnb demo`` or ``pytest``.
@@ -124,6 +124,7 @@ def main() -> None:
         sh(BIN / "ruff", "check", "evalnb", "tests", "benchmarks")
         sh(BIN / "ruff", "format", "--check", "evalnb", "tests", "benchmarks")
         sh(BIN / "mypy")
+        sh(BIN / "lint-imports")  # the layers of [tool.importlinter] in pyproject.toml (docs/architecture.md)
         sh(BIN / "python", "-m", "pytest", "-q", *rest)
 
 

@@ -38,8 +38,8 @@ import ray  # noqa: E402
 import evalnb  # noqa: E402
 from evalnb.agents import Command  # noqa: E402
 from evalnb.executors import Ray  # noqa: E402
-from evalnb.running.ray_tasks import Batch, records_of  # noqa: E402
-from evalnb.running.records import CaseRunRecord  # noqa: E402
+from evalnb.results._records import CaseRunRecord  # noqa: E402
+from evalnb.running._ray_tasks import Batch, records_of  # noqa: E402
 from evalnb.suite import Case, ExactMatchCheck, RegexCheck, Suite, Turn  # noqa: E402
 from tests.support.ray_cluster import LocalCluster  # noqa: E402
 

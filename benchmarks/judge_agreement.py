@@ -10,7 +10,7 @@ no words to take out), an agent answers each item with its sentence, and ``evaln
 judge="embedding")`` (or ``"heuristic"``) scores it; the ``value`` of each score row is the judge's 1-5 level.
 Token F1 is the ``PartialMatch`` check of the same run. Per set and scorer it prints n, Spearman with the
 people's grades and the quadratic-weighted kappa on the 1-5 levels (people's grades placed on the levels by
-:func:`evalnb.judges._public.sts_level` for STS, the nearest level for SICK; token F1 in bands of 0.2, as the
+:func:`evalnb.judges.offline._public.sts_level` for STS, the nearest level for SICK; token F1 in bands of 0.2, as the
 heuristic maps its shares), with 95% percentile bootstrap intervals over pairs. WikiQA (Relevance, a 0/1 label:
 does the sentence answer the question) gets AUC and the point-biserial correlation instead, and the accuracy
 and Cohen's kappa of the pass decision at the default threshold (level 3), with intervals from resampling
@@ -42,10 +42,10 @@ sys.path.insert(0, os.path.dirname(_HERE))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from evalnb.judges.agreement import bootstrap_intervals, quadratic_kappa, spearman  # noqa: E402
 
 import evalnb  # noqa: E402
-from evalnb.judges import _public  # noqa: E402
-from evalnb.judges.agreement import bootstrap_intervals, quadratic_kappa, spearman  # noqa: E402
+from evalnb.judges.offline import _public  # noqa: E402
 
 PROMPT = "Paraphrase."
 """The neutral prompt of every public pair: the Similarity judge takes the question's words out of both texts,
@@ -130,8 +130,8 @@ def _row(
 
 def graded_rows(name: str, folder: Path, resamples: int) -> list[dict[str, Any]]:
     """The rows of one graded public set: the two judges and token F1, then the reference rows."""
-    from evalnb.judges.calibration import load
-    from evalnb.judges.embedding import cosines, read
+    from evalnb.judges.offline._calibration import load
+    from evalnb.judges.offline._embedding import cosines, read
 
     pairs = similarity_pairs(name)
     human, levels = pairs["human"].to_numpy(float), pairs["human_level"].to_numpy(float)
@@ -173,7 +173,7 @@ def pairs_rows(resamples: int) -> list[dict[str, Any]]:
     """The project's own held-out labelled pairs (``evalnb/examples/labels/pairs.csv``, ``test`` split), and what
     the Similarity judge does with their fluent-but-wrong answers (the fact catches)."""
     from evalnb.checks import partial_match_f1
-    from evalnb.judges.labels import judge_pairs, labels_frame, read_pairs
+    from evalnb.judges.offline._labels import judge_pairs, labels_frame, read_pairs
 
     pairs = read_pairs()
     test = pairs[pairs["split"] == "test"]

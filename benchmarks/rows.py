@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalnb.checks.rows import compare_rows
+from evalnb.checks._rows import compare_rows
 
 REL = 0.001
 

@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import evalnb
-from evalnb.agents.base import Request, Response
-from evalnb.checks.registry import CheckContext
-from evalnb.scoring import TurnPlan, score_turn
+from evalnb._scoring import TurnPlan, score_turn
+from evalnb.agents._base import Request, Response
+from evalnb.checks._registry import CheckContext
 from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
 
 SLEEP = 0.020

@@ -7,7 +7,7 @@ one anchored tolerance that every case refers to), and a "fuzzed" one of the sam
 short keys and scalars). For each it prints the best of ``--repeat`` wall times of
 
 * a bare ``yaml.load(text, Loader=yaml.CSafeLoader)`` (the baseline: libyaml's parser, no guards),
-* ``evalnb.formats.cube_yaml.parse``: the same parser with evalnb's guards (duplicate keys, the alias bounds in
+* ``evalnb.formats._cube_yaml.parse``: the same parser with evalnb's guards (duplicate keys, the alias bounds in
   nodes and characters, the python-tag refusal of the safe constructor),
 * ``evalnb.load`` of the text: parsing plus validation into the model,
 * the pure-Python ``yaml.SafeLoader`` (what evalnb used before), on the first 1 MB only, scaled per MB,
@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 import evalnb
-from evalnb.formats import cube_yaml
+from evalnb.formats import _cube_yaml as cube_yaml
 
 HEAD = "name: bench\ncube: {connectionName: c, catalog: foodmart, schema: public, cubeName: Sales}\n"
 

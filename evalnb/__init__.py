@@ -16,8 +16,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from evalnb._lazy import submodule
-from evalnb.agents.base import Request, Response, ToolCall
+from evalnb import _hooks
+from evalnb._lazy import homes, submodule
+from evalnb._version import __version__
+from evalnb.agents._base import Request, Response, ToolCall
 from evalnb.errors import ConfigError, EvalnbError, SuiteError, TransientError
 from evalnb.suite import Case, Suite, Turn
 
@@ -28,11 +30,10 @@ if TYPE_CHECKING:
     from evalnb.formats import discover, from_frame, load, upgrade
     from evalnb.results import Result
     from evalnb.running import Budget
-    from evalnb.running.api import run, run_async
-    from evalnb.running.rescore import rescore
+    from evalnb.running._api import run, run_async
+    from evalnb.running._rescore import rescore
     from evalnb.store import Store
 
-__version__ = "0.1.0"
 
 __all__ = [
     "Budget",
@@ -67,6 +68,16 @@ __all__ = [
     "run_async",
     "upgrade",
 ]
+
+# What the lower layers carry out through a higher package (docs/architecture.md, layers): each slot of
+# evalnb._hooks named here, above every layer, as a dotted name imported on first use.
+_hooks.provide("result.explore", "evalnb.browser:explore_result")
+_hooks.provide("comparison.explore", "evalnb.browser:explore_comparison")
+_hooks.provide("writers", "evalnb.export")  # its import registers the writers of evalnb.results.outputs
+_hooks.provide("formats", "evalnb.formats._registry")  # Suite.format is a registered format's name
+_hooks.provide("run", "evalnb.running:run")  # evalnb.judges.offline measures a judge through the runner
+_hooks.provide("rescore", "evalnb.running:rescore")  # the deprecated evalnb.judges.rescore
+_hooks.provide("rescore_async", "evalnb.running:rescore_async")
 
 # public name -> module that defines it (None: the name is a submodule)
 _LAZY: dict[str, str | None] = {
@@ -110,3 +121,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -9,8 +9,8 @@ line learns a format, agent type or judge string that a notebook registers by im
 
 Example::
 
-    FORMATS: Registry[Format] = Registry("format", builtins={"tasks-toml": "evalnb.formats.tasks_toml"})
-    FORMATS.register("tasks-toml", entry)     # in evalnb/formats/tasks_toml.py
+    FORMATS: Registry[Format] = Registry("format", builtins={"tasks-toml": "evalnb.formats._tasks_toml"})
+    FORMATS.register("tasks-toml", entry)     # in evalnb/formats/_tasks_toml.py
     FORMATS.get("tasks-toml")                 # imports that module on first use
 """
 

@@ -33,8 +33,8 @@ holds them (``api_key_env``, ``${NAME}`` in ``secret_headers``, ``pass_env``).
     model = "gpt-4o-mini"
 
 TOML suites name these agents in a task's ``agent`` field; the command line takes ``--agent NAME``. The
-agent types resolve through ``evalnb.agents.types``: ``command``, ``openai`` and ``http`` are registered by
-their adapters' modules, ``python`` by ``evalnb.agents.python_spec``, and a module of yours can register
+agent types resolve through ``evalnb.agents._types``: ``command``, ``openai`` and ``http`` are registered by
+their adapters' modules, ``python`` by ``evalnb.agents._python_spec``, and a module of yours can register
 another (:func:`evalnb.agents.register_agent_type`; name the module in ``$EVALNB_PLUGINS`` for the command
 line). Each type's options model is validated strictly, like the rest of the file.
 
@@ -60,8 +60,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from evalnb.agents.python_spec import load_python_agent
-from evalnb.agents.types import AgentType, BuildContext, agent_type, agent_type_names
+from evalnb.agents._python_spec import load_python_agent
+from evalnb.agents._types import AgentType, BuildContext, agent_type, agent_type_names
 from evalnb.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -386,7 +386,7 @@ class Config:
         if j.type == "python":
             if not j.spec:
                 raise ConfigError(f"{self.path}: judge: type 'python' needs spec = 'module:function'")
-            from evalnb.judges.resolve import load_callable
+            from evalnb.judges._resolve import load_callable
 
             return as_judge(load_callable(j.spec, base=self.folder), cache=cache)
         from evalnb.judges import OpenAIJudge
@@ -505,7 +505,7 @@ def judge_from(
     """The judge a command line names (``--judge``, ``--judge-base-url``, ``--no-cache``), else the ``[judge]``
     of ``evalnb.toml``, else None. A judge that cannot be built is a ConfigError (the run cannot start)."""
     if judge is not None:
-        from evalnb.judges.resolve import as_judge
+        from evalnb.judges._resolve import as_judge
 
         return as_judge(judge, cache=cache, base_url=base_url)
     cfg = load_config(start=start)

@@ -407,7 +407,7 @@ class ReferenceQueryError(EvalnbError):
 
 
 class RegexTimeout(EvalnbError):
-    """A regex search ran longer than its time bound (``evalnb.checks.text.regex_search``)."""
+    """A regex search ran longer than its time bound (``evalnb.checks._text.regex_search``)."""
 
     codes = CheckCode
     code = CheckCode.REGEX_TIMEOUT

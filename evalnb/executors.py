@@ -6,7 +6,7 @@
   run starts on it.
 
 An executor of your own is a class with ``async execute(job, todo, sink)``, registered with
-:func:`register_executor` (see :mod:`evalnb.running.executors`).
+:func:`register_executor` (see :mod:`evalnb.running._executors`).
 
 Example::
 
@@ -16,7 +16,10 @@ Example::
 
 from __future__ import annotations
 
-from evalnb.running.executors import Executor, Local, as_executor, register_executor
-from evalnb.running.ray_executor import Ray
+from evalnb._lazy import homes
+from evalnb.running._executors import Executor, Local, as_executor, register_executor
+from evalnb.running._ray_executor import Ray
 
 __all__ = ["Executor", "Local", "Ray", "as_executor", "register_executor"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

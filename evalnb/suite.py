@@ -27,7 +27,6 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 
 from evalnb._unicode import clean_data, is_cleaned
-from evalnb.formats.registry import is_format, names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,9 +64,13 @@ __all__ = [
 
 
 def _registered_format(name: str) -> str:
-    # A suite carries the name of the format it came from: a built-in one or one a module registered.
-    if not is_format(name):
-        raise ValueError(f"unknown format {name!r}; registered formats: {', '.join(names())}")
+    # A suite carries the name of the format it came from: a built-in one or one a module registered. The
+    # formats sit above the suite model, so their registry is reached through the slot evalnb/__init__.py fills.
+    from evalnb import _hooks
+
+    formats = _hooks.implementation("formats")
+    if not formats.is_format(name):
+        raise ValueError(f"unknown format {name!r}; registered formats: {', '.join(formats.names())}")
     return name
 
 

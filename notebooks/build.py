@@ -13,7 +13,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
 
-SETUP = '''\
+SETUP = """\
 import sys
 import tempfile
 from pathlib import Path
@@ -35,7 +35,7 @@ import evalnb
 # embedded once (not loaded from a CDN), so a notebook exported to HTML shows its figures offline.
 pio.renderers.default = "plotly_mimetype+notebook"
 pd.set_option("display.max_colwidth", 90)
-print("evalnb", evalnb.__version__, "| examples:", evalnb.examples.names(), "| writing to a temporary folder")'''
+print("evalnb", evalnb.__version__, "| examples:", evalnb.examples.names(), "| writing to a temporary folder")"""
 
 
 def md(text: str) -> nbformat.NotebookNode:
@@ -530,7 +530,9 @@ previous version's answer about the $40 allowance and the manager's approval, wh
 An answer that repeats the question scores high whatever it says. Its Coherence rewards surface structure.
 These blind spots are listed in `help(evalnb.judges.Heuristic)`.
 """),
-    code("""side.assign(gap=side["value_heuristic"] - side["value_people"]).sort_values("gap")[["case_id", "check", "value_people", "value_heuristic", "note"]]"""),
+    code(
+        """side.assign(gap=side["value_heuristic"] - side["value_people"]).sort_values("gap")[["case_id", "check", "value_people", "value_heuristic", "note"]]"""
+    ),
     md("""
 ## Re-scoring with another judge
 
@@ -585,8 +587,8 @@ grades, not on these labels: the 5,749 pairs of the STS Benchmark train split (`
 repository), each graded 0-5 by several annotators, placed on the rubric's levels. A level is a monotone
 function of the cosine, so the judge keeps its model's ranking; the facts of the expected response
 (`evalnb.judges.facts`: a number with its unit, a name, the yes or no) only cap the level at 2 when the answer
-contradicts one ("$60 a day" for "$40 a day"). The cuts ship as data in `evalnb/judges/calibration.json` and
-are not refitted at run time; `python -m evalnb.judges.fitting --check`
+contradicts one ("$60 a day" for "$40 a day"). The cuts ship as data in `evalnb/judges/offline/calibration.json`
+and are not refitted at run time; `python -m evalnb.judges.offline.fitting --check`
 confirms the file is a refit. Here are the project's `fit` pairs against the cuts: each dot a pair, the
 lines the cuts (Similarity's from people's STS grades, Relevance's from these labels).
 """),
@@ -594,11 +596,10 @@ lines the cuts (Similarity's from people's STS grades, Relevance's from these la
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from evalnb.judges.calibration import load
-from evalnb.judges.embedding import read
-from evalnb.judges.fitting import fit
+from evalnb.judges.offline import load_calibration, read
+from evalnb.judges.offline.fitting import fit
 
-calibration = load()
+calibration = load_calibration()
 assert fit(pairs).cuts == calibration.cuts  # the shipped cuts are a refit (STS train; the fit half)
 fig = make_subplots(rows=1, cols=2, subplot_titles=("Similarity (cuts from STS train)", "Relevance (cuts from the fit half)"))
 for col, check in enumerate(("Similarity", "Relevance"), start=1):

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import evalnb
-from evalnb.browser.data import ALL, case_ids, case_view
-from evalnb.browser.views import case_html, word_diff
+from evalnb.browser._data import ALL, case_ids, case_view
+from evalnb.browser._views import case_html, word_diff
 from evalnb.store import Store
 from evalnb.suite import Case, ExactMatchCheck, RegexCheck, RowsCheck, Suite, Turn
 
@@ -56,7 +56,7 @@ def result() -> evalnb.Result:
 
 def test_failures_are_the_failed_and_degraded_rows_with_what_was_said(result: evalnb.Result) -> None:
     f = result.failures()
-    assert list(f.columns) == list(evalnb.results.frames.FAILURE_COLUMNS)
+    assert list(f.columns) == list(evalnb.results._frames.FAILURE_COLUMNS)
     assert list(zip(f["case_id"], f["run"], f["turn"], f["check_id"], strict=True)) == [
         ("words", 0, 0, "ExactMatch"), ("words", 0, 0, "regex"), ("words", 1, 0, "ExactMatch"),
         ("words", 1, 0, "regex"), ("rows", 0, 0, "rows"), ("unordered", 0, 0, "rows"),

@@ -12,7 +12,7 @@ import pytest
 
 import evalnb
 from evalnb.data import connect
-from evalnb.data.cube import CubeModel
+from evalnb.data._cube import CubeModel
 from evalnb.errors import ReferenceQueryError
 from tests.support.examples import EXAMPLES
 

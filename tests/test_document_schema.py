@@ -12,8 +12,8 @@ import pytest
 import evalnb
 import evalnb.export
 from evalnb.errors import AgentError, TransientError
-from evalnb.export.codes import score_error_code, turn_error_code
-from evalnb.formats.dataset_json import STARTER, items_document, save_items
+from evalnb.export._codes import score_error_code, turn_error_code
+from evalnb.formats._dataset_json import STARTER, items_document, save_items
 from evalnb.suite import (
     Case,
     CustomCheck,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import evalnb
-from evalnb import examples
+from evalnb import _resources, examples
 from evalnb.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,9 +69,9 @@ def test_a_file_of_a_zipped_package_is_copied_once_into_the_cache(
     monkeypatch.setenv(examples.CACHE_ENV, str(tmp_path / "cache"))
     found = resources.files("zpkg").joinpath("suites", "s.toml")
     assert not isinstance(found, Path)  # a file inside the zip
-    path = examples.on_disk(found, "suites/s.toml")
+    path = _resources.on_disk(found, "suites/s.toml")
     assert path.is_relative_to(tmp_path / "cache" / "examples") and path.read_text() == 'name = "zipped"\n'
-    assert examples.on_disk(found, "suites/s.toml") == path  # the same copy the second time
+    assert _resources.on_disk(found, "suites/s.toml") == path  # the same copy the second time
     assert evalnb.load(path).name == "zipped"
     sys.modules.pop("zpkg", None)
 

@@ -9,8 +9,8 @@ import plotly.offline
 import pytest
 
 import evalnb
-from evalnb.demo.main import DemoOutcome, run_demo, write_scorecard
-from evalnb.export.html import plotly_script
+from evalnb.demo._main import DemoOutcome, run_demo, write_scorecard
+from evalnb.export._html import plotly_script
 from tests.support.browser import chromium_page
 from tests.test_plots import agent, make_suite
 

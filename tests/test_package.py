@@ -88,7 +88,7 @@ def test_the_version_is_written_once() -> None:
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "evalnb.__version__"}
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "evalnb._version.__version__"}
     assert re.fullmatch(r"\d+\.\d+\.\d+(\.dev\d+|rc\d+)?", evalnb.__version__)
     # the installed (editable) distribution reports the version the code defines
     assert importlib.metadata.version("evalnb") == evalnb.__version__

@@ -10,7 +10,7 @@ import pytest
 
 import evalnb
 from evalnb import plots
-from evalnb.plots import style
+from evalnb.plots import _style as style
 from evalnb.store import Store
 from evalnb.suite import (
     Case,

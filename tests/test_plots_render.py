@@ -14,7 +14,7 @@ import pytest
 
 import evalnb
 from evalnb import plots
-from evalnb.plots import style
+from evalnb.plots import _style as style
 from evalnb.store import Store
 from tests.support.browser import chromium, render_png
 from tests.test_plots import agent, make_suite, mixed_results

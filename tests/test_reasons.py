@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import evalnb
-from evalnb.checks.judged import NO_JUDGE_HINT, NO_JUDGE_REASON
+from evalnb.checks._judged import NO_JUDGE_HINT, NO_JUDGE_REASON
 from evalnb.cli import app
 from evalnb.suite import (
     Case,

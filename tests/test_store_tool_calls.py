@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 import evalnb
-from evalnb.results import TOOL_CALLS_COLUMNS
-from evalnb.store import SCHEMA_VERSION, Store
-from evalnb.store.schema import migrate
+from evalnb.results._frames import TOOL_CALLS_COLUMNS
+from evalnb.store import Store
+from evalnb.store._schema import SCHEMA_VERSION, migrate
 from evalnb.suite import Case, Suite, Turn
 
 CALLS = [

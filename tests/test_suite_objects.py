@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 import evalnb
 from evalnb import _gc
-from evalnb.running.case_run import Plans
+from evalnb.running._case_run import Plans
 from evalnb.suite import Case, ExactMatchCheck, Message, Suite, Turn
 
 

@@ -14,7 +14,7 @@ import pytest
 import evalnb
 import evalnb.export
 from evalnb.agents import OpenAIChat, Record, Replay, ToolCall
-from evalnb.results import TOOL_CALLS_COLUMNS
+from evalnb.results._frames import TOOL_CALLS_COLUMNS
 from tests.support.documents import assert_valid
 from tests.support.openai_server import OpenAIServer, Recorded, Reply
 
@@ -79,7 +79,7 @@ def test_a_document_without_allowlists_checks_no_tool_call() -> None:
         for scope in [item, *item.get("turns", [])]:
             scope.pop("allowed_tools", None)
             scope.pop("allowed_tools_mode", None)
-    suite = evalnb.formats.dataset_json.load_data(data)
+    suite = evalnb.formats._dataset_json.load_data(data)
     assert {t.allowed_tools for c in suite.cases for t in c.turns} == {None}
     result = evalnb.run(
         suite, lambda p: {"text": "x", "tool_calls": [{"tool": "anything_at-all"}]}, progress=False

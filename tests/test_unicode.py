@@ -17,7 +17,7 @@ import evalnb
 from evalnb._unicode import clean, clean_data
 from evalnb.agents import HTTP
 from evalnb.judges import OpenAIJudge
-from evalnb.results import RUNS_COLUMNS
+from evalnb.results._frames import RUNS_COLUMNS
 from tests.support.openai_server import OpenAIServer, Reply
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from evalnb._usercode import import_target, load_object, split_spec
-from evalnb.agents.spec import load_agent
+from evalnb.config import resolve_agent as load_agent
 from evalnb.errors import ConfigError
-from evalnb.judges.resolve import load_callable
+from evalnb.judges._resolve import load_callable
 
 
 def test_modules_and_dotted_attributes() -> None:

@@ -114,7 +114,7 @@ def test_the_wheel_holds_every_file_of_the_package(installed: dict[str, Path]) -
     assert shipped - names == set(), "files of evalnb/ missing from the wheel (pyproject.toml package-data)"
     for name in ("evalnb/examples/suites/knowledge-base.json", "evalnb/examples/labels/pairs.csv",
                  "evalnb/examples/kb/handbook.md", "evalnb/examples/foodmart/cube.yaml",
-                 "evalnb/examples/foodmart/build.py", "evalnb/judges/calibration.json"):  # fmt: skip
+                 "evalnb/examples/foodmart/build.py", "evalnb/judges/offline/calibration.json"):  # fmt: skip
         assert name in names
     assert not [n for n in names if n.endswith(".db")], (
         "the sample database is built on first use, not shipped"

@@ -2,7 +2,7 @@
 
 Adapters beyond plain callables (``Command``, ``OpenAIChat``, ``HTTP``, ``Record``, ``Replay``) are imported
 on first use. The agent types of ``evalnb.toml`` (``type = "command"``, ...) resolve through
-``evalnb.agents.types``; :func:`register_agent_type` adds one.
+``evalnb.agents._types``; :func:`register_agent_type` adds one.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from evalnb.agents.base import Agent, CallableAgent, Request, Response, ToolCall, as_agent, to_response
+from evalnb._lazy import homes
+from evalnb.agents._base import Agent, CallableAgent, Request, Response, ToolCall, as_agent, to_response
 
 __all__ = [
     "HTTP",
@@ -30,13 +31,13 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Command": "evalnb.agents.command",
-    "OpenAIChat": "evalnb.agents.openai_chat",
-    "HTTP": "evalnb.agents.http",
-    "Record": "evalnb.agents.record",
-    "Replay": "evalnb.agents.record",
-    "BuildContext": "evalnb.agents.types",
-    "register_agent_type": "evalnb.agents.types",
+    "Command": "evalnb.agents._command",
+    "OpenAIChat": "evalnb.agents._openai_chat",
+    "HTTP": "evalnb.agents._http",
+    "Record": "evalnb.agents._record",
+    "Replay": "evalnb.agents._record",
+    "BuildContext": "evalnb.agents._types",
+    "register_agent_type": "evalnb.agents._types",
 }
 
 
@@ -46,3 +47,6 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'evalnb.agents' has no attribute {name!r}")
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -1,9 +1,9 @@
 """The failure browser: ``result.explore()`` and ``comparison.explore()`` in a notebook.
 
-* :mod:`~evalnb.browser.data`: which cases a filter keeps, and one case x run x turn as the browser shows it;
-* :mod:`~evalnb.browser.views`: its HTML (prompt, expected and actual side by side with the difference marked,
+* :mod:`~evalnb.browser._data`: which cases a filter keeps, and one case x run x turn as the browser shows it;
+* :mod:`~evalnb.browser._views`: its HTML (prompt, expected and actual side by side with the difference marked,
   the checks, the rows with the mismatched ones marked; both versions of a comparison side by side);
-* :mod:`~evalnb.browser.widgets`: the ipywidgets around them (the ``notebooks`` extra), imported on first use.
+* :mod:`~evalnb.browser._widgets`: the ipywidgets around them (the ``notebooks`` extra), imported on first use.
 
 Example::
 
@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
+from evalnb._lazy import homes
+
 if TYPE_CHECKING:
     from evalnb.comparison import Comparison
     from evalnb.results import Result
@@ -23,19 +25,22 @@ if TYPE_CHECKING:
 __all__ = ["explore_comparison", "explore_result"]
 
 
-def _widgets() -> Any:
+def _loaded_widgets() -> Any:
     if importlib.util.find_spec("ipywidgets") is None:
         raise ImportError('the failure browser needs ipywidgets: pip install "evalnb[notebooks]"')
-    from evalnb.browser import widgets
+    from evalnb.browser import _widgets as widgets
 
     return widgets
 
 
 def explore_result(result: Result) -> Any:
     """The browser of one Result (what ``result.explore()`` returns)."""
-    return _widgets().ResultBrowser(result)
+    return _loaded_widgets().ResultBrowser(result)
 
 
 def explore_comparison(comparison: Comparison, a: Result, b: Result) -> Any:
     """The browser of a comparison of the Results ``a`` and ``b`` (what ``comparison.explore()`` returns)."""
-    return _widgets().ComparisonBrowser(comparison, a, b)
+    return _loaded_widgets().ComparisonBrowser(comparison, a, b)
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -1,10 +1,10 @@
 """The chat-completions client that judges and the ``OpenAIChat`` agent share, in its parts:
 
-* :mod:`evalnb.chat.client`: :class:`ChatClient` (OpenAI, Azure OpenAI and compatible servers), retries with
+* :mod:`evalnb.chat._client`: :class:`ChatClient` (OpenAI, Azure OpenAI and compatible servers), retries with
   backoff, ``Retry-After``, secrets kept out of messages;
-* :mod:`evalnb.chat.limiter`: the adaptive (AIMD) concurrency limit per endpoint;
-* :mod:`evalnb.chat.session`: one ``aiohttp`` session per event loop;
-* :mod:`evalnb.chat.net`: what every HTTP caller shares: ``Retry-After`` parsing, the start-up probe, safe URLs.
+* :mod:`evalnb.chat._limiter`: the adaptive (AIMD) concurrency limit per endpoint;
+* :mod:`evalnb.chat._session`: one ``aiohttp`` session per event loop;
+* :mod:`evalnb.chat._net`: what every HTTP caller shares: ``Retry-After`` parsing, the start-up probe, safe URLs.
 
 Importing it stays light: aiohttp is imported by the first call.
 
@@ -16,22 +16,10 @@ Example::
 
 from __future__ import annotations
 
-from evalnb.chat.client import ChatClient, ChatReply
-from evalnb.chat.limiter import AIMDLimiter, limiter_for
-from evalnb.chat.net import PREFLIGHT_TIMEOUT, parse_retry_after, probe, require_reachable, safe_url
-from evalnb.chat.session import aclose
+from evalnb._lazy import homes
+from evalnb.chat._client import ChatClient, ChatReply
 from evalnb.errors import ChatError
 
-__all__ = [
-    "PREFLIGHT_TIMEOUT",
-    "AIMDLimiter",
-    "ChatClient",
-    "ChatError",
-    "ChatReply",
-    "aclose",
-    "limiter_for",
-    "parse_retry_after",
-    "probe",
-    "require_reachable",
-    "safe_url",
-]
+__all__ = ["ChatClient", "ChatError", "ChatReply"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

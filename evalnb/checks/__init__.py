@@ -6,13 +6,10 @@ refusal, insight), ``rows`` (row comparison), ``judged`` (llm_judge and the 1-5 
 with :func:`check` (the built-ins' signature) or :func:`register` (the short form).
 """
 
-from evalnb._lazy import submodule
-from evalnb.checks.registry import (
+from evalnb._lazy import home, homes, submodule
+from evalnb.checks._registry import (
     CheckContext,
-    CheckDef,
-    Offload,
     Score,
-    builtin,
     check,
     get,
     known,
@@ -22,10 +19,7 @@ from evalnb.checks.registry import (
 
 __all__ = [
     "CheckContext",
-    "CheckDef",
-    "Offload",
     "Score",
-    "builtin",
     "check",
     "citation_count",
     "compare_rows",
@@ -40,10 +34,10 @@ __all__ = [
 # The building blocks notebooks call directly (api contract), loaded when first asked for: the row comparison
 # needs numpy and pandas, which `import evalnb` must not pay for.
 _BLOCKS = {
-    "compare_rows": "evalnb.checks.rows",
-    "exact_match": "evalnb.checks.text",
-    "partial_match_f1": "evalnb.checks.text",
-    "citation_count": "evalnb.checks.text",
+    "compare_rows": "evalnb.checks._rows",
+    "exact_match": "evalnb.checks._text",
+    "partial_match_f1": "evalnb.checks._text",
+    "citation_count": "evalnb.checks._text",
 }
 
 
@@ -51,5 +45,8 @@ def __getattr__(name: str) -> object:
     if name in _BLOCKS:
         import importlib
 
-        return getattr(importlib.import_module(_BLOCKS[name]), name)
+        return home(__name__, getattr(importlib.import_module(_BLOCKS[name]), name))  # its public home
     return submodule(__name__, name)  # evalnb.checks.scales ... after `import evalnb` alone
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -150,7 +150,7 @@ def higher_is_better(check: str) -> bool:
         higher_is_better("Relevance")
         # True
     """
-    from evalnb.checks.registry import user_definition
+    from evalnb.checks._registry import user_definition
 
     name = check.split("#", 1)[0]
     for key in (check, name):

@@ -1,8 +1,8 @@
 """The ``evalnb`` command line: one typer command per verb, each a thin layer over the public API.
 
-``app`` (:mod:`~evalnb.cli.app`) and its commands by area: :mod:`~evalnb.cli.run` (``run``),
-:mod:`~evalnb.cli.suites` (``validate``, ``init``, ``upgrade``, ``schema``), :mod:`~evalnb.cli.history`
-(``report``, ``compare``, ``trend``), :mod:`~evalnb.cli.demo` (``demo``). A command parses its options, calls the
+``app`` (:mod:`~evalnb.cli._app`) and its commands by area: :mod:`~evalnb.cli._run` (``run``),
+:mod:`~evalnb.cli._suites` (``validate``, ``init``, ``upgrade``, ``schema``), :mod:`~evalnb.cli._history`
+(``report``, ``compare``, ``trend``), :mod:`~evalnb.cli._demo` (``demo``). A command parses its options, calls the
 public API, prints, and sets the exit code; no logic lives only here.
 
 Exit codes (api contract): 0 all passed, 1 a check failed or a case was degraded, 2 the run could not start.
@@ -12,14 +12,15 @@ from __future__ import annotations
 
 # Each module registers its commands on the app; the order here is the order of `evalnb --help`.
 # isort: off
-from evalnb.cli import run, suites, history, demo
+from evalnb._lazy import homes
+from evalnb.cli import _run, _suites, _history, _demo
 
 # isort: on
-from evalnb.cli.app import app, expand_greedy
+from evalnb.cli._app import app, expand_greedy
 
-__all__ = ["app", "expand_greedy", "main"]
+__all__ = ["app", "main"]
 
-_COMMANDS = (run, suites, history, demo)
+_COMMANDS = (_run, _suites, _history, _demo)
 
 
 def main() -> None:
@@ -27,3 +28,6 @@ def main() -> None:
     import sys
 
     app(args=expand_greedy(sys.argv[1:]), prog_name="evalnb")
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

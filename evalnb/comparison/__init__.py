@@ -13,7 +13,10 @@ Example::
     evalnb.power(baseline, drop=0.05).report()
 """
 
-from evalnb.comparison.core import Comparison, Comparisons, compare, gate
-from evalnb.comparison.planning import PowerPlan, power
+from evalnb._lazy import homes
+from evalnb.comparison._core import Comparison, Comparisons, compare, gate
+from evalnb.comparison._planning import PowerPlan, power
 
 __all__ = ["Comparison", "Comparisons", "PowerPlan", "compare", "gate", "power"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -75,7 +75,7 @@ def _row(
     name: str, a: pd.Series, b: pd.Series, *, margin: float | None, confidence: float, draws: int, seed: int
 ) -> dict[str, Any] | None:
 
-    from evalnb.comparison.stats import SignFlip
+    from evalnb.comparison._stats import SignFlip
 
     both = a.dropna().index.intersection(b.dropna().index)
     if not len(both):
@@ -126,7 +126,7 @@ def _finite(v: float) -> float:
 
 def _lower_ratio(ya: np.ndarray, yb: np.ndarray, alpha: float) -> float:
     """The one-sided lower confidence bound of mean b / mean a (Fieller's, by the normal approximation)."""
-    from evalnb.comparison.stats import norm_isf
+    from evalnb.comparison._stats import norm_isf
 
     n = len(ya)
     if n < 2 or ya.mean() <= 0:
@@ -189,8 +189,8 @@ def spend_rows(
 
     The ``cost`` row is there whenever both sides priced their calls; the ``latency`` row with a latency margin
     or beside a cost row (a comparison of what versions cost); otherwise latency is one line of the report."""
-    from evalnb.comparison.verdicts import CHECK_COLUMNS
-    from evalnb.results.frames import make_frame
+    from evalnb.comparison._verdicts import CHECK_COLUMNS
+    from evalnb.results._frames import make_frame
 
     pa, pb = per_case(a), per_case(b)
     if pa is None or pb is None:

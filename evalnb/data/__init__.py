@@ -2,14 +2,14 @@
 
 A cube case may give its expected rows as a ``referenceQuery`` that runs live against the data the caller
 connects (cube spec: drift-proof ground truth). :func:`open_source` turns the ``data`` argument of
-``evalnb.run`` into a :class:`Source` (:mod:`evalnb.data.sources`: SQLite or DuckDB files told apart by their
+``evalnb.run`` into a :class:`Source` (:mod:`evalnb.data._sources`: SQLite or DuckDB files told apart by their
 header, SQLAlchemy URLs and engines, mappings of DataFrames).
 
 The SQL form of a reference query runs as written, if it only reads: one ``SELECT`` or ``WITH`` statement,
 checked before it runs, on a connection that cannot write (:mod:`evalnb.data._readonly`; docs/cube-yaml.md,
 "Reference queries only read"); anything else is a ``ReferenceQueryError`` with the code ``READ_ONLY_QUERY``.
 The structured form (``measures``, ``rows`` levels,
-``filters``) is translated to SQL through a :class:`CubeModel` (:mod:`evalnb.data.cube`), a small YAML file
+``filters``) is translated to SQL through a :class:`CubeModel` (:mod:`evalnb.data._cube`), a small YAML file
 that maps measure names to aggregate expressions and levels to columns and joins; it is found next to the
 database file (``cube.yaml`` or ``<stem>.cube.yaml``) or given with ``cube=``. The structured form::
 
@@ -19,16 +19,17 @@ database file (``cube.yaml`` or ``<stem>.cube.yaml``) or given with ``cube=``. T
       filters:
         - {level: State, equals: CA}                  # also: in: [..], notIn: [..], op: ">=", value: ..
 
-The translation (:mod:`evalnb.data.sql`) binds every filter value as a parameter, never as SQL text. Its
+The translation (:mod:`evalnb.data._sql`) binds every filter value as a parameter, never as SQL text. Its
 result columns are named as the query writes the names ("Product Family", "Store Sales"), which the row
 comparison matches to ``productFamily`` / ``storeSales`` by key normalisation.
 """
 
 from __future__ import annotations
 
-from evalnb.data.cube import CubeModel, Level, Measure
-from evalnb.data.sources import Source, connect, detect_file, open_source, reference_checks
-from evalnb.data.sql import Statement
+from evalnb._lazy import homes
+from evalnb.data._cube import CubeModel, Level, Measure
+from evalnb.data._sources import Source, connect, detect_file, open_source, reference_checks
+from evalnb.data._sql import Statement
 from evalnb.errors import ReferenceQueryError
 
 __all__ = [
@@ -43,3 +44,5 @@ __all__ = [
     "open_source",
     "reference_checks",
 ]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

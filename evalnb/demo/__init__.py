@@ -9,18 +9,21 @@ Nothing here needs an API key or a server::
 asked for Store Sales); it plays "the previous model version" in comparisons.
 
 The other demo agents: :mod:`evalnb.demo.kb` (an offline knowledge-base assistant for the JSON dataset) and
-:mod:`evalnb.demo.task_agent` (a command-line task agent for the TOML suite). :mod:`evalnb.demo.main` is the
+:mod:`evalnb.demo.task_agent` (a command-line task agent for the TOML suite). :mod:`evalnb.demo._main` is the
 ``evalnb demo`` job that runs all three suites in two versions and compares them.
 """
 
 from __future__ import annotations
 
-from evalnb._lazy import submodule
+from evalnb._lazy import homes, submodule
+from evalnb.demo._sample import foodmart_db, sample_dir, suite_path
 from evalnb.demo.analytics import FoodMartAgent
-from evalnb.demo.sample import foodmart_db, sample_dir, suite_path
 
 __all__ = ["FoodMartAgent", "foodmart_db", "sample_dir", "suite_path"]
 
 
 def __getattr__(name: str) -> object:
     return submodule(__name__, name)  # evalnb.demo.kb, evalnb.demo.task_agent after `import evalnb` alone
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

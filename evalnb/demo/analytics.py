@@ -22,9 +22,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from evalnb.agents.base import Request, Response
+from evalnb.agents._base import Request, Response
 from evalnb.data import CubeModel, Level, Measure, Statement
-from evalnb.demo.sample import foodmart_db
+from evalnb.demo._sample import foodmart_db
 
 __all__ = ["FoodMartAgent", "analyst"]
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from evalnb._text import STOP_WORDS, is_content, sentences, word_set, words
-from evalnb.agents.base import Request, Response
+from evalnb.agents._base import Request, Response
 
 __all__ = ["KBAssistant", "Section", "handbook_path"]
 

@@ -35,7 +35,7 @@ from evalnb._text import FUNCTION_WORDS, PLAIN_WORD, content_words, sentences
 from evalnb.errors import AgentError
 
 if TYPE_CHECKING:
-    from evalnb.agents.command import Command
+    from evalnb.agents._command import Command
 
 __all__ = ["CAPITALS", "command", "main", "solve"]
 
@@ -167,7 +167,7 @@ def command(*, flaw: bool = False, **options: Any) -> Command:
 
         result = evalnb.run(evalnb.examples.path("tasks"), command(), judge="heuristic", runs=1)
     """
-    from evalnb.agents.command import Command
+    from evalnb.agents._command import Command
 
     root = Path(__file__).resolve().parents[2]  # the import root holding evalnb/ (code, not data)
     argv = [sys.executable, "-m", "evalnb.demo.task_agent", *(["--flaw"] if flaw else [])]

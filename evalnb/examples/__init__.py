@@ -16,19 +16,20 @@ The shipped files: ``suites/`` (the example suites), ``kb/handbook.md`` (the han
 answers from), ``labels/`` (the labelled judged pairs the offline judges are calibrated and measured on) and
 ``foodmart/`` (the sample's build script and cube model).
 
-In the layers of the package this sits beside ``formats``: it uses only ``formats`` (to load a suite) and the
-standard library, and ``judges`` and ``demo`` read their files here.
+In the layers of the package (docs/architecture.md) this sits just above ``formats``, which it uses to load a
+suite. The files themselves are read through ``evalnb._resources`` (below every layer), so that the judges, the
+data sources and the demo find them without importing this package.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from importlib import resources
-from importlib.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalnb._lazy import homes
+from evalnb._resources import CACHE_ENV, cache_dir, resource, writable
 from evalnb.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -42,10 +43,6 @@ _SUITES = {
     "foodmart-sales": "suites/foodmart-sales.eval.yaml",
     "tasks": "suites/tasks.toml",
 }
-
-CACHE_ENV = "EVALNB_CACHE_DIR"
-"""The environment variable that names evalnb's cache folder (default ``$XDG_CACHE_HOME/evalnb`` or
-``~/.cache/evalnb``)."""
 
 
 def names() -> tuple[str, ...]:
@@ -99,75 +96,6 @@ def load(name: str) -> Suite:
     return load_suite(path(name))
 
 
-def resource(relative: str) -> Path:
-    """Any shipped file (``"kb/handbook.md"``, ``"labels/pairs.csv"``), as a path on disk.
-
-    Raises:
-        ConfigError: ``MISSING_FIELD`` when the package holds no such file (an installation that lost its
-            package data).
-
-    Example::
-
-        evalnb.examples.resource("kb/handbook.md").read_text()[:30]
-    """
-    found = resources.files(__name__)
-    for part in relative.split("/"):  # one part at a time: Traversable.joinpath takes one on Python 3.10
-        found = found.joinpath(part)
-    if not found.is_file():
-        raise ConfigError(
-            f"evalnb's package data lacks {relative} (looked in {found}); reinstall evalnb",
-            code="MISSING_FIELD",
-        )
-    return on_disk(found, relative)
-
-
-def on_disk(found: Traversable, relative: str) -> Path:
-    """A shipped file as a path that stays valid: itself when the package is a folder, else (a zipped package)
-    a copy in the cache folder, written once per evalnb version (``importlib.resources.as_file`` would give a
-    temporary copy that is gone when its context ends)."""
-    if isinstance(found, Path):
-        return found
-    from evalnb import __version__
-    from evalnb._files import atomic_write
-
-    data = found.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()[:12]
-    target = cache_dir() / "examples" / f"{__version__}-{digest}" / relative
-    if not target.is_file():
-        _writable(target.parent)
-        atomic_write(target, data)
-    return target
-
-
-def cache_dir() -> Path:
-    """evalnb's cache folder: ``$EVALNB_CACHE_DIR``, else ``$XDG_CACHE_HOME/evalnb``, else ``~/.cache/evalnb``
-    (``%LOCALAPPDATA%\\evalnb\\Cache`` on Windows). Nothing is created here until something is cached.
-
-    Example::
-
-        evalnb.examples.cache_dir()
-        # PosixPath('/home/me/.cache/evalnb')
-    """
-    own = os.environ.get(CACHE_ENV)
-    if own:
-        return Path(own).expanduser()
-    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
-        return Path(os.environ["LOCALAPPDATA"]) / "evalnb" / "Cache"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "evalnb"
-
-
-def _writable(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot create the cache folder {folder}: {exc.strerror or exc}; set ${CACHE_ENV} to a folder "
-            "evalnb may write",
-            code="INVALID_VALUE",
-        ) from exc
-
-
 def foodmart_db(*, rebuild: bool = False) -> Path:
     """The FoodMart sample database (SQLite), built on first use (about a second) into the cache folder.
 
@@ -197,9 +125,12 @@ def foodmart_db(*, rebuild: bool = False) -> Path:
     target = folder / "foodmart.db"
     if not rebuild and target.is_file() and (folder / "cube.yaml").is_file():
         return target
-    _writable(folder)
+    writable(folder)
     if not (folder / "cube.yaml").is_file() or (folder / "cube.yaml").read_bytes() != cube:
         atomic_write(folder / "cube.yaml", cube)
     build = importlib.import_module("evalnb.examples.foodmart.build")
     build.build(target)
     return target
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

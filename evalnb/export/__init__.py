@@ -1,10 +1,10 @@
 """Scorecards to hand to colleagues: one self-contained HTML page, an Excel workbook, CSV files, versioned JSON,
 and, for JSON datasets, the output document of the published dataset schema (read back with ``read_results``).
 
-One module per output: :mod:`~evalnb.export.html`, :mod:`~evalnb.export.excel`, :mod:`~evalnb.export.csv`,
-:mod:`~evalnb.export.document` (the dataset output document), :mod:`~evalnb.export.comparison_page` (the page
-``evalnb compare --html`` writes), :mod:`~evalnb.export.reading` (reading results
-back) and :mod:`~evalnb.export.writers` (the format by file extension). Every file is written atomically.
+One module per output: :mod:`~evalnb.export._html`, :mod:`~evalnb.export._excel`, :mod:`~evalnb.export._csv`,
+:mod:`~evalnb.export._document` (the dataset output document), :mod:`~evalnb.export._comparison_page` (the page
+``evalnb compare --html`` writes), :mod:`~evalnb.export._reading` (reading results
+back) and :mod:`~evalnb.export._writers` (the format by file extension). Every file is written atomically.
 The exports build on :mod:`evalnb.results`, never the other way round.
 
 Example::
@@ -17,15 +17,16 @@ Example::
 
 from __future__ import annotations
 
-from evalnb.export import comparison_page as _comparison_page  # noqa: F401  (registers the comparison page)
-from evalnb.export.csv import to_csv
-from evalnb.export.document import DOCUMENT_SCHEMA_VERSION, to_document
-from evalnb.export.excel import to_excel
-from evalnb.export.html import to_html
-from evalnb.export.junit import junit_xml, to_junit
-from evalnb.export.reading import read_results
-from evalnb.export.summary import gate_markdown, summary_markdown, to_summary
-from evalnb.export.writers import write
+from evalnb._lazy import homes
+from evalnb.export import _comparison_page  # noqa: F401  (registers the comparison page)
+from evalnb.export._csv import to_csv
+from evalnb.export._document import DOCUMENT_SCHEMA_VERSION, to_document
+from evalnb.export._excel import to_excel
+from evalnb.export._html import to_html
+from evalnb.export._junit import junit_xml, to_junit
+from evalnb.export._reading import read_results
+from evalnb.export._summary import gate_markdown, summary_markdown, to_summary
+from evalnb.export._writers import write
 
 __all__ = [
     "DOCUMENT_SCHEMA_VERSION",
@@ -41,3 +42,5 @@ __all__ = [
     "to_summary",
     "write",
 ]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
 from evalnb._files import atomic_write
+from evalnb._lazy import homes
 from evalnb._unicode import clean_data, cleaned_already, may_hold_surrogates
 from evalnb.errors import ConfigCode, ConfigError, SuiteError
-from evalnb.formats.registry import (
+from evalnb.formats._registry import (
     Format,
     Sniff,
     Text,
@@ -73,7 +74,7 @@ def __getattr__(name: str) -> Any:
     if name == "FORMATS":
         return names()
     if name == "from_frame":  # imported when first asked: `import evalnb` does not load the table format
-        from evalnb.formats.tables import from_frame
+        from evalnb.formats._tables import from_frame
 
         return from_frame
     raise AttributeError(f"module 'evalnb.formats' has no attribute {name!r}")
@@ -396,3 +397,6 @@ def json_schema(format: str) -> dict[str, Any]:
     if fmt is None:
         raise ValueError(f"unknown format {format!r}; expected one of {', '.join(names())}")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **fmt.schema()}
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -5,9 +5,9 @@
 * :class:`CallableJudge`: any function ``f(prompt) -> str``;
 * :class:`Heuristic`: an offline judge from word statistics, labelled ``heuristic (not an LLM)``;
 * :class:`EmbeddingJudge`: an offline judge of Similarity and Relevance from wordllama sentence embeddings
-  (the ``offline-judge`` extra; Similarity also reads the expected response's facts, :mod:`.facts`),
-  calibrated on labelled pairs, labelled ``embedding (wordllama, not an LLM)``; it hands the other checks to
-  the heuristic;
+  (the ``offline-judge`` extra; Similarity also reads the expected response's facts), calibrated on labelled
+  pairs, labelled ``embedding (wordllama, not an LLM)``; it hands the other checks to the heuristic. Both, and
+  how they are measured against labelled pairs, live in :mod:`evalnb.judges.offline`;
 * :func:`as_judge`: strings (``"openai:gpt-4o-mini"``, ``"heuristic"``, ``"module:function"``), callables
   and judge objects into a Judge; :func:`register_judge_string` adds a string;
 * `evaluate`: one judged check on one response (``evalnb.rescore`` judges a Result again, without the
@@ -22,14 +22,14 @@ Example::
 
 from __future__ import annotations
 
-from evalnb._lazy import submodule
-from evalnb.judges.agreement import agreement
-from evalnb.judges.base import CallableJudge, Judge, JudgeCache, JudgeReply
-from evalnb.judges.embedding import EmbeddingJudge
-from evalnb.judges.heuristic import Heuristic
-from evalnb.judges.openai import OpenAIJudge
-from evalnb.judges.resolve import JudgeOptions, as_judge, register_judge_string
-from evalnb.judges.scoring import evaluate
+from evalnb._lazy import homes, submodule
+from evalnb.judges._agreement import agreement
+from evalnb.judges._base import CallableJudge, Judge, JudgeCache, JudgeReply
+from evalnb.judges._openai import OpenAIJudge
+from evalnb.judges._resolve import JudgeOptions, as_judge, register_judge_string
+from evalnb.judges._scoring import evaluate
+from evalnb.judges.offline._embedding import EmbeddingJudge
+from evalnb.judges.offline._heuristic import Heuristic
 
 __all__ = [
     "CallableJudge",
@@ -49,15 +49,19 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     # Deprecated: ``rescore`` moved beside ``run`` (``evalnb.rescore``); the old names keep working with a
-    # warning. Looked up by name, not imported: running uses the judges, the judges do not use running.
+    # warning. Running sits above the judges: reached through the slots evalnb/__init__.py fills.
     if name in ("rescore", "rescore_async"):
-        import importlib
         import warnings
+
+        from evalnb import _hooks
 
         warnings.warn(
             f"evalnb.judges.{name} moved: use evalnb.{name.replace('_async', '')} (or evalnb.running.{name})",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(importlib.import_module("evalnb.running"), name)
+        return _hooks.implementation(name)
     return submodule(__name__, name)  # evalnb.judges.labels ... after `import evalnb` alone
+
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -15,10 +15,13 @@ Example::
 
 from __future__ import annotations
 
+from evalnb._lazy import homes
+from evalnb.plots._agreement import agreement
+from evalnb.plots._compare import compare
+from evalnb.plots._results import categories, scorecard
 from evalnb.plots._tradeoff import tradeoff
-from evalnb.plots.agreement import agreement
-from evalnb.plots.compare import compare
-from evalnb.plots.results import categories, scorecard
-from evalnb.plots.trend import trend
+from evalnb.plots._trend import trend
 
 __all__ = ["agreement", "categories", "compare", "scorecard", "tradeoff", "trend"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

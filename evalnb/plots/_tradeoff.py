@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from evalnb.plots.style import esc, missing, plotly_go
+from evalnb.plots._style import esc, missing, plotly_go
 
 if TYPE_CHECKING:
     import pandas as pd

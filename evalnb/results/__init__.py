@@ -1,10 +1,10 @@
-"""Results: what a run returns (:class:`Result`), its documented frame shapes, and where it can be written.
+"""Results: what a run returns (:class:`Result`); its frames' shapes are documented in docs/results.md.
 
-* :mod:`~evalnb.results.frames`: the columns, order and dtypes of ``runs``, ``scores``, ``cases``,
+* :mod:`~evalnb.results._frames`: the columns, order and dtypes of ``runs``, ``scores``, ``cases``,
   ``mismatches`` and ``tool_calls``, and the typed frames built from rows;
-* :mod:`~evalnb.results.result`: :class:`Result`, whose views are derived from its frames;
-* :mod:`~evalnb.results.report`: the summary, category view, text report and notebook scorecard;
-* :mod:`~evalnb.results.files`: the versioned JSON of a Result;
+* :mod:`~evalnb.results._result`: :class:`Result`, whose views are derived from its frames;
+* :mod:`~evalnb.results._report`: the summary, category view, text report and notebook scorecard;
+* :mod:`~evalnb.results._files`: the versioned JSON of a Result;
 * :mod:`~evalnb.results.outputs`: the registry of writers (HTML, Excel, CSV ... from ``evalnb.export``).
 
 Example::
@@ -16,32 +16,9 @@ Example::
 
 from __future__ import annotations
 
-from evalnb.results.files import SCHEMA_VERSION
-from evalnb.results.frames import (
-    CASES_COLUMNS,
-    MISMATCH_COLUMNS,
-    RUNS_COLUMNS,
-    SCORES_COLUMNS,
-    TOOL_CALLS_COLUMNS,
-    conform,
-    frame_from_tuples,
-    make_frame,
-    mismatch_value,
-)
-from evalnb.results.result import Result
-from evalnb.scoring import STATUSES
+from evalnb._lazy import homes
+from evalnb.results._result import Result
 
-__all__ = [
-    "CASES_COLUMNS",
-    "MISMATCH_COLUMNS",
-    "RUNS_COLUMNS",
-    "SCHEMA_VERSION",
-    "SCORES_COLUMNS",
-    "STATUSES",
-    "TOOL_CALLS_COLUMNS",
-    "Result",
-    "conform",
-    "frame_from_tuples",
-    "make_frame",
-    "mismatch_value",
-]
+__all__ = ["Result"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

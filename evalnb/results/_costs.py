@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalnb.results.result import Result
+    from evalnb.results._result import Result
 
 __all__ = ["COSTS_COLUMNS", "CostTotals", "costs", "totals"]
 
@@ -76,7 +76,7 @@ def costs(result: Result) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from evalnb.results.frames import make_frame
+    from evalnb.results._frames import make_frame
 
     ran, passed = _case_counts(result)
     rows: list[dict[str, Any]] = []

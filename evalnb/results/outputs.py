@@ -15,7 +15,6 @@ Example::
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,9 +25,6 @@ Writer = Callable[..., Path]  # fn(result, path, **options)
 _WRITERS: dict[str, Writer] = {}
 _SUFFIXES: dict[str, str] = {}
 
-# The package whose import registers the built-in writers (loaded on first use: exporting needs plotly,
-# openpyxl and friends, which `import evalnb` must not pay for).
-_PROVIDERS = ("evalnb.export",)
 _loaded = False
 
 
@@ -45,10 +41,14 @@ def register_writer(kind: str, *, suffixes: tuple[str, ...] = ()) -> Callable[[W
 
 
 def _load() -> None:
+    # The package whose import registers the built-in writers (evalnb.export, above results) is the slot
+    # "writers" of evalnb._hooks, loaded on first use: exporting needs plotly, openpyxl and friends, which
+    # `import evalnb` must not pay for.
     global _loaded
     if not _loaded:
-        for name in _PROVIDERS:
-            importlib.import_module(name)
+        from evalnb import _hooks
+
+        _hooks.implementation("writers")
         _loaded = True
 
 

@@ -27,7 +27,7 @@ from evalnb._costs import usage_of
 from evalnb.errors import ConfigError
 
 if TYPE_CHECKING:
-    from evalnb.running.records import CaseRunRecord
+    from evalnb.results._records import CaseRunRecord
 
 __all__ = ["Budget", "BudgetRule", "Spend", "check_budget", "record_spend"]
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from evalnb.running.records import CaseRunRecord
+    from evalnb.results._records import CaseRunRecord
 
 __all__ = ["StopRule", "Stops"]
 

@@ -1,10 +1,10 @@
 """Saved runs per version: a history to compare and trend (SQLAlchemy Core; a SQLite file by default).
 
-* :mod:`~evalnb.store.schema`: the tables, their migrations and the per-run statistics trends read;
-* :mod:`~evalnb.store.codec`: rows between frames, records and tables;
-* :mod:`~evalnb.store.store`: :class:`Store` (save, load, runs, delete, trend, compare), with
-  :mod:`~evalnb.store.listing` (the runs listing) and :mod:`~evalnb.store.trend` (trends) beside it;
-* :mod:`~evalnb.store.recorder`: :class:`StoreRecorder`, the writer ``evalnb.run(store=...)`` records into.
+* :mod:`~evalnb.store._schema`: the tables, their migrations and the per-run statistics trends read;
+* :mod:`~evalnb.store._codec`: rows between frames, records and tables;
+* :mod:`~evalnb.store._store`: :class:`Store` (save, load, runs, delete, trend, compare), with
+  :mod:`~evalnb.store._listing` (the runs listing) and :mod:`~evalnb.comparison._trend` (trends) beside it;
+* :mod:`~evalnb.store._recorder`: :class:`StoreRecorder`, the writer ``evalnb.run(store=...)`` records into.
 
 Example::
 
@@ -17,8 +17,9 @@ Example::
 
 from __future__ import annotations
 
-from evalnb.store.recorder import StoreRecorder
-from evalnb.store.schema import SCHEMA_VERSION
-from evalnb.store.store import DEFAULT_PATH, Store, as_store
+from evalnb._lazy import homes
+from evalnb.store._store import Store
 
-__all__ = ["DEFAULT_PATH", "SCHEMA_VERSION", "Store", "StoreRecorder", "as_store"]
+__all__ = ["Store"]
+
+homes(__name__, globals(), __all__)  # reprs and docs name the public path

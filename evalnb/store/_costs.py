@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalnb.store.store import Store
+    from evalnb.store._store import Store
 
 __all__ = ["STORE_COSTS_COLUMNS", "costs"]
 
@@ -53,7 +53,7 @@ def costs(store: Store, suite: str, *, include_incomplete: bool = False) -> pd.D
     import pandas as pd
     from sqlalchemy import func, select
 
-    from evalnb.results.frames import make_frame
+    from evalnb.results._frames import make_frame
 
     r, rows, scores = store._t["runs"], store._t["run_rows"], store._t["scores"]
     q = select(r.c.id, r.c.run_id, r.c.version).where(r.c.suite == suite).order_by(r.c.id)

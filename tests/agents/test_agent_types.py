@@ -19,7 +19,7 @@ from types import ModuleType
 import pytest
 
 from evalnb.agents import HTTP, Command, OpenAIChat
-from evalnb.agents.types import agent_type, agent_type_names, unregister_agent_type
+from evalnb.agents._types import agent_type, agent_type_names, unregister_agent_type
 from evalnb.config import Config, load_config
 from evalnb.errors import ConfigError
 
@@ -30,7 +30,7 @@ TOY_TYPE = '''
 
 from pydantic import BaseModel, Field
 
-from evalnb.agents.types import register_agent_type
+from evalnb.agents._types import register_agent_type
 
 
 class ShoutOptions(BaseModel):

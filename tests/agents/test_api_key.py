@@ -13,7 +13,7 @@ import evalnb
 from evalnb.agents import OpenAIChat, Record, Request
 from evalnb.config import Config
 from evalnb.errors import AgentError, ConfigError
-from evalnb.export.junit import to_junit
+from evalnb.export._junit import to_junit
 from evalnb.judges import OpenAIJudge
 from evalnb.suite import Case, ExactMatchCheck, JudgedMetricCheck, Suite, Turn
 from tests.support.openai_server import OpenAIServer, Reply

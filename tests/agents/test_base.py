@@ -1,5 +1,5 @@
 """What callables answer: fields of the wrong type degrade the run naming the field; numpy integers are exit
-codes (evalnb/agents/base.py)."""
+codes (evalnb/agents/_base.py)."""
 
 from __future__ import annotations
 

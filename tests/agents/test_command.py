@@ -12,7 +12,7 @@ import pytest
 
 import evalnb
 from evalnb.agents import Request, Response
-from evalnb.agents.command import Command
+from evalnb.agents._command import Command
 from evalnb.errors import AgentError, ConfigError
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"

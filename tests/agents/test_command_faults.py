@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import evalnb
-from evalnb.agents.command import Command
+from evalnb.agents._command import Command
 from evalnb.suite import Case, RegexCheck, Suite, Turn
 from tests.agents.test_command import pid_gone
 

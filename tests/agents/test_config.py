@@ -10,7 +10,6 @@ import pytest
 
 from evalnb._costs import Price
 from evalnb.agents import HTTP, Command, OpenAIChat, Record, Request
-from evalnb.agents.spec import load_agent
 from evalnb.config import (
     Config,
     agents_from_specs,
@@ -95,7 +94,7 @@ async def test_command_from_config_runs(project: Path, tmp_path: Path) -> None:
 
 def test_resolution_by_name_and_spec(project: Path) -> None:
     assert isinstance(resolve_agent("chat"), OpenAIChat)
-    assert isinstance(load_agent("summarizer"), Command)  # the CLI's --agent NAME
+    assert isinstance(resolve_agent("summarizer"), Command)  # the CLI's --agent NAME
     assert resolve_agent(f"{project / 'helpers.py'}:shout")("x") == "X"
     with pytest.raises(
         ConfigError, match=r"no agent named 'chta'.*did you mean 'chat'.*configured agents: ask, chat"

@@ -9,7 +9,7 @@ import pytest
 
 import evalnb
 from evalnb.agents import OpenAIChat, Record, Request
-from evalnb.agents.http import ASK_MAPPING, HTTP, get_path
+from evalnb.agents._http import ASK_MAPPING, HTTP, get_path
 from evalnb.errors import AgentError, ConfigError
 from evalnb.judges import OpenAIJudge
 from tests.agents.ask_server import AskServer

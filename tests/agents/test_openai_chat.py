@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evalnb.agents import Request
-from evalnb.agents.openai_chat import OpenAIChat
+from evalnb.agents._openai_chat import OpenAIChat
 from evalnb.errors import AgentError
 from tests.support.openai_server import OpenAIServer, Reply
 

@@ -15,8 +15,8 @@ import pytest
 
 import evalnb
 from evalnb.agents import Request, Response
-from evalnb.agents.command import Command
-from evalnb.agents.record import Record, Replay, key_hash, request_key, response_to_json
+from evalnb.agents._command import Command
+from evalnb.agents._record import Record, Replay, key_hash, request_key, response_to_json
 from evalnb.errors import AgentError, ConfigError
 from evalnb.suite import Case, ExitCodeCheck, FileExistsCheck, Message, RegexCheck, Suite, Turn
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from evalnb.agents import OpenAIChat, Request
-from evalnb.agents.http import HTTP
+from evalnb.agents._http import HTTP
 from evalnb.chat import ChatClient, ChatError
-from evalnb.chat.net import origin_of
+from evalnb.chat._net import origin_of
 from evalnb.errors import AgentError
 from evalnb.judges import OpenAIJudge
 from tests.support.openai_server import OpenAIServer, Recorded, Reply

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalnb.agents.base import Request, Response
-from evalnb.checks.registry import CheckContext
+from evalnb.agents._base import Request, Response
+from evalnb.checks._registry import CheckContext
 from evalnb.suite import Case, Suite, Turn
 
 
@@ -34,7 +34,7 @@ def ctx_for(
 
 def score(spec: Any, **kw: Any) -> Any:
     """The check's Score, as the scoring core gets it (a check handing work off the loop is finished here)."""
-    from evalnb.checks import registry
+    from evalnb.checks import _registry as registry
 
     out = registry.get(spec.type)(spec, ctx_for(spec, **kw))
     if isinstance(out, registry.Offload):

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import evalnb
-from evalnb.checks import registry
+from evalnb.checks import _registry as registry
 from evalnb.suite import CustomCheck
 from tests.support.suites import suite_of, task
 
@@ -21,8 +21,8 @@ def test_every_builtin_spec_type_is_registered() -> None:
 def test_a_builtin_module_that_cannot_be_imported_is_a_loud_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "_loaded", False)
     # A None entry in sys.modules makes the import fail with ModuleNotFoundError, as a missing file would.
-    monkeypatch.setitem(sys.modules, "evalnb.checks.cube", None)
-    with pytest.raises(ModuleNotFoundError, match=r"evalnb\.checks\.cube"):
+    monkeypatch.setitem(sys.modules, "evalnb.checks._cube", None)
+    with pytest.raises(ModuleNotFoundError, match=r"evalnb\.checks\._cube"):
         registry.get("regex")
     # Still not marked loaded: asking again raises again instead of a KeyError for a missing check.
     assert registry._loaded is False

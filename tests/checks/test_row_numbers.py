@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalnb
-from evalnb.checks.rowdata import parse_number, parse_series
-from evalnb.checks.rows import compare_rows
+from evalnb.checks._rowdata import parse_number, parse_series
+from evalnb.checks._rows import compare_rows
 from evalnb.suite import RowsCheck
 
 PROFILE = settings(
@@ -214,7 +214,7 @@ def test_numbers_as_people_write_them_read_back(
 def test_comparison_fast_paths_agree_with_reading_every_cell(
     pairs: list[tuple[str, Any]], decimal_comma: bool, order_matters: bool
 ) -> None:
-    from evalnb.checks import rows
+    from evalnb.checks import _rows as rows
 
     expected = [{"v": e, "k": str(i % 3)} for i, (e, _) in enumerate(pairs)]
     actual = [{"V": a, "K": str(i % 3)} for i, (_, a) in enumerate(pairs)]

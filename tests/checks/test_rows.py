@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalnb.agents.base import Request, Response
-from evalnb.checks import registry
-from evalnb.checks.registry import CheckContext
-from evalnb.checks.rows import compare_rows, normalise_key, parse_number
+from evalnb.agents._base import Request, Response
+from evalnb.checks import _registry as registry
+from evalnb.checks._registry import CheckContext
+from evalnb.checks._rows import compare_rows, normalise_key, parse_number
 from evalnb.data import connect
 from evalnb.suite import Case, ReferenceQuery, RowsCheck, Suite, Tolerance, Turn
 
@@ -271,7 +271,7 @@ def mixed_sides(n: int, seed: int) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
 def test_distinct_values_path_gives_identical_results(
     sample: int | None, order_matters: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalnb.checks import rows
+    from evalnb.checks import _rows as rows
 
     n = 1500
     if sample is not None:
@@ -304,7 +304,7 @@ def test_distinct_values_path_gives_identical_results(
 
 @pytest.mark.parametrize("size", [7, 2**50])  # packed with the row number, and too large for that
 def test_stable_argsort_matches_numpy(size: int) -> None:
-    from evalnb.checks.rows import _stable_argsort
+    from evalnb.checks._rows import _stable_argsort
 
     keys = np.random.default_rng(size).integers(0, size, 50_000)  # many ties when size is small
     np.testing.assert_array_equal(_stable_argsort(keys, size), np.argsort(keys, kind="stable"))
@@ -463,7 +463,7 @@ def reference_sorted(combined: np.ndarray, size: int, *, ranks: bool) -> tuple[n
 
 @pytest.mark.parametrize("seed", range(40))
 def test_fast_paths_agree_with_reading_every_cell(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalnb.checks import rows
+    from evalnb.checks import _rows as rows
 
     expected, actual = random_sides(seed)
     kw: dict[str, Any] = {"relative": 0.001, "absolute": 0.05 * (seed % 2), "max_details": 50}
@@ -476,7 +476,7 @@ def test_fast_paths_agree_with_reading_every_cell(seed: int, monkeypatch: pytest
 
 
 def test_same_text_cells_are_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalnb.checks import rows
+    from evalnb.checks import _rows as rows
 
     n = 5000
     labels = pd.Series([f" Store {i % 40} " for i in range(n)], dtype="str")
@@ -501,7 +501,7 @@ def test_same_text_cells_are_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("e_dtype", text_dtypes())
 @pytest.mark.parametrize("a_dtype", text_dtypes())
 def test_same_text_by_storage(e_dtype: Any, a_dtype: Any) -> None:
-    from evalnb.checks.rowdata import same_text
+    from evalnb.checks._rowdata import same_text
 
     e = pd.Series(["a", None, " b", "c", "d", None], dtype=e_dtype)
     a = pd.Series(["a", None, "b", "c", None, "x"], dtype=a_dtype)
@@ -518,7 +518,7 @@ def test_same_text_by_storage(e_dtype: Any, a_dtype: Any) -> None:
 
 @pytest.mark.parametrize("cells", [[True, 1], ["1", 1], [1, 1.0], ["a", pd.NA, "b"], [1.5, "x"]])
 def test_same_text_needs_text_on_both_sides(cells: list[Any]) -> None:
-    from evalnb.checks.rowdata import same_text
+    from evalnb.checks._rowdata import same_text
 
     e = pd.Series(cells, dtype=object)
     a = pd.Series(list(reversed(cells)), dtype=object)
@@ -545,7 +545,7 @@ def test_same_text_needs_text_on_both_sides(cells: list[Any]) -> None:
 def test_object_columns_of_one_kind_parse_as_cell_by_cell(
     column: list[Any], strict_types: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalnb.checks import rowdata
+    from evalnb.checks import _rowdata as rowdata
 
     s = pd.Series(column, dtype=object)
     values, ok = rowdata.parse_series(s, strict_types=strict_types)
@@ -585,7 +585,7 @@ def numpy_lexsort(keys: list[np.ndarray]) -> np.ndarray:
 @pytest.mark.parametrize("card", [3, 50, 100_000])  # counting (few ranks) or a comparison sort
 @pytest.mark.parametrize("presorted", [False, True])
 def test_lexsort_matches_numpy(card: int, presorted: bool) -> None:
-    from evalnb.checks.rows import _lexsort
+    from evalnb.checks._rows import _lexsort
 
     rng = np.random.default_rng(card)
     n = 20_000

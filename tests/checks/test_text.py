@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from evalnb.checks import text
+from evalnb.checks import _text as text
 from evalnb.suite import (
     CitationsCheck,
     ExactMatchCheck,

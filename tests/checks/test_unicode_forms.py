@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalnb._text import caseless, content_words, nfc, normalize_tokens
-from evalnb.checks.rows import compare_rows, normalise_key
-from evalnb.checks.text import exact_match, partial_match_f1
+from evalnb.checks._rows import compare_rows, normalise_key
+from evalnb.checks._text import exact_match, partial_match_f1
 from evalnb.judges import Heuristic, OpenAIJudge, evaluate
-from evalnb.judges.rubrics import build_prompt
+from evalnb.judges._rubrics import build_prompt
 from evalnb.suite import (
     ExactMatchCheck,
     InsightCheck,
@@ -144,7 +144,7 @@ def test_the_heuristic_judge_scores_both_forms_alike() -> None:
 
 
 def test_the_embedding_judge_and_semantic_similarity_read_nfc() -> None:
-    from evalnb.judges.embedding import EmbeddingJudge, cosines, read
+    from evalnb.judges.offline._embedding import EmbeddingJudge, cosines, read
     from evalnb.suite import SemanticSimilarityCheck
 
     assert cosines([NFD], [NFC])[0] == pytest.approx(1.0, abs=1e-5)

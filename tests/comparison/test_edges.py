@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 import evalnb
-from evalnb.checks import registry, scales
+from evalnb.checks import _registry as registry
+from evalnb.checks import scales
 from evalnb.comparison import compare, gate, power
 
 
@@ -167,7 +168,7 @@ def test_a_share_margin_of_a_count_is_a_share_of_its_baseline_mean() -> None:
 
 
 def test_margin_options_are_parsed_and_checked() -> None:
-    from evalnb.comparison.verdicts import parse_margins
+    from evalnb.comparison._verdicts import parse_margins
 
     assert parse_margins(None) == 0.0 and parse_margins(["0.02"]) == 0.02 and parse_margins(["5%"]) == "5%"
     assert parse_margins(["0.02", "Relevance=0.2", "rows#2=10%"]) == {

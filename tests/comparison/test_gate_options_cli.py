@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalnb.checks import registry
+from evalnb.checks import _registry as registry
 from evalnb.cli import app
 
 AGENT = """

@@ -173,7 +173,7 @@ def test_power_says_one_run_per_case_needs_several_times_the_cases() -> None:
 @pytest.mark.parametrize("cases", [10, 30, 100])
 def test_trend_intervals_cover_the_mean_and_stay_in_range(cases: int) -> None:
     """Store.trend's interval (from the per-case sums it stores) covers the population mean near 95%."""
-    from evalnb.comparison.stats import bounded_interval, cluster_mean
+    from evalnb.comparison._stats import bounded_interval, cluster_mean
 
     covered = {"regex": 0, "Relevance": 0}
     truth = {"regex": MEAN_P}

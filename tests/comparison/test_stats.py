@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as ss
 
-from evalnb.comparison.stats import (
+from evalnb.comparison._stats import (
     SignFlip,
     bounded_interval,
     fisher_exact,

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import evalnb
+from evalnb.demo._main import next_steps, run_demo
 from evalnb.demo.kb import KBAssistant
-from evalnb.demo.main import next_steps, run_demo
 from evalnb.demo.task_agent import main as task_main
 from evalnb.demo.task_agent import solve
 from tests.support.examples import EXAMPLES
@@ -73,7 +73,7 @@ def test_demo_runs_in_an_empty_folder_and_writes_store_and_scorecard(tmp_path: P
 
 
 def test_demo_options_out_and_store(tmp_path: Path) -> None:
-    from evalnb.demo.main import run_demo
+    from evalnb.demo._main import run_demo
 
     lines: list[str] = []
     outcome = run_demo(out=tmp_path / "o", store=tmp_path / "team.db", echo=lines.append)
@@ -112,7 +112,7 @@ def test_demo_options_out_and_store(tmp_path: Path) -> None:
 def test_demo_without_wordllama_says_so_and_names_the_install_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalnb.demo.main import run_demo
+    from evalnb.demo._main import run_demo
 
     monkeypatch.setitem(sys.modules, "wordllama", None)  # as if the offline-judge extra were not installed
     lines: list[str] = []
@@ -174,7 +174,7 @@ def test_task_agent_tasks_and_flaws(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_scorecard_write_failing_midway_leaves_the_old_page(tmp_path: Path) -> None:
-    from evalnb.demo.main import DemoOutcome, write_scorecard
+    from evalnb.demo._main import DemoOutcome, write_scorecard
     from evalnb.suite import Case, RegexCheck, Suite, Turn
     from tests.support.disk import assert_write_fails
 
@@ -236,7 +236,7 @@ def test_next_steps_with_the_default_store_need_no_store_option(tmp_path: Path) 
 
 def test_next_steps_of_an_install_without_the_notebooks_point_to_the_repository(tmp_path: Path) -> None:
     # The notebooks are not in the wheel: no `jupyter lab` of a folder the user does not have.
-    from evalnb.demo.main import notebooks_dir
+    from evalnb.demo._main import notebooks_dir
 
     lines = next_steps(evalnb.Store(tmp_path / ".evals" / "evalnb.db"), None, cwd=tmp_path)
     assert not any(" lab " in line or "pip install" in line for line in lines)

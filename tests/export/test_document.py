@@ -1,4 +1,4 @@
-"""The dataset output document (evalnb/export/document.py): the published schema's shape without a judge, and
+"""The dataset output document (evalnb/export/_document.py): the published schema's shape without a judge, and
 read back with degraded scores as not passed."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from markdown_it import MarkdownIt
 import evalnb
 from evalnb import export
 from evalnb._unicode import clean, xml_text
-from evalnb.export.summary import _cell
+from evalnb.export._summary import _cell
 from evalnb.suite import Case, ExactMatchCheck, RegexCheck, Suite, Turn
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Reading results back (evalnb/export/reading.py): a file that is not a result is a StoreError saying what
+"""Reading results back (evalnb/export/_reading.py): a file that is not a result is a StoreError saying what
 it reads."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import evalnb
-from evalnb.formats import cube_yaml
+from evalnb.formats import _cube_yaml as cube_yaml
 
 CUBE = "cube: {connectionName: c, catalog: FoodMart, schema: FoodMart, cubeName: Sales}\n"
 
@@ -253,7 +253,7 @@ def test_json_root_errors_and_a_near_miss_of_items():
 
 
 def test_json_custom_check_options_are_all_reported():
-    from evalnb.checks import registry
+    from evalnb.checks import _registry as registry
 
     def tone(turn, response, *, polite: bool = True, strict: bool = False):  # pragma: no cover - not run
         return 1.0

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import evalnb
-from evalnb.checks.text import citation_count
+from evalnb.checks._text import citation_count
 from evalnb.suite import CitationsCheck, ToolCallExecutionCheck, ToolCallSelectionCheck
 
 SELECT = {"calls": [{"tool": {"plugin_name": "p", "function_name": "f"}}]}

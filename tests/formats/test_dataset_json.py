@@ -292,7 +292,7 @@ def user_check():
 
     evalnb.checks.register("NoApology", no_apology)
     yield "NoApology"
-    evalnb.checks.registry.unregister("NoApology")
+    evalnb.checks._registry.unregister("NoApology")
 
 
 def test_custom_evaluator_resolves_against_registered_checks(user_check, load_error):
@@ -455,7 +455,7 @@ def test_custom_evaluator_in_the_published_shape_threshold_and_options() -> None
     import json
 
     import evalnb
-    from evalnb.checks import registry
+    from evalnb.checks import _registry as registry
 
     def short(turn, response, *, max_words=50):  # type: ignore[no-untyped-def]
         words = len((response.text or "").split())

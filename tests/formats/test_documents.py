@@ -10,7 +10,7 @@ import pytest
 
 import evalnb
 from evalnb.formats import load_upgrading
-from evalnb.formats.dataset_json import inline_suite, save_items
+from evalnb.formats._dataset_json import inline_suite, save_items
 from tests.support.examples import EXAMPLES
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

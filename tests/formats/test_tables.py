@@ -192,7 +192,7 @@ def test_only_a_dataframe_and_no_column_twice() -> None:
 
 
 def test_the_default_checks_have_one_home() -> None:
-    from evalnb.formats.dataset_json import STARTER, inline_suite
+    from evalnb.formats._dataset_json import STARTER, inline_suite
 
     assert EXPECTED_CHECKS == ("ExactMatch", "PartialMatch")
     assert tuple(STARTER["default_evaluators"]) == EXPECTED_CHECKS  # evalnb init

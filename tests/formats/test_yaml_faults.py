@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 import evalnb
-from evalnb.formats import cube_yaml
+from evalnb.formats import _cube_yaml as cube_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from evalnb.agents.base import Request, Response
-from evalnb.checks.registry import CheckContext
+from evalnb.agents._base import Request, Response
+from evalnb.checks._registry import CheckContext
 from evalnb.suite import Case, Suite, Turn
 
 

@@ -1,4 +1,4 @@
-"""Agreement of two judges, or a judge and people (evalnb/judges/agreement.py): the numbers by hand, and no
+"""Agreement of two judges, or a judge and people (evalnb/judges/_agreement.py): the numbers by hand, and no
 pairing of many rows with many."""
 
 from __future__ import annotations

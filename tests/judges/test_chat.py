@@ -9,8 +9,10 @@ import time
 
 import pytest
 
-from evalnb.chat import AIMDLimiter, ChatClient, ChatError, limiter_for, parse_retry_after
-from evalnb.chat import session as chat_session
+from evalnb.chat import ChatClient, ChatError
+from evalnb.chat import _session as chat_session
+from evalnb.chat._limiter import AIMDLimiter, limiter_for
+from evalnb.chat._net import parse_retry_after
 from tests.support.openai_server import OpenAIServer, Recorded, Reply
 
 

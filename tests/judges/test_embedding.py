@@ -17,10 +17,10 @@ import pytest
 import evalnb
 from evalnb.errors import ConfigError, JudgeError
 from evalnb.judges import EmbeddingJudge, Heuristic, as_judge, evaluate
-from evalnb.judges import embedding as emb
-from evalnb.judges.calibration import Calibration, fit_cuts, load
-from evalnb.judges.fitting import fit, main
-from evalnb.judges.labels import read_pairs
+from evalnb.judges.offline import _embedding as emb
+from evalnb.judges.offline._calibration import Calibration, fit_cuts, load
+from evalnb.judges.offline._labels import read_pairs
+from evalnb.judges.offline.fitting import fit, main
 from evalnb.suite import JudgedMetricCheck, LLMJudgeCheck
 from tests.judges.conftest import make_ctx
 
@@ -346,7 +346,7 @@ def test_the_shipped_calibration_is_a_refit_on_the_fitted_sets_only(tmp_path: Pa
 
 
 def test_check_reports_a_stale_calibration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalnb.judges.fitting as fitting
+    import evalnb.judges.offline.fitting as fitting
 
     monkeypatch.setattr(fitting, "target_file", lambda: tmp_path / "calibration.json")
     assert main(["--check"]) == 1  # no file there

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import evalnb
-from evalnb.agents.base import Response
-from evalnb.checks.judged import NO_JUDGE_REASON
-from evalnb.checks.registry import get
+from evalnb.agents._base import Response
+from evalnb.checks._judged import NO_JUDGE_REASON
+from evalnb.checks._registry import get
 from evalnb.judges import CallableJudge, OpenAIJudge, as_judge, evaluate
-from evalnb.judges.rubrics import build_prompt
+from evalnb.judges._rubrics import build_prompt
 from evalnb.suite import Case, JudgedMetricCheck, LLMJudgeCheck, Suite, Turn
 from tests.judges.conftest import blocks, make_ctx, outside_blocks
 from tests.support.openai_server import OpenAIServer, Recorded, Reply

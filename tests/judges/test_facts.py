@@ -1,4 +1,4 @@
-"""Facts of an expected response that an answer states, omits or contradicts (evalnb.judges.facts).
+"""Facts of an expected response that an answer states, omits or contradicts (evalnb.judges.offline._facts).
 
 The examples are written here, not taken from the labelled pairs: the pairs measure the judge, these pin
 the rules."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalnb.judges.facts import FACT_KINDS, Facts, compare, names, quantities, register_fact_kind
+from evalnb.judges.offline._facts import FACT_KINDS, Facts, compare, names, quantities, register_fact_kind
 
 
 def kinds(text: str, question: str | None = None) -> list[tuple[str, float, float]]:

@@ -10,7 +10,7 @@ import pytest
 
 from evalnb.errors import JudgeError
 from evalnb.judges import Heuristic, agreement, evaluate
-from evalnb.judges.agreement import quadratic_kappa, spearman
+from evalnb.judges._agreement import quadratic_kappa, spearman
 from evalnb.suite import JudgedMetricCheck, LLMJudgeCheck
 from tests.judges.conftest import make_ctx
 

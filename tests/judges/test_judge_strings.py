@@ -15,7 +15,7 @@ import pytest
 
 from evalnb.errors import ConfigError
 from evalnb.judges import CallableJudge, Heuristic, OpenAIJudge, as_judge
-from evalnb.judges.resolve import judge_strings, register_judge_string, unregister_judge_string
+from evalnb.judges._resolve import judge_strings, register_judge_string, unregister_judge_string
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +26,7 @@ import json
 
 from evalnb.errors import ConfigError
 from evalnb.judges import CallableJudge
-from evalnb.judges.resolve import register_judge_string
+from evalnb.judges._resolve import register_judge_string
 
 
 def build(verdict, options):

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from evalnb.judges import Heuristic, agreement
-from evalnb.judges.agreement import bootstrap_intervals, kappa_gain, quadratic_kappa
-from evalnb.judges.labels import (
+from evalnb.judges._agreement import bootstrap_intervals, kappa_gain, quadratic_kappa
+from evalnb.judges.offline._labels import (
     compare_judges,
     judge_pairs,
     kappa_gains,

@@ -8,7 +8,7 @@ import pytest
 
 import evalnb
 from evalnb.judges import OpenAIJudge
-from evalnb.judges.rubrics import parse_score
+from evalnb.judges._rubrics import parse_score
 from evalnb.suite import Case, JudgedMetricCheck, Suite, Turn
 from tests.support.openai_server import OpenAIServer
 

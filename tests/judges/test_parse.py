@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalnb.judges.rubrics import build_prompt, fence, parse_score, parse_verdict
+from evalnb.judges._rubrics import build_prompt, fence, parse_score, parse_verdict
 
 
 @pytest.mark.parametrize(

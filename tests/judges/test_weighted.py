@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import evalnb
-from evalnb.chat.client import token_logprobs
+from evalnb.chat._client import token_logprobs
 from evalnb.judges import JudgeCache, OpenAIJudge, evaluate
-from evalnb.judges.rubrics import score_distribution
+from evalnb.judges._rubrics import score_distribution
 from evalnb.suite import JudgedMetricCheck
 from tests.judges.conftest import make_ctx
 from tests.support.judge_stability import install, simulate, stability, stability_figure

@@ -6,9 +6,8 @@ import random
 
 import pandas as pd
 
-from evalnb.results import RUNS_COLUMNS, SCORES_COLUMNS
-from evalnb.results.columns import CHUNK, Columns, Shared
-from evalnb.results.frames import frame_from_tuples
+from evalnb.results._columns import CHUNK, Columns, Shared
+from evalnb.results._frames import RUNS_COLUMNS, SCORES_COLUMNS, frame_from_tuples
 
 
 def score_row(case: int, run: int, turn: int, check: int) -> tuple[object, ...]:

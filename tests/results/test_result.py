@@ -13,7 +13,8 @@ import pytest
 import evalnb
 from evalnb import read_results
 from evalnb.errors import FailuresError, StoreError
-from evalnb.results import CASES_COLUMNS, MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result
+from evalnb.results import Result
+from evalnb.results._frames import CASES_COLUMNS, MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS
 from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, RegexCheck, Suite, Turn
 from tests.support.examples import EXAMPLES
 from tests.support.suites import suite_of, task
@@ -390,7 +391,7 @@ def test_response_for_sees_rows_added_to_the_runs_frame_in_place() -> None:
 
 
 def test_a_large_suite_s_report_lists_its_failures_and_counts_its_passes() -> None:
-    from evalnb.results.report import PASS_LINES
+    from evalnb.results._report import PASS_LINES
 
     n = PASS_LINES + 5
     big = Suite(

@@ -415,7 +415,7 @@ def test_the_html_and_junit_reports_show_the_totals(tmp_path: Path) -> None:
     assert line in result.report()
     page = result.to_html(tmp_path / "report.html").read_text(encoding="utf-8")
     assert f"cost ${4 * AGENT_CALL:.4g} (${AGENT_CALL:.4g} per case)" in page
-    from evalnb.export.junit import junit_xml
+    from evalnb.export._junit import junit_xml
 
     xml = junit_xml(result)
     assert '<property name="tokens" value="6000" />' in xml

@@ -10,7 +10,9 @@ import pytest
 
 import evalnb
 from evalnb.errors import ConfigError
-from evalnb.running import CaseRunRecord, Local, RunJob, Worker, as_executor, register_executor
+from evalnb.running import CaseRunRecord
+from evalnb.running._case_run import RunJob, Worker
+from evalnb.running._executors import Local, as_executor, register_executor
 from evalnb.suite import Case, ExactMatchCheck, RegexCheck, Suite, Turn
 
 

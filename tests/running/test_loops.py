@@ -1,4 +1,4 @@
-"""Loop plumbing (evalnb/running/loops.py): Ctrl-C while run() waits inside a running event loop returns the
+"""Loop plumbing (evalnb/running/_loops.py): Ctrl-C while run() waits inside a running event loop returns the
 partial result."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import evalnb
-from evalnb.checks import text
+from evalnb.checks import _text as text
 from evalnb.suite import Case, RegexCheck, Suite, Turn
 from tests.support.examples import EXAMPLES
 

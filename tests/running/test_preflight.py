@@ -18,7 +18,7 @@ import pytest
 
 import evalnb
 from evalnb.agents import HTTP, Command, OpenAIChat, Record, Replay
-from evalnb.chat import probe, safe_url
+from evalnb.chat._net import probe, safe_url
 from evalnb.errors import ConfigError
 from evalnb.judges import Heuristic, OpenAIJudge
 from tests.support.openai_server import OpenAIServer

@@ -1,4 +1,4 @@
-"""``evalnb.rescore`` (evalnb/running/rescore.py): turns degraded by a failed judge are repaired, turns the
+"""``evalnb.rescore`` (evalnb/running/_rescore.py): turns degraded by a failed judge are repaired, turns the
 agent never answered are left alone, the judge sees the conversation the run showed."""
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 import evalnb
-from evalnb.checks import registry
+from evalnb.checks import _registry as registry
 from evalnb.errors import ConfigError, TransientError
-from evalnb.running import calls as runner
+from evalnb.running import _calls as runner
 from evalnb.suite import (
     Case,
     CustomCheck,
@@ -608,7 +608,7 @@ def test_bad_options_are_config_errors() -> None:
 def test_request_annotations_with_none_get_the_request() -> None:
     from typing import Optional
 
-    from evalnb.agents.base import CallableAgent
+    from evalnb.agents._base import CallableAgent
 
     def a(x: evalnb.Request | None) -> str:  # a postponed (string) annotation in this module
         return "r"

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from evalnb.checks import registry
+from evalnb.checks import _registry as registry
 from evalnb.errors import ConfigError
-from evalnb.running.case_run import RunJob
-from evalnb.running.setup import route
-from evalnb.running.shipping import culprit, pack, unpack
+from evalnb.running._case_run import RunJob
+from evalnb.running._setup import route
+from evalnb.running._shipping import culprit, pack, unpack
 from evalnb.suite import CustomCheck, Suite
 from tests.support.suites import suite_of, task
 

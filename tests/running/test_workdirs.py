@@ -16,7 +16,7 @@ import pytest
 
 import evalnb
 from evalnb.agents import Command
-from evalnb.running.workdirs import KEEP_FAILED, KEEP_RUNS, MARKER
+from evalnb.running._workdirs import KEEP_FAILED, KEEP_RUNS, MARKER
 from evalnb.suite import Case, ExitCodeCheck, FileExistsCheck, RegexCheck, Suite, Turn
 
 

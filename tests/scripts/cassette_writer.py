@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from evalnb.agents.base import Request
-from evalnb.agents.record import Record
+from evalnb.agents._base import Request
+from evalnb.agents._record import Record
 
 
 async def main(path: str, worker: str, n: int) -> None:

@@ -18,9 +18,10 @@ from pathlib import Path
 import pandas as pd
 
 import evalnb
-from evalnb.store import SCHEMA_VERSION, Store
-from evalnb.store.schema import migrate as _migrate
-from evalnb.store.schema import tables as _tables
+from evalnb.store import Store
+from evalnb.store._schema import SCHEMA_VERSION
+from evalnb.store._schema import migrate as _migrate
+from evalnb.store._schema import tables as _tables
 from evalnb.suite import Case, RowsCheck, Suite, Turn
 from tests.store.test_store import (
     WRITER_SCRIPT,
@@ -205,7 +206,7 @@ def test_nul_characters_in_answers_are_kept_as_replacement_characters(pg_url: st
 
 
 def test_tool_calls_on_postgres(pg_url: str) -> None:
-    from evalnb.results import TOOL_CALLS_COLUMNS
+    from evalnb.results._frames import TOOL_CALLS_COLUMNS
 
     def agent(request: evalnb.Request) -> dict:
         calls = [

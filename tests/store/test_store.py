@@ -22,8 +22,9 @@ import evalnb
 from evalnb.cli import app
 from evalnb.comparison import Comparison
 from evalnb.errors import StoreError
-from evalnb.store import SCHEMA_VERSION, Store
-from evalnb.store.schema import migrate as _migrate
+from evalnb.store import Store
+from evalnb.store._schema import SCHEMA_VERSION
+from evalnb.store._schema import migrate as _migrate
 from evalnb.suite import Case, RegexCheck, RowsCheck, Suite, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -350,7 +351,8 @@ def test_store_accepts_default_path(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_trend_intervals_stay_inside_each_checks_scale(tmp_path: Path) -> None:
     """ExactMatch 0.75 over four cases once gave [0.26, 1.24] and PartialMatch 0.50 gave [-0.48, 1.48]."""
-    from evalnb.results import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, Result, make_frame
+    from evalnb.results import Result
+    from evalnb.results._frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, make_frame
 
     values = {
         "ExactMatch": [1.0, 1.0, 1.0, 0.0],

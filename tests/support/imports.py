@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["PACKAGE", "cycles", "import_graph", "module_files"]
+__all__ = ["PACKAGE", "cycles", "import_graph", "module_files", "package_graph", "top_level"]
 
 PACKAGE = Path(__file__).resolve().parents[2] / "evalnb"
 
@@ -58,6 +58,22 @@ def import_graph(files: Mapping[str, Path] | None = None) -> dict[str, set[str]]
                 ]
             graph[name] |= {t for t in targets if t in files and t != name}
     return graph
+
+
+def top_level(module: str) -> str:
+    """The top-level package or module of evalnb that ``module`` belongs to (``evalnb.store._codec`` ->
+    ``evalnb.store``; ``evalnb`` itself stays ``evalnb``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(graph: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    """The module graph folded to evalnb's top-level packages and modules (an import inside a package is no
+    edge): what the layers of docs/architecture.md order."""
+    folded: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        edges = folded.setdefault(top_level(module), set())
+        edges |= {top_level(t) for t in targets} - {top_level(module)}
+    return folded
 
 
 def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:

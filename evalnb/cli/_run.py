@@ -1,0 +1,358 @@
+"""``evalnb run``: suites against an agent, the report, and the exit code (with ``--baseline``: the gate)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from evalnb.cli._app import STARTER_ASK, STORE_HELP, app, ask_yes, exits, fail
+
+__all__ = ["CONFIDENCE_HELP", "DEGRADED_HELP", "MARGIN_HELP", "MISSING_HELP", "run_command"]
+
+MARGIN_HELP = (
+    "How much worse a check may get before it gates: V in each check's units (0.02: 2 points of pass rate, "
+    "0.02 on a 1-5 score), N% of each check's range, or CHECK=V for one check (repeatable)."
+)
+CONFIDENCE_HELP = "One-sided confidence of the gate, over all checks and suites compared."
+MISSING_HELP = "A check, case or suite the candidate lost gates too (else it is only reported)."
+DEGRADED_HELP = (
+    "A degraded score of the candidate gates too (else a check that could not run, a judge outage say, "
+    "is left out of the comparison and named)."
+)
+
+
+@app.command("run")
+def run_command(
+    paths: list[Path] = typer.Argument(
+        None,
+        help="Suite files (TOML, YAML, JSON, CSV or JSONL), or folders of them. None: dataset discovery.",
+    ),
+    agent: list[str] = typer.Option(
+        None,
+        "--agent",
+        "-a",
+        help="NAME from evalnb.toml, module:function or file.py:function; repeat as ID=SPEC to route.",
+    ),
+    runs: int | None = typer.Option(None, "--runs", help="Override every case's run count."),
+    concurrency: int = typer.Option(8, "--concurrency", "-c", help="Case runs in flight at once."),
+    timeout: float = typer.Option(120.0, "--timeout", help="Seconds per agent call."),
+    retries: int = typer.Option(2, "--retries", help="Retries of transient agent failures and timeouts."),
+    data: str | None = typer.Option(
+        None, "--data", help="Data for cube referenceQuery: a SQLite or DuckDB file, or a SQLAlchemy URL."
+    ),
+    workdir: Path | None = typer.Option(
+        None,
+        "--workdir",
+        help="Run every case in this directory (a suite written for a repository: its root); it must exist. "
+        "Default: a fresh one per run.",
+    ),
+    workdir_create: bool = typer.Option(
+        False, "--workdir-create", help="With --workdir: create the directory (and its parents) if missing."
+    ),
+    executor: str | None = typer.Option(
+        None,
+        "--executor",
+        help="Where case runs run: local (default), ray (the cluster ray.init() finds) or ray=ADDRESS.",
+    ),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Also write the results to this file."),
+    junit: Path | None = typer.Option(
+        None, "--junit", help="Also write JUnit XML (a test case per suite case) for the CI's test report."
+    ),
+    summary: Path | None = typer.Option(
+        None,
+        "--summary",
+        help="Also write a Markdown summary (pass counts, the gate's verdicts, failed cases), "
+        "e.g. $GITHUB_STEP_SUMMARY.",
+    ),
+    list_passes: bool | None = typer.Option(
+        None,
+        "--list-passes/--no-list-passes",
+        help="Give every passing case its line in the report (default: when a suite has at most 1,000 cases).",
+    ),
+    no_fail_on_regression: bool = typer.Option(
+        False,
+        "--no-fail-on-regression",
+        help="Report only: exit 0 on failures (2 still means it could not start).",
+    ),
+    prompts: list[str] = typer.Option(None, "--prompts", help="Inline prompts: --prompts 'a' 'b'."),
+    expected: list[str] = typer.Option(
+        None, "--expected", help="Expected answers, paired with --prompts in order."
+    ),
+    interactive: bool = typer.Option(False, "--interactive", "-i", help="Prompt loop without a dataset."),
+    record: Path | None = typer.Option(
+        None, "--record", help="Write every answer to this JSONL cassette (for --replay)."
+    ),
+    replay: Path | None = typer.Option(
+        None, "--replay", help="Answer from this JSONL cassette; no agent is called."
+    ),
+    replay_strict: bool = typer.Option(
+        False, "--replay-strict", help="With --replay: an answer missing from the cassette exits 2."
+    ),
+    judge: str | None = typer.Option(
+        None,
+        "--judge",
+        help="Judge for judged checks: openai:MODEL, azure:DEPLOYMENT, heuristic, embedding, module:function.",
+    ),
+    judge_base_url: str | None = typer.Option(
+        None,
+        "--judge-base-url",
+        help="OpenAI-compatible endpoint of the judge, e.g. http://127.0.0.1:11434/v1.",
+    ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Do not read or write the judge cache (.evals/cache/)."
+    ),
+    version: str | None = typer.Option(
+        None,
+        "--version",
+        help="Save the run in the store under this version label (each case as it finishes).",
+    ),
+    replace: bool = typer.Option(
+        False, "--replace", help="With --version: replace the suite's run of that label (else refused)."
+    ),
+    store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    baseline: str | None = typer.Option(
+        None, "--baseline", help="Compare with this stored version (or run id); exit 1 if a check got worse."
+    ),
+    margin: list[str] = typer.Option(None, "--margin", metavar="<margin>", help=MARGIN_HELP),
+    confidence: float = typer.Option(0.95, "--confidence", help=CONFIDENCE_HELP),
+    fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
+    fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),
+    prices: Path | None = typer.Option(
+        None,
+        "--prices",
+        help="Prices of the models, USD per 1M tokens (a TOML/YAML file; docs/costs.md), on top of [prices] "
+        "of evalnb.toml.",
+    ),
+    max_cost: float | None = typer.Option(
+        None, "--max-cost", help="Budget in USD: no new case run starts once it could be passed (exit 1)."
+    ),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", help="Budget in tokens (prompt + completion, agent and judge)."
+    ),
+    resume: str | None = typer.Option(
+        None, "--resume", help="Continue the interrupted stored run RUN_ID; finished cases are not repeated."
+    ),
+) -> None:
+    """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
+    import warnings
+
+    import evalnb
+    from evalnb import config, formats
+    from evalnb.agents import Record, Replay
+    from evalnb.comparison._verdicts import check_options, parse_margins
+    from evalnb.errors import SuiteWarning
+    from evalnb.formats._dataset_json import inline_suite
+
+    if fmt not in ("text", "json"):
+        raise fail(f"--format must be text or json, not {fmt!r}")
+    if replace and version is None:
+        raise fail("--replace goes with --version LABEL (the label whose run it replaces)")
+    with exits():
+        # Everything that can fail at start-up is checked for every suite before the first one runs.
+        margins = parse_margins(margin)
+        check_options(margins, confidence)
+        the_agent = (
+            Replay(replay, strict=replay_strict) if replay is not None else config.agents_from_specs(agent)
+        )
+        if record is not None:
+            the_agent = Record.around(the_agent, record)
+        if interactive:
+            from evalnb.cli._interactive import prompt_loop
+
+            raise typer.Exit(prompt_loop(the_agent, timeout=timeout))
+        if expected and not prompts:
+            raise fail("--expected pairs with --prompts in order; give --prompts too")
+        suites: list = [inline_suite(prompts, expected)] if prompts else []
+        for path in _suite_paths(paths) or ([] if prompts or resume else [_discover_or_offer()]):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SuiteWarning)  # printed as one line each, below
+                suite, backup = formats.load_upgrading(path)
+            for line in suite.warnings:
+                typer.echo(f"{path}: warning: {line}", err=True)
+            if backup is not None:
+                typer.echo(
+                    f"Upgraded legacy dataset {path} to the versioned format (backup: {backup})", err=True
+                )
+            suites.append(suite)
+        options: dict = {
+            "runs": runs,
+            "concurrency": concurrency,
+            "timeout": timeout,
+            "retries": retries,
+            "data": data,
+            "workdir": workdir,
+            "create_workdir": workdir_create,
+            "executor": executor,
+        }
+        options["judge"] = config.judge_from(
+            judge, base_url=judge_base_url, cache=False if no_cache else None
+        )
+        options["prices"] = config.prices_from(prices)
+        if max_cost is not None or max_tokens is not None:
+            options["budget"] = evalnb.Budget(cost=max_cost, tokens=max_tokens)
+        store = None
+        if version is not None or baseline is not None or resume is not None:
+            # Only a run saved under a label makes a store; a baseline or a run to resume is read from one that
+            # must be there (a mistyped --store creates nothing).
+            store = evalnb.Store(store_url, create=version is not None and resume is None)
+        if store is not None and (version is not None or resume is not None):
+            options.update(store=store, version=version, resume=resume, replace=replace)
+        if resume is not None:
+            suites = suites[:1] or [None]
+        # --baseline: each suite against its own baseline run (a version label may be shared by suites).
+        bases = (
+            [store.load(baseline, suite=getattr(s, "name", None)) for s in suites]
+            if store and baseline
+            else []
+        )
+        if bases:
+            _known_margins(margins, suites, bases)
+        results = [_run_one(s, the_agent, options) for s in suites]
+        if replay is not None and replay_strict and getattr(the_agent, "misses", None):
+            # A cassette that does not match the suite is a setup problem, not an agent failure.
+            raise fail(str(the_agent.misses[0]))
+        _emit(results, fmt=fmt, output=output, passes=list_passes)
+        if store is not None and (version is not None or resume is not None):
+            for r in results:
+                typer.echo(_saved_line(r, store), err=fmt == "json")
+        verdict = None
+        if bases:
+            # --baseline: the gate is a check worse than the baseline (all suites gated as one family), not the
+            # failures that were already there
+            from evalnb.comparison import gate
+
+            verdict = gate(
+                [
+                    evalnb.compare(
+                        b,
+                        r,
+                        margin=margins,
+                        confidence=confidence,
+                        fail_on_missing=fail_on_missing,
+                        fail_on_degraded=fail_on_degraded,
+                    )
+                    for b, r in zip(bases, results, strict=True)
+                ]
+            )
+        _ci_files(results, verdict, junit=junit, summary=summary)
+    if verdict is not None:
+        typer.echo(verdict.report(), err=fmt == "json")
+        raise typer.Exit(0 if no_fail_on_regression else verdict.exit_code)
+    raise typer.Exit(0 if no_fail_on_regression else max((r.exit_code for r in results), default=0))
+
+
+def _run_one(suite: Any, agent: Any, options: dict) -> Any:
+    """One suite's run; the models it could not price and a budget that stopped it, said once on stderr."""
+    import warnings
+
+    import evalnb
+    from evalnb.errors import CostWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CostWarning)  # said below, as one line
+        result = evalnb.run(suite, agent, **options)
+    if result.meta.get("unpriced"):
+        models = ", ".join(result.meta["unpriced"])
+        typer.echo(
+            f"warning: no price for {models}: the cost of their calls is NA (add them to --prices)", err=True
+        )
+    if result.budget_exhausted:
+        reason = result.meta["budget"].get("reason") or "the budget is spent"
+        typer.echo(
+            f"budget exhausted: {reason}; the case runs not started are skipped"
+            + (f" (continue with --resume {result.meta['run_id']})" if result.meta.get("run_id") else ""),
+            err=True,
+        )
+    return result
+
+
+def _known_margins(margins: Any, suites: list, bases: list) -> None:
+    """``--margin CHECK=V`` names a check of the suites or their baselines: a typo stops the run before it
+    starts, not after every agent call."""
+    from evalnb.comparison._verdicts import unknown_margins
+    from evalnb.errors import ConfigError
+
+    names = {
+        str(spec.name) for s in suites if s is not None for c in s.cases for t in c.turns for spec in t.checks
+    }
+    for base in bases:
+        names |= set(base.scores["check_id"].astype(str)) | set(base.scores["check"].astype(str))
+    unknown = unknown_margins(margins, names)
+    if unknown:
+        raise ConfigError(
+            f"--margin names no check of the suites: {', '.join(map(repr, unknown))}; the checks are "
+            f"{', '.join(sorted(names))}",
+            code="INVALID_VALUE",
+        )
+
+
+def _emit(results: list, *, fmt: str, output: Path | None, passes: bool | None = None) -> None:
+    """Print the text report or JSON of every suite; ``--output`` also writes them, by its extension."""
+    import json
+
+    if fmt == "json":
+        data = results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results]
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    else:
+        typer.echo("\n".join(r.report(passes=passes) for r in results).rstrip("\n"))
+    if output is not None:
+        from evalnb import export
+
+        export.write(results, output)
+
+
+def _ci_files(results: list, verdict: object, *, junit: Path | None, summary: Path | None) -> None:
+    """``--junit`` and ``--summary``: the files a CI system reads (the test report, the job summary page)."""
+    if junit is None and summary is None:
+        return
+    from evalnb import export
+
+    if junit is not None:
+        export.to_junit(results, junit)
+    if summary is not None:
+        export.to_summary(results, summary, gate=verdict)  # type: ignore[arg-type]
+
+
+def _suite_paths(paths: list[Path] | None) -> list[Path]:
+    """The suite files given: a folder stands for its suite files (as `evalnb validate` reads it)."""
+    from evalnb import formats
+
+    out: list[Path] = []
+    for path in paths or []:
+        found = formats.suffix_files(path)
+        if not found:
+            raise fail(f"{path}: no suite files ({', '.join(formats.suffixes())}) in this folder")
+        out += found
+    return out
+
+
+def _saved_line(result: Any, store: Any) -> str:
+    """Where a run was saved: ``Saved run 3f2a9c1b7d4e of suite kb as version v1 in .evals/evalnb.db``."""
+    version = result.meta.get("version")
+    label = f" as version {version}" if version is not None else ""
+    return f"Saved run {result.meta.get('run_id')} of suite {result.suite.name}{label} in {store.where}"
+
+
+def _discover_or_offer() -> Path:
+    """Dataset discovery; on a terminal, offer the starter file (dataset spec), else exit 2 saying where."""
+    import sys
+
+    import evalnb
+    from evalnb.formats import DISCOVERY_DIRS, DISCOVERY_NAMES, write_starter
+
+    found = evalnb.discover(".")
+    if found is not None:
+        return Path(found)
+    if not sys.stdin.isatty():
+        folders = " and in ".join("the current directory" if d == "." else f"./{d}/" for d in DISCOVERY_DIRS)
+        raise fail(f"no suite given and none found: looked for {', '.join(DISCOVERY_NAMES)} in {folders}")
+    if not ask_yes(STARTER_ASK):
+        # Declining (or Ctrl-D) leaves nothing to run: the run could not start (exit 2), and says why.
+        raise fail("no suite to run; no starter file created (give a suite path, or run `evalnb init`)")
+    # Discovery found nothing, so the file does not exist; write_starter never overwrites one anyway.
+    path = write_starter(Path("evals") / "evals.json")
+    typer.echo(f"Created {path}", err=True)
+    return path

@@ -1,0 +1,490 @@
+"""``run`` and ``run_async``: a suite against an agent, from the start-up checks to the Result.
+
+The flow: check the options, build the agents, judge and recorders, run the start-up checks, open the data
+source; then the executor runs the case runs (lazily planned: suite order, each case ``runs`` times) and hands
+each record to every recorder as it finishes; at the end the :class:`ResultRecorder` builds the Result and the
+recorders finish. Every case runs ``runs`` times (the case's own count unless ``runs=`` overrides it); case
+runs go in parallel up to ``concurrency``. Failures are data (STYLE habit 5): an agent that raises, times out
+or returns something unusable makes its run ``degraded`` with the exception in ``error``, and the run goes on.
+
+Example::
+
+    result = evalnb.run(evalnb.examples.path("tasks"), lambda prompt: "summary: ...", runs=1)
+    result.cases[["case_id", "status"]]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import inspect
+import time
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from evalnb import _gc
+from evalnb._costs import price_table
+from evalnb.errors import ConfigError, RunError
+from evalnb.results._recorders import Prior, Recorder, ResultRecorder, RunInfo
+from evalnb.running import _setup as setup
+from evalnb.running._budget import Budget, BudgetRule, Spend, check_budget
+from evalnb.running._case_run import Plans, RunJob, skipped
+from evalnb.running._executors import as_executor
+from evalnb.running._loops import progress_bar, run_blocking
+from evalnb.running._stopping import Stops
+from evalnb.running._workdirs import KEEP_FAILED, KEEP_RUNS, run_name
+
+if TYPE_CHECKING:
+    from os import PathLike
+
+    from evalnb.results import Result
+    from evalnb.results._records import CaseRunRecord
+    from evalnb.suite import Case, Suite
+
+__all__ = ["SKIPPED_CAP", "run", "run_async"]
+
+SKIPPED_CAP = 100_000
+"""An interrupted run records at most this many case runs it never started as skipped rows; the rest are
+counted in ``meta["not_started"]`` (a run planned with millions of case runs must not fill memory on Ctrl-C)."""
+
+
+def run(
+    suite: Suite | str | PathLike[str] | None,
+    agent: Any,
+    *,
+    judge: Any = None,
+    data: Any = None,
+    runs: int | None = None,
+    concurrency: int = 8,
+    timeout: float | None = 120.0,
+    retries: int = 2,
+    cache: Any = None,
+    progress: bool | None = None,
+    workdir: str | PathLike[str] | None = None,
+    create_workdir: bool = False,
+    store: Any = None,
+    version: str | None = None,
+    replace: bool = False,
+    resume: str | None = None,
+    executor: Any = None,
+    preflight: bool = True,
+    recorders: Sequence[Recorder] = (),
+    prices: Any = None,
+    budget: Budget | None = None,
+) -> Result:
+    """Run ``suite`` against ``agent`` and return a :class:`~evalnb.results.Result`.
+
+    Works in scripts and inside a running Jupyter event loop (the run then gets its own loop in a worker
+    thread). Ctrl-C returns a Result holding what finished, the rest marked ``skipped``.
+
+    Args:
+        suite: a Suite or a path (loaded with ``evalnb.load``); ``None`` with ``resume`` (the stored suite).
+        agent: a callable (sync or async, taking the prompt or a ``Request``), an object from
+            ``evalnb.agents``, or a mapping ``{agent_id: agent}`` routing cases that name their agent.
+        judge: ``None`` (judged checks fail as not evaluated), a callable or an ``evalnb.judges`` object.
+        data: the data source for cube ``referenceQuery`` checks.
+        runs: overrides every case's run count.
+        concurrency: case runs in flight at once.
+        timeout: seconds per agent call (``None``: no limit).
+        retries: retries of transient agent failures and timeouts (never of a wrong answer).
+        cache: the judge cache (see ``evalnb.judges.as_judge``).
+        progress: ``None`` shows a progress bar on a terminal or in a notebook; ``False`` never; ``True`` always.
+        workdir: ``None`` gives each run a fresh temporary directory (made only when the agent or a check uses
+            it); a path makes every run use that directory, which must exist.
+        create_workdir: with ``workdir``: create the directory (and its parents) when it does not exist.
+        store: an ``evalnb.Store`` (or a path/URL for one) to save the result into, each case run as it
+            finishes.
+        version: the version label to save under. A label the suite already has in the store is refused
+            before anything runs (``StoreError`` ``VERSION_EXISTS``) unless ``replace``.
+        replace: with ``version``: replace the suite's run of that label. The old run is deleted when the new
+            one completes, so an interrupted run leaves it in place (resuming remembers ``replace``).
+        resume: the run id of an interrupted stored run to continue: only case runs not stored yet run.
+        executor: ``None`` or ``"local"`` runs case runs on this process's event loop; another registered
+            executor's name or an executor object runs them elsewhere, with the same results and recorders.
+        preflight: before any case runs (and before a store writes anything), check once per agent and for the
+            judge that they can be reached: an OpenAI-compatible or HTTP endpoint accepts a connection, a
+            command's program exists, a replay cassette is readable. ``False`` skips these checks.
+        recorders: more recorders to hand every record to (see ``evalnb.running.Recorder``).
+        prices: what calls cost, USD per 1M tokens: a mapping model -> ``{"input", "output", "cached_input"}``
+            (optionally ``tiers`` by prompt length) or the path of a TOML/YAML file of that shape
+            (docs/costs.md). Agent and judge calls get a ``cost``; a model without a price costs ``NA``, never
+            0, and the run warns once (``evalnb.errors.CostWarning``) naming the models it could not price.
+        budget: an ``evalnb.Budget(cost=USD, tokens=N)``: once the spent amount plus what the case runs in
+            flight may spend would pass it, no new case run starts; the rest are ``skipped`` with the reason
+            and ``result.budget_exhausted`` is true (a stored run stays resumable).
+
+    Raises:
+        ConfigError: when the run cannot start (unknown agent id, missing data source, bad option, an agent
+            or judge that cannot be reached at start-up).
+
+    Example::
+
+        result = evalnb.run(suite, lambda prompt: "Paris", runs=1, progress=False)
+        result.exit_code        # 0
+    """
+    options = dict(
+        judge=judge,
+        data=data,
+        runs=runs,
+        concurrency=concurrency,
+        timeout=timeout,
+        retries=retries,
+        cache=cache,
+        progress=progress,
+        workdir=workdir,
+        create_workdir=create_workdir,
+        store=store,
+        version=version,
+        replace=replace,
+        resume=resume,
+        executor=executor,
+        preflight=preflight,
+        recorders=recorders,
+        prices=prices,
+        budget=budget,
+    )
+    result: Result = run_blocking(lambda: _run(suite, agent, **options))
+    return _warned(result)
+
+
+async def run_async(
+    suite: Suite | str | PathLike[str] | None,
+    agent: Any,
+    *,
+    judge: Any = None,
+    data: Any = None,
+    runs: int | None = None,
+    concurrency: int = 8,
+    timeout: float | None = 120.0,
+    retries: int = 2,
+    cache: Any = None,
+    progress: bool | None = None,
+    workdir: str | PathLike[str] | None = None,
+    create_workdir: bool = False,
+    store: Any = None,
+    version: str | None = None,
+    replace: bool = False,
+    resume: str | None = None,
+    executor: Any = None,
+    preflight: bool = True,
+    recorders: Sequence[Recorder] = (),
+    prices: Any = None,
+    budget: Budget | None = None,
+) -> Result:
+    """The async form of :func:`run` (same arguments).
+
+    Example::
+
+        result = await evalnb.run_async(suite, my_async_agent, concurrency=32)
+    """
+    options = {k: v for k, v in locals().items() if k not in ("suite", "agent")}
+    return _warned(await _run(suite, agent, **options))
+
+
+async def _run(
+    suite: Suite | str | PathLike[str] | None,
+    agent: Any,
+    *,
+    judge: Any = None,
+    data: Any = None,
+    runs: int | None = None,
+    concurrency: int = 8,
+    timeout: float | None = 120.0,
+    retries: int = 2,
+    cache: Any = None,
+    progress: bool | None = None,
+    workdir: str | PathLike[str] | None = None,
+    create_workdir: bool = False,
+    store: Any = None,
+    version: str | None = None,
+    replace: bool = False,
+    resume: str | None = None,
+    executor: Any = None,
+    preflight: bool = True,
+    recorders: Sequence[Recorder] = (),
+    prices: Any = None,
+    budget: Budget | None = None,
+) -> Result:
+    """:func:`run_async` without its warning (``run`` says it in the caller's thread)."""
+    started = time.perf_counter()
+    started_at = datetime.now(timezone.utc).isoformat()
+    setup.check_options(runs=runs, concurrency=concurrency, timeout=timeout, retries=retries)
+    fixed = setup.fixed_workdir(workdir, create=create_workdir)
+    the_executor = as_executor(executor)
+    the_judge = setup.make_judge(judge, cache)
+    table = price_table(prices)
+    if budget is not None and not isinstance(budget, Budget):
+        raise ConfigError(
+            f"budget= takes an evalnb.Budget, not {type(budget).__name__}", code="INVALID_VALUE"
+        )
+    stored = None
+    if store is not None or resume is not None:
+        from evalnb.store._recorder import StoreRecorder
+
+        stored = StoreRecorder(store, version=version, resume=resume, replace=replace)
+    if stored is not None and stored.resuming:
+        the_suite = stored.resumed_suite(None if suite is None else setup.as_suite(suite))
+        if runs is None:
+            runs = stored.resumed_runs()
+    else:
+        the_suite = setup.as_suite(suite)
+    if stored is not None:
+        stored.claim(the_suite)  # a version label the suite already has stops the run before any call
+    routes, names = setup.route(the_suite, agent)
+    setup.check_dependencies(the_suite)
+    check_budget(budget, table, list(routes.values()), the_judge)
+    if preflight:
+        # api contract: an unreachable agent or judge stops the run before a store writes anything; a judge
+        # the suite never calls need not be reachable.
+        await setup.preflight(list(routes.values()), the_judge if setup.needs_judge(the_suite) else None)
+    source = setup.open_data(the_suite, data)
+    all_recorders: list[Any] = [
+        ResultRecorder(the_suite),
+        *([stored] if stored is not None else []),
+        *recorders,
+    ]
+    collector: ResultRecorder = all_recorders[0]
+    meta: dict[str, Any] = {
+        "agent": names.get("default") if len(names) == 1 else names,
+        "model": None,
+        "judge": setup.judge_name(the_judge),
+        "started_at": started_at,
+        "options": {
+            "runs": runs,
+            "concurrency": concurrency,
+            "timeout": timeout,
+            "retries": retries,
+            "workdir": str(workdir) if workdir is not None else None,
+            **({"priced_models": sorted(table.models)} if table else {}),
+            **({"replace": True} if stored is not None and stored.replace else {}),
+        },
+        "checks": _checks_config(the_suite),
+    }
+    if the_executor.name != "local":
+        meta["executor"] = the_executor.name
+    if fixed is None:  # what the report says of the working directories kept (running/_workdirs.py)
+        meta["workdirs"] = {"keep_failed": KEEP_FAILED, "keep_runs": KEEP_RUNS}
+    job = RunJob(
+        suite=the_suite,
+        routes=routes,
+        names=names,
+        judge=the_judge,
+        data=source,
+        timeout=timeout,
+        retries=retries,
+        workdir=fixed,
+        concurrency=concurrency,
+        run_name=run_name(),
+        prices=table,
+    )
+    spend = Spend()
+    stops = Stops([spend, *([BudgetRule(budget, spend)] if budget is not None else [])])
+    try:
+        prepare = getattr(the_executor, "prepare", None)
+        if prepare is not None:
+            # A cluster that cannot be reached, or an agent that cannot be sent to it, stops the run before a
+            # recorder (a store) writes anything.
+            await _maybe(prepare(job))
+        planned = sum(case.runs if runs is None else runs for case in the_suite.cases)
+        for r in all_recorders:
+            await _maybe(r.begin(RunInfo(suite=the_suite, meta=dict(meta), planned=planned)))
+        prior = _prior(all_recorders)
+        done: set[tuple[str, int]] = set(prior.keys) if prior is not None else set()
+        bar = progress_bar(progress, total=planned - len(done), desc=the_suite.name)
+        first_model: list[str] = []
+
+        async def sink(record: CaseRunRecord) -> None:
+            done.add(record.key)
+            stops.finished(record)
+            if not first_model:
+                first_model.extend(
+                    tr.response.model for tr in record.turns if tr.response and tr.response.model
+                )
+            for r in all_recorders:
+                try:
+                    await _maybe(r.record(record))
+                except MemoryError:
+                    raise
+                except Exception as exc:
+                    if r is collector:
+                        raise
+                    raise _RecorderFailed(r, exc) from None
+            if bar is not None:
+                bar.update(1)
+
+        try:
+            try:
+                interrupted, failed = await _execute(
+                    the_executor, job, stops.plan(_plan(the_suite, runs, done)), sink, meta
+                )
+            finally:
+                if bar is not None:
+                    bar.close()
+            if interrupted or stops.reason is not None:
+                why = "the run was interrupted" if interrupted else str(stops.reason)
+                why = f"skipped: {why}"
+                left = _record_skipped(job, the_suite, runs, done, collector, why)
+                if left:
+                    meta["not_started"] = left
+            stops.finish(meta)
+            if not table:
+                meta.pop("unpriced", None)  # no prices asked for: no cost is expected, nothing to say
+            meta.update(
+                model=first_model[0] if first_model else None,
+                finished_at=datetime.now(timezone.utc).isoformat(),
+                elapsed_ms=(time.perf_counter() - started) * 1000.0,
+                interrupted=interrupted or bool(meta.get("interrupted")),
+            )
+            result = collector.build(meta, prior)
+            await _finish(all_recorders, result, failed)
+        except MemoryError:
+            raise await _out_of_memory(collector, stored, the_suite, meta, len(done), planned) from None
+        return result
+    finally:
+        if source is not None and source is not data:
+            source.close()  # opened from a path, URL or DataFrames for this run; a caller's Source stays open
+
+
+class _RecorderFailed(Exception):
+    """A recorder (a store) could not take a record: the run stops, as it could not keep what it does."""
+
+    def __init__(self, recorder: Any, error: Exception) -> None:
+        super().__init__(str(error))
+        self.recorder = recorder
+        self.error = error
+
+
+async def _execute(
+    executor: Any, job: RunJob, todo: Iterator[tuple[Case, int]], sink: Any, meta: dict[str, Any]
+) -> tuple[bool, _RecorderFailed | None]:
+    """Run the case runs; returns whether the run was interrupted, and the recorder failure that stopped it."""
+    try:
+        # The suite and whatever the caller holds are not scanned by the collector while the run lasts.
+        with _gc.frozen():
+            info = await executor.execute(job, todo, sink)
+        if isinstance(info, dict) and info:
+            meta["executor_info"] = info
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        # Interrupting returns what finished; the case runs that did not are recorded as skipped.
+        return True, None
+    except _RecorderFailed as failed:
+        return True, failed
+    return False, None
+
+
+async def _finish(recorders: list[Any], result: Result, failed: _RecorderFailed | None) -> None:
+    """Finish every recorder (not the one that failed mid-run); then raise the error that stopped the run, or
+    the first one a recorder raised finishing, with the Result attached as ``error.result``."""
+    error: BaseException | None = failed.error if failed is not None else None
+    for r in recorders:
+        if failed is not None and r is failed.recorder:
+            continue
+        try:
+            await _maybe(r.finish(result))
+        except MemoryError:
+            raise
+        except Exception as exc:
+            error = error or exc
+    if error is not None:
+        with contextlib.suppress(AttributeError):
+            error.result = result  # type: ignore[attr-defined]  # evalnb.errors.StoreError.result
+        raise error
+
+
+async def _out_of_memory(
+    collector: ResultRecorder, stored: Any, suite: Suite, meta: dict[str, Any], finished: int, planned: int
+) -> RunError:
+    """The error of a run that ran out of memory: the rows held in memory are let go, what the store has is
+    kept and marked interrupted (it can be resumed), and the message says what to change."""
+    collector.discard()
+    gc.collect()
+    saved = ""
+    if stored is not None and stored.run_id is not None:
+        meta.update(interrupted=True, finished_at=datetime.now(timezone.utc).isoformat())
+        with contextlib.suppress(Exception):  # what the writer holds is written, the run stays interrupted
+            await _maybe(stored.finish(ResultRecorder(suite).build(meta)))
+        saved = (
+            f"; the store keeps {stored.saved:,} of them as run {stored.run_id} (interrupted): "
+            f"`evalnb run --resume {stored.run_id}` (resume={stored.run_id!r} in Python) runs the others"
+        )
+    return RunError(
+        f"the run ran out of memory after {finished:,} of its {planned:,} case runs{saved}. Run fewer at once "
+        "(a lower --concurrency, concurrency= in Python) or fewer per process (split the suite, fewer --runs)",
+        code="OUT_OF_MEMORY",
+    )
+
+
+def _plan(suite: Suite, runs: int | None, done: set[tuple[str, int]]) -> Iterator[tuple[Case, int]]:
+    """The case runs still to do, lazily: suite order, each case ``runs`` times (its own count by default)."""
+    for case in suite.cases:
+        for r in range(case.runs if runs is None else runs):
+            if (case.id, r) not in done:
+                yield case, r
+
+
+def _record_skipped(
+    job: RunJob,
+    suite: Suite,
+    runs: int | None,
+    done: set[tuple[str, int]],
+    collector: ResultRecorder,
+    reason: str,
+) -> int:
+    """Record the case runs an interrupted or stopped run never finished as skipped with ``reason``, up to
+    :data:`SKIPPED_CAP`; returns how many more were left out (counted, not listed)."""
+    plans = Plans()
+    todo = _plan(suite, runs, done)
+    recorded = 0
+    for case, r in todo:
+        collector.record(skipped(job, plans, case, r, reason))
+        recorded += 1
+        if recorded >= SKIPPED_CAP:
+            break
+    planned = sum(case.runs if runs is None else runs for case in suite.cases)
+    return max(0, planned - len(done) - recorded)
+
+
+def _warned(result: Result) -> Result:
+    """docs/costs.md: the run says once which models it could not price (their calls cost NA)."""
+    models = result.meta.get("unpriced")
+    if models:
+        import warnings
+
+        from evalnb.errors import CostWarning
+
+        warnings.warn(
+            f"no price for {', '.join(models)}: the cost of their calls is NA (add them to prices=)",
+            CostWarning,
+            stacklevel=3,
+        )
+    return result
+
+
+def _prior(recorders: list[Any]) -> Prior | None:
+    for r in recorders:
+        prior = r.completed()
+        if prior is not None:
+            return prior
+    return None
+
+
+async def _maybe(out: Any) -> None:
+    if inspect.isawaitable(out):
+        await out
+
+
+def _checks_config(suite: Suite) -> dict[str, dict[str, Any]]:
+    """Every distinct check (by check_id) and its options, so a saved run says what was checked."""
+    out: dict[str, dict[str, Any]] = {}
+    ids: dict[tuple[str, ...], list[str]] = {}
+    for case in suite.cases:
+        for turn in case.turns:
+            key = tuple(spec.name for spec in turn.checks)
+            if key not in ids:
+                ids[key] = turn.check_ids()
+            for spec, cid in zip(turn.checks, ids[key], strict=True):
+                if cid not in out:  # the first check with each id only: a suite's cases share them
+                    out[cid] = {"check": spec.name, "options": spec.options()}
+    return out

@@ -1,0 +1,211 @@
+"""``rescore``: judged checks (or a new judge) applied to the answers already in a Result, without calling the
+agent again, so two judges can be compared on the very same answers.
+
+The turns are scored through the same core as a run (:mod:`evalnb._scoring`): the same check functions, the
+same Score -> status rule, the same turn status rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from evalnb._costs import usage_of
+from evalnb._numbers import count
+from evalnb._scoring import TurnPlan, score_turn, status_of, turn_status
+from evalnb.agents._base import Request
+from evalnb.checks._registry import CheckContext, Score
+from evalnb.results import Result
+from evalnb.results._frames import RUNS_COLUMNS, SCORES_COLUMNS, is_na, make_frame
+from evalnb.running import _setup as setup
+from evalnb.running._case_run import Plans, after_turn, turn_history
+from evalnb.running._loops import run_blocking
+
+if TYPE_CHECKING:
+    from evalnb.suite import Turn
+
+__all__ = ["rescore", "rescore_async"]
+
+
+def _answered(row: Any) -> bool:
+    """Whether the agent answered this turn, so its response can be judged again.
+
+    Passed and failed turns did; a degraded turn did too when no agent error is recorded: a check degraded it
+    (a judge that failed, the very case re-scoring is for). Skipped turns and agent failures have no answer.
+    """
+    status = str(row.status)
+    if status in ("passed", "failed"):
+        return True
+    error = getattr(row, "error", None)
+    return status == "degraded" and (is_na(error) or str(error) == "")
+
+
+def rescore(
+    result: Result,
+    *,
+    judge: Any,
+    checks: Iterable[str] | None = None,
+    cache: Any = None,
+    concurrency: int = 8,
+    preflight: bool = True,
+) -> Result:
+    """A new Result whose judged checks are scored again by ``judge``; the agent is not called.
+
+    Args:
+        result: a Result from ``evalnb.run`` or ``Store.load`` (responses are rebuilt from ``runs`` when not
+            in memory).
+        judge: anything :func:`~evalnb.judges.as_judge` accepts (``"openai:gpt-4o"``, ``Heuristic()`` ...).
+        checks: names or check ids to re-score (``["Relevance", "llm_judge#2"]``); default: every judged
+            check.
+        cache: the judge cache option (see ``as_judge``).
+        concurrency: judge calls in flight at once.
+        preflight: first check that the judge can be reached (as ``run`` does); ``False`` skips it.
+
+    Returns:
+        A new Result: the same runs, with those score rows replaced and run statuses updated.
+
+    Raises:
+        ConfigError: when the judge cannot be built or reached.
+
+    Example::
+
+        strict = evalnb.rescore(result, judge="openai:gpt-4o")
+        evalnb.judges.agreement(result.scores, strict.scores)
+    """
+    options = dict(judge=judge, checks=checks, cache=cache, concurrency=concurrency, preflight=preflight)
+    out: Result = run_blocking(lambda: rescore_async(result, **options))
+    return out
+
+
+async def rescore_async(
+    result: Result,
+    *,
+    judge: Any,
+    checks: Iterable[str] | None = None,
+    cache: Any = None,
+    concurrency: int = 8,
+    preflight: bool = True,
+) -> Result:
+    """The async form of :func:`rescore` (same arguments)."""
+    count("concurrency", concurrency, minimum=1)
+    the_judge = setup.make_judge(judge, cache)
+    wanted = set(checks) if checks is not None else None
+    suite = result.suite
+    if preflight and the_judge is not None:
+        await setup.preflight([], the_judge)
+    sem = asyncio.Semaphore(max(1, concurrency))
+    plans = Plans()
+
+    # Earlier turns of each run, to rebuild the conversation each turn's judge sees.
+    by_run: dict[tuple[str, int], dict[int, Any]] = {}
+    for row in result.runs.itertuples(index=False):
+        by_run.setdefault((str(row.case_id), int(row.run)), {})[int(row.turn)] = row
+
+    jobs: list[tuple[tuple[str, int, int], list[int], TurnPlan, Any]] = []
+    for (case_id, run), turns in by_run.items():
+        try:
+            case = suite.case(case_id)
+        except KeyError:
+            continue
+        conversation: list[dict[str, str]] = []
+        for t in sorted(turns):
+            if t >= len(case.turns):
+                break
+            row, turn = turns[t], case.turns[t]
+            plan = plans.plan(turn)
+            # The judge sees the conversation exactly as the run built it.
+            history = turn_history(conversation, plan.history)
+            if _answered(row):
+                picked = [
+                    i
+                    for i, spec in enumerate(plan.specs)
+                    if spec.judged and (wanted is None or {spec.name, plan.ids[i]} & wanted)
+                ]
+                if picked:
+                    response = result.response_for(case_id, run, t)
+                    request = Request(
+                        prompt=turn.prompt, history=history, case=case_id, turn=t, run=run, suite=suite.name
+                    )
+                    ctx = CheckContext(
+                        suite=suite,
+                        case=case,
+                        turn=turn,
+                        turn_index=t,
+                        run=run,
+                        request=request,
+                        response=response,
+                        judge=the_judge,
+                        conversation=history,
+                    )
+                    jobs.append(((case_id, run, t), picked, plan, _judged(sem, plan, turn, picked, ctx)))
+                text = result.response_for(case_id, run, t).text or ""
+            else:
+                text = "" if row.response is None or is_na(row.response) else str(row.response)
+            conversation = after_turn(history, turn.prompt, text)
+
+    done = await asyncio.gather(*(j[3] for j in jobs))
+    new: dict[tuple[str, int, int, str], Score] = {}
+    for (key, picked, plan, _), scores in zip(jobs, done, strict=True):
+        for i, score in zip(picked, scores, strict=True):
+            new[(key[0], key[1], key[2], plan.ids[i])] = score
+
+    records = result.scores.to_dict("records")
+    touched: dict[tuple[str, int, int], list[str]] = {}
+    for rec in records:
+        key = (str(rec["case_id"]), int(rec["run"]), int(rec["turn"]))
+        score = new.get((key[0], key[1], key[2], str(rec["check_id"])))
+        if score is not None:
+            rec.update(_score_fields(score))
+            touched.setdefault(key, [])
+    for rec in records:
+        key = (str(rec["case_id"]), int(rec["run"]), int(rec["turn"]))
+        if key in touched:
+            touched[key].append(str(rec["status"]))
+    run_records = result.runs.to_dict("records")
+    for rec in run_records:
+        key = (str(rec["case_id"]), int(rec["run"]), int(rec["turn"]))
+        if key in touched:
+            rec["status"] = turn_status(touched[key])
+
+    meta = dict(result.meta)
+    meta["judge"] = setup.judge_name(the_judge)
+    meta["rescored_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return Result(
+        suite=suite,
+        runs=make_frame(run_records, RUNS_COLUMNS),
+        scores=make_frame(records, SCORES_COLUMNS),
+        mismatches=result.mismatches,
+        meta=meta,
+        responses=result.responses,
+        tool_calls=result.tool_calls,
+    )
+
+
+async def _judged(
+    sem: asyncio.Semaphore, plan: TurnPlan, turn: Turn, picked: list[int], ctx: CheckContext
+) -> list[Score]:
+    """The picked checks of one turn, scored by the core (the same check functions as a run)."""
+    sub = plan.subset(picked)
+    async with sem:
+        return await score_turn(sub, ctx)
+
+
+def _score_fields(score: Score) -> dict[str, Any]:
+    usage = usage_of(score.usage) or {}
+    return {
+        "value": score.value,
+        "passed": score.passed,
+        "status": status_of(score),
+        "reason": score.reason,
+        "judge": score.judge,
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "completion_tokens": usage.get("completion_tokens"),
+        "cost": score.cost,
+        "weighted": score.weighted,
+        "spread": score.spread,
+        "judge_model": score.model,
+        "cached_tokens": usage.get("cached_tokens"),
+        "reasoning_tokens": usage.get("reasoning_tokens"),
+    }

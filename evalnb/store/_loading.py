@@ -1,0 +1,153 @@
+"""A stored run read back as a Result (``Store.load``), and what a run that does not read back is.
+
+A run's suite definition and meta are JSON written by evalnb; one edited by hand, damaged, or written by
+another version of evalnb may no longer validate. That is a :class:`~evalnb.errors.StoreError`
+(``STORED_RUN_INVALID``) naming the run and the first things that did not validate, never the validation
+library's own error.
+
+Example::
+
+    load(store, store._resolve("v1"))          # the Result of the run version v1 names
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from evalnb.errors import StoreError
+from evalnb.results._columns import REPEATED
+from evalnb.results._frames import in_suite_order
+from evalnb.store._codec import read_frame
+from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS
+from evalnb.store._suites import suite_from, suite_texts
+
+if TYPE_CHECKING:
+    from evalnb.results import Result
+    from evalnb.store._store import Store
+    from evalnb.suite import Suite
+
+__all__ = ["invalid", "load", "stored_meta", "stored_suite"]
+
+SHOWN = 3
+"""How many of a definition's validation errors the message names (the rest are counted)."""
+
+
+def invalid(run: dict[str, Any], what: str, detail: str) -> StoreError:
+    """The error of a stored run whose ``what`` (its suite definition, its meta) does not read back."""
+    label = f", version {run['version']!r}" if run.get("version") is not None else ""
+    return StoreError(
+        f"the stored run {run['run_id']} (suite {run['suite']!r}{label}) does not read back: {what} "
+        f"{detail}. It was edited, damaged or written by another version of evalnb: restore the store from a "
+        f"copy, or delete the run (evalnb delete {run['run_id']})",
+        code="STORED_RUN_INVALID",
+    )
+
+
+def stored_suite(definition: Any, run: dict[str, Any]) -> Suite:
+    """The run's suite from its stored definition.
+
+    Raises:
+        StoreError: ``STORED_RUN_INVALID``, naming the first fields that did not validate.
+    """
+    from pydantic import ValidationError
+
+    if not isinstance(definition, str):
+        raise invalid(run, "its suite definition", "is missing")
+    try:
+        return suite_from(definition)
+    except ValidationError as exc:
+        problems = exc.errors(include_url=False, include_input=False)
+        shown = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ())) or '(the whole definition)'}: {e.get('msg', '')}"
+            for e in problems[:SHOWN]
+        )
+        more = f" (and {len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
+        raise invalid(run, "its suite definition does not validate:", f"{shown}{more}") from None
+    except (ValueError, TypeError) as exc:  # a model validator's own error, text that is not JSON
+        raise invalid(run, "its suite definition does not validate:", str(exc)) from None
+
+
+def stored_meta(text: Any, run: dict[str, Any]) -> dict[str, Any]:
+    """The run's meta (a JSON object).
+
+    Raises:
+        StoreError: ``STORED_RUN_INVALID`` when it is not a JSON object.
+    """
+    try:
+        meta = json.loads(text or "{}")
+    except ValueError as exc:
+        raise invalid(run, "its meta", f"is not JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise invalid(run, "its meta", f"is not a JSON object (it is {type(meta).__name__})")
+    dtypes = meta.get("frame_dtypes")
+    if dtypes is not None and not (
+        isinstance(dtypes, dict) and all(isinstance(v, dict) for v in dtypes.values())
+    ):
+        raise invalid(run, "its meta", "has frame_dtypes that are not a mapping of frames to column dtypes")
+    return meta
+
+
+def load(store: Store, run: dict[str, Any]) -> Result:
+    """The Result of the stored run ``run`` (its ``runs`` row): frames equal to the saved ones.
+
+    Raises:
+        StoreError: ``STORED_RUN_INVALID`` when its suite definition, meta or rows do not read back.
+    """
+    from sqlalchemy import select
+
+    from evalnb.results import Result
+    from evalnb.results._frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS
+
+    s = store._t["suites"]
+    meta = stored_meta(run["meta"], run)
+    default = {
+        "runs": RUNS_COLUMNS,
+        "scores": SCORES_COLUMNS,
+        "mismatches": MISMATCH_COLUMNS,
+        "tool_calls": TOOL_CALLS_COLUMNS,  # a run saved before tool calls were stored has no dtypes for them
+    }
+    saved = meta.pop("frame_dtypes", None) or {}
+    dtypes = {name: saved.get(name) or columns for name, columns in default.items()}
+    with store._reading() as conn:
+        definition = conn.execute(
+            select(s.c.definition).where(s.c.id == run["suite_id"])
+        ).scalar_one_or_none()
+        the_suite = stored_suite(definition, run)
+        known = suite_texts(the_suite)
+        try:
+            frames = [
+                read_frame(
+                    conn, store._t[table], cols, run["id"], dtypes[name], run["suite"], REPEATED[name], known
+                )
+                for table, cols, name in (
+                    ("run_rows", RUN_COLS, "runs"),
+                    ("scores", SCORE_COLS, "scores"),
+                    ("mismatches", MISMATCH_COLS, "mismatches"),
+                    ("tool_calls", TOOL_CALL_COLS, "tool_calls"),
+                )
+            ]
+        except (ValueError, TypeError) as exc:  # a dtype the meta names that pandas does not know
+            raise invalid(
+                run, "its rows", f"do not read back with the column types its meta names ({exc})"
+            ) from None
+    if meta.pop("row_order", None) == "suite":
+        # written case run by case run as they finished (evalnb.run(store=...)): rows come back in suite
+        # order, then run, then turn, as the run's own Result has them
+        frames = [in_suite_order(f, the_suite) for f in frames]
+    runs, scores, mism, calls = frames
+    meta.update(
+        run_id=run["run_id"], version=run["version"], status=run["status"], git_commit=run["git_commit"]
+    )
+    if run["status"] != "complete":
+        meta["interrupted"] = True
+    # The frames were read for this Result alone: conformed in place, not copied (a million rows each).
+    return Result.from_frames(
+        suite=the_suite,
+        runs=runs,
+        scores=scores,
+        mismatches=mism,
+        meta=meta,
+        tool_calls=calls,
+        copy=False,
+    )

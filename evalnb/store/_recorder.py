@@ -1,0 +1,359 @@
+"""The store's writer as a recorder: every case run saved as it finishes, so a crash loses nothing that was
+written and ``resume`` runs only what is missing.
+
+``evalnb.run(..., store=store, version=...)`` starts a run row (``interrupted`` until it finishes), writes each
+case run in a transaction of its own or with others that finished meanwhile, and marks the run ``complete`` at
+the end; ``evalnb.run(..., store=store, resume=run_id)`` (``evalnb run --resume``) reads which case runs are
+stored and the runner runs the others. The writes happen in a writer thread, off the event loop: the case runs
+in flight go on while a transaction commits, and at high rates the writer takes everything that finished
+during the last commit as one batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from evalnb.errors import ConfigError, StoreError
+from evalnb.results._recorders import Prior, RunInfo
+from evalnb.store._codec import insert_many, tuple_rows
+from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS, refresh_stats
+from evalnb.store._store import Store, as_store
+
+if TYPE_CHECKING:
+    from evalnb.results import Result
+    from evalnb.results._records import CaseRunRecord, Rows
+    from evalnb.suite import Suite
+
+__all__ = ["StoreRecorder"]
+
+MAX_PENDING = 5_000
+"""Case runs waiting for the writer before a finished case run waits for it (memory stays bounded)."""
+
+
+class StoreRecorder:
+    """Saves a run's records into a :class:`~evalnb.store.Store` as they arrive (see the module docstring).
+
+    Args:
+        store: a Store, a path or a URL (``None``: the default store).
+        version: the version label to save under (on resume: the stored one unless given).
+        resume: the run id of an interrupted stored run to continue.
+        replace: replace the suite's run of ``version`` when this one completes (else a label the suite
+            already has is refused by :meth:`claim`); a resumed run remembers it.
+
+    Raises:
+        ConfigError: when ``resume`` names a run that is complete (there is nothing to resume).
+    """
+
+    def __init__(
+        self, store: Any, *, version: str | None = None, resume: str | None = None, replace: bool = False
+    ) -> None:
+        self.store: Store = as_store(store)
+        self.store._writable()  # a read-only store refuses before any agent is called
+        self.version = version
+        self.resume = resume
+        self.replace = replace
+        self._suite_name: str | None = None
+        self.run_pk: int | None = None
+        self.run_id: str | None = None
+        self._info: dict[str, Any] | None = None
+        self._prior: Result | None = None
+        if resume is not None:
+            info = self.store._resolve(resume, by_version=False)
+            if info["status"] == "complete":
+                raise ConfigError(f"run {resume!r} is complete; there is nothing to resume")
+            self._info = info
+            self.run_pk, self.run_id = int(info["id"]), str(info["run_id"])
+            if version is None:
+                self.version = info["version"]
+            self.replace = replace or bool((json.loads(info["options"] or "{}") or {}).get("replace"))
+        self._lock = threading.Lock()
+        self._pending: list[Rows] = []
+        self._busy = False
+        self._error: BaseException | None = None
+        self._future: asyncio.Future[None] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._seq = 0
+        self._saved = 0  # case runs this recorder committed
+        self._prior_keys: set[tuple[str, int]] = set()
+        self._planned: int | None = None
+
+    @property
+    def saved(self) -> int:
+        """The case runs the store holds for this run so far (a resumed run's earlier ones included)."""
+        return self._saved + len(self._prior_keys)
+
+    # -- resuming ------------------------------------------------------------------------------------
+
+    @property
+    def resuming(self) -> bool:
+        return self._info is not None
+
+    def resumed_suite(self, given: Suite | None) -> Suite:
+        """The suite the resumed run started with; a ``given`` suite must be that very suite."""
+        prior = self._prior = self.store.load(str(self.run_id))
+        if given is not None and given.content_hash() != prior.suite.content_hash():
+            raise ConfigError(
+                f"run {self.resume!r} was made with a different version of suite {prior.suite.name!r}; "
+                "resume it with the suite it started with"
+            )
+        return prior.suite
+
+    def resumed_runs(self) -> int | None:
+        """The ``runs=`` the resumed run was started with (``None``: each case's own count)."""
+        assert self._info is not None
+        runs = (json.loads(self._info["options"] or "{}") or {}).get("runs")
+        return None if runs is None else int(runs)
+
+    def claim(self, suite: Suite) -> None:
+        """Check, before the run starts, that ``suite`` does not have this version label already.
+
+        Raises:
+            StoreError: ``VERSION_EXISTS`` when it does and ``replace`` is false.
+        """
+        self._suite_name = suite.name
+        with self.store.engine.connect() as conn:
+            self.store._taken(conn, suite.name, self.version, replace=self.replace, excluding=self.run_pk)
+
+    # -- the recorder protocol -----------------------------------------------------------------------
+
+    def begin(self, info: RunInfo) -> None:
+        """Insert the run's row (``interrupted`` until it finishes), claiming its label.
+
+        The check that the label is free and the insert are one transaction under the label's lock
+        (store/_labels.py): of two runs that passed :meth:`claim` at once (a slow executor start-up between),
+        one gets the label and the other stops here, before any case runs.
+        """
+        self._planned = info.planned
+        if self.resuming:
+            self._writer()
+            return
+        meta = {**info.meta, "row_order": "suite"}
+        name = self._suite_name = info.suite.name
+
+        def tx() -> tuple[int, str]:
+            with self.store.engine.begin() as conn:
+                self.store._lock_label(conn, name, self.version)
+                if not self.replace:
+                    self.store._taken(conn, name, self.version, replace=False)
+                return self.store._insert_run(
+                    conn, info.suite, version=self.version, meta=meta, status="interrupted"
+                )
+
+        self.run_pk, self.run_id = self.store._retry(tx)
+        self._writer()
+
+    def completed(self) -> Prior | None:
+        if not self.resuming:
+            return None
+        assert self.run_pk is not None
+        self._prior_keys = self.store.stored_case_runs(self.run_pk)
+        return Prior(keys=self._prior_keys, result=self._prior)
+
+    async def record(self, record: CaseRunRecord) -> None:
+        if self._error is not None:
+            if not isinstance(self._error, MemoryError):
+                self.close()  # short of memory, the writer stays: finish writes what is pending once memory is freed
+            # the same error for every case run still arriving: its traceback is the latest raise alone
+            raise self._error.with_traceback(None)
+        rows = record.rows()
+        with self._lock:
+            self._pending.append(rows)
+            waiting = len(self._pending)
+            start = not self._busy
+            self._busy = True
+        if start:
+            self._future = asyncio.get_running_loop().run_in_executor(self._writer(), self._drain)
+        if waiting >= MAX_PENDING and self._future is not None:
+            await asyncio.shield(self._future)
+
+    def _writer(self) -> ThreadPoolExecutor:
+        """The writer thread, started with the run: a run short of memory later still has it."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalnb-store")
+            try:
+                self._pool.submit(int).result()
+            except RuntimeError as exc:  # "can't start new thread"
+                raise MemoryError(f"no memory for the store's writer thread ({exc})") from None
+        return self._pool
+
+    async def finish(self, result: Result) -> None:
+        if isinstance(self._error, MemoryError):
+            self._error = None  # the rows it could not write are still pending: memory may have been freed
+        try:
+            await self._flushed()
+        except BaseException:
+            self.close()
+            raise
+        meta = dict(result.meta)
+        meta["frame_dtypes"] = Store._dtypes(result)
+        meta["row_order"] = "suite"
+        interrupted = bool(meta.get("interrupted"))
+        t = self.store._t
+        from sqlalchemy import update
+
+        name = self._suite_name or result.suite.name
+        pk = int(self.run_pk)  # type: ignore[arg-type]
+
+        def tx() -> None:
+            with self.store.engine.begin() as conn:
+                self.store._lock_label(conn, name, self.version)
+                done = conn.execute(
+                    update(t["runs"])
+                    .where(t["runs"].c.id == pk)
+                    .values(status="interrupted" if interrupted else "complete", **Store._run_fields(meta))
+                )
+                if done.rowcount == 0:  # a later run claimed the label and replaced this one meanwhile
+                    raise self._replaced(conn)
+                refresh_stats(conn, pk)
+                if self.replace and not interrupted:
+                    # Only a complete run replaces: until then the old one stays what the label loads. Runs that
+                    # claimed the label after this one are left alone: the last claim wins (store/_labels.py).
+                    old = self.store._taken(conn, name, self.version, replace=True, before=pk)
+                    self.store._delete_pks(conn, old)
+
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._writer(), self.store._retry, tx)
+        except StoreError as exc:
+            raise self._stopped(exc) from None
+        finally:
+            self.close()
+        result.meta["run_id"] = self.run_id
+        result.meta["version"] = self.version
+
+    # -- the writer thread ---------------------------------------------------------------------------
+
+    async def _flushed(self) -> None:
+        """Wait until everything recorded so far is written (and raise what the writer raised)."""
+        while True:
+            with self._lock:
+                idle = not self._busy
+                if idle and (not self._pending or self._error is not None):
+                    break
+                if idle:  # rows the writer left (it stopped on an error of its own): it takes them now
+                    self._busy = True
+            if idle:
+                self._future = asyncio.get_running_loop().run_in_executor(self._writer(), self._drain)
+            future = self._future
+            if future is not None:
+                await asyncio.shield(future)
+        if self._error is not None:
+            raise self._error.with_traceback(None)
+
+    def _drain(self) -> None:
+        """Write what is pending, batch after batch, until nothing is; the first error stops the writing.
+
+        It never raises: the error is kept for the run to raise (record, finish), never left in the future (a
+        future whose error nobody reads is printed at exit with its traceback, "Future exception was never
+        retrieved"); and whatever happens, the writer is marked idle, so nothing waits for it forever.
+        """
+        try:
+            while True:
+                with self._lock:
+                    if not self._pending or self._error is not None:
+                        self._busy = False
+                        return
+                    batch, self._pending = self._pending, []
+                try:
+                    self.store._retry(functools.partial(self._write, batch))
+                except MemoryError as exc:
+                    self._error = exc
+                    # kept for another try once memory is freed (finish): a run that runs out of memory keeps
+                    # every case run it finished
+                    with contextlib.suppress(BaseException), self._lock:
+                        batch.extend(self._pending)
+                        self._pending = batch
+                    return
+                except BaseException as exc:
+                    error: BaseException = exc
+                    with contextlib.suppress(BaseException):
+                        error = self._stopped(exc)
+                    self._error = error  # once, whole: the run raises it as soon as it is set
+                    return
+                self._saved += len(batch)
+        except BaseException as exc:  # short of memory even for the bookkeeping
+            if self._error is None:
+                self._error = exc
+        finally:
+            if self._busy:
+                with self._lock:
+                    self._busy = False
+
+    def _write(self, batch: list[Rows]) -> None:
+        """One transaction: every case run of the batch, whole (its turns, scores, row mismatches and tool
+        calls)."""
+        assert self.run_pk is not None
+        t = self.store._t
+        tables = (
+            ("run_rows", RUN_COLS),
+            ("scores", SCORE_COLS),
+            ("mismatches", MISMATCH_COLS),
+            ("tool_calls", TOOL_CALL_COLS),
+        )
+        # One insert per table for the whole batch: a statement per case run cost more than the rows.
+        gathered: list[list[tuple[Any, ...]]] = [[] for _ in tables]
+        seq = self._seq
+        for record_rows in batch:
+            for into, rows in zip(gathered, record_rows, strict=True):
+                if rows:
+                    into += tuple_rows(rows, run_pk=self.run_pk, seq0=seq)
+                    seq += len(rows)
+        with self.store.engine.begin() as conn:
+            for (name, cols), rows in zip(tables, gathered, strict=True):
+                insert_many(conn, t[name], (["run_pk", "seq", *cols, "extra"], rows))
+        self._seq = seq  # only once committed: a retried transaction numbers its rows the same way
+
+    # -- when the store fails mid-run ------------------------------------------------------------------
+
+    def _replaced(self, conn: Any) -> StoreError:
+        from evalnb.store._labels import replaced
+
+        return replaced(
+            conn,
+            self.store._t["runs"],
+            pk=int(self.run_pk),  # type: ignore[arg-type]
+            run_id=str(self.run_id),
+            suite=str(self._suite_name),
+            version=self.version,
+        )
+
+    def _gone(self) -> StoreError | None:
+        """``RUN_REPLACED`` when this run's row is no longer in the store, else None (or unknown)."""
+        from sqlalchemy import select
+
+        r = self.store._t["runs"]
+        try:
+            with self.store.engine.connect() as conn:
+                there = conn.execute(select(r.c.id).where(r.c.id == self.run_pk)).first()
+                return None if there is not None else self._replaced(conn)
+        except Exception:  # the store cannot be read either: the write's own error says why
+            return None
+
+    def _stopped(self, exc: BaseException) -> BaseException:
+        """The error the run stops with when a write failed: the store's reason, then what is saved and how to
+        go on (docs/results.md, the store). A run whose row is gone says so instead."""
+        if isinstance(exc, StoreError) and exc.code == "RUN_REPLACED":
+            return exc
+        if self.run_pk is not None and not isinstance(exc, MemoryError):
+            gone = self._gone()
+            if gone is not None:
+                return gone
+        if not isinstance(exc, StoreError):
+            return exc
+        of = f" of {self._planned:,}" if self._planned is not None else ""
+        return StoreError(
+            f"{exc.message}; the run stopped: {self.saved:,}{of} case runs are saved in it as run {self.run_id} "
+            f"(interrupted); once the store can be written, `evalnb run --resume {self.run_id}` "
+            f"(resume={self.run_id!r} in Python) runs the others",
+            code=exc.code,
+        )
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None

@@ -1,0 +1,689 @@
+"""``Store``: saved runs per version, a history to compare and trend (SQLAlchemy Core; SQLite by default).
+
+``Store()`` opens ``.evals/evalnb.db`` (created with its folder); a plain path is a SQLite file; any SQLAlchemy
+URL works (``postgresql+psycopg://...`` for a team). The tables are described in :mod:`evalnb.store._schema`.
+
+SQLite runs in WAL mode with a busy timeout, transactions take the write lock up front (``BEGIN IMMEDIATE``)
+and a write retries while the database is locked, so two processes saving at once both succeed. On PostgreSQL
+migrations hold an advisory lock, a suite definition is inserted with ``ON CONFLICT DO NOTHING`` and a write
+retries on deadlocks and serialisation failures; the SQL is otherwise the same for both (no PRAGMAs outside
+the SQLite connect hook, text columns without a length limit).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from evalnb._numbers import seconds
+from evalnb._retry import retry_until
+from evalnb.errors import ConfigError, StoreError
+from evalnb.store import _labels as labels
+from evalnb.store import _sqlite as sqlite
+from evalnb.store._codec import frame_rows, insert_many
+from evalnb.store._schema import (
+    MISMATCH_COLS,
+    RUN_COLS,
+    SCHEMA_VERSION,
+    SCORE_COLS,
+    TOOL_CALL_COLS,
+    migrate,
+    refresh_stats,
+    tables,
+)
+from evalnb.store._schema import schema_version as schema_version_of
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sqlalchemy import Connection
+
+    from evalnb.comparison import Comparison, Comparisons
+    from evalnb.results import Result
+    from evalnb.suite import Suite
+
+__all__ = ["DEFAULT_PATH", "Store", "as_store"]
+
+DEFAULT_PATH = Path(".evals") / "evalnb.db"
+_T = TypeVar("_T")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def _git_commit(where: Path) -> str | None:
+    """The commit of the repository ``where`` is in, or None (not a repository, no git)."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and len(sha) >= 7 else None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=str, sort_keys=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# The store
+# --------------------------------------------------------------------------------------------------
+
+
+class Store:
+    """Saved runs per version.
+
+    Args:
+        url_or_path: ``None`` for ``.evals/evalnb.db``; a path for a SQLite file (parents created); or any
+            SQLAlchemy URL (``sqlite:///x.db``, ``postgresql+psycopg://user@host/db``).
+        retry_seconds: how long a write keeps retrying while another process holds the database.
+        create: make the store (its file, folder and tables) when it is not there. ``False`` (what the
+            reading commands use) raises ``STORE_NOT_FOUND`` instead, so a mistyped path creates nothing.
+
+    Example::
+
+        store = evalnb.Store("team.db")
+        run_id = store.save(result, version="v2")
+        store.load("v2").summary()
+    """
+
+    def __init__(
+        self,
+        url_or_path: str | os.PathLike[str] | None = None,
+        *,
+        retry_seconds: float = 60.0,
+        create: bool = True,
+    ) -> None:
+        from sqlalchemy import create_engine
+        from sqlalchemy.engine import make_url
+
+        self.retry_seconds = float(seconds("retry_seconds", retry_seconds, zero=True) or 0.0)
+        target = DEFAULT_PATH if url_or_path is None else url_or_path
+        text_target = os.fspath(target)
+        if "://" in text_target:
+            url = make_url(text_target)
+        else:
+            path = Path(text_target).expanduser()
+            if create and not path.parent.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+            url = make_url(f"sqlite:///{path.resolve()}")
+        self.url = url
+        self.is_sqlite = url.get_backend_name() == "sqlite"
+        #: True when the store can only be read here (its file or folder is not writable): ``save`` refuses.
+        self.read_only = False
+        self._where = url.render_as_string(hide_password=True)  # how messages name the store
+        if self.is_sqlite:
+            db = url.database
+            file = Path(db) if db and db != ":memory:" and not db.startswith("file:") else None
+            if file is not None:
+                self._where = str(file)
+                # A damaged file is reported before SQLite opens it, so nothing of it changes.
+                sqlite.check_file(file)
+                if not create and not (file.is_file() and file.stat().st_size):
+                    raise self._not_there(
+                        "the file does not exist" if not file.exists() else "the file is empty"
+                    )
+                if not create and not sqlite.holds_store(file):
+                    raise self._not_there("the database holds no evalnb tables")
+                self.read_only = sqlite.is_read_only(file)
+                if not self.read_only and not file.parent.exists():
+                    file.parent.mkdir(parents=True, exist_ok=True)
+            self.engine = sqlite.make_engine(file, url, read_only=self.read_only)
+        else:
+            self.engine = create_engine(url)
+        if not create and not self.is_sqlite:
+            self._check_exists()
+        if self.read_only:
+            self._check_readable()
+        else:
+            self._retry(lambda: migrate(self.engine))
+        self._t = tables(SCHEMA_VERSION)[1]
+
+    def _not_there(self, why: str) -> StoreError:
+        """The error of a reading command given a store that is not there: it never creates one."""
+        return StoreError(
+            f"no store at {self._where}: {why}; check the path (--store), or save a run there first "
+            "(evalnb run --version LABEL, store.save)",
+            code="STORE_NOT_FOUND",
+        )
+
+    def _check_exists(self) -> None:
+        """``create=False``: the database must already hold an evalnb store (its tables are not made here)."""
+
+        def read() -> int:
+            with self.engine.connect() as conn:
+                return schema_version_of(conn)
+
+        try:
+            version = self._retry(read)
+        except StoreError:
+            self.engine.dispose()
+            raise
+        if version == 0:
+            self.engine.dispose()
+            raise self._not_there("the database holds no evalnb tables")
+
+    def _check_readable(self) -> None:
+        """A read-only store is read as it is: its schema must be this evalnb's (it cannot be migrated)."""
+        with self._reading() as conn:
+            version = schema_version_of(conn)
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the store has schema version {version}; this evalnb knows up to {SCHEMA_VERSION}: upgrade evalnb",
+                code="STORE_SCHEMA_TOO_NEW",
+            )
+        what = "is not an evalnb store" if version == 0 else f"has the older schema version {version}"
+        raise StoreError(
+            f"the store {self._where} is read-only and {what}; open it once where it can be written "
+            f"(evalnb migrates it to version {SCHEMA_VERSION})",
+            code="STORE_READ_ONLY",
+        )
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StoreError(
+                f"the store {self._where} is read-only here (the file or its folder cannot be written): it can "
+                "be read (report, trend, compare), not saved into; give --store a writable path",
+                code="STORE_READ_ONLY",
+            )
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """A connection for reading; a damaged or unusable database is a StoreError naming the store."""
+        from sqlalchemy.exc import DatabaseError
+
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except DatabaseError as exc:
+            raise sqlite.describe(exc, self._where) or StoreError(
+                f"the store {self._where} could not be read: {getattr(exc, 'orig', exc)}",
+                code="STORE_UNAVAILABLE",
+            ) from exc
+
+    def __repr__(self) -> str:
+        return f"Store({self.url.render_as_string(hide_password=True)!r})"
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the database (after migrations: ``SCHEMA_VERSION``)."""
+        with self._reading() as conn:
+            return schema_version_of(conn)
+
+    # -- retries -------------------------------------------------------------------------------------
+
+    def _retry(self, fn: Callable[[], _T]) -> _T:
+        """Run ``fn`` (a whole transaction), retrying while the database is locked or busy."""
+        from sqlalchemy.exc import DatabaseError, OperationalError
+
+        def transient(exc: BaseException) -> bool:
+            # SQLite: "database is locked" / "busy"; PostgreSQL: deadlocks and serialisation failures.
+            msg = str(exc).lower()
+            return isinstance(exc, OperationalError) and any(
+                w in msg for w in ("locked", "busy", "deadlock", "could not serialize")
+            )
+
+        def busy(exc: BaseException) -> StoreError:
+            orig = getattr(exc, "orig", exc)
+            return StoreError(f"the store stayed busy for {self.retry_seconds:g}s: {orig}", code="STORE_BUSY")
+
+        try:
+            return retry_until(fn, transient=transient, seconds=self.retry_seconds, on_timeout=busy)
+        except DatabaseError as exc:
+            # a damaged file, a read-only one; a server that refuses the connection, a file that cannot be opened
+            raise sqlite.describe(exc, self._where) or StoreError(
+                f"the store {self._where} could not be used: {exc.orig}", code="STORE_UNAVAILABLE"
+            ) from exc
+
+    # -- writing -------------------------------------------------------------------------------------
+
+    def _suite_id(self, conn: Connection, suite: Suite) -> int:
+        from sqlalchemy import select
+
+        t = self._t["suites"]
+        h = suite.content_hash()
+        where = select(t.c.id).where(t.c.name == suite.name, t.c.content_hash == h)
+        row = conn.execute(where).fetchone()
+        if row:
+            return int(row[0])
+        values = {
+            "name": suite.name,
+            "format": suite.format,
+            "content_hash": h,
+            "definition": suite.model_dump_json(),
+            "created_at": _now(),
+        }
+        if conn.dialect.name in ("sqlite", "postgresql"):
+            # Another process may insert the same suite meanwhile (PostgreSQL does not serialise writers as
+            # SQLite's BEGIN IMMEDIATE does): insert unless present, then read the id whoever inserted it.
+            from sqlalchemy.dialects import postgresql, sqlite
+
+            dml = sqlite if conn.dialect.name == "sqlite" else postgresql
+            conn.execute(dml.insert(t).values(**values).on_conflict_do_nothing())
+            return int(conn.execute(where).scalar_one())
+        res = conn.execute(t.insert().values(**values))
+        return int(res.inserted_primary_key[0])  # type: ignore[index]
+
+    def _insert_run(
+        self, conn: Connection, suite: Suite, *, version: str | None, meta: Mapping[str, Any], status: str
+    ) -> tuple[int, str]:
+        run_id = uuid.uuid4().hex[:12]
+        suite_id = self._suite_id(conn, suite)
+        where = Path(suite.path).resolve().parent if suite.path else Path.cwd()
+        res = conn.execute(
+            self._t["runs"]
+            .insert()
+            .values(
+                run_id=run_id,
+                suite_id=suite_id,
+                suite=suite.name,
+                version=version,
+                git_commit=_git_commit(where),
+                status=status,
+                saved_at=_now(),
+                **self._run_fields(meta),
+            )
+        )
+        return int(res.inserted_primary_key[0]), run_id  # type: ignore[index]
+
+    @staticmethod
+    def _run_fields(meta: Mapping[str, Any]) -> dict[str, Any]:
+        agent = meta.get("agent")
+        return {
+            "agent": agent if agent is None or isinstance(agent, str) else _dumps(agent),
+            "model": meta.get("model"),
+            "judge": meta.get("judge"),
+            "checks": _dumps(meta.get("checks") or {}),
+            "options": _dumps(meta.get("options") or {}),
+            "meta": _dumps({k: v for k, v in meta.items() if k not in ("run_id", "version")}),
+            "started_at": meta.get("started_at"),
+            "finished_at": meta.get("finished_at"),
+        }
+
+    def _write_frames(self, conn: Connection, run_pk: int, result: Result) -> None:
+        t = self._t
+        for name, frame, cols in (
+            ("run_rows", result.runs, RUN_COLS),
+            ("scores", result.scores, SCORE_COLS),
+            ("mismatches", result.mismatches, MISMATCH_COLS),
+            ("tool_calls", result.tool_calls, TOOL_CALL_COLS),
+        ):
+            if len(frame):
+                insert_many(conn, t[name], frame_rows(frame, cols, run_pk=run_pk))
+
+    @staticmethod
+    def _dtypes(result: Result) -> dict[str, dict[str, str]]:
+        return {
+            "runs": {c: str(d) for c, d in result.runs.dtypes.items()},
+            "scores": {c: str(d) for c, d in result.scores.dtypes.items()},
+            "mismatches": {c: str(d) for c, d in result.mismatches.dtypes.items()},
+            "tool_calls": {c: str(d) for c, d in result.tool_calls.dtypes.items()},
+        }
+
+    def save(self, result: Result, *, version: str | None = None, replace: bool = False) -> str:
+        """Save a finished result under a version label; returns its new ``run_id``.
+
+        A version label names one run of a suite: saving a label the suite already has is refused
+        (``VERSION_EXISTS``) unless ``replace=True``, which saves the new run and deletes the old ones in one
+        transaction (a reader sees the old run or the new one, never neither).
+
+        Raises:
+            StoreError: the suite already has this version and ``replace`` is false (code ``VERSION_EXISTS``).
+
+        Example::
+
+            run_id = store.save(result, version="gpt-4o-2026-11")
+            store.save(rerun, version="gpt-4o-2026-11", replace=True)   # the label now names the rerun
+        """
+        self._writable()
+        meta = dict(result.meta)
+        meta["frame_dtypes"] = self._dtypes(result)
+        status = "interrupted" if meta.get("interrupted") else "complete"
+
+        def tx() -> str:
+            with self.engine.begin() as conn:
+                # the check and the insert are one step for every other process (store/_labels.py)
+                self._lock_label(conn, result.suite.name, version)
+                old = self._taken(conn, result.suite.name, version, replace=replace)
+                pk, run_id = self._insert_run(conn, result.suite, version=version, meta=meta, status=status)
+                self._write_frames(conn, pk, result)
+                refresh_stats(conn, pk)
+                self._delete_pks(conn, old)
+                return run_id
+
+        run_id = self._retry(tx)
+        result.meta["run_id"] = run_id
+        result.meta["version"] = version
+        return run_id
+
+    def _taken(
+        self,
+        conn: Connection,
+        suite: str,
+        version: str | None,
+        *,
+        replace: bool,
+        excluding: int | None = None,
+        before: int | None = None,
+    ) -> list[int]:
+        """The runs of ``suite`` labelled ``version``: what ``replace`` deletes (see :func:`labels.taken`).
+
+        Raises:
+            StoreError: ``VERSION_EXISTS`` when there are some and ``replace`` is false.
+        """
+        return labels.taken(
+            conn,
+            self._t["runs"],
+            suite,
+            version,
+            replace=replace,
+            where=self.where,
+            excluding=excluding,
+            before=before,
+        )
+
+    def _lock_label(self, conn: Connection, suite: str, version: str | None) -> None:
+        """Hold the lock of a label for the rest of the transaction (store/_labels.py)."""
+        labels.lock(conn, suite, version, meta=self._t["meta"])
+
+    def _delete_pks(self, conn: Connection, pks: list[int]) -> None:
+        """Delete these runs and every row they own (within the caller's transaction)."""
+        labels.delete_runs(conn, self._t, pks)
+
+    def delete(
+        self, run_id_or_version: str, *, suite: str | None = None, all_suites: bool = False
+    ) -> list[str]:
+        """Delete a saved run by its run id, or every run of a version label; returns the run ids deleted.
+
+        A version label saved for several suites names a run of each: ``suite`` picks one, ``all_suites=True``
+        deletes it from every suite.
+
+        Raises:
+            StoreError: when nothing matches (``RUN_NOT_FOUND``), or a label shared by suites is given without
+                ``suite`` or ``all_suites`` (``AMBIGUOUS_VERSION``).
+
+        Example::
+
+            store.delete("3f2a9c1b7d4e")
+            store.delete("previous", suite="knowledge-base")
+        """
+        self._writable()
+        from sqlalchemy import select
+
+        r = self._t["runs"]
+        key = run_id_or_version
+
+        def tx() -> list[str]:
+            with self.engine.begin() as conn:
+                q = select(r.c.id, r.c.run_id, r.c.suite)
+                rows = conn.execute(q.where(r.c.run_id == key)).fetchall()
+                if not rows:
+                    rows = conn.execute(q.where(r.c.version == key).order_by(r.c.id)).fetchall()
+                named = list(dict.fromkeys(str(x[2]) for x in rows))
+                if suite is not None:
+                    rows = [x for x in rows if x[2] == suite]
+                elif len(named) > 1 and not all_suites:
+                    raise StoreError(
+                        f"version {key!r} is saved for several suites: {', '.join(named)}; name the suite "
+                        "(suite=... in Python, --suite on the command line), or delete it from all of them "
+                        "(all_suites=True, --all-suites)",
+                        code="AMBIGUOUS_VERSION",
+                    )
+                if not rows:
+                    where = f" of suite {suite!r}" if suite is not None else ""
+                    raise StoreError(
+                        f"no saved run with run id or version {key!r}{where} in {self.where}"
+                        + (f" (it names runs of {', '.join(named)})" if named else ""),
+                        code="RUN_NOT_FOUND",
+                    )
+                self._delete_pks(conn, [int(x[0]) for x in rows])
+                return [str(x[1]) for x in rows]
+
+        return self._retry(tx)
+
+    @property
+    def where(self) -> str:
+        """Where the store is, as a person would name it: a SQLite file's path (relative to the current folder
+        when inside it), else the URL with any password hidden."""
+        database = self.url.database if self.is_sqlite else None
+        if not database or database == ":memory:":
+            return self.url.render_as_string(hide_password=True)
+        path = Path(database)
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def runs(self, suite: str | None = None) -> pd.DataFrame:
+        """Saved runs, oldest first: run_id, suite, version, agent, model, judge, status, times, git commit,
+        format, suite hash, latency, cost, checks, then ``saved_at``, ``cases`` (cases with rows),
+        ``passed_cases`` (cases every run and turn of which passed) and ``pass_rate`` (their share).
+
+        Example::
+
+            store.runs(suite="foodmart-sales-evals")[["run_id", "version", "status", "cases", "pass_rate"]]
+        """
+        from evalnb.store._listing import runs
+
+        return runs(self, suite)
+
+    def suites(self) -> list[str]:
+        """The names of the suites with saved runs, in the order they were first saved.
+
+        Example::
+
+            store.suites()
+            # ['foodmart-sales-evals', 'my-validation-suite', 'knowledge-base']
+        """
+        from sqlalchemy import select
+
+        r = self._t["runs"]
+        with self.engine.connect() as conn:
+            names = conn.execute(select(r.c.suite).order_by(r.c.id)).scalars().all()
+        return list(dict.fromkeys(str(n) for n in names))
+
+    def _unknown_suite(self, suite: str) -> StoreError:
+        """The error for a suite with no saved run, naming the suites there are."""
+        known = self.suites()
+        have = f"its suites: {', '.join(known)}" if known else "it has no saved runs"
+        return StoreError(f"no saved run of suite {suite!r} in {self.where}; {have}", code="UNKNOWN_SUITE")
+
+    def _resolve(self, key: str, *, by_version: bool = True, suite: str | None = None) -> dict[str, Any]:
+        """The runs row for a run id, else the latest complete run with that version label."""
+        from sqlalchemy import select
+
+        r = self._t["runs"]
+        with self._reading() as conn:
+            row = conn.execute(select(r).where(r.c.run_id == key)).mappings().fetchone()
+            if row is None and by_version:
+                q = select(r).where(r.c.version == key)
+                if suite is not None:
+                    q = q.where(r.c.suite == suite)
+                rows = conn.execute(q.order_by(r.c.id)).mappings().fetchall()
+                latest = {str(x["suite"]): str(x["run_id"]) for x in rows}
+                if len(latest) > 1:
+                    # a label shared by suites names no single run: picking the latest would silently load
+                    # (or compare against) another suite's run
+                    named = ", ".join(f"{name!r} (latest run {rid})" for name, rid in latest.items())
+                    raise StoreError(
+                        f"version {key!r} is saved for several suites: {named}; "
+                        "name the suite (suite=... in Python, --suite on the command line) or use a run id",
+                        code="AMBIGUOUS_VERSION",
+                    )
+                complete = [x for x in rows if x["status"] == "complete"]
+                row = (complete or rows)[-1] if rows else None
+            elif row is None:
+                # delete() takes run ids only: a version label may name several runs
+                labelled = conn.execute(
+                    select(r.c.run_id).where(r.c.version == key).order_by(r.c.id)
+                ).fetchall()
+                if labelled:
+                    ids = ", ".join(str(x[0]) for x in labelled)
+                    raise StoreError(
+                        f"{key!r} is a version label, not a run id; its runs: {ids}", code="RUN_NOT_FOUND"
+                    )
+        if row is None:
+            what = "run id or version" if by_version else "run id"
+            raise StoreError(f"no saved run with {what} {key!r} in {self!r}", code="RUN_NOT_FOUND")
+        return dict(row)
+
+    def load(self, run_id_or_version: str, *, suite: str | None = None) -> Result:
+        """A saved run as a Result whose frames equal the saved ones (columns, order and dtypes).
+
+        ``run_id_or_version`` is a run id, or a version label (its latest complete run; ``suite`` narrows
+        the search when several suites share labels).
+
+        Raises:
+            StoreError: when nothing matches (code ``RUN_NOT_FOUND``); when the stored run does not read back
+                (``STORED_RUN_INVALID``: its suite definition or meta was edited, damaged, or written by
+                another evalnb version), naming the run and what did not validate.
+
+        Example::
+
+            store.load("gpt-4o-2026-11").summary()
+        """
+        from evalnb.store._loading import load
+
+        return load(self, self._resolve(run_id_or_version, suite=suite))
+
+    def trend(
+        self, suite: str, *, confidence: float = 0.95, include_incomplete: bool = False
+    ) -> pd.DataFrame:
+        """Per saved run (in run order) x check: n, cases, mean and pass rate with intervals, latency, cost.
+
+        Aggregated in SQL from per-case sums written at save time, so it stays fast over many versions.
+        The standard error is cluster-robust (cases are the clusters: a case's runs and turns are not
+        independent), and the intervals stay inside each check's scale (``evalnb.checks.scales``): a pass rate
+        or a 0-1 value gets a Wilson interval with the design-effect sample size, a 1-5 score the same on its
+        range, a count an interval on the log scale (see ``evalnb.comparison._stats.bounded_interval``).
+
+        Columns: ``order, run_id, version, started_at, check_id, n, cases, mean, ci_low, ci_high, pass_rate,
+        pass_ci_low, pass_ci_high, latency_ms, cost, prompt_tokens, completion_tokens``. ``mean`` is over every
+        scored row (case x run x turn with a value), ``pass_rate`` over every checked row; a comparison's means
+        are per case over the paired cases, so they can differ (``evalnb.comparison._trend.MEAN_WORDS``).
+
+        Raises:
+            StoreError: when the suite has no saved run (``UNKNOWN_SUITE``, naming the suites there are).
+
+        Example::
+
+            store.trend("foodmart-sales-evals").pivot(index="version", columns="check_id", values="mean")
+        """
+        from evalnb.comparison._trend import trend
+
+        if suite not in self.suites():
+            raise self._unknown_suite(suite)
+        return trend(self, suite, confidence=confidence, include_incomplete=include_incomplete)
+
+    def costs(self, suite: str, *, include_incomplete: bool = False) -> pd.DataFrame:
+        """Per saved version of ``suite`` (in run order): ``version, cases, prompt_tokens, completion_tokens,
+        cost, cost_per_case, latency_p50_ms, latency_p90_ms``, agent and judge calls together; cost ``NA`` for a
+        version with a call that had no price (docs/costs.md). ``include_incomplete`` adds interrupted runs
+        (one a budget stopped).
+
+        Example::
+
+            store.costs("knowledge-base")[["version", "cost_per_case", "latency_p90_ms"]]
+        """
+        from evalnb.store._costs import costs
+
+        if suite not in self.suites():
+            raise self._unknown_suite(suite)
+        return costs(self, suite, include_incomplete=include_incomplete)
+
+    def compare(self, a: str, b: str, *, suite: str | None = None, **options: Any) -> Comparison:
+        """Compare two saved runs of one suite (run ids or version labels): ``b`` against the baseline ``a``.
+
+        A version label shared by suites needs ``suite``; :meth:`compare_all` compares every suite the two
+        versions share. ``options`` go to ``evalnb.compare`` (``margin``, ``confidence``, ``fail_on_missing``,
+        ``fail_on_degraded``).
+
+        Example::
+
+            store.compare("v1", "v2").checks[["check_id", "diff", "verdict", "words"]]
+        """
+        from evalnb.comparison import compare
+
+        ra, rb = self.load(a, suite=suite), self.load(b, suite=suite)
+        return compare(
+            ra, rb, labels=(str(ra.meta.get("version") or a), str(rb.meta.get("version") or b)), **options
+        )
+
+    def compare_all(self, a: str, b: str, *, suite: str | None = None, **options: Any) -> Comparisons:
+        """Compare every suite that both ``a`` and ``b`` have, gated as one (``evalnb compare A B``).
+
+        One family of tests over all their checks keeps the gate's false-alarm rate at ``1 - confidence``
+        however many suites there are. Suites that only one side has are named in the report (a suite the
+        candidate lost gates with ``fail_on_missing=True``).
+
+        Raises:
+            StoreError: when either is unknown (``RUN_NOT_FOUND``) or they share no suite (``NO_SHARED_SUITE``).
+
+        Example::
+
+            g = store.compare_all("main", "candidate", margin=0.02)
+            g.exit_code, print(g.report())
+        """
+        from evalnb.comparison import gate
+
+        if suite is not None:
+            return gate({suite: self.compare(a, b, suite=suite, **options)})
+        in_a, in_b = self._suites_of(a), self._suites_of(b)
+        shared = [name for name in in_a if name in in_b]
+        if not shared:
+            raise StoreError(
+                f"{a!r} and {b!r} share no suite: {a!r} has {', '.join(in_a)}; {b!r} has {', '.join(in_b)}",
+                code="NO_SHARED_SUITE",
+            )
+        missing = {name: "baseline only" for name in in_a if name not in in_b}
+        missing.update({name: "candidate only" for name in in_b if name not in in_a})
+        return gate(
+            {name: self.compare(a, b, suite=name, **options) for name in shared}, missing_suites=missing
+        )
+
+    def _suites_of(self, key: str) -> list[str]:
+        """The suites a run id or version label names, in the order they were first saved."""
+        from sqlalchemy import select
+
+        r = self._t["runs"]
+        with self.engine.connect() as conn:
+            row = conn.execute(select(r.c.suite).where(r.c.run_id == key)).fetchone()
+            if row is not None:
+                return [str(row[0])]
+            rows = conn.execute(select(r.c.suite).where(r.c.version == key).order_by(r.c.id)).fetchall()
+        if not rows:
+            raise StoreError(f"no saved run with run id or version {key!r} in {self!r}", code="RUN_NOT_FOUND")
+        return list(dict.fromkeys(str(x[0]) for x in rows))
+
+    # -- resume support ------------------------------------------------------------------------------
+
+    def stored_case_runs(self, run_pk: int) -> set[tuple[str, int]]:
+        """The ``(case id, run)`` pairs a run has rows for (what a resumed run need not run again)."""
+        from sqlalchemy import select
+
+        t = self._t["run_rows"]
+        q = select(t.c.case_id, t.c.run).where(t.c.run_pk == run_pk).distinct()
+        with self._reading() as conn:
+            return {(str(c), int(r)) for c, r in conn.execute(q)}
+
+
+def as_store(store: Any) -> Store:
+    """A Store from a Store, a path or a URL (``None``: the default store)."""
+    if isinstance(store, Store):
+        return store
+    if store is None or isinstance(store, (str, os.PathLike)):
+        return Store(store)
+    raise ConfigError(f"store must be an evalnb.Store, a path or a URL, not {type(store).__name__}")
