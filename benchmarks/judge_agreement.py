@@ -42,9 +42,9 @@ sys.path.insert(0, os.path.dirname(_HERE))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from evalnb.judges.agreement import bootstrap_intervals, quadratic_kappa, spearman  # noqa: E402
 
 import evalnb  # noqa: E402
+from evalnb.judges._agreement import bootstrap_intervals, quadratic_kappa, spearman  # noqa: E402
 from evalnb.judges.offline import _public  # noqa: E402
 
 PROMPT = "Paraphrase."

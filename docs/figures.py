@@ -166,6 +166,9 @@ def main() -> None:
             names=["judge"],
         ).reset_index()  # fmt: skip
         save(plots.agreement(table, value="kappa"), "plots-agreement")
+        # the three versions of the support bot ranked by pairwise verdicts; offline: closer to the expected answer
+        versions = [results[("support-bot", v)] for v in range(3)]
+        save(plots.ranking(evalnb.rank(versions, judge="heuristic", labels=["v1", "v2", "v3"])), "plots-ranking")
 
 
 if __name__ == "__main__":

@@ -26,8 +26,9 @@ from evalnb.suite import Case, Suite, Turn
 if TYPE_CHECKING:
     from evalnb import agents, checks, examples, executors, judges, plots
     from evalnb.comparison import compare, power
-    from evalnb.export import read_results
+    from evalnb.export import read_inspect_log, read_results
     from evalnb.formats import discover, from_frame, load, upgrade
+    from evalnb.preference import pairwise, rank
     from evalnb.results import Result
     from evalnb.running import Budget
     from evalnb.running._api import run, run_async
@@ -60,8 +61,11 @@ __all__ = [
     "from_frame",
     "judges",
     "load",
+    "pairwise",
     "plots",
     "power",
+    "rank",
+    "read_inspect_log",
     "read_results",
     "rescore",
     "run",
@@ -78,6 +82,9 @@ _hooks.provide("formats", "evalnb.formats._registry")  # Suite.format is a regis
 _hooks.provide("run", "evalnb.running:run")  # evalnb.judges.offline measures a judge through the runner
 _hooks.provide("rescore", "evalnb.running:rescore")  # the deprecated evalnb.judges.rescore
 _hooks.provide("rescore_async", "evalnb.running:rescore_async")
+_hooks.provide("store.pairwise", "evalnb.preference:pairwise")  # Store.pairwise: the store sits below it
+# Pairwise.explore: the browser sits above evalnb.preference
+_hooks.provide("pairwise.explore", "evalnb.browser:explore_pairwise")
 
 # public name -> module that defines it (None: the name is a submodule)
 _LAZY: dict[str, str | None] = {
@@ -90,9 +97,12 @@ _LAZY: dict[str, str | None] = {
     "run_async": "evalnb.running",
     "Result": "evalnb.results",
     "read_results": "evalnb.export",
+    "read_inspect_log": "evalnb.export",
     "Store": "evalnb.store",
     "compare": "evalnb.comparison",
     "power": "evalnb.comparison",
+    "pairwise": "evalnb.preference",
+    "rank": "evalnb.preference",
     "rescore": "evalnb.running",
     "agents": None,
     "checks": None,

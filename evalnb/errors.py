@@ -105,6 +105,9 @@ class SuiteCode(Code):
     UNKNOWN_FIELD = "UNKNOWN_FIELD"
     INVALID_VALUE = "INVALID_VALUE"
     UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
+    #: something the suite asks for that evalnb cannot run (a promptfoo `javascript` assert, a custom filter);
+    #: `evalnb.load(..., unsupported="skip")` leaves it out with a warning instead (docs/promptfoo.md)
+    UNSUPPORTED_FEATURE = "UNSUPPORTED_FEATURE"
     FILE_NOT_FOUND = "FILE_NOT_FOUND"
     FILE_UNREADABLE = "FILE_UNREADABLE"
     #: not a problem of the document: evalnb itself failed while loading it (a bug to report)
@@ -184,6 +187,8 @@ class StoreCode(Code):
     STORED_RUN_INVALID = "STORED_RUN_INVALID"
     #: a run's row was deleted while it ran (a later run replaced its version label, or it was deleted)
     RUN_REPLACED = "RUN_REPLACED"
+    #: an Inspect AI log of a format version evalnb does not read (evalnb.read_inspect_log)
+    UNSUPPORTED_LOG_VERSION = "UNSUPPORTED_LOG_VERSION"
 
 
 class RunCode(Code):

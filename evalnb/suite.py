@@ -12,7 +12,7 @@ Check specs are a discriminated union on ``type``. Each spec records its options
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -20,12 +20,12 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
-    TypeAdapter,
     model_serializer,
     model_validator,
 )
 from pydantic.dataclasses import dataclass
 
+from evalnb._slim import _Slim
 from evalnb._unicode import clean_data, is_cleaned
 
 if TYPE_CHECKING:
@@ -43,8 +43,11 @@ __all__ = [
     "FormatName",
     "InsightCheck",
     "IntentCheck",
+    "JsonCheck",
     "JudgedMetricCheck",
     "LLMJudgeCheck",
+    "LevenshteinCheck",
+    "LimitCheck",
     "Message",
     "PartialMatchCheck",
     "ReferenceQuery",
@@ -55,6 +58,7 @@ __all__ = [
     "RowsCheck",
     "SemanticSimilarityCheck",
     "Suite",
+    "TextMatchCheck",
     "Tolerance",
     "ToolCallExecutionCheck",
     "ToolCallSelectionCheck",
@@ -104,50 +108,6 @@ def _encodable(obj: Any, fields: Any) -> Any:
             if cleaned is not value:
                 object.__setattr__(obj, name, cleaned)
     return obj
-
-
-class _Slim:
-    """What cases and turns share: they are slotted pydantic dataclasses, not models, because a suite holds one
-    of each per case. A BaseModel instance carries a ``__dict__`` and a set of the fields given; at a million
-    cases those took ~1.7 KB a case, the slotted ones ~0.75 KB (measured), and they build twice as fast.
-
-    The model methods users call on them still work: :meth:`model_dump`, :meth:`model_dump_json`,
-    :meth:`model_copy` and :meth:`model_validate`. ``model_fields_set`` is not offered: a slotted instance does
-    not record which fields its caller gave, and a set of every field would say what is not so.
-    """
-
-    __slots__ = ()
-    __dataclass_fields__: ClassVar[dict[str, Any]]
-
-    @classmethod
-    def _adapter(cls) -> TypeAdapter[Any]:
-        adapter = cls.__dict__.get("_type_adapter")
-        if adapter is None:
-            adapter = TypeAdapter(cls)
-            type.__setattr__(cls, "_type_adapter", adapter)
-        return adapter
-
-    @classmethod
-    def model_validate(cls, data: Any) -> Any:
-        """Validate ``data`` (a mapping or an instance) into an instance, as a model's ``model_validate``."""
-        return cls._adapter().validate_python(data)
-
-    def model_dump(self, **options: Any) -> dict[str, Any]:
-        """The fields as plain data (the options of ``BaseModel.model_dump``: ``mode``, ``exclude`` ...)."""
-        out: dict[str, Any] = self._adapter().dump_python(self, **options)
-        return out
-
-    def model_dump_json(self, **options: Any) -> str:
-        return self._adapter().dump_json(self, **options).decode()
-
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
-        """A copy with ``update`` applied (not validated, as ``BaseModel.model_copy``)."""
-        import copy
-
-        out = copy.deepcopy(self) if deep else copy.copy(self)
-        for name, value in (update or {}).items():
-            object.__setattr__(out, name, value)
-        return out
 
 
 _SLIM = ConfigDict(extra="forbid")
@@ -209,8 +169,30 @@ class RegexCheck(_CheckBase):
     pattern: str
 
 
-class LLMJudgeCheck(_CheckBase):
-    """tasks spec: a judge rates the output against ``rubric``; the rubric is the whole criterion."""
+class _Labelled(_CheckBase):
+    label: str | None = (
+        None  # the name the suite gives the check: a promptfoo assert's `metric`, else its type
+    )
+
+    @property
+    def name(self) -> str:
+        return self.label or str(self.type)  # type: ignore[attr-defined]
+
+    def options(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"type", "label"}, mode="json")
+
+    @model_serializer(mode="wrap")
+    def _label_when_given(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A label nobody gave is not written: suites saved before labels existed keep their options and hash.
+        data = handler(self)
+        if self.label is None and isinstance(data, dict):
+            data.pop("label", None)
+        return data
+
+
+class LLMJudgeCheck(_Labelled):
+    """tasks spec: a judge rates the output against ``rubric``; the rubric is the whole criterion (``label``: a
+    promptfoo assert's name, docs/promptfoo.md)."""
 
     type: Literal["llm_judge"] = "llm_judge"
     rubric: str
@@ -236,7 +218,7 @@ class JudgedMetricCheck(_CheckBase):
         return self.type == "Similarity"  # Similarity rates the response against the expected response
 
 
-class SemanticSimilarityCheck(_CheckBase):
+class SemanticSimilarityCheck(_Labelled):
     """The cosine of sentence embeddings of the response and the expected response; passes at
     ``cosine >= threshold``. Like promptfoo's ``similar``, with no API: the embeddings are wordllama's
     (offline, the ``offline-judge`` extra).
@@ -246,14 +228,57 @@ class SemanticSimilarityCheck(_CheckBase):
     labelled 1-2 do not; static embeddings give paraphrases cosines of 0.4-0.7, lower than API models do.
     """
 
-    # The dataset evaluator's name, or the TOML assertion's (each format's own spelling, kept as the check name).
-    type: Literal["SemanticSimilarity", "semantic_similarity"] = "SemanticSimilarity"
+    # Each format's own spelling, kept as the check name; promptfoo's `not-similar` passes below the threshold.
+    type: Literal["SemanticSimilarity", "semantic_similarity", "similar", "not-similar"] = (
+        "SemanticSimilarity"
+    )
     threshold: float = Field(default=0.5, ge=-1, le=1)
     value: str | None = None
 
     @property
     def needs_expected(self) -> bool:
         return self.value is None
+
+
+class TextMatchCheck(_Labelled):
+    """The response text against ``values`` (promptfoo's string asserts, docs/promptfoo.md): ``how`` is ``equals``,
+    ``contains``, ``starts_with``, ``any`` / ``all`` (of the values) or ``regex`` (a search); ``negate`` passes
+    when the plain check fails. Case-insensitive compares Unicode case-folded text. Its value is 1.0 or 0.0."""
+
+    type: Literal["text_match"] = "text_match"
+    how: Literal["equals", "contains", "starts_with", "any", "all", "regex"]
+    values: list[str] = Field(min_length=1)
+    case_sensitive: bool = True
+    negate: bool = False
+
+
+class JsonCheck(_Labelled):
+    """The response as JSON: ``how`` ``is`` (the whole text parses), ``contains`` (some JSON object or array in it
+    parses) or ``equals`` (it parses to ``value``); ``json_schema``: a JSON Schema the parsed value must meet."""
+
+    type: Literal["json"] = "json"
+    how: Literal["is", "contains", "equals"] = "is"
+    json_schema: dict[str, Any] | None = None
+    value: Any = None
+    negate: bool = False
+
+
+class LevenshteinCheck(_Labelled):
+    """The edit distance to ``value`` (its value, lower is better); passes at ``distance <= threshold``."""
+
+    type: Literal["levenshtein"] = "levenshtein"
+    value: str
+    threshold: float = Field(default=5.0, ge=0)
+    negate: bool = False
+
+
+class LimitCheck(_Labelled):
+    """promptfoo's ``latency`` (ms, ``Response.latency_ms``) and ``cost`` (USD, the response's ``meta["cost"]`` or
+    ``usage["cost"]``): the measure is the value; passes at ``value <= threshold`` (a cost without one is only
+    recorded). A measure the response lacks is not evaluated: the check fails, saying so."""
+
+    type: Literal["latency", "cost"]
+    threshold: float | None = Field(default=None, ge=0)
 
 
 class CitationsCheck(_CheckBase):
@@ -448,6 +473,10 @@ CheckSpec = Annotated[
     | RefusalCheck
     | InsightCheck
     | RowsCheck
+    | TextMatchCheck
+    | JsonCheck
+    | LevenshteinCheck
+    | LimitCheck
     | CustomCheck,
     Field(discriminator="type"),
 ]

@@ -264,6 +264,52 @@ trend = store.trend(suite.name)
 trend.pivot(index="version", columns="check_id", values="pass_rate")"""),
     code("""evalnb.plots.trend(store, suite.name, value="pass_rate")"""),
     md("""
+## Without reference answers: pairwise judging
+
+Summaries and chat replies often have no expected answer to score. Then a judge compares the two versions'
+answers side by side: `evalnb.pairwise(a, b, judge=...)`. Here the demo's knowledge-base assistant, `previous`
+(pastes the whole handbook section, cites nothing) against `current`. The judge below is a plain function
+`f(prompt, first, second) -> "first" | "second" | "tie"` with a criterion written out; with an endpoint you
+would pass a model judge instead, `judge="openai:gpt-4o-mini"` (it gets a pairwise prompt, and its token
+probabilities weigh the verdict). Each case is judged in both orders: a verdict that flips with the order
+counts as a tie and shows in `position_bias`.
+"""),
+    code("""
+import re
+
+from evalnb.demo.kb import KBAssistant
+
+kb = evalnb.examples.load("knowledge-base")
+previous = evalnb.run(kb, KBAssistant(flaw="no-citations"), judge="heuristic", progress=False)
+current = evalnb.run(kb, KBAssistant(), judge="heuristic", progress=False)
+
+
+def cited_and_to_the_point(prompt, first, second):
+    \"\"\"Prefer the answer that cites its source; between two that do (or don't), the shorter one.\"\"\"
+    cites = [bool(re.search(r"\\[\\d+\\]", x)) for x in (first, second)]
+    if cites[0] != cites[1]:
+        return ("first" if cites[0] else "second"), "only one answer cites its source"
+    if abs(len(first) - len(second)) < 20:
+        return "tie", "both cite alike and are about as long"
+    return ("first" if len(first) < len(second) else "second"), "both cite alike; this one is shorter"
+
+
+pw = evalnb.pairwise(previous, current, judge=cited_and_to_the_point, labels=("previous", "current"))
+print(pw.summary())
+pw.cases[["case_id", "turn", "winner", "verdict_ab", "verdict_ba", "consistent", "reason"]]"""),
+    md("""
+`win_rate` is current's share of the cases (ties as half) with its interval; `p_value` is the one-sided exact
+test of "current is worse", and `exit_code` (what `evalnb pairwise previous current --judge SPEC` exits with) is
+1 only when it is. Where every case has an expected answer, the offline judges compare without a model: the
+answer closer to the expected one wins, and every reason says it was not an LLM.
+"""),
+    code("""
+offline = evalnb.pairwise(previous, current, judge="heuristic", labels=("previous", "current"))
+offline.win_rate, (offline.ci_low, offline.ci_high), offline.p_value, offline.position_bias"""),
+    code(
+        """pw.explore()  # the pairs, filtered by winner: both answers side by side, the verdict in each order"""
+    ),
+    md("""
 ## Share it
 
 A stored version loads back as a full `Result`; export it as one self-contained HTML page, an Excel workbook

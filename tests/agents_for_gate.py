@@ -39,3 +39,21 @@ def flaky(request: Any) -> str:
 def dropped(request: Any) -> str:
     """The same agent with its pass rate 10 points lower, the drop spread over the cases in proportion."""
     return _answer(request, pass_probability(request.case) * (1 - 0.1 / MEAN_P))
+
+
+def halved(request: Any) -> str:
+    """The same agent with its pass probability halved: a drop of 31 points, for the sequential gate's trials."""
+    return _answer(request, pass_probability(request.case) * 0.5)
+
+
+async def kb_flawed(request: Any) -> Any:
+    """The demo's knowledge-base assistant as its ``previous`` version was (it gives no citations)."""
+    global _KB
+    if _KB is None:
+        from evalnb.demo.kb import KBAssistant
+
+        _KB = KBAssistant(flaw="no-citations")
+    return await _KB.respond(request)
+
+
+_KB: Any = None

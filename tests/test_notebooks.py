@@ -37,6 +37,8 @@ EXPECT: dict[str, tuple[Path, list[str], int]] = {
             "sales-by-family-in-ca [rows]: 1.000 -> 0.500 (regressed; untested)",
             "better by 0.31 (95% one-sided bound 0.12)",
             "Power plan",
+            "current against previous: current wins 100.0% of 9 cases",
+            "of 10 pairs (case x turn x run), 10 won by current",
             "v3.xlsx",
             "rose beyond the margin +10%",  # the cost gate, small model -> large model
             "v2-large",

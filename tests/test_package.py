@@ -57,8 +57,11 @@ def test_public_api_is_pinned():
         "from_frame",
         "judges",
         "load",
+        "pairwise",
         "plots",
         "power",
+        "rank",
+        "read_inspect_log",
         "read_results",
         "rescore",
         "run",
@@ -102,6 +105,14 @@ def test_compare_and_power_are_plain_functions_of_the_comparison_package():
 
     assert evalnb.compare is comparison.compare and isinstance(evalnb.compare, types.FunctionType)
     assert evalnb.power is comparison.power and isinstance(evalnb.power, types.FunctionType)
-    assert comparison.__all__ == ["Comparison", "Comparisons", "PowerPlan", "compare", "gate", "power"]
+    assert comparison.__all__ == [
+        "Comparison",
+        "Comparisons",
+        "PowerPlan",
+        "Sequential",
+        "compare",
+        "gate",
+        "power",
+    ]
     # the old module is gone: `from evalnb.compare import power` became `evalnb.power`
     assert importlib.util.find_spec("evalnb.compare") is None

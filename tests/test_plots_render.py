@@ -141,3 +141,14 @@ print("root", logging.getLevelName(root.level), len(root.handlers))
     assert out.stdout.strip() == "root WARNING 0"
     assert "INFO" not in out.stderr and "INFO" not in out.stdout, out.stderr
     assert (tmp_path / "card.png").stat().st_size > 1000
+
+
+def test_ranking_png(tmp_path: Path) -> None:
+    from tests.preference.test_rank import by_level, three
+
+    ranking = evalnb.rank(three(30), judge=by_level, labels=["gpt-4o-mini", "gpt-4o", "o3"], bootstrap=200)
+    pixels = render_png(plots.ranking(ranking), tmp_path / "ranking.png")
+    assert_not_blank(pixels)
+    # the best (blue) and a version below it (grey), each with its legend entry
+    assert share_of(pixels, rgb(style.PALETTE[0]), tolerance=6) > 0.0002
+    assert share_of(pixels, rgb(style.PALETTE[6]), tolerance=6) > 0.0002

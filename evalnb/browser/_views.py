@@ -22,7 +22,7 @@ from typing import Any
 from evalnb.browser._data import CaseView
 from evalnb.checks._rows import normalise_key
 
-__all__ = ["CSS", "case_html", "comparison_html", "word_diff"]
+__all__ = ["CSS", "case_html", "comparison_html", "verdict_html", "word_diff"]
 
 CSS = """
 <style>
@@ -45,6 +45,8 @@ CSS = """
 .evalnb-browser tr.eb-bad td:first-child{border-left:4px solid #cf222e}
 .evalnb-browser td.eb-cell-bad{background:#ffd7d5}
 .evalnb-browser .eb-error{background:#fff8c5;border:1px solid #d4a72c;padding:6px;border-radius:4px}
+.evalnb-browser .eb-verdict{border:1px solid #54aeff;background:#ddf4ff;border-radius:4px;padding:4px 8px;margin:.4em 0}
+.evalnb-browser .eb-verdict table{background:#fff}
 </style>
 """
 
@@ -252,11 +254,53 @@ def case_html(view: CaseView) -> str:
     return "".join(parts)
 
 
+def verdict_html(verdict: Mapping[str, Any] | None, *, labels: tuple[str, str], judge: str = "") -> str:
+    """A pairwise verdict (a row of ``Pairwise.cases``) beside the answers: who won, the verdict in each order,
+    whether the orders agreed, and the judge's reason; versions named by ``labels``. Empty for no verdict.
+
+    Example::
+
+        verdict_html({"winner": "b", "verdict_ab": "b", "verdict_ba": "b", "consistent": True,
+                      "reason": "fuller", "status": "judged"}, labels=("v1", "v2"))
+    """
+    if verdict is None:
+        return ""
+    la, lb = labels
+
+    def name(side: Any) -> str:
+        # plain values (Pairwise.cases rows through records()): None where the frame has NA
+        if side is None or side != side:
+            return "<i>not judged</i>"
+        return _e({"a": la, "b": lb}.get(str(side), str(side)))
+
+    consistent = verdict.get("consistent")
+    agree = "" if consistent is None else ("yes" if consistent else "<b>no: a tie</b>")
+    status = str(verdict.get("status") or "")
+    who = f" by {_e(judge)}" if judge else ""
+    head = (
+        f"<h4>Pairwise verdict{who}: {name(verdict.get('winner'))}</h4>"
+        if status == "judged"
+        else f"<h4>Pairwise verdict{who}: {_status('degraded')} (not judged)</h4>"
+    )
+    return (
+        f'<div class="eb-verdict">{head}<table><tr><th>{_e(la)} shown first</th><th>{_e(lb)} shown first</th>'
+        f"<th>orders agree</th><th>reason</th></tr><tr><td>{name(verdict.get('verdict_ab'))}</td>"
+        f"<td>{name(verdict.get('verdict_ba'))}</td><td>{agree}</td><td>{_reason(verdict.get('reason'))}</td>"
+        "</tr></table></div>"
+    )
+
+
 def comparison_html(
-    a: CaseView | None, b: CaseView | None, changes: Sequence[Mapping[str, Any]], *, labels: tuple[str, str]
+    a: CaseView | None,
+    b: CaseView | None,
+    changes: Sequence[Mapping[str, Any]],
+    *,
+    labels: tuple[str, str],
+    verdict: str = "",
 ) -> str:
     """One case of a comparison: the prompt and expected answer, both versions' answers side by side with
-    their difference marked, and per check both values, the change and both reasons."""
+    their difference marked, a pairwise verdict on them when given (``verdict``: :func:`verdict_html`), and
+    per check both values, the change and both reasons."""
     la, lb = labels
     base = b or a
     if base is None:
@@ -285,6 +329,7 @@ def comparison_html(
             f"Answer of {lb}", tb if b else None, none=_no_text(b) if b else f"(the case is not in {lb})"
         ),
         "</div>",
+        verdict,
     ]
     reasons_a = {c["check_id"]: c for c in (a.checks if a else [])}
     reasons_b = {c["check_id"]: c for c in (b.checks if b else [])}
@@ -298,11 +343,12 @@ def comparison_html(
             f"<td>{_num(ch.get('b'))}</td><td>{_num(ch.get('delta'))}</td><td>{_e(ch['change'])}</td>"
             f"<td>{_reason(ra.get('reason'))}</td><td>{_reason(rb.get('reason'))}</td></tr>"
         )
-    parts.append(
-        f"<h4>Checks (case means over runs; this run's reasons)</h4><table class='eb-checks'><tr><th>check</th>"
-        f"<th>{_e(la)}</th><th>{_e(lb)}</th><th>delta</th><th>change</th><th>reason in {_e(la)}</th>"
-        f"<th>reason in {_e(lb)}</th></tr>" + "".join(rows) + "</table>"
-    )
+    if rows or not verdict:  # a pairwise view of a suite without checks has no table to show
+        parts.append(
+            f"<h4>Checks (case means over runs; this run's reasons)</h4><table class='eb-checks'><tr><th>check</th>"
+            f"<th>{_e(la)}</th><th>{_e(lb)}</th><th>delta</th><th>change</th><th>reason in {_e(la)}</th>"
+            f"<th>reason in {_e(lb)}</th></tr>" + "".join(rows) + "</table>"
+        )
     rows_of = [(label, _rows_section(v)) for label, v in ((la, a), (lb, b)) if v is not None]
     if any(section for _label, section in rows_of):
         parts.append('<div class="eb-cols eb-two">')

@@ -13,14 +13,15 @@ import ipywidgets as w
 
 from evalnb.browser import _data as data
 from evalnb.browser._data import ALL, NOT_PASSED
-from evalnb.browser._views import case_html, comparison_html
+from evalnb.browser._views import case_html, comparison_html, verdict_html
 from evalnb.results._frames import records
 
 if TYPE_CHECKING:
     from evalnb.comparison import Comparison
+    from evalnb.preference import Pairwise
     from evalnb.results import Result
 
-__all__ = ["ComparisonBrowser", "ResultBrowser"]
+__all__ = ["ComparisonBrowser", "PairwiseBrowser", "ResultBrowser"]
 
 _STATUSES = [
     ("failed or degraded", NOT_PASSED),
@@ -224,8 +225,11 @@ class ResultBrowser(_Browser):
 class ComparisonBrowser(_Browser):
     """``comparison.explore()``: the cases of a comparison, both versions' answers side by side."""
 
-    def __init__(self, comparison: Comparison, a: Result, b: Result) -> None:
+    def __init__(
+        self, comparison: Comparison, a: Result, b: Result, *, pairwise: Pairwise | None = None
+    ) -> None:
         self.comparison, self.a, self.b = comparison, a, b
+        self.pairwise = pairwise
         cases = comparison.cases
         change = w.Dropdown(description="change", options=_CHANGES, style=_NARROW)
         checks = [str(c) for c in dict.fromkeys(cases["check_id"].tolist())]
@@ -281,4 +285,93 @@ class ComparisonBrowser(_Browser):
         rows = self.comparison.cases[self.comparison.cases["case_id"] == case_id]
         changes = records(rows[["check_id", "a", "b", "delta", "change"]])
         labels = (self.comparison.a_label, self.comparison.b_label)
-        return comparison_html(view(self.a), view(self.b), changes, labels=labels)
+        verdict = _verdict(self.pairwise, case_id, run, turn, labels)
+        return comparison_html(view(self.a), view(self.b), changes, labels=labels, verdict=verdict)
+
+
+def _verdict(pairwise: Pairwise | None, case_id: str, run: int, turn: int, labels: tuple[str, str]) -> str:
+    """The pairwise verdict of this case, run and turn as HTML ("" when there is none)."""
+    if pairwise is None:
+        return ""
+    c = pairwise.cases
+    rows = c[(c["case_id"] == case_id) & (c["run"] == run) & (c["turn"] == turn)]
+    if rows.empty:
+        return ""
+    return verdict_html(records(rows)[0], labels=labels, judge=pairwise.judge)
+
+
+_WINNERS = [
+    ("all", ALL),
+    ("a won", "a"),
+    ("b won", "b"),
+    ("tie", "tie"),
+    ("orders disagree", "flipped"),
+    ("not judged", "degraded"),
+]
+
+
+class PairwiseBrowser(_Browser):
+    """``pw.explore()``: the pairs a judge compared, both answers side by side with the verdict beside them."""
+
+    def __init__(self, pairwise: Pairwise, a: Result, b: Result) -> None:
+        self.pairwise, self.a, self.b = pairwise, a, b
+        la, lb = pairwise.a_label, pairwise.b_label
+        options = [
+            (text.replace("a won", f"{la} won").replace("b won", f"{lb} won"), v) for text, v in _WINNERS
+        ]
+        winner = w.Dropdown(description="winner", options=options, style=_NARROW)
+        cats = [str(x) for x in dict.fromkeys(pairwise.cases["category"].dropna().tolist())]
+        category = w.Dropdown(
+            description="category", options=[("all", ALL), *[(x, x) for x in cats]], style=_NARROW
+        )
+        self.winner, self.category = winner, category
+        super().__init__([winner, category])
+        self._refilter()
+
+    def _rows(self, case_id: str | None = None) -> Any:
+        c = self.pairwise.cases
+        if case_id is not None:
+            return c[c["case_id"] == case_id]
+        if self.winner.value == "flipped":
+            c = c[c["consistent"].eq(False).fillna(False)]
+        elif self.winner.value == "degraded":
+            c = c[c["status"] == "degraded"]
+        elif self.winner.value != ALL:
+            c = c[c["winner"] == self.winner.value]
+        if self.category.value != ALL:
+            c = c[c["category"] == self.category.value]
+        return c
+
+    def _case_ids(self) -> list[str]:
+        return [str(x) for x in dict.fromkeys(self._rows()["case_id"].tolist())]
+
+    def _label(self, case_id: str) -> str:
+        names = {"a": self.pairwise.a_label, "b": self.pairwise.b_label, "tie": "tie"}
+        won = [
+            names.get(str(x), "not judged") if x == x and x is not None else "not judged"
+            for x in self._rows(case_id)["winner"].astype(object).where(lambda s: s.notna(), None)
+        ]
+        return f"{case_id} · {', '.join(dict.fromkeys(won))}"
+
+    def _runs(self, case_id: str) -> list[int]:
+        return sorted({int(x) for x in self._rows(case_id)["run"]})
+
+    def _turns(self, case_id: str, run: int) -> list[int]:
+        rows = self._rows(case_id)
+        return sorted({int(x) for x in rows.loc[rows["run"] == run, "turn"]})
+
+    def _first(self, case_id: str) -> tuple[int, int]:
+        rows = self._rows(case_id)
+        pick = rows[rows["winner"] != "b"] if (rows["winner"] != "b").any() else rows
+        r = pick.iloc[0]
+        return int(r["run"]), int(r["turn"])
+
+    def _html(self, case_id: str, run: int, turn: int) -> str:
+        def view(result: Result) -> data.CaseView | None:
+            if run not in data.runs_of(result, case_id) or turn not in data.turns_of(result, case_id, run):
+                return None
+            return data.case_view(result, case_id, run, turn)
+
+        labels = (self.pairwise.a_label, self.pairwise.b_label)
+        verdict = _verdict(self.pairwise, case_id, run, turn, labels)
+        return comparison_html(view(self.a), view(self.b), [], labels=labels, verdict=verdict)

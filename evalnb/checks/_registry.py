@@ -324,7 +324,7 @@ def _is_bool(value: Any) -> bool:
 
 
 _loaded = False
-_BUILTIN_MODULES = ("_text", "_process", "_cube", "_rows", "_judged", "_semantic", "_tools")
+_BUILTIN_MODULES = ("_text", "_process", "_cube", "_rows", "_judged", "_semantic", "_tools", "_matching")
 """The modules under ``evalnb.checks`` whose import registers the built-in checks."""
 
 

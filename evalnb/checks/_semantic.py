@@ -14,6 +14,8 @@ from evalnb.checks._registry import CheckContext, Score, builtin
 __all__ = ["semantic_similarity"]
 
 
+@builtin("similar", needs={"cpu"})  # promptfoo's spellings
+@builtin("not-similar", needs={"cpu"})
 @builtin("semantic_similarity", needs={"cpu"})  # the TOML tasks assertion's spelling
 @builtin("SemanticSimilarity", needs={"cpu"})
 def semantic_similarity(spec: Any, ctx: CheckContext) -> Score:
@@ -29,10 +31,12 @@ def semantic_similarity(spec: Any, ctx: CheckContext) -> Score:
         )
     response = ctx.response.text if ctx.response.text else (ctx.response.stdout or "")
     cos = float(cosines([response], [other])[0])
-    passed = cos >= spec.threshold
+    close = cos >= spec.threshold
+    # promptfoo's not-similar passes below the threshold (docs/promptfoo.md)
+    passed = close != (spec.type == "not-similar")
     return Score(
         value=cos,
         passed=passed,
         reason=f"cosine {cos:.3f} between the response and {what} "
-        f"({'>=' if passed else '<'} threshold {spec.threshold:g}; wordllama embeddings)",
+        f"({'>=' if close else '<'} threshold {spec.threshold:g}; wordllama embeddings)",
     )

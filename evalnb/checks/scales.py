@@ -93,6 +93,34 @@ _SCALES: dict[str, Scale] = {
     "Similarity": JUDGED,
     "SemanticSimilarity": COSINE,  # the embedding cosine (semantic.py)
     "semantic_similarity": COSINE,
+    "similar": COSINE,
+    "not-similar": COSINE,
+    # promptfoo's asserts (docs/promptfoo.md): pass/fail, an edit distance, a latency and a cost
+    **dict.fromkeys(
+        [
+            f"{neg}{kind}"
+            for neg in ("", "not-")
+            for kind in (
+                "equals",
+                "contains",
+                "icontains",
+                "contains-any",
+                "contains-all",
+                "icontains-any",
+                "icontains-all",
+                "starts-with",
+                "regex",
+                "is-json",
+                "contains-json",
+            )
+        ],
+        PASS_FAIL,
+    ),
+    "llm-rubric": PASS_FAIL,
+    "model-graded-closedqa": PASS_FAIL,
+    "levenshtein": Scale(0.0, math.inf, "count", "edit distance", higher_is_better=False),
+    "latency": Scale(0.0, math.inf, "count", "ms", higher_is_better=False),
+    "cost": Scale(0.0, math.inf, "count", "USD", higher_is_better=False),
     "Citations": COUNT,
     "RetrievalQuery": COUNT,
     "RetrievalResult": COUNT,

@@ -92,7 +92,9 @@ def compare_command(
     a: str = typer.Argument(..., help="Baseline: a stored version label or run id."),
     b: str = typer.Argument(..., help="Candidate: a stored version label or run id."),
     margin: list[str] = typer.Option(None, "--margin", metavar="<margin>", help=MARGIN_HELP),
-    confidence: float = typer.Option(0.95, "--confidence", help=CONFIDENCE_HELP),
+    confidence: float | None = typer.Option(
+        None, "--confidence", help=CONFIDENCE_HELP + " Default 0.95 (a sequential run: the one it ran with)."
+    ),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
     fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),
     html_out: Path | None = typer.Option(
@@ -119,12 +121,13 @@ def compare_command(
 
     with exits():
         margins = parse_margins(margin)
-        check_options(margins, confidence)
+        check_options(margins, 0.95 if confidence is None else confidence)
         verdict = evalnb.Store(store_url, create=False).compare_all(
             a,
             b,
             suite=suite,
-            margin=margins,
+            # not given: a run of the sequential gate is compared at the margin and confidence it ran with
+            margin=margins if margin else None,
             confidence=confidence,
             fail_on_missing=fail_on_missing,
             fail_on_degraded=fail_on_degraded,
@@ -177,12 +180,31 @@ def trend_command(
 
 @app.command("runs")
 def runs_command(
+    action: str | None = typer.Argument(
+        None, help="Nothing: list the saved runs. 'export': write them with --mlflow and/or --parquet."
+    ),
     suite: str | None = typer.Option(None, "--suite", help="Only the runs of this suite."),
     store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    mlflow_uri: str | None = typer.Option(
+        None,
+        "--mlflow",
+        help="export: log each stored version as an MLflow run at this tracking URI ('default': MLflow's own).",
+    ),
+    experiment: str = typer.Option("evalnb", "--experiment", help="export: the MLflow experiment."),
+    parquet: Path | None = typer.Option(
+        None, "--parquet", help="export: write each stored version as Parquet into this folder."
+    ),
 ) -> None:
-    """List the saved runs, oldest first: run id, suite, version, status, when, cases and pass rate."""
+    """List the saved runs, oldest first: run id, suite, version, status, when, cases and pass rate; or export them
+    (`evalnb runs export --mlflow URI --parquet DIR`)."""
     import evalnb
 
+    if action is not None:
+        if action != "export":
+            raise fail(f"unknown action {action!r}; `evalnb runs` lists, `evalnb runs export` exports")
+        return _export(suite, store_url, mlflow_uri, experiment, parquet)
+    if mlflow_uri is not None or parquet is not None:
+        raise fail("--mlflow and --parquet go with `evalnb runs export`")
     with exits():
         store = evalnb.Store(store_url, create=False)
         frame = store.runs(suite=suite)
@@ -198,6 +220,29 @@ def runs_command(
     )[["run_id", "suite", "version", "status", "when", "cases", "passed_cases", "pass_rate"]]
     typer.echo(shown.rename(columns={"passed_cases": "passed"}).to_string(index=False))
     typer.echo(f"{len(frame)} run{'s' * (len(frame) != 1)} in {store.where} (times in UTC)")
+
+
+def _export(
+    suite: str | None, store_url: str | None, mlflow_uri: str | None, experiment: str, parquet: Path | None
+) -> None:
+    import evalnb
+
+    if mlflow_uri is None and parquet is None:
+        raise fail("evalnb runs export needs --mlflow URI and/or --parquet DIR")
+    with exits():
+        store = evalnb.Store(store_url)
+        if suite is not None and store.runs(suite=suite).empty:
+            raise store._unknown_suite(suite)
+        if parquet is not None:
+            written = evalnb.export.store_to_parquet(store, parquet, suite=suite)
+            typer.echo(f"Wrote {len(written)} version(s) as Parquet into {parquet} (index: versions.parquet)")
+        if mlflow_uri is not None:
+            uri = None if mlflow_uri in ("", "default") else mlflow_uri
+            for version, run_id, note in evalnb.export.store_to_mlflow(
+                store, experiment=experiment, tracking_uri=uri, suite=suite
+            ):
+                typer.echo(f"{version}: MLflow run {run_id}" + (f" ({note})" if note else ""))
+            typer.echo(f"Experiment {experiment!r} at {uri or 'the default MLflow tracking URI'}")
 
 
 @app.command("delete")

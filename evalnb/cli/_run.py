@@ -118,6 +118,13 @@ def run_command(
     ),
     margin: list[str] = typer.Option(None, "--margin", metavar="<margin>", help=MARGIN_HELP),
     confidence: float = typer.Option(0.95, "--confidence", help=CONFIDENCE_HELP),
+    sequential: bool = typer.Option(
+        False,
+        "--sequential",
+        help="With --baseline: run the cases in a seeded random order in batches and stop once every check is "
+        "decided worse or not worse (anytime-valid); the cases not run are skipped.",
+    ),
+    seed: int = typer.Option(0, "--seed", help="With --sequential: seed of the order the cases run in."),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
     fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),
     prices: Path | None = typer.Option(
@@ -135,6 +142,11 @@ def run_command(
     resume: str | None = typer.Option(
         None, "--resume", help="Continue the interrupted stored run RUN_ID; finished cases are not repeated."
     ),
+    unsupported: str = typer.Option(
+        "error",
+        "--unsupported",
+        help="error or skip: what a suite asks for that evalnb cannot run (a promptfoo javascript assert).",
+    ),
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
     import warnings
@@ -150,6 +162,8 @@ def run_command(
         raise fail(f"--format must be text or json, not {fmt!r}")
     if replace and version is None:
         raise fail("--replace goes with --version LABEL (the label whose run it replaces)")
+    if sequential and baseline is None:
+        raise fail("--sequential goes with --baseline VERSION (the run it decides against)")
     with exits():
         # Everything that can fail at start-up is checked for every suite before the first one runs.
         margins = parse_margins(margin)
@@ -169,7 +183,7 @@ def run_command(
         for path in _suite_paths(paths) or ([] if prompts or resume else [_discover_or_offer()]):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SuiteWarning)  # printed as one line each, below
-                suite, backup = formats.load_upgrading(path)
+                suite, backup = formats.load_upgrading(path, unsupported=unsupported)
             for line in suite.warnings:
                 typer.echo(f"{path}: warning: {line}", err=True)
             if backup is not None:
@@ -210,7 +224,14 @@ def run_command(
         )
         if bases:
             _known_margins(margins, suites, bases)
-        results = [_run_one(s, the_agent, options) for s in suites]
+        stops = (
+            _sequential_rules(bases, suites, margins, confidence, seed)
+            if sequential
+            else [None] * len(suites)
+        )
+        results = [
+            _run_one(s, the_agent, {**options, "stop": stop}) for s, stop in zip(suites, stops, strict=True)
+        ]
         if replay is not None and replay_strict and getattr(the_agent, "misses", None):
             # A cassette that does not match the suite is a setup problem, not an agent failure.
             raise fail(str(the_agent.misses[0]))
@@ -267,6 +288,22 @@ def _run_one(suite: Any, agent: Any, options: dict) -> Any:
             err=True,
         )
     return result
+
+
+def _sequential_rules(bases: list, suites: list, margins: Any, confidence: float, seed: int) -> list:
+    """``--sequential``: each suite's sequential gate, spending its share of the error rate (its checks of all
+    the gating checks: docs/comparison.md, several suites)."""
+    from evalnb.comparison import Sequential
+
+    counts = []
+    for base, s in zip(bases, suites, strict=True):
+        ids = {cid for c in s.cases for t in c.turns for cid in t.check_ids()} if s is not None else set()
+        counts.append(max(1, len(ids & set(base.scores["check_id"].astype(str)))))
+    total = sum(counts)
+    return [
+        Sequential(base, margin=margins, confidence=confidence, seed=seed, share=n / total)
+        for base, n in zip(bases, counts, strict=True)
+    ]
 
 
 def _known_margins(margins: Any, suites: list, bases: list) -> None:

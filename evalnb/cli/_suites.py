@@ -14,7 +14,12 @@ __all__ = ["init_command", "schema_command", "upgrade_command", "validate_comman
 @app.command("validate")
 def validate_command(
     paths: list[Path] = typer.Argument(
-        ..., help="Suite files, or folders of them (TOML, YAML, JSON, CSV, JSONL)."
+        ..., help="Suite files, or folders of them (TOML, YAML, JSON, CSV, JSONL, promptfoo configs)."
+    ),
+    unsupported: str = typer.Option(
+        "error",
+        "--unsupported",
+        help="error or skip: what a suite asks for that evalnb cannot run (a promptfoo javascript assert).",
     ),
 ) -> None:
     """Check suites without running them: `path:location: CODE message` per error; exit 0 valid, 2 not."""
@@ -40,7 +45,7 @@ def validate_command(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SuiteWarning)  # printed below, on the suite's line
-                suite = evalnb.load(path)
+                suite = evalnb.load(path, unsupported=unsupported)
         except evalnb.SuiteError as exc:
             bad += 1
             for err in exc.errors:  # every error of the file, in document order

@@ -1,4 +1,5 @@
-"""``compare(a, b)``, the :class:`Comparison` it returns, and :func:`gate` over several comparisons.
+"""``compare(a, b)`` and the :class:`Comparison` it returns (:func:`~evalnb.comparison.gate` over several is in
+``_gate.py``).
 
 Two levels, each with its own question (see ``docs/comparison.md``):
 
@@ -23,13 +24,13 @@ import dataclasses
 import html
 import math
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb.comparison._frames import build_cells, label_of, suite_of
 from evalnb.comparison._spend import check_spend_margin, spend_rows
+from evalnb.comparison._stopping import compare_sequential, design_of, report_head
 from evalnb.comparison._triage import CHANGES, case_table, check_counts, triage_order
 from evalnb.comparison._verdicts import (
     Margin,
@@ -47,7 +48,7 @@ from evalnb.comparison._verdicts import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Comparison", "Comparisons", "compare", "gate"]
+__all__ = ["Comparison", "compare"]
 
 _TRIAGE_LINES = 20
 
@@ -97,6 +98,9 @@ class Comparison:
     _states: list[str] = field(default_factory=list, repr=False)
     _results: tuple[Any, Any] | None = field(default=None, repr=False)  # the Results compared, for explore()
     _spend: Any = field(default=None, repr=False)  # the cost and latency rows (comparison/_spend.py)
+    sequential: dict[str, Any] | None = None
+    """For a candidate run by the sequential gate: its design and where it stopped (cases, cases_run, batch,
+    looks); the verdicts are then the sequential ones (docs/comparison.md, deciding with fewer cases)."""
 
     # -- the gate ------------------------------------------------------------------------------------
 
@@ -173,10 +177,11 @@ class Comparison:
         t = self.triage
         return t[t["change"] == "improved"].reset_index(drop=True)
 
-    def explore(self) -> Any:
+    def explore(self, *, pairwise: Any = None) -> Any:
         """An interactive browser for a notebook (ipywidgets): pick a case (filter by change, check,
         category) and see both versions' answers side by side with their difference marked, each check's
-        values, change and reasons.
+        values, change and reasons; with ``pairwise`` (what ``evalnb.pairwise(a, b, ...)`` returned), the
+        judge's pairwise verdict beside the answers.
 
         Raises:
             ValueError: when the comparison was made from scores frames (it needs the Results' answers).
@@ -193,7 +198,7 @@ class Comparison:
         from evalnb import _hooks
 
         # evalnb.browser sits above comparison: it is reached through the slot evalnb/__init__.py fills
-        return _hooks.implementation("comparison.explore")(self, *self._results)
+        return _hooks.implementation("comparison.explore")(self, *self._results, pairwise=pairwise)
 
     # -- frame-like ----------------------------------------------------------------------------------
 
@@ -233,6 +238,9 @@ class Comparison:
         worse = self.checks[self.checks["verdict"] == "worse"]
         missing = self.missing
         if not self.regressed:
+            open_ = self.checks.loc[self.checks["verdict"] == "not decided", "check_id"].tolist()
+            if open_:
+                return f"Gate: pass (no check decided worse; not decided: {', '.join(open_)})"
             return "Gate: pass (no check is worse beyond the margin)"
         parts = [f"{r.check_id} {r.words}" for r in worse.itertuples(index=False)]
         if self.fail_on_degraded:
@@ -325,6 +333,8 @@ class Comparison:
             "Per check (the gate: paired over cases, exact sign-flip test; a mean is per case: each case's runs "
             "and turns averaged first):",
         ]
+        if self.sequential is not None:
+            lines = [*report_head(self, where), self.summary(), *lines[3:]]
         for r in self.checks.itertuples(index=False):
             lines.append(f"  {check_line(r)}")
         counts = self.cases["change"].value_counts()
@@ -382,6 +392,8 @@ class Comparison:
 
     def _in_family(self, p_worse: Any, p_better: Any, family: str) -> Comparison:
         """This comparison with its verdicts re-decided for a family of tests (see :func:`gate`)."""
+        if self.sequential is not None:
+            return self  # its family share was fixed before the run (docs/comparison.md, several suites)
         table = decide(
             self._raw,
             self._states,
@@ -429,8 +441,8 @@ def compare(
     a: Any,
     b: Any,
     *,
-    confidence: float = 0.95,
-    margin: Margin = 0.0,
+    confidence: float | None = None,
+    margin: Margin | None = None,
     fail_on_missing: bool = False,
     fail_on_degraded: bool = False,
     labels: tuple[str, str] | None = None,
@@ -445,7 +457,9 @@ def compare(
         a: the baseline: a ``Result`` or its ``scores`` DataFrame.
         b: the candidate, likewise.
         confidence: confidence of the one-sided gate and of the per-case flags (0.95: at most 5% false
-            alarms over all checks, when the candidate is the baseline again).
+            alarms over all checks, when the candidate is the baseline again). A candidate run by the
+            sequential gate (``evalnb.run(..., stop="decided")``) gets the sequential verdicts, at the
+            confidence and margin it ran with unless given here.
         margin: how much worse a check may get before it gates: a number in each check's own units (0.02 on a
             pass rate is 2 points, on a 1-5 score 0.02 of a point), ``"N%"`` of each check's range (``"5%"``:
             5 points of pass rate, 0.2 on a 1-5 score), or a mapping by check id or name with ``"*"`` for the
@@ -471,12 +485,25 @@ def compare(
         cmp.checks.set_index("check_id")["words"]
         cmp[cmp["change"] == "regressed"][["case_id", "check_id", "a", "b", "significant"]]
     """
-    check_options(margin, confidence)
     cost_share = check_spend_margin("cost_margin", cost_margin)
     latency_share = check_spend_margin("latency_margin", latency_margin)
     la, lb = labels or (label_of(a, "a"), label_of(b, "b"))
     if la == lb:
         la, lb = f"{la} (a)", f"{lb} (b)"
+    design = design_of(b)
+    if design is not None:
+        parts = compare_sequential(
+            a, b, design, confidence=confidence, margin=margin, fail_on_missing=fail_on_missing,
+            fail_on_degraded=fail_on_degraded, draws=draws, seed=seed,
+        )  # fmt: skip
+        both = all(hasattr(x, "runs") and hasattr(x, "responses") for x in (a, b))
+        return Comparison(
+            **parts, a_label=la, b_label=lb, fail_on_missing=fail_on_missing, fail_on_degraded=fail_on_degraded,
+            _results=(a, b) if both else None,
+        )  # fmt: skip
+    confidence = 0.95 if confidence is None else confidence
+    margin = 0.0 if margin is None else margin
+    check_options(margin, confidence)
     cells = build_cells(a, b)
     raw, states = check_tests(cells, confidence=confidence, margin=margin, draws=draws, seed=seed)
     cases = case_table(cells, confidence=confidence, draws=draws, seed=seed)
@@ -531,163 +558,3 @@ def _family_size(states: list[list[str]]) -> tuple[int, int]:
     tested = sum(s == "tested" for st in states for s in st)
     compared = sum(s not in ("new", "gone") for st in states for s in st)
     return tested, compared
-
-
-@dataclass
-class Comparisons:
-    """Several comparisons (one per suite) gated as one: made by :func:`gate`.
-
-    Attributes:
-        comparisons: ``{suite: Comparison}``, each re-decided within the whole family of checks.
-        missing_suites: ``{suite: "baseline only" | "candidate only"}`` for suites compared on one side only.
-        fail_on_missing: whether a suite, check or case the candidate lost gates.
-    """
-
-    comparisons: dict[str, Comparison]
-    missing_suites: dict[str, str] = field(default_factory=dict)
-    fail_on_missing: bool = False
-
-    @property
-    def regressed(self) -> bool:
-        """Whether the gate fires for any suite (or, with ``fail_on_missing``, a suite is gone)."""
-        gone = self.fail_on_missing and any(v == "baseline only" for v in self.missing_suites.values())
-        return gone or any(c.regressed for c in self.comparisons.values())
-
-    @property
-    def exit_code(self) -> int:
-        """1 when the gate fires for any suite compared, else 0."""
-        return 1 if self.regressed else 0
-
-    @property
-    def checks(self) -> pd.DataFrame:
-        """Every suite's per-check table, with a leading ``suite`` column."""
-        return self._concat("checks")
-
-    @property
-    def cases(self) -> pd.DataFrame:
-        """Every suite's per-case table, with a leading ``suite`` column."""
-        return self._concat("cases")
-
-    def _concat(self, what: str) -> pd.DataFrame:
-        import pandas as pd
-
-        frames = [getattr(c, what).assign(suite=name) for name, c in self.comparisons.items()]
-        if not frames:
-            return pd.DataFrame()
-        out = pd.concat(frames, ignore_index=True)
-        out["suite"] = out["suite"].astype("string")
-        return out[["suite", *[c for c in out.columns if c != "suite"]]]
-
-    def __getitem__(self, suite: str) -> Comparison:
-        return self.comparisons[suite]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.comparisons)
-
-    def __len__(self) -> int:
-        return len(self.comparisons)
-
-    def summary(self) -> str:
-        """One line for the whole gate, then each suite's gate line."""
-        n = len(self.comparisons)
-        head = f"Gate over {n} suite{'s' * (n != 1)}: {'FAIL' if self.regressed else 'pass'}"
-        lines = [head]
-        for name, c in self.comparisons.items():
-            lines.append(f"  {name}: {c._short()}")
-        for name, side in self.missing_suites.items():
-            rule = " (gates: fail on missing)" if self.fail_on_missing and side == "baseline only" else ""
-            lines.append(f"  {name}: compared on one side only ({side}){rule}")
-        return "\n".join(lines)
-
-    def report(self) -> str:
-        """The combined gate first, then one section per suite.
-
-        Example::
-
-            print(evalnb.comparison.gate([cmp_a, cmp_b]).report())
-        """
-        parts = [self.summary()]
-        for name, c in self.comparisons.items():
-            parts.append(f"\n=== {name} ===\n{c.report()}")
-        return "\n".join(parts)
-
-    def write_html(self, path: str | Path, *, plotlyjs: str = "inline") -> Path:
-        """One HTML page in the scorecard's style: the gate as a table (verdict and words per check), then
-        each suite's changed cases and comparison plot; written atomically. ``plotlyjs`` as for
-        ``evalnb.export.to_html`` (``"inline"``: the page works offline and alone).
-
-        Example::
-
-            store.compare_all("v1", "v2").write_html("compare.html")
-        """
-        from evalnb.results.outputs import writer
-
-        # the page is written by evalnb.export, which registers itself there (a comparison never imports it)
-        return Path(writer("comparison-html")(self, path, plotlyjs=plotlyjs))
-
-    def _repr_html_(self) -> str:
-        parts = [f"<pre>{html.escape(self.summary())}</pre>"]
-        parts += [f"<h4>{html.escape(n)}</h4>{c._repr_html_()}" for n, c in self.comparisons.items()]
-        return "".join(parts)
-
-    def __repr__(self) -> str:
-        return f"Comparisons({list(self.comparisons)}, gate {'FAIL' if self.regressed else 'pass'})"
-
-
-def _check_margin_names(items: list[tuple[str, Comparison]]) -> None:
-    """A margin mapping's key that names no check of any suite gated is a typo: refused, naming the checks."""
-    from evalnb.errors import ConfigError
-
-    checks = {str(v) for _, c in items for col in ("check_id", "check") for v in c.checks[col].dropna()}
-    for _, c in items:
-        unknown = unknown_margins(c.margin, checks)
-        if unknown:
-            raise ConfigError(
-                f"--margin names no check compared: {', '.join(map(repr, unknown))}; the checks are "
-                f"{', '.join(sorted(checks)) or 'none'}",
-                code="INVALID_VALUE",
-            )
-
-
-def gate(
-    comparisons: Iterable[Comparison] | Mapping[str, Comparison],
-    *,
-    missing_suites: Mapping[str, str] | None = None,
-) -> Comparisons:
-    """Gate several comparisons (one per suite) as one, with one family-wise false-alarm rate.
-
-    Holm's procedure runs over every check of every suite, so two suites of six checks each fire no more
-    often than one check would on identical agents. All comparisons must share one confidence.
-
-    Args:
-        comparisons: Comparison objects (named by their suite) or a mapping ``{name: Comparison}``.
-        missing_suites: suites compared on one side only, ``{suite: "baseline only" | "candidate only"}``.
-
-    Example::
-
-        g = evalnb.comparison.gate([evalnb.compare(a1, b1), evalnb.compare(a2, b2)])
-        g.exit_code, print(g.report())
-    """
-    if isinstance(comparisons, Mapping):
-        named = dict(comparisons)
-    else:
-        named = {}
-        for i, c in enumerate(comparisons):
-            name = c.suite or f"comparison {i + 1}"
-            named[name if name not in named else f"{name} ({i + 1})"] = c
-    confidences = {c.confidence for c in named.values()}
-    if len(confidences) > 1:
-        raise ValueError(f"comparisons gated together need one confidence, got {sorted(confidences)}")
-    items = list(named.items())
-    _check_margin_names(items)
-    adjusted = adjust([c._raw for _, c in items], [c._states for _, c in items])
-    tested, compared = _family_size([c._states for _, c in items])
-    family = family_words(tested, len(items), compared)
-    fail = any(c.fail_on_missing for _, c in items)
-    return Comparisons(
-        comparisons={
-            name: c._in_family(pw, pb, family) for (name, c), (pw, pb) in zip(items, adjusted, strict=True)
-        },
-        missing_suites=dict(missing_suites or {}),
-        fail_on_missing=fail,
-    )

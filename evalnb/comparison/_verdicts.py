@@ -64,6 +64,8 @@ VERDICTS = (
     "too few cases to tell",
     "new",
     "gone",
+    "not worse",
+    "not decided",
 )
 
 #: The per-check table's columns and dtypes, in order.
@@ -99,6 +101,7 @@ CHECK_COLUMNS: dict[str, str] = {
     "degraded_a": "Int64",
     "degraded_b": "Int64",
     "not_compared": "Int64",
+    "decided_after": "Int64",
 }
 
 

@@ -26,8 +26,9 @@ from evalnb.results._frames import (
 __all__ = ["read_results"]
 
 READS = (
-    "read_results reads the JSON that Result.to_json (or evalnb.export.write to a .json file) writes and "
-    "dataset output documents (evalnb.export.to_document); CSV, HTML and Excel exports are not read back"
+    "read_results reads the JSON that Result.to_json (or evalnb.export.write to a .json file) writes, "
+    "dataset output documents (evalnb.export.to_document) and folders of Parquet files (Result.to_parquet); "
+    "CSV, HTML and Excel exports are not read back"
 )
 
 # dataset schema item/turn status -> our run status (partial: the worst of its scores; see _run_status)
@@ -35,7 +36,8 @@ _RUN_STATUS = {"pass": "passed", "fail": "failed", "partial": "failed", "error":
 
 
 def read_results(path: str | Path) -> Result:
-    """Read a result back: our versioned JSON, or a dataset-schema document with responses and scores.
+    """Read a result back: our versioned JSON, a dataset-schema document with responses and scores, or a folder
+    that :meth:`Result.to_parquet` wrote.
 
     A document becomes a Result whose suite is the document's items (as ``evalnb.load`` reads them) and
     whose frames hold the recorded responses and scores, so earlier outputs can join the history.
@@ -49,6 +51,10 @@ def read_results(path: str | Path) -> Result:
         evalnb.read_results("evals/results/v1.5.0-results.json").summary()
     """
     p = Path(path)
+    from evalnb.export._parquet import is_parquet_folder, read_folder
+
+    if is_parquet_folder(p):
+        return read_folder(p)
     data = _load(p)
     if isinstance(data, dict) and "schema_version" in data:
         return Result.from_dict(data, where=str(p))

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
 from evalnb._files import atomic_write
-from evalnb._lazy import homes
+from evalnb._lazy import homes, submodule
 from evalnb._unicode import clean_data, cleaned_already, may_hold_surrogates
 from evalnb.errors import ConfigCode, ConfigError, SuiteError
 from evalnb.formats._registry import (
+    UNSUPPORTED,
     Format,
     Sniff,
     Text,
@@ -36,7 +37,9 @@ from evalnb.formats._registry import (
     register,
     suffix_files,
     suffixes,
+    taken,
     unregister,
+    unsupported_as,
 )
 
 if TYPE_CHECKING:
@@ -77,18 +80,23 @@ def __getattr__(name: str) -> Any:
         from evalnb.formats._tables import from_frame
 
         return from_frame
-    raise AttributeError(f"module 'evalnb.formats' has no attribute {name!r}")
+    return submodule(__name__, name)  # evalnb.formats.promptfoo after `import evalnb` alone
 
 
-def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None) -> Suite:
+def load(
+    path_or_text: str | os.PathLike[str] | bytes, format: str | None = None, *, unsupported: str = "error"
+) -> Suite:
     """Load a suite of any format into the one model.
 
     Args:
         path_or_text: a file path, or the text of a suite (``str`` or ``bytes``). A ``str`` is read as a path
             when it is one line naming an existing file or ending in a registered suffix (``.toml``, ``.yaml``,
             ``.yml``, ``.json``).
-        format: ``"tasks-toml"``, ``"cube-yaml"``, ``"dataset-json"`` or another registered format; by
-            default from the file's extension, then from the content.
+        format: ``"tasks-toml"``, ``"cube-yaml"``, ``"dataset-json"``, ``"promptfoo"`` or another registered
+            format; by default from the file's name, then from the content.
+        unsupported: ``"error"`` (default): what the suite asks for that evalnb cannot run (a promptfoo
+            ``javascript`` assert) is a ``SuiteError`` naming it; ``"skip"``: it is left out, and the suite's
+            warnings say what was left out and where.
 
     Returns:
         The loaded :class:`~evalnb.suite.Suite`.
@@ -109,6 +117,10 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
     """
     path: Path | None = None
     try:
+        if unsupported not in UNSUPPORTED:
+            raise SuiteError(
+                "INVALID_VALUE", f"unsupported={unsupported!r}; expected one of {', '.join(UNSUPPORTED)}"
+            )
         fmt = None
         if format is not None:
             fmt = get(format)
@@ -125,12 +137,16 @@ def load(path_or_text: str | os.PathLike[str] | bytes, format: str | None = None
                 fmt, data = guess(text)  # parsed once: the sniffing parse is the loading parse
             else:
                 data = fmt.parse(text)
+            if format is None:
+                taker = taken(fmt, data)  # a .yaml file holding a promptfoo config is promptfoo's
+                if taker is not fmt:
+                    fmt, data = taker, taker.parse(text)  # read as that format reads its files
             # Lone surrogates ("\ud800" escapes) become U+FFFD here, keys included: every later step can
             # encode it. The models built from the cleaned document need not clean it again.
             if may_hold_surrogates(text):
                 data = clean_data(data)
             raw = text = ""  # the file's bytes and text are not needed past the parse (a large file's memory)
-            with cleaned_already():
+            with cleaned_already(), unsupported_as(unsupported):
                 suite = fmt.build(data, path)
         if path is not None:
             suite.path = str(path)
@@ -290,7 +306,7 @@ def upgrade(path: str | os.PathLike[str]) -> Path | None:
     return backup
 
 
-def load_upgrading(path: str | os.PathLike[str]) -> tuple[Suite, Path | None]:
+def load_upgrading(path: str | os.PathLike[str], *, unsupported: str = "error") -> tuple[Suite, Path | None]:
     """Load a suite file, upgrading it in place first when it is a legacy document (with :func:`upgrade`'s
     backup): dataset spec, running a legacy dataset upgrades it. Returns the suite and the backup (or None).
 
@@ -307,7 +323,7 @@ def load_upgrading(path: str | os.PathLike[str]) -> tuple[Suite, Path | None]:
 
     fmt = for_path(Path(path))
     if fmt is None or fmt.upgrade is None:
-        return load(path), None
+        return load(path, unsupported=unsupported), None
     # What the legacy form loads to is what the warnings speak of (the defaults it got): read them first.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SuiteWarning)

@@ -276,10 +276,12 @@ def _check_expansion(root: yaml.Node) -> None:
         )
 
 
-def _load(text: str) -> Any:
-    if _StrictFastLoader is not None:
+def _load(text: str, fast: Any = None, slow: Any = None) -> Any:
+    fast = _StrictFastLoader if fast is None else fast
+    slow = _StrictLoader if slow is None else slow
+    if fast is not None:
         try:
-            return yaml.load(text, Loader=_StrictFastLoader)
+            return yaml.load(text, Loader=fast)
         except yaml.MarkedYAMLError as exc:
             # libyaml refuses a surrogate escape ("\ud83d\ude00" written as two escapes, a lone "\ud800"); the
             # pure-Python parser reads it, and the loader turns it into U+FFFD (or the character of a pair),
@@ -288,13 +290,17 @@ def _load(text: str) -> Any:
                 raise
         except UnicodeEncodeError:
             pass  # text holding a lone surrogate itself: the pure-Python parser says where (ReaderError)
-    return yaml.load(text, Loader=_StrictLoader)
+    return yaml.load(text, Loader=slow)
 
 
-def parse(text: str) -> Any:
-    """Parse YAML text; a parser failure is ``MALFORMED_YAML`` with line and column when known."""
+def parse(text: str, *, loaders: tuple[Any, Any] | None = None) -> Any:
+    """Parse YAML text; a parser failure is ``MALFORMED_YAML`` with line and column when known.
+
+    ``loaders``: (libyaml loader or None, pure-Python loader) with the same guards, for a format that reads
+    YAML another way (promptfoo's YAML 1.2).
+    """
     try:
-        return _load(text)
+        return _load(text, *(loaders or (None, None)))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

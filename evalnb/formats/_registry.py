@@ -14,8 +14,10 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from evalnb.suite import Suite
 
 __all__ = [
+    "UNSUPPORTED",
     "Format",
     "Sniff",
     "Text",
@@ -38,7 +41,10 @@ __all__ = [
     "register",
     "suffix_files",
     "suffixes",
+    "taken",
     "unregister",
+    "unsupported_as",
+    "unsupported_mode",
 ]
 
 
@@ -102,6 +108,8 @@ class Sniff:
         accepts: whether a parsed document is one of this format's.
         claims: whether a parse failure means the text is this format's, malformed.
         fallback: whether this format is the verdict when no format accepted the text.
+        takes_from: formats whose files this one takes when their parsed document ``accepts`` here: a
+            ``.yaml`` file holding a promptfoo config is parsed as YAML, then built as promptfoo's.
     """
 
     order: int = 100
@@ -109,6 +117,7 @@ class Sniff:
     accepts: Callable[[Any], bool] = _always
     claims: Callable[[Text], bool] = _never
     fallback: Callable[[Text], bool] = _never
+    takes_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,8 @@ class Format:
             for formats with a legacy form (``evalnb upgrade``). Raises when the document would not load.
         starter: the text of a starter document (``evalnb init``), for formats that have one.
         what: what its documents are called, in the plural (``"JSON datasets"``), for messages.
+        file_names: whole file names (or their endings) that mean this format, lower-case
+            (``promptfooconfig.yaml`` also matches ``my.promptfooconfig.yaml``); they win over suffixes.
     """
 
     name: str
@@ -142,6 +153,7 @@ class Format:
     upgrade: Callable[[Any, Path], str | None] | None = None
     starter: Callable[[], str] | None = None
     what: str = ""
+    file_names: tuple[str, ...] = ()
 
 
 # The built-in formats, declared like entry points (name -> module): a module is imported on first use.
@@ -154,6 +166,8 @@ _FORMATS: Registry[Format] = Registry(
         "table-csv": "evalnb.formats._tables",
         "table-jsonl": "evalnb.formats._tables",
         "table-frame": "evalnb.formats._tables",
+        "promptfoo": "evalnb.formats.promptfoo",
+        "inspect-log": "evalnb.formats._inspect_log",
     },
 )
 
@@ -201,6 +215,10 @@ def for_path(path: str | Path) -> Format | None:
     name = Path(path).name.lower()
     best: tuple[int, Format] | None = None
     for fmt in _FORMATS.values():
+        for ending in fmt.file_names:
+            if name.endswith(ending) and (best is None or len(ending) + 1000 > best[0]):
+                best = (len(ending) + 1000, fmt)  # a file name outranks any suffix
+    for fmt in _FORMATS.values():
         for suffix in fmt.suffixes:
             if name.endswith(suffix) and len(name) > len(suffix) and (best is None or len(suffix) > best[0]):
                 best = (len(suffix), fmt)
@@ -219,6 +237,37 @@ def suffix_files(path: str | Path) -> list[Path]:
     if not p.is_dir():
         return [p]
     return sorted(f for f in p.iterdir() if f.is_file() and for_path(f) is not None)
+
+
+UNSUPPORTED = ("error", "skip")
+"""What :func:`evalnb.load` does with what a suite asks for that evalnb cannot run (``unsupported=``)."""
+
+_UNSUPPORTED: contextvars.ContextVar[str] = contextvars.ContextVar("evalnb_unsupported", default="error")
+
+
+def unsupported_mode() -> str:
+    """``"error"`` or ``"skip"``: what the load in progress does with what evalnb cannot run (a format's builder
+    asks; see :func:`evalnb.load`)."""
+    return _UNSUPPORTED.get()
+
+
+@contextlib.contextmanager
+def unsupported_as(mode: str) -> Iterator[None]:
+    """Build suites with ``unsupported=mode`` inside the block."""
+    token = _UNSUPPORTED.set(mode)
+    try:
+        yield
+    finally:
+        _UNSUPPORTED.reset(token)
+
+
+def taken(fmt: Format, data: Any) -> Format:
+    """The format that builds a document ``fmt`` parsed: a format that takes ``fmt``'s files when the
+    document is one of its own (``Sniff.takes_from``), else ``fmt`` itself."""
+    for other in _FORMATS.values():
+        if fmt.name in other.sniff.takes_from and other.sniff.accepts(data):
+            return other
+    return fmt
 
 
 def guess(text: str) -> tuple[Format, Any]:

@@ -62,6 +62,9 @@ VERDICT_STYLE = {  # verdict -> (colour, marker symbol, legend words)
     "better": ("#1a7f37", "circle", "better"),
     "new": ("#0969da", "x", "new check (candidate only)"),
     "gone": ("#9a6700", "x", "check gone (baseline only)"),
+    # the sequential gate's (docs/comparison.md, deciding with fewer cases)
+    "not worse": ("#1a7f37", "circle-open", "not worse beyond the margin (sequential)"),
+    "not decided": ("#8c959f", "diamond-open", "not decided (sequential)"),
 }
 # One colour per check (Okabe and Ito's colour-blind safe set), with a dash and a marker symbol, so lines
 # that lie on top of each other are still told apart.

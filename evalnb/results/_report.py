@@ -135,7 +135,7 @@ def text(result: Result, *, passes: bool | None = None) -> str:
     head = f"{c['passed']}/{total} passed, {c['failed']} failed, {c['degraded']} degraded, {c['skipped']} skipped"
     if elapsed is not None:
         head += f" (elapsed {round(float(elapsed))}ms)"
-    lines += [head, ""]
+    lines += [head, *_stop_lines(result), ""]
     runs = result.runs
     first: dict[str, dict[str, Any]] = {}
     for row in records(runs[["case_id", "intent", "model", "status"]]):
@@ -149,6 +149,8 @@ def text(result: Result, *, passes: bool | None = None) -> str:
     listed = cases
     if passes is False or (passes is None and len(cases) > PASS_LINES):
         listed = cases[cases["status"] != "passed"]
+    if result.stopped_early:  # the cases a stop rule did not run are one line of _stop_lines, not a line each
+        listed = listed[listed["status"] != "skipped"]
     for case in records(listed):
         parts = []
         if case["latency_ms"] is not None:
@@ -194,6 +196,23 @@ def _spend_lines(result: Result) -> list[str]:
         reason = result.meta.get("budget", {}).get("reason") or "the budget is spent"
         out.append(f"Budget exhausted: {reason}; the case runs not started are skipped")
     return out
+
+
+def _stop_lines(result: Result) -> list[str]:
+    """Where a run with a stop rule stopped, and what it saved (docs/comparison.md, deciding with fewer cases)."""
+    design = result.meta.get("sequential")
+    if not isinstance(design, dict):
+        return []
+    n, ran = design.get("cases"), design.get("cases_run")
+    against = f" against {design['baseline']}" if design.get("baseline") else ""
+    if result.stopped_early:
+        saved = result.calls_saved
+        return [
+            f"Stopped early (sequential gate{against}): every gating check decided after {ran} of {n} cases; "
+            f"{saved:,} case run{'s' * (saved != 1)} not run (skipped)"
+        ]
+    decided = "every gating check decided" if design.get("decided") else "not every gating check decided"
+    return [f"Sequential gate{against}: {decided} after {ran} of {n} cases"]
 
 
 def _kept_workdirs(result: Result) -> str | None:

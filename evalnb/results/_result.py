@@ -328,6 +328,19 @@ class Result:
         # evalnb.browser sits above results: it is reached through the slot evalnb/__init__.py fills
         return _hooks.implementation("result.explore")(self)
 
+    # -- stopping early --------------------------------------------------------------------------------
+
+    @property
+    def stopped_early(self) -> bool:
+        """True when a stop rule (the sequential gate: ``evalnb.run(..., baseline=..., stop="decided")``) ended the
+        run before every case ran; the case runs not run are ``skipped`` with its reason."""
+        return bool(self.meta.get("stopped_early", False))
+
+    @property
+    def calls_saved(self) -> int:
+        """The case runs not run because the run stopped early (0 when it did not)."""
+        return int(self.meta.get("calls_saved", 0) or 0)
+
     # -- gates ---------------------------------------------------------------------------------------
 
     @property
@@ -460,6 +473,18 @@ class Result:
     def to_csv(self, folder: str | Path) -> Path:
         """Write the frames as CSV files into ``folder`` (the ``csv`` writer of ``evalnb.export``)."""
         return outputs.writer("csv")(self, folder)
+
+    def to_parquet(self, folder: str | Path) -> Path:
+        """Write ``runs``, ``scores``, ``cases``, ``tool_calls`` and ``mismatches`` as Parquet files into ``folder``,
+        with their dtypes (the ``parquet`` writer of ``evalnb.export``; ``pip install "evalnb[parquet]"``);
+        :func:`evalnb.read_results` reads the folder back.
+
+        Example::
+
+            result.to_parquet("results/v1")
+            evalnb.read_results("results/v1").scores.dtypes["passed"]     # boolean
+        """
+        return outputs.writer("parquet")(self, folder)
 
     def to_excel(self, path: str | Path) -> Path:
         """Write the frames as sheets of one Excel workbook (the ``xlsx`` writer of ``evalnb.export``)."""

@@ -18,6 +18,7 @@ from evalnb.results._records import CaseRunRecord, TurnRecord
 from evalnb.running._api import run, run_async
 from evalnb.running._budget import Budget
 from evalnb.running._rescore import rescore, rescore_async
+from evalnb.running._stopping import StopRule
 
 __all__ = [
     "Budget",
@@ -25,6 +26,7 @@ __all__ = [
     "Prior",
     "Recorder",
     "RunInfo",
+    "StopRule",
     "TurnRecord",
     "rescore",
     "rescore_async",

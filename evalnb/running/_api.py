@@ -33,7 +33,8 @@ from evalnb.running._budget import Budget, BudgetRule, Spend, check_budget
 from evalnb.running._case_run import Plans, RunJob, skipped
 from evalnb.running._executors import as_executor
 from evalnb.running._loops import progress_bar, run_blocking
-from evalnb.running._stopping import Stops
+from evalnb.running._stopping import StopRule, as_stop_rule, run_in_batches
+from evalnb.running._stops import Stops
 from evalnb.running._workdirs import KEEP_FAILED, KEEP_RUNS, run_name
 
 if TYPE_CHECKING:
@@ -73,6 +74,11 @@ def run(
     recorders: Sequence[Recorder] = (),
     prices: Any = None,
     budget: Budget | None = None,
+    baseline: Any = None,
+    stop: str | StopRule | None = None,
+    margin: Any = 0.0,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> Result:
     """Run ``suite`` against ``agent`` and return a :class:`~evalnb.results.Result`.
 
@@ -114,6 +120,17 @@ def run(
         budget: an ``evalnb.Budget(cost=USD, tokens=N)``: once the spent amount plus what the case runs in
             flight may spend would pass it, no new case run starts; the rest are ``skipped`` with the reason
             and ``result.budget_exhausted`` is true (a stored run stays resumable).
+        baseline: with ``stop="decided"``: the Result to decide against, or a stored version label or run id
+            (of ``store``).
+        stop: ``"decided"``: the sequential gate (docs/comparison.md, "Deciding with fewer cases"): the cases
+            run in a seeded random order in batches of at most 5% of the suite, and the run stops once every
+            gating check is decided ``worse`` or ``not worse`` against ``baseline`` (anytime-valid); the case
+            runs not run are ``skipped`` with the reason (``result.stopped_early``, ``result.calls_saved``). A
+            ``evalnb.running.StopRule`` object is used as it is. ``None``: every case runs (resuming a run that
+            ran the sequential gate, it goes on as it started).
+        margin: with ``stop="decided"``: how much worse a check may get (as for ``evalnb.compare``).
+        confidence: with ``stop="decided"``: one-sided confidence of the gate, over every check.
+        seed: with ``stop="decided"``: seed of the order the cases run in.
 
     Raises:
         ConfigError: when the run cannot start (unknown agent id, missing data source, bad option, an agent
@@ -144,6 +161,11 @@ def run(
         recorders=recorders,
         prices=prices,
         budget=budget,
+        baseline=baseline,
+        stop=stop,
+        margin=margin,
+        confidence=confidence,
+        seed=seed,
     )
     result: Result = run_blocking(lambda: _run(suite, agent, **options))
     return _warned(result)
@@ -172,6 +194,11 @@ async def run_async(
     recorders: Sequence[Recorder] = (),
     prices: Any = None,
     budget: Budget | None = None,
+    baseline: Any = None,
+    stop: str | StopRule | None = None,
+    margin: Any = 0.0,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> Result:
     """The async form of :func:`run` (same arguments).
 
@@ -206,11 +233,20 @@ async def _run(
     recorders: Sequence[Recorder] = (),
     prices: Any = None,
     budget: Budget | None = None,
+    baseline: Any = None,
+    stop: str | StopRule | None = None,
+    margin: Any = 0.0,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> Result:
     """:func:`run_async` without its warning (``run`` says it in the caller's thread)."""
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat()
     setup.check_options(runs=runs, concurrency=concurrency, timeout=timeout, retries=retries)
+    rule: StopRule | None = as_stop_rule(
+        suite, baseline=baseline, stop=stop, margin=margin, confidence=confidence, seed=seed, store=store,
+        resume=resume,
+    )  # fmt: skip
     fixed = setup.fixed_workdir(workdir, create=create_workdir)
     the_executor = as_executor(executor)
     the_judge = setup.make_judge(judge, cache)
@@ -288,16 +324,19 @@ async def _run(
             # recorder (a store) writes anything.
             await _maybe(prepare(job))
         planned = sum(case.runs if runs is None else runs for case in the_suite.cases)
+        meta.update(_design(rule))  # a stop rule's design is stored from the start: a resumed run reads it
         for r in all_recorders:
             await _maybe(r.begin(RunInfo(suite=the_suite, meta=dict(meta), planned=planned)))
         prior = _prior(all_recorders)
         done: set[tuple[str, int]] = set(prior.keys) if prior is not None else set()
         bar = progress_bar(progress, total=planned - len(done), desc=the_suite.name)
         first_model: list[str] = []
+        observe = rule.record if rule is not None else _ignore
 
         async def sink(record: CaseRunRecord) -> None:
             done.add(record.key)
             stops.finished(record)
+            observe(record)
             if not first_model:
                 first_model.extend(
                     tr.response.model for tr in record.turns if tr.response and tr.response.model
@@ -316,8 +355,8 @@ async def _run(
 
         try:
             try:
-                interrupted, failed = await _execute(
-                    the_executor, job, stops.plan(_plan(the_suite, runs, done)), sink, meta
+                interrupted, failed = await _run_plan(
+                    rule, stops, the_executor, job, runs, done, sink, meta, all_recorders, prior
                 )
             finally:
                 if bar is not None:
@@ -365,13 +404,73 @@ async def _execute(
         with _gc.frozen():
             info = await executor.execute(job, todo, sink)
         if isinstance(info, dict) and info:
-            meta["executor_info"] = info
+            # a run in batches (a stop rule) executes once per batch: its counts add up
+            meta["executor_info"] = _added(meta.get("executor_info"), info)
     except (asyncio.CancelledError, KeyboardInterrupt):
         # Interrupting returns what finished; the case runs that did not are recorded as skipped.
         return True, None
     except _RecorderFailed as failed:
         return True, failed
     return False, None
+
+
+_COUNTED = ("batches", "lost_batches", "nodes")
+"""What an executor reports as counts (``nodes``: case runs per node): a run in batches adds them up."""
+
+
+def _added(before: Any, info: dict[str, Any]) -> dict[str, Any]:
+    """An executor's report of one more batch added to the reports before it: counts summed, the rest the latest."""
+    if not isinstance(before, dict):
+        return info
+    out = {**before, **info}
+    for key in _COUNTED:
+        old, new = before.get(key), info.get(key)
+        if isinstance(old, dict) and isinstance(new, dict):
+            out[key] = {k: old.get(k, 0) + new.get(k, 0) for k in {**old, **new}}
+        elif isinstance(old, int) and isinstance(new, int):
+            out[key] = old + new
+    return out
+
+
+def _design(rule: StopRule | None) -> dict[str, Any]:
+    return {} if rule is None else {rule.name: rule.info()}
+
+
+def _ignore(record: CaseRunRecord) -> None:
+    return None
+
+
+async def _run_plan(
+    rule: StopRule | None, stops: Stops, executor: Any, job: RunJob, runs: int | None,
+    done: set[tuple[str, int]], sink: Any, meta: dict[str, Any], recorders: list[Any], prior: Prior | None,
+) -> tuple[bool, _RecorderFailed | None]:  # fmt: skip
+    """Every case run at once (lazily planned), or a stop rule's batches (running/_stopping.py) until it stops;
+    either way no case run starts once ``stops`` (a budget: running/_stops.py) says no more."""
+    if rule is None:
+        return await _execute(executor, job, stops.plan(_plan(job.suite, runs, done)), sink, meta)
+    rule.begin(job.suite, prior.result if prior is not None else None)
+    interrupted, failed, reason, rest = await run_in_batches(
+        rule, job.suite, runs, done, lambda todo: _execute(executor, job, stops.plan(todo), sink, meta)
+    )
+    await _skip_left(rule, job, reason, rest, meta, recorders)
+    done.update((case.id, r) for case, r in rest)  # recorded as skipped already: not again for a budget
+    return interrupted, failed
+
+
+async def _skip_left(
+    stop: StopRule, job: RunJob, reason: str | None, left: list[tuple[Case, int]], meta: dict[str, Any],
+    recorders: list[Any],
+) -> None:  # fmt: skip
+    """The case runs a rule stopped short of (running/_stopping.py), recorded as skipped with its reason in every
+    recorder (the run is complete: a store keeps them too); the meta says what the rule decided and saved."""
+    plans = Plans()
+    for case, r in left:
+        record = skipped(job, plans, case, r, reason or "skipped: the run stopped early")
+        for rec in recorders:
+            await _maybe(rec.record(record))
+    meta[stop.name] = stop.info()
+    meta["stopped_early"] = bool(left)
+    meta["calls_saved"] = len(left)
 
 
 async def _finish(recorders: list[Any], result: Result, failed: _RecorderFailed | None) -> None:

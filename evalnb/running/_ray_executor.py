@@ -141,7 +141,8 @@ class Ray:
         except ray.exceptions.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
             raise (cause if isinstance(cause, BaseException) else exc) from None
-        self._prepared[id(job)] = _Prepared(packed, box, token)
+        # only the latest job is kept: a run with a stop rule executes it batch after batch (running/_stopping.py)
+        self._prepared = {id(job): _Prepared(packed, box, token)}
 
     def _env(self) -> dict[str, Any]:
         return {"runtime_env": self.runtime_env} if self.runtime_env is not None else {}
@@ -174,7 +175,7 @@ class Ray:
         ray = _ray()
         if id(job) not in self._prepared:
             self.prepare(job)
-        ready = self._prepared.pop(id(job))
+        ready = self._prepared[id(job)]
         task, actor_class = _remote(ray)
         box, token = ready.box, ready.token
         limits = _limits(ray, actor_class) if ready.packed.endpoints and self.share_limits else None

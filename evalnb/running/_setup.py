@@ -194,8 +194,10 @@ async def _await_check(check: Any) -> None:
 def check_dependencies(suite: Suite) -> None:
     """Stop a run whose checks need an optional package that is not installed (exit 2, with the install
     command), rather than record a column of degraded rows."""
+    from evalnb.suite import SemanticSimilarityCheck
+
     if any(
-        spec.type == "SemanticSimilarity"
+        isinstance(spec, SemanticSimilarityCheck)
         for case in suite.cases
         for turn in case.turns
         for spec in turn.checks

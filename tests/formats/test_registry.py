@@ -171,7 +171,8 @@ def test_registered_names_schema_and_suite_model(toy: ModuleType) -> None:
     assert Suite(name="s", format="prompts-csv").format == "prompts-csv"
     with pytest.raises(
         evalnb.SuiteError,
-        match="expected one of tasks-toml, cube-yaml, dataset-json, table-csv, table-jsonl, table-frame, prompts-csv",
+        match="expected one of tasks-toml, cube-yaml, dataset-json, table-csv, table-jsonl, table-frame, promptfoo, "
+        "inspect-log, prompts-csv",
     ):
         evalnb.load("x", format="csv")
 

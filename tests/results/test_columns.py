@@ -69,8 +69,12 @@ def test_repeated_text_is_kept_once_and_other_columns_as_given() -> None:
         row[11] = "".join(["same ", "reason"])  # equal text, a new object each time
         cols.add([tuple(row)], position=c, run=0)
     frame = cols.frame()
-    reasons = frame["reason"].array.to_numpy()  # the objects the frame holds
-    assert len({id(x) for x in reasons}) == 1 and reasons[0] == "same reason"
+    assert frame["reason"].tolist() == ["same reason"] * 10
+    if frame["reason"].dtype.storage == "python":
+        # Python storage holds the objects: one for the ten rows. (With pyarrow installed, pandas keeps text in
+        # Arrow buffers instead, and there are no per-row objects to share.)
+        reasons = frame["reason"].array.to_numpy()
+        assert len({id(x) for x in reasons}) == 1
 
 
 def test_a_bounded_table_of_shared_text() -> None:
