@@ -30,12 +30,14 @@ if TYPE_CHECKING:
     from evalnb.formats import discover, from_frame, load, upgrade
     from evalnb.preference import pairwise, rank
     from evalnb.results import Result
+    from evalnb.running import Budget
     from evalnb.running._api import run, run_async
     from evalnb.running._rescore import rescore
     from evalnb.store import Store
 
 
 __all__ = [
+    "Budget",
     "Case",
     "ConfigError",
     "EvalnbError",
@@ -91,6 +93,7 @@ _LAZY: dict[str, str | None] = {
     "upgrade": "evalnb.formats",
     "from_frame": "evalnb.formats",
     "run": "evalnb.running",
+    "Budget": "evalnb.running",
     "run_async": "evalnb.running",
     "Result": "evalnb.results",
     "read_results": "evalnb.export",

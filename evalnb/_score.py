@@ -25,14 +25,16 @@ class Score:
         status: ``ok``; ``degraded`` when the check could not run (a judge failed); ``not_checked`` when the
             check was moot (a cube intent mismatch); ``skipped`` when the turn had no answer to check.
         judge: the judge that scored it, for judged checks (``heuristic`` for the offline one).
-        usage: judge token usage.
-        cost: judge cost, when a price table is given.
+        usage: judge token usage (``prompt_tokens``, ``completion_tokens``, ``cached_tokens``,
+            ``reasoning_tokens``), every attempt's added.
+        cost: judge cost in USD (docs/costs.md), when the judge's model has a price; None otherwise.
         details: structured detail (row mismatches) that a result frame expands.
         weighted: for a 1-5 judged check whose judge returned token probabilities, the probability-weighted
             score ``sum p(k) * k`` over the score tokens 1..5 (renormalised), as G-Eval does; the pass
             decision uses it. ``value`` keeps the score the judge wrote.
         spread: the standard deviation of that distribution, ``sqrt(sum p(k) * (k - weighted)**2)``: how
             unsure the judge was (0 when it put all its probability on one score).
+        model: the model that answered a judged check (what its cost is priced by), when known.
     """
 
     value: float | None
@@ -45,6 +47,7 @@ class Score:
     details: list[dict[str, Any]] | None = None
     weighted: float | None = None
     spread: float | None = None
+    model: str | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A frozen dataclass unpickles through a Python-level __setstate__ (dataclasses'), ten times the cost of
@@ -62,6 +65,7 @@ class Score:
                 self.details,
                 self.weighted,
                 self.spread,
+                self.model,
             ),
         )
 

@@ -125,6 +125,8 @@ def _file_model(types: tuple[AgentType, ...]) -> type[BaseModel]:
         __base__=_Strict,
         agents=(dict[str, agent], Field(default_factory=dict)),
         judge=(JudgeConfig | None, None),
+        # [prices.MODEL]: checked by evalnb._costs (the one reader of price tables), after this model
+        prices=(dict[str, Any], Field(default_factory=dict)),
     )
 
 
@@ -235,7 +237,7 @@ def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[st
     kind = err["type"]
     key = loc[-1] if loc else ""
     if kind == "extra_forbidden":
-        valid: set[str] = {"agents", "judge"}
+        valid: set[str] = {"agents", "judge", "prices"}
         if loc[0] == "agents" and len(loc) >= 3:
             entry = agent_type(str(data.get("agents", {}).get(loc[1], {}).get("type")))
             valid = {"type", *entry.config.model_fields} if entry is not None else set()
@@ -284,11 +286,13 @@ class Config:
         path: the file read (``None`` for a dict given directly).
         agent_configs: name -> validated options (the agent type's options model, with its ``type``).
         judge_config: the ``[judge]`` table, if any.
+        prices: the ``[prices.MODEL]`` tables (USD per 1M tokens, docs/costs.md), None when there are none.
     """
 
     path: Path | None = None
     agent_configs: dict[str, Any] = field(default_factory=dict)
     judge_config: JudgeConfig | None = None
+    prices: Any = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, path: Path | None = None, table: str = "") -> Config:
@@ -303,7 +307,11 @@ class Config:
             parsed: Any = _file_model(_agent_types()).model_validate(dict(data))
         except ValidationError as e:
             raise _error(path, table, e, data) from None
-        return cls(path=path, agent_configs=dict(parsed.agents), judge_config=parsed.judge)
+        from evalnb._costs import price_table
+
+        where = f"{path}: {table + '.' if table else ''}prices" if path is not None else "prices"
+        prices = price_table(parsed.prices, where=where)
+        return cls(path=path, agent_configs=dict(parsed.agents), judge_config=parsed.judge, prices=prices)
 
     @property
     def folder(self) -> Path:
@@ -504,3 +512,16 @@ def judge_from(
     if cfg is not None and cfg.judge_config is not None:
         return cfg.judge(cache=cache)
     return None
+
+
+def prices_from(file: str | os.PathLike[str] | None, *, start: str | os.PathLike[str] | None = None) -> Any:
+    """The prices a command line uses (docs/costs.md): ``[prices.MODEL]`` of ``evalnb.toml``, with the models of
+    ``--prices FILE`` on top; None when neither gives any."""
+    from evalnb._costs import PriceTable, price_table
+
+    cfg = load_config(start=start)
+    table: PriceTable | None = cfg.prices if cfg is not None else None
+    given = price_table(file) if file is not None else None
+    if table is None:
+        return given
+    return table.merged(given)

@@ -18,6 +18,7 @@ without parsing messages::
     └── FailuresError                raised by ``Result.raise_for_failures()`` when a check failed (CheckCode)
 
     SuiteWarning (a UserWarning)     a suite loaded with something to know (also in ``Suite.warnings``)
+    CostWarning (a UserWarning)      a run priced its calls and found models without a price (their cost NA)
 
 Codes are enumerations per area (one ``str``-valued enum per class above, pandera's ``SchemaErrorReason`` is
 the model). A member is its plain string: ``err.code == "MALFORMED_YAML"`` holds, and ``str()``, f-strings and
@@ -45,6 +46,7 @@ __all__ = [
     "Code",
     "ConfigCode",
     "ConfigError",
+    "CostWarning",
     "EvalnbCode",
     "EvalnbError",
     "FailuresError",
@@ -318,6 +320,11 @@ def _rebuild_suite_error(
     return SuiteError(code, message, location=location, path=path, suggestion=suggestion)
 
 
+class CostWarning(UserWarning):
+    """A run with ``prices=`` called models that have no price: their calls cost ``NA`` (docs/costs.md). Said
+    once per run, naming the models (also in ``result.meta["unpriced"]``)."""
+
+
 class SuiteWarning(UserWarning):
     """A suite loaded, with something its author should know (each sentence is in ``Suite.warnings`` too): rows
     of a table whose checks need an expected answer they lack, the default checks a legacy dataset got.
@@ -341,15 +348,19 @@ class AgentError(EvalnbError):
     """An agent call failed.
 
     Adapters raise it with ``transient=True`` for failures worth retrying (rate limits, 5xx, timeouts);
-    the runner retries those with backoff and never retries a wrong answer.
+    the runner retries those with backoff and never retries a wrong answer. ``usage`` is what the failed call
+    spent before it failed (token counts, as ``Response.usage``): the run counts it (docs/costs.md).
     """
 
     codes = AgentCode
     code = AgentCode.AGENT_ERROR
 
-    def __init__(self, message: str, *, transient: bool = False, code: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, transient: bool = False, code: str | None = None, usage: Any = None
+    ) -> None:
         super().__init__(message, code=code)
         self.transient = transient
+        self.usage = usage
 
 
 class TransientError(AgentError):
@@ -357,8 +368,8 @@ class TransientError(AgentError):
 
     code = AgentCode.AGENT_TRANSIENT
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        super().__init__(message, transient=True, code=code)
+    def __init__(self, message: str, *, code: str | None = None, usage: Any = None) -> None:
+        super().__init__(message, transient=True, code=code, usage=usage)
 
 
 class JudgeError(EvalnbError):

@@ -319,6 +319,66 @@ or CSV files.
 v3 = store.load("v3")
 exports = [v3.to_html(WORK / "v3.html"), v3.to_excel(WORK / "v3.xlsx"), v3.to_csv(WORK / "v3-csv")]
 [p.name for p in exports], v3.summary()[["check_id", "n", "pass_rate"]]"""),
+    md("""
+## What each version costs, and the picture that decides
+
+Better is half the question; the other half is what it costs. Every agent and judge call reports its tokens
+(prompt, completion, cached, reasoning), and with prices you give (USD per 1M tokens; evalnb ships none, see
+`docs/costs.md`) each call gets a cost. The demo agent calls no model, so here a wrapper reports the usage a
+model would have (about four characters a token, a 1,500-token system prompt of which the provider caches
+most) and which model serves each version: the fixed agent on a small model and on a large one, and the
+flawed `v3` on the small one.
+"""),
+    code("""
+PRICES = {
+    "gpt-4o-mini": {"input": 0.15, "output": 0.60, "cached_input": 0.075},
+    "gpt-4o": {"input": 2.50, "output": 10.00, "cached_input": 1.25},
+}
+
+
+def served_by(agent, model, latency_ms):
+    async def respond(request: evalnb.Request) -> evalnb.Response:
+        answer = await agent.respond(request)
+        prompt = 1500 + len(request.prompt) // 4
+        answer.model, answer.latency_ms = model, latency_ms
+        answer.usage = {"prompt_tokens": prompt, "completion_tokens": 40 + len(answer.text or "") // 4,
+                        "prompt_tokens_details": {"cached_tokens": 1200}}
+        return answer
+    return respond
+
+
+priced = evalnb.Store(WORK / "priced.db")
+served = {
+    "v2-mini": served_by(FoodMartAgent(db), "gpt-4o-mini", 420.0),
+    "v2-large": served_by(FoodMartAgent(db), "gpt-4o", 900.0),
+    "v3-mini": served_by(FoodMartAgent(db, flaw="ignore-filters"), "gpt-4o-mini", 380.0),
+    "v1-large": served_by(FoodMartAgent(db, flaw="cost-for-sales"), "gpt-4o", 950.0),
+}
+for version, agent in served.items():
+    evalnb.run(suite, agent, data=db, prices=PRICES, store=priced, version=version, progress=False)
+run = priced.load("v2-large")
+run.runs[["case_id", "model", "prompt_tokens", "cached_tokens", "completion_tokens", "cost"]].head()"""),
+    md("""
+`result.costs()` totals a run per source and model; `store.costs(suite)` gives every version's cost per case
+and latency percentiles; and `compare(..., cost_margin=0.10)` adds a `cost` row to the gate that fires when the
+cost per case rose by more than 10% (a paired test over cases), here from the small model to the large one.
+A budget (`evalnb.Budget(cost=...)`, `--max-cost`) stops a run before it spends more.
+"""),
+    code("""
+print(run.costs()[["source", "model", "calls", "cost", "cost_per_case"]].to_string(index=False))
+priced.costs(suite.name)"""),
+    code("""
+dearer = priced.compare("v2-mini", "v2-large", suite=suite.name, cost_margin=0.10)
+dearer.checks.set_index("check_id").loc["cost", ["mean_a", "mean_b", "verdict", "words"]]"""),
+    md("""
+The picture that decides: quality against cost per case, one point per version, the marker's size its median
+latency. The Pareto front joins the versions no other version beats on both: the fixed agent on the small
+model passes as many cases as on the large one for a sixteenth of the cost, so `v2-large` is off the front, and
+so is `v1-large` (as dear, and worse). `v3-mini` is on it by a hair: its shorter answers make it a little
+cheaper than `v2-mini`, and it fails a case in twelve; whether that saving is worth the case is the call the
+picture puts in front of you. A version off the front is one you would not ship.
+"""),
+    code("""evalnb.plots.tradeoff(priced, suite.name)"""),
 ]
 
 

@@ -40,8 +40,10 @@ EXPECT: dict[str, tuple[Path, list[str], int]] = {
             "current against previous: current wins 100.0% of 9 cases",
             "of 10 pairs (case x turn x run), 10 won by current",
             "v3.xlsx",
+            "rose beyond the margin +10%",  # the cost gate, small model -> large model
+            "v2-large",
         ],
-        2,
+        3,  # compare, trend, and the trade-off with its Pareto front
     ),
     "03-analytics-agent.ipynb": (
         ROOT,

@@ -33,6 +33,7 @@ def test_import_evalnb_stays_light():
 
 def test_public_api_is_pinned():
     assert evalnb.__all__ == [
+        "Budget",
         "Case",
         "ConfigError",
         "EvalnbError",

@@ -55,6 +55,7 @@ PUBLIC_MODULES = [
 ]
 SURFACE = {
     "evalnb": [
+        "Budget",
         "Case",
         "ConfigError",
         "EvalnbError",
@@ -149,6 +150,7 @@ SURFACE = {
         "Code",
         "ConfigCode",
         "ConfigError",
+        "CostWarning",
         "EvalnbCode",
         "EvalnbError",
         "FailuresError",
@@ -256,11 +258,12 @@ SURFACE = {
         "read_pairs",
     ],
     "evalnb.judges.offline.fitting": ["LABELS", "fit", "main"],
-    "evalnb.plots": ["agreement", "categories", "compare", "ranking", "scorecard", "trend"],
+    "evalnb.plots": ["agreement", "categories", "compare", "ranking", "scorecard", "tradeoff", "trend"],
     "evalnb.preference": ["Pairwise", "Ranking", "pairwise", "pairwise_async", "rank", "rank_async"],
     "evalnb.results": ["Result"],
     "evalnb.results.outputs": ["register_writer", "suffixes", "writer", "writer_for"],
     "evalnb.running": [
+        "Budget",
         "CaseRunRecord",
         "Prior",
         "Recorder",

@@ -94,8 +94,9 @@ class Command:
         pass_env: names of variables of this process to pass on (API keys, ...); only named ones pass.
         result: where the final result text comes from: ``"stdout"`` (all of it, trailing whitespace
             trimmed), ``"last_line"`` (the last non-blank line), ``"json:FIELD"`` (a field, dotted path allowed,
-            of the last stdout line that is a JSON object) or ``"file:PATH"`` (the content of a file the program
-            wrote, relative to its working directory).
+            of the last stdout line that is a JSON object; that object's ``usage``, token counts in the OpenAI
+            shape, and ``model`` become the Response's, so the call is counted and priced) or ``"file:PATH"``
+            (the content of a file the program wrote, relative to its working directory).
         max_output: the most bytes of stdout (and of stderr) kept; the rest is read and dropped, and the cut is
             noted in ``Response.meta`` and by a marker line at the end of ``stdout``.
         timeout: seconds before the program and its children are killed (SIGTERM, then SIGKILL) and the call
@@ -329,14 +330,20 @@ class Command:
         meta: dict[str, Any] = {"stderr": stderr, "stdout_bytes": out.total, "stderr_bytes": err.total}
         kind, arg = self.result
         text: str | None = None
+        usage: dict[str, Any] | None = None
+        model: str | None = None
         if kind == "stdout":
             text = stdout.rstrip()
         elif kind == "last_line":
             text = _last_line(stdout)
         elif kind == "json":
-            text, problem = _json_field(stdout, arg)
+            text, problem, obj = _json_field(stdout, arg)
             if problem:
                 meta["result_error"] = problem
+            if isinstance(obj.get("usage"), dict):
+                usage = obj["usage"]
+            if isinstance(obj.get("model"), str):
+                model = obj["model"]
         else:
             path = cwd / arg
             try:
@@ -350,7 +357,9 @@ class Command:
         if err.truncated:
             meta["stderr_truncated"] = True
             meta["max_output"] = self.max_output
-        return Response(text=text, stdout=stdout, exit_code=code, latency_ms=elapsed, meta=meta)
+        return Response(
+            text=text, stdout=stdout, exit_code=code, latency_ms=elapsed, meta=meta, usage=usage, model=model
+        )
 
 
 def _killed(name: str, signum: int, err: _Capture) -> str:
@@ -382,8 +391,8 @@ def _last_line(text: str) -> str | None:
     return None
 
 
-def _json_field(stdout: str, field: str) -> tuple[str | None, str | None]:
-    """The field of the last stdout line that is a JSON object, and a problem description if none."""
+def _json_field(stdout: str, field: str) -> tuple[str | None, str | None, dict[str, Any]]:
+    """The field of the last stdout line that is a JSON object, a problem description if none, and the object."""
     for line in reversed(stdout.splitlines()):
         line = line.strip()
         if not (line.startswith("{") and line.endswith("}")):
@@ -403,11 +412,11 @@ def _json_field(stdout: str, field: str) -> tuple[str | None, str | None]:
             ):
                 value = value[int(part)]
             else:
-                return None, f"the last JSON line of stdout has no field {field!r}"
+                return None, f"the last JSON line of stdout has no field {field!r}", obj
         if value is None or isinstance(value, str):
-            return value, None
-        return json.dumps(value, ensure_ascii=False), None
-    return None, "stdout has no line that is a JSON object"
+            return value, None, obj
+        return json.dumps(value, ensure_ascii=False), None, obj
+    return None, "stdout has no line that is a JSON object", {}
 
 
 async def _exited(proc: asyncio.subprocess.Process) -> None:

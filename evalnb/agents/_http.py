@@ -75,7 +75,13 @@ _RESPONSE_FIELDS = (
     "model",
     "usage",
     "tool_calls",
+    # token counts one by one, for a service that reports them in a shape of its own (docs/costs.md)
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "reasoning_tokens",
 )
+_TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
 _PLACEHOLDER = re.compile(
     r"\{(prompt|history|case|turn|run|suite|allowed_tools|case_meta(?:\.[A-Za-z0-9_\-]+)+)\}"
 )
@@ -176,7 +182,11 @@ class HTTP:
         response_map: Response field -> dotted path (or a list of paths, first present wins) in the JSON answer.
             Fields: ``text``, ``intent``, ``rows``, ``insight``, ``refusal``, ``citations``, ``context``,
             ``model``, ``usage``, ``tool_calls``. Default: a JSON string answer is the text; a JSON object's keys that are
-            Response fields are taken as they are; a non-JSON answer is the text.
+            Response fields are taken as they are; a non-JSON answer is the text. Token usage: ``usage`` maps
+            an object in the OpenAI shape (``prompt_tokens``, ``completion_tokens``,
+            ``prompt_tokens_details.cached_tokens``, ``completion_tokens_details.reasoning_tokens``), or
+            ``prompt_tokens``, ``completion_tokens``, ``cached_tokens``, ``reasoning_tokens`` map each count
+            on its own (``{"prompt_tokens": "meta.tokens.in"}``).
         timeout: seconds for the whole call.
         name: a display name.
 
@@ -391,6 +401,9 @@ def _fitted(values: dict[str, Any], where: str) -> dict[str, Any]:
         values["citations"] = [values["citations"]]
     if "usage" in values and not isinstance(values["usage"], Mapping):
         values.pop("usage")
+    counts = {k: values.pop(k) for k in _TOKEN_FIELDS if k in values}
+    if counts:
+        values["usage"] = {**(values.get("usage") or {}), **counts}
     if "tool_calls" in values and not isinstance(values["tool_calls"], list):
         raise AgentError(
             f"{where} answered tool_calls that are not a list: {_text(values['tool_calls'])[:_SNIPPET]}"

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalnb._costs import add_usage
 from evalnb._lazy import homes
 from evalnb._numbers import count
 from evalnb._secrets import expand_env
@@ -68,8 +69,9 @@ class OpenAIChat:
         max_tool_rounds: how many rounds of calls are run before the last answer is taken as it is.
         name: a display name.
 
-    The answer's text, the model the server reports and its token usage go into the Response (and from there
-    into ``result.runs``: ``model``, ``prompt_tokens``, ``completion_tokens``).
+    The answer's text, the model the server reports and its token usage (every round of tool calls added) go
+    into the Response (and from there into ``result.runs``: ``model``, ``prompt_tokens``, ``completion_tokens``,
+    ``cached_tokens``, ``reasoning_tokens`` and, with ``prices=``, ``cost``).
 
     Example::
 
@@ -179,11 +181,11 @@ class OpenAIChat:
         usage: dict[str, Any] = {}
         latency, attempts, rounds, replaced = 0.0, 0, 0, 0
         while True:
-            reply = await self._complete(messages, extra)
+            reply = await self._complete(messages, extra, usage)
             latency += reply.latency_ms
             attempts += reply.attempts
             replaced += reply.replaced
-            _add(usage, reply.usage)
+            add_usage(usage, reply.usage)
             asked = [_call(raw) for raw in reply.tool_calls]
             if not asked or not self.tool_functions or rounds >= self.max_tool_rounds:
                 calls += asked
@@ -214,15 +216,17 @@ class OpenAIChat:
             },
         )
 
-    async def _complete(self, messages: list[dict[str, Any]], extra: Mapping[str, Any]) -> Any:
+    async def _complete(
+        self, messages: list[dict[str, Any]], extra: Mapping[str, Any], spent: Mapping[str, int]
+    ) -> Any:
         try:
             return await self.client.complete(messages, **extra)
         except ChatError as e:
             # The client has scrubbed its secrets (key, secret headers, the URL's) from the message.
             message = e.message
             # Not transient for the runner: the client has already retried with backoff and Retry-After, and
-            # retrying on top would multiply the waits.
-            raise AgentError(message, code="AGENT_HTTP_ERROR") from None
+            # retrying on top would multiply the waits. The rounds answered before it were paid for.
+            raise AgentError(message, code="AGENT_HTTP_ERROR", usage=dict(spent) or None) from None
 
     async def _run(self, call: ToolCall, allowed: list[str] | None) -> ToolCall:
         """One call run with its tool function; refused (not run) when the allowlist does not permit it."""
@@ -265,14 +269,6 @@ def _definition(name: str, fn: Callable[..., Any]) -> dict[str, Any]:
 
 def _content(output: Any) -> str:
     return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
-
-
-def _add(total: dict[str, Any], usage: Mapping[str, Any]) -> None:
-    for k, v in usage.items():
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            total[k] = total.get(k, 0) + v
-        else:
-            total.setdefault(k, v)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -82,6 +82,7 @@ class CheckContext:
     data: Any = None
     conversation: list[dict[str, str]] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
+    prices: Any = None  # the run's price table (evalnb._costs.PriceTable), for judges without their own
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,6 +116,14 @@ def compare_command(
     ),
     store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
     suite: str | None = typer.Option(None, "--suite", help="Only this suite (default: all both share)."),
+    cost_margin: str | None = typer.Option(
+        None,
+        "--cost-margin",
+        help="Gate on cost per case rising by more than this (10%); else reported only.",
+    ),
+    latency_margin: str | None = typer.Option(
+        None, "--latency-margin", help="Gate on latency per case rising by more than this (20%)."
+    ),
 ) -> None:
     """Compare two stored versions, every suite they share; exit 1 when the gate finds a check worse, else 0."""
     import evalnb
@@ -133,6 +141,8 @@ def compare_command(
             confidence=confidence,
             fail_on_missing=fail_on_missing,
             fail_on_degraded=fail_on_degraded,
+            cost_margin=cost_margin,
+            latency_margin=latency_margin,
         )
     typer.echo(verdict.report())
     if html_out is not None:

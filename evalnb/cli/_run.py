@@ -127,6 +127,18 @@ def run_command(
     seed: int = typer.Option(0, "--seed", help="With --sequential: seed of the order the cases run in."),
     fail_on_missing: bool = typer.Option(False, "--fail-on-missing", help=MISSING_HELP),
     fail_on_degraded: bool = typer.Option(False, "--fail-on-degraded", help=DEGRADED_HELP),
+    prices: Path | None = typer.Option(
+        None,
+        "--prices",
+        help="Prices of the models, USD per 1M tokens (a TOML/YAML file; docs/costs.md), on top of [prices] "
+        "of evalnb.toml.",
+    ),
+    max_cost: float | None = typer.Option(
+        None, "--max-cost", help="Budget in USD: no new case run starts once it could be passed (exit 1)."
+    ),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", help="Budget in tokens (prompt + completion, agent and judge)."
+    ),
     resume: str | None = typer.Option(
         None, "--resume", help="Continue the interrupted stored run RUN_ID; finished cases are not repeated."
     ),
@@ -192,6 +204,9 @@ def run_command(
         options["judge"] = config.judge_from(
             judge, base_url=judge_base_url, cache=False if no_cache else None
         )
+        options["prices"] = config.prices_from(prices)
+        if max_cost is not None or max_tokens is not None:
+            options["budget"] = evalnb.Budget(cost=max_cost, tokens=max_tokens)
         store = None
         if version is not None or baseline is not None or resume is not None:
             # Only a run saved under a label makes a store; a baseline or a run to resume is read from one that
@@ -215,7 +230,7 @@ def run_command(
             else [None] * len(suites)
         )
         results = [
-            evalnb.run(s, the_agent, stop=stop, **options) for s, stop in zip(suites, stops, strict=True)
+            _run_one(s, the_agent, {**options, "stop": stop}) for s, stop in zip(suites, stops, strict=True)
         ]
         if replay is not None and replay_strict and getattr(the_agent, "misses", None):
             # A cassette that does not match the suite is a setup problem, not an agent failure.
@@ -248,6 +263,31 @@ def run_command(
         typer.echo(verdict.report(), err=fmt == "json")
         raise typer.Exit(0 if no_fail_on_regression else verdict.exit_code)
     raise typer.Exit(0 if no_fail_on_regression else max((r.exit_code for r in results), default=0))
+
+
+def _run_one(suite: Any, agent: Any, options: dict) -> Any:
+    """One suite's run; the models it could not price and a budget that stopped it, said once on stderr."""
+    import warnings
+
+    import evalnb
+    from evalnb.errors import CostWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CostWarning)  # said below, as one line
+        result = evalnb.run(suite, agent, **options)
+    if result.meta.get("unpriced"):
+        models = ", ".join(result.meta["unpriced"])
+        typer.echo(
+            f"warning: no price for {models}: the cost of their calls is NA (add them to --prices)", err=True
+        )
+    if result.budget_exhausted:
+        reason = result.meta["budget"].get("reason") or "the budget is spent"
+        typer.echo(
+            f"budget exhausted: {reason}; the case runs not started are skipped"
+            + (f" (continue with --resume {result.meta['run_id']})" if result.meta.get("run_id") else ""),
+            err=True,
+        )
+    return result
 
 
 def _sequential_rules(bases: list, suites: list, margins: Any, confidence: float, seed: int) -> list:

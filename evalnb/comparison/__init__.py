@@ -16,7 +16,8 @@ Example::
 """
 
 from evalnb._lazy import homes
-from evalnb.comparison._core import Comparison, Comparisons, compare, gate
+from evalnb.comparison._core import Comparison, compare
+from evalnb.comparison._gate import Comparisons, gate
 from evalnb.comparison._planning import PowerPlan, power
 from evalnb.comparison._stopping import Sequential
 

@@ -224,8 +224,20 @@ def _facts(result: Result) -> str:
         ("judge", meta.get("judge")),
         ("started", meta.get("started_at")),
         ("run id", meta.get("run_id")),
+        *_spent(result),
     ]
     return "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in facts if v and v != "null")
+
+
+def _spent(result: Result) -> list[tuple[str, Any]]:
+    """What the run spent and whether its budget stopped it (docs/costs.md)."""
+    from evalnb.results._costs import totals
+
+    spent = totals(result)
+    out: list[tuple[str, Any]] = [("spent", spent.line())] if spent.any else []
+    if result.budget_exhausted:
+        out.append(("budget", f"exhausted: {result.meta['budget'].get('reason') or 'the budget is spent'}"))
+    return out
 
 
 def _counts_line(result: Result) -> str:

@@ -68,6 +68,8 @@ def _suite(result: Result) -> ET.Element:
         value = result.meta.get(key)
         if value is not None:
             ET.SubElement(props, "property", {"name": key, "value": str(value)})
+    for key, value in _spent(result):
+        ET.SubElement(props, "property", {"name": key, "value": value})
     for case in cases:
         tc = ET.SubElement(
             suite,
@@ -89,6 +91,23 @@ def _suite(result: Result) -> ET.Element:
             el.set("type", case["status"])
             el.text = "\n".join([*([runs_word] if runs_word else []), *lines]) or case["status"]
     return suite
+
+
+def _spent(result: Result) -> list[tuple[str, str]]:
+    """The run's totals as properties (docs/costs.md): tokens, cost (``NA`` when unknown), cost per case."""
+    from evalnb.results._costs import totals
+
+    spent = totals(result)
+    out = []
+    if spent.any:
+        out.append(("tokens", str(spent.tokens)))
+        if spent.priced:
+            out.append(("cost", "NA" if spent.cost is None else f"{spent.cost:.6g}"))
+            if spent.cost_per_case is not None:
+                out.append(("cost_per_case", f"{spent.cost_per_case:.6g}"))
+    if result.budget_exhausted:
+        out.append(("budget_exhausted", "true"))
+    return out
 
 
 def _plain(value: Any) -> float | None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from evalnb._costs import PriceTable, price_table
 from evalnb._files import atomic_write
 
 __all__ = [
@@ -37,8 +38,9 @@ __all__ = [
 ]
 
 JudgeKind = Literal["llm", "heuristic", "embedding", "callable"]
-Prices = Mapping[str, tuple[float, float]]
-"""Model name -> (price per 1k prompt tokens, price per 1k completion tokens)."""
+Prices = Mapping[str, Any]
+"""Model name -> ``{"input", "output", "cached_input"}`` in USD per 1M tokens (docs/costs.md), or, as in evalnb
+0.2, ``(price per 1k prompt tokens, price per 1k completion tokens)``; or a :class:`evalnb._costs.PriceTable`."""
 
 
 @dataclass(frozen=True)
@@ -187,19 +189,15 @@ def cache_from(option: Any, *, default_on: bool) -> JudgeCache | None:
 
 
 def cost_of(usage: Mapping[str, Any] | None, model: str | None, prices: Prices | None) -> float | None:
-    """Cost of one answer from a price table (per 1k tokens); None when the model has no price."""
-    if not prices or not model or usage is None:
-        return None
-    price = prices.get(model)
-    if price is None:
-        # Servers often report a dated model name ("gpt-4o-mini-2024-07-18") for the alias asked for.
-        price = next((p for name, p in prices.items() if model.startswith(name)), None)
-    if price is None:
-        return None
-    inp, out = price
-    return (
-        float(usage.get("prompt_tokens") or 0) * inp + float(usage.get("completion_tokens") or 0) * out
-    ) / 1000
+    """Cost of one answer from a price table (evalnb._costs, the one cost rule); None when the model has no
+    price or the answer no usage."""
+    table = judge_prices(prices)
+    return table.cost(usage, model) if table is not None else None
+
+
+def judge_prices(prices: Any) -> PriceTable | None:
+    """A judge's ``prices=`` as a price table (per-1k pairs of evalnb 0.2 taken too); None for none."""
+    return price_table(prices, where="judge prices", per_1k_pairs=True)
 
 
 class CallableJudge:
@@ -231,7 +229,7 @@ class CallableJudge:
         self.label = f"callable:{self.name}"
         self.model = model or self.name
         self.cache = cache_from(cache, default_on=False)
-        self.prices = prices
+        self.prices = judge_prices(prices)
         base = fn
         while isinstance(base, functools.partial):
             base = base.func

@@ -12,7 +12,7 @@ from evalnb._secrets import expand_env
 from evalnb.chat import ChatClient
 from evalnb.chat._net import safe_url
 from evalnb.errors import ChatError, ConfigError
-from evalnb.judges._base import JudgeCache, JudgeReply, Prices, cache_from
+from evalnb.judges._base import JudgeCache, JudgeReply, Prices, cache_from, judge_prices
 from evalnb.judges._resolve import JudgeOptions, register_judge_string
 
 __all__ = ["OpenAIJudge"]
@@ -45,7 +45,9 @@ class OpenAIJudge:
         backoff: base backoff in seconds.
         concurrency: initial concurrency of the endpoint (adapts on rate limits).
         cache: None or True (default ``.evals/cache/`` under the working directory), False, or a folder.
-        prices: ``{"model": (per 1k prompt tokens, per 1k completion tokens)}`` for the ``cost`` column.
+        prices: ``{"model": {"input": ..., "output": ..., "cached_input": ...}}`` in USD per 1M tokens for the
+            ``cost`` column (docs/costs.md; evalnb 0.2's ``(per 1k prompt, per 1k completion)`` pairs are taken
+            too); without it the run's ``prices=`` price the judge's calls.
         system: the system message (the default states that DATA blocks are material, not instructions).
         extra_body: extra request fields (``seed``, ``response_format`` ...).
         logprobs: ask for the answer's token probabilities (``logprobs``, ``top_logprobs``), from which a 1-5
@@ -118,7 +120,7 @@ class OpenAIJudge:
         self.name = self.model
         self.label = f"azure:{self.model}" if self.client.azure else f"openai:{self.model}"
         self.cache = cache_from(cache, default_on=True)
-        self.prices = prices
+        self.prices = judge_prices(prices)
         self.system = system
         self.logprobs = bool(logprobs)
         self.top_logprobs = int(top_logprobs)

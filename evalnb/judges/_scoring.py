@@ -22,13 +22,13 @@ Rules (docs/dataset-json.md, evaluators; docs/tasks-toml.md, keys and assertions
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalnb._caps import cap
+from evalnb._costs import add_usage
 from evalnb._score import Score
 from evalnb._secrets import redact_urls
-from evalnb.judges._base import JudgeCache, JudgeReply, cost_of
+from evalnb.judges._base import JudgeCache, JudgeReply, judge_prices
 from evalnb.judges._rubrics import JudgePrompt, build_prompt, parse_score, parse_verdict, score_distribution
 
 if TYPE_CHECKING:
@@ -62,13 +62,6 @@ def _missing(task: str, ctx: CheckContext) -> str | None:
     if task == "Similarity" and not ctx.turn.expected:
         return "Similarity not evaluated: the item has no expected_response to compare with"
     return None
-
-
-def _add_usage(total: dict[str, int], usage: Mapping[str, Any] | None) -> None:
-    for k in ("prompt_tokens", "completion_tokens"):
-        v = (usage or {}).get(k)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            total[k] = total.get(k, 0) + int(v)
 
 
 def _short(text: str, limit: int = 400) -> str:
@@ -137,21 +130,32 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
     )
     usage: dict[str, int] = {}
     cost: float | None = None
-    prices = getattr(judge, "prices", None)
+    # The judge's own prices first, then the run's (docs/costs.md); every attempt's usage is added, so an
+    # answer asked again costs twice.
+    prices = judge_prices(getattr(judge, "prices", None)) or ctx.prices
+    model: str | None = getattr(judge, "model", None)
+    unpriced = False
     raw: list[str] = []
     for attempt in range(PARSE_RETRIES + 1):
         asked = prompt if attempt == 0 else prompt.with_reminder()
         try:
             reply = await _ask(judge, asked)
         except Exception as exc:  # any judge failure is data (STYLE: failures are data)
-            return Score.degraded(f"judge {label} failed: {exc}", judge=label, usage=usage or None, cost=cost)
+            return Score.degraded(
+                f"judge {label} failed: {exc}", judge=label, usage=usage or None, cost=cost, model=model
+            )
+        model = reply.model or model
         if not reply.cached:
-            _add_usage(usage, reply.usage)
-            c = cost_of(reply.usage, reply.model or getattr(judge, "model", None), prices)
+            add_usage(usage, reply.usage)
+            c = prices.cost(reply.usage, model) if prices else None
             if c is not None:
                 cost = (cost or 0.0) + c
-        elif prices:
+            elif reply.usage:
+                unpriced = True  # a call whose price is unknown makes the total unknown: NA, never 0
+        elif prices and prices.find(model) is not None:
             cost = cost or 0.0  # a cached answer costs nothing this time
+        if unpriced:
+            cost = None
         parsed = _parse(task, reply.text, spec, reply.logprobs, reply.continuous)
         if parsed is not None:
             cache = getattr(judge, "cache", None)
@@ -170,6 +174,7 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
                 cost=cost,
                 weighted=weighted,
                 spread=spread,
+                model=model,
             )
         raw.append(reply.text)
     return Score.degraded(
@@ -177,6 +182,7 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
         judge=label,
         usage=usage or None,
         cost=cost,
+        model=model,
     )
 
 

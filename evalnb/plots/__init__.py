@@ -10,6 +10,7 @@ Example::
     evalnb.plots.scorecard(result).show()
     evalnb.plots.trend(store, "foodmart-sales-evals")
     evalnb.plots.compare(evalnb.compare(v1, v2))
+    evalnb.plots.tradeoff(store, "knowledge-base")      # quality against cost per version, the Pareto front
     evalnb.plots.ranking(evalnb.rank([v1, v2, v3], judge=judge))
 """
 
@@ -20,8 +21,9 @@ from evalnb.plots._agreement import agreement
 from evalnb.plots._compare import compare
 from evalnb.plots._ranking import ranking
 from evalnb.plots._results import categories, scorecard
+from evalnb.plots._tradeoff import tradeoff
 from evalnb.plots._trend import trend
 
-__all__ = ["agreement", "categories", "compare", "ranking", "scorecard", "trend"]
+__all__ = ["agreement", "categories", "compare", "ranking", "scorecard", "tradeoff", "trend"]
 
 homes(__name__, globals(), __all__)  # reprs and docs name the public path

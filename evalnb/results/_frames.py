@@ -59,6 +59,9 @@ RUNS_COLUMNS: dict[str, str] = {
     "workdir": "string",
     "prompt_tokens": "Int64",
     "completion_tokens": "Int64",
+    "cached_tokens": "Int64",
+    "reasoning_tokens": "Int64",
+    "cost": "float64",
 }
 
 SCORES_COLUMNS: dict[str, str] = {
@@ -81,6 +84,9 @@ SCORES_COLUMNS: dict[str, str] = {
     "cost": "float64",
     "weighted": "float64",
     "spread": "float64",
+    "judge_model": "string",
+    "cached_tokens": "Int64",
+    "reasoning_tokens": "Int64",
 }
 
 CASES_COLUMNS: dict[str, str] = {

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalnb._costs import usage_of
 from evalnb._scoring import worst
 from evalnb._unicode import clean
 from evalnb.results._frames import json_cell, mismatch_value
@@ -49,6 +50,9 @@ class TurnRecord:
         scores: one Score per check of the turn, in the turn's check order.
         statuses: the status of each score (:func:`evalnb._scoring.status_of`).
         check_ids, check_names, options: the checks' ids, names and saved options (shared with the plan).
+        usage: the agent's token counts for the turn (:data:`evalnb._costs.TOKEN_KEYS`), every attempt's
+            added, a failed one's too; None when the agent reported none.
+        cost: what those calls cost (docs/costs.md); None when unknown (no price, or no usage).
     """
 
     index: int
@@ -62,6 +66,8 @@ class TurnRecord:
     check_ids: list[str]
     check_names: list[str]
     options: list[str]
+    usage: dict[str, int] | None = None
+    cost: float | None = None
 
 
 @dataclass(slots=True)
@@ -131,7 +137,7 @@ class CaseRunRecord:
 
     def _run_row(self, where: tuple[Any, ...], tr: TurnRecord, turn: Any, agent: Any) -> tuple[Any, ...]:
         r = tr.response
-        usage = (r.usage or {}) if r is not None else {}
+        usage = tr.usage or {}
         return (
             *where,
             tr.index,
@@ -152,8 +158,11 @@ class CaseRunRecord:
             r.model if r else None,
             agent,
             self.workdir,
-            tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
-            tokens(usage, "completion_tokens", "output_tokens") if usage else None,
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
+            usage.get("cached_tokens"),
+            usage.get("reasoning_tokens"),
+            tr.cost,
         )
 
 
@@ -183,7 +192,7 @@ def _tool_rows(where: tuple[Any, ...], t: int, turn: Any, r: Any) -> list[tuple[
 
 
 def _score_row(where: tuple[Any, ...], tr: TurnRecord, i: int, score: Any) -> tuple[Any, ...]:
-    su = score.usage
+    su = usage_of(score.usage) or {}
     return (
         *where,
         tr.index,
@@ -195,11 +204,14 @@ def _score_row(where: tuple[Any, ...], tr: TurnRecord, i: int, score: Any) -> tu
         _text(score.reason),
         _text(score.judge),
         tr.options[i],
-        tokens(su, "prompt_tokens", "input_tokens") if su else None,
-        tokens(su, "completion_tokens", "output_tokens") if su else None,
+        su.get("prompt_tokens"),
+        su.get("completion_tokens"),
         score.cost,
         score.weighted,
         score.spread,
+        _text(score.model),
+        su.get("cached_tokens"),
+        su.get("reasoning_tokens"),
     )
 
 

@@ -175,10 +175,27 @@ def text(result: Result, *, passes: bool | None = None) -> str:
         lines.append(
             f"({left:,} passing cases not listed; report(passes=True), or evalnb run --list-passes, lists them)"
         )
+    spent = _spend_lines(result)
+    if spent:
+        lines += ["", *spent]
     kept = _kept_workdirs(result)
     if kept:
         lines += ["", kept]
     return "\n".join(lines) + "\n"
+
+
+def _spend_lines(result: Result) -> list[str]:
+    """What the run spent (docs/costs.md) and, when a budget stopped it, that it did."""
+    from evalnb.results._costs import totals
+
+    out = []
+    spent = totals(result)
+    if spent.any:
+        out.append(f"Spent: {spent.line()}")
+    if result.budget_exhausted:
+        reason = result.meta.get("budget", {}).get("reason") or "the budget is spent"
+        out.append(f"Budget exhausted: {reason}; the case runs not started are skipped")
+    return out
 
 
 def _stop_lines(result: Result) -> list[str]:
@@ -279,6 +296,7 @@ def html(result: Result) -> str:
         f"{c['passed']}/{total} passed &middot; {badges}"
         + (f" &middot; {round(float(elapsed))} ms" if elapsed is not None else "")
         + "</div>"
+        + "".join(f'<div class="evalnb-cost">{esc(line)}</div>' for line in _spend_lines(result))
     )
     summary = result.summary().to_html(index=False, escape=True, float_format=lambda x: f"{x:.3g}", na_rep="")
     shown = cases[cases["status"] != "passed"].head(20)

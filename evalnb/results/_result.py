@@ -290,6 +290,27 @@ class Result:
         """
         return report.failures(self)
 
+    def costs(self) -> pd.DataFrame:
+        """What the run cost: one row per source (``agent``, ``judge``) and model, with calls, the four token
+        counts, ``cost`` (USD; NA where a call had no price), ``cost_per_case`` and ``cost_per_passed_case``
+        (docs/costs.md). Failed and degraded case runs count: they were paid for.
+
+        Example::
+
+            result = evalnb.run(suite, agent, prices={"gpt-4o-mini": {"input": 0.15, "output": 0.6}})
+            result.costs()[["source", "model", "calls", "cost", "cost_per_case"]]
+        """
+        from evalnb.results._costs import costs
+
+        return costs(self)
+
+    @property
+    def budget_exhausted(self) -> bool:
+        """True when the run's budget (``budget=evalnb.Budget(...)``) stopped it: the case runs it did not
+        start are ``skipped`` with the reason, and ``meta["budget"]`` says what was spent."""
+        budget = self.meta.get("budget")
+        return bool(isinstance(budget, Mapping) and budget.get("exhausted"))
+
     def explore(self) -> Any:
         """An interactive failure browser for a notebook (ipywidgets): pick a case (filter by status, check,
         category) and see its prompt, expected and actual answers side by side with the difference marked,

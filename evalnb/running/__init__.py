@@ -16,10 +16,12 @@ from evalnb._lazy import homes
 from evalnb.results._recorders import Prior, Recorder, RunInfo
 from evalnb.results._records import CaseRunRecord, TurnRecord
 from evalnb.running._api import run, run_async
+from evalnb.running._budget import Budget
 from evalnb.running._rescore import rescore, rescore_async
 from evalnb.running._stopping import StopRule
 
 __all__ = [
+    "Budget",
     "CaseRunRecord",
     "Prior",
     "Recorder",

@@ -25,13 +25,16 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
-from evalnb.errors import RunError
+from evalnb._costs import price_table
+from evalnb.errors import ConfigError, RunError
 from evalnb.results._recorders import Prior, Recorder, ResultRecorder, RunInfo
 from evalnb.running import _setup as setup
+from evalnb.running._budget import Budget, BudgetRule, Spend, check_budget
 from evalnb.running._case_run import Plans, RunJob, skipped
 from evalnb.running._executors import as_executor
 from evalnb.running._loops import progress_bar, run_blocking
 from evalnb.running._stopping import StopRule, as_stop_rule, run_in_batches
+from evalnb.running._stops import Stops
 from evalnb.running._workdirs import KEEP_FAILED, KEEP_RUNS, run_name
 
 if TYPE_CHECKING:
@@ -69,6 +72,8 @@ def run(
     executor: Any = None,
     preflight: bool = True,
     recorders: Sequence[Recorder] = (),
+    prices: Any = None,
+    budget: Budget | None = None,
     baseline: Any = None,
     stop: str | StopRule | None = None,
     margin: Any = 0.0,
@@ -108,6 +113,13 @@ def run(
             judge that they can be reached: an OpenAI-compatible or HTTP endpoint accepts a connection, a
             command's program exists, a replay cassette is readable. ``False`` skips these checks.
         recorders: more recorders to hand every record to (see ``evalnb.running.Recorder``).
+        prices: what calls cost, USD per 1M tokens: a mapping model -> ``{"input", "output", "cached_input"}``
+            (optionally ``tiers`` by prompt length) or the path of a TOML/YAML file of that shape
+            (docs/costs.md). Agent and judge calls get a ``cost``; a model without a price costs ``NA``, never
+            0, and the run warns once (``evalnb.errors.CostWarning``) naming the models it could not price.
+        budget: an ``evalnb.Budget(cost=USD, tokens=N)``: once the spent amount plus what the case runs in
+            flight may spend would pass it, no new case run starts; the rest are ``skipped`` with the reason
+            and ``result.budget_exhausted`` is true (a stored run stays resumable).
         baseline: with ``stop="decided"``: the Result to decide against, or a stored version label or run id
             (of ``store``).
         stop: ``"decided"``: the sequential gate (docs/comparison.md, "Deciding with fewer cases"): the cases
@@ -147,14 +159,16 @@ def run(
         executor=executor,
         preflight=preflight,
         recorders=recorders,
+        prices=prices,
+        budget=budget,
         baseline=baseline,
         stop=stop,
         margin=margin,
         confidence=confidence,
         seed=seed,
     )
-    result: Result = run_blocking(lambda: run_async(suite, agent, **options))
-    return result
+    result: Result = run_blocking(lambda: _run(suite, agent, **options))
+    return _warned(result)
 
 
 async def run_async(
@@ -178,6 +192,8 @@ async def run_async(
     executor: Any = None,
     preflight: bool = True,
     recorders: Sequence[Recorder] = (),
+    prices: Any = None,
+    budget: Budget | None = None,
     baseline: Any = None,
     stop: str | StopRule | None = None,
     margin: Any = 0.0,
@@ -190,6 +206,40 @@ async def run_async(
 
         result = await evalnb.run_async(suite, my_async_agent, concurrency=32)
     """
+    options = {k: v for k, v in locals().items() if k not in ("suite", "agent")}
+    return _warned(await _run(suite, agent, **options))
+
+
+async def _run(
+    suite: Suite | str | PathLike[str] | None,
+    agent: Any,
+    *,
+    judge: Any = None,
+    data: Any = None,
+    runs: int | None = None,
+    concurrency: int = 8,
+    timeout: float | None = 120.0,
+    retries: int = 2,
+    cache: Any = None,
+    progress: bool | None = None,
+    workdir: str | PathLike[str] | None = None,
+    create_workdir: bool = False,
+    store: Any = None,
+    version: str | None = None,
+    replace: bool = False,
+    resume: str | None = None,
+    executor: Any = None,
+    preflight: bool = True,
+    recorders: Sequence[Recorder] = (),
+    prices: Any = None,
+    budget: Budget | None = None,
+    baseline: Any = None,
+    stop: str | StopRule | None = None,
+    margin: Any = 0.0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Result:
+    """:func:`run_async` without its warning (``run`` says it in the caller's thread)."""
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat()
     setup.check_options(runs=runs, concurrency=concurrency, timeout=timeout, retries=retries)
@@ -200,6 +250,11 @@ async def run_async(
     fixed = setup.fixed_workdir(workdir, create=create_workdir)
     the_executor = as_executor(executor)
     the_judge = setup.make_judge(judge, cache)
+    table = price_table(prices)
+    if budget is not None and not isinstance(budget, Budget):
+        raise ConfigError(
+            f"budget= takes an evalnb.Budget, not {type(budget).__name__}", code="INVALID_VALUE"
+        )
     stored = None
     if store is not None or resume is not None:
         from evalnb.store._recorder import StoreRecorder
@@ -215,6 +270,7 @@ async def run_async(
         stored.claim(the_suite)  # a version label the suite already has stops the run before any call
     routes, names = setup.route(the_suite, agent)
     setup.check_dependencies(the_suite)
+    check_budget(budget, table, list(routes.values()), the_judge)
     if preflight:
         # README.md, Use it in CI: an unreachable agent or judge stops the run before a store writes anything; a judge
         # the suite never calls need not be reachable.
@@ -237,6 +293,7 @@ async def run_async(
             "timeout": timeout,
             "retries": retries,
             "workdir": str(workdir) if workdir is not None else None,
+            **({"priced_models": sorted(table.models)} if table else {}),
             **({"replace": True} if stored is not None and stored.replace else {}),
         },
         "checks": _checks_config(the_suite),
@@ -256,7 +313,10 @@ async def run_async(
         workdir=fixed,
         concurrency=concurrency,
         run_name=run_name(),
+        prices=table,
     )
+    spend = Spend()
+    stops = Stops([spend, *([BudgetRule(budget, spend)] if budget is not None else [])])
     try:
         prepare = getattr(the_executor, "prepare", None)
         if prepare is not None:
@@ -275,6 +335,7 @@ async def run_async(
 
         async def sink(record: CaseRunRecord) -> None:
             done.add(record.key)
+            stops.finished(record)
             observe(record)
             if not first_model:
                 first_model.extend(
@@ -295,20 +356,25 @@ async def run_async(
         try:
             try:
                 interrupted, failed = await _run_plan(
-                    rule, the_executor, job, runs, done, sink, meta, all_recorders, prior
+                    rule, stops, the_executor, job, runs, done, sink, meta, all_recorders, prior
                 )
             finally:
                 if bar is not None:
                     bar.close()
-            if interrupted:
-                left = _record_skipped(job, the_suite, runs, done, collector)
+            if interrupted or stops.reason is not None:
+                why = "the run was interrupted" if interrupted else str(stops.reason)
+                why = f"skipped: {why}"
+                left = _record_skipped(job, the_suite, runs, done, collector, why)
                 if left:
                     meta["not_started"] = left
+            stops.finish(meta)
+            if not table:
+                meta.pop("unpriced", None)  # no prices asked for: no cost is expected, nothing to say
             meta.update(
                 model=first_model[0] if first_model else None,
                 finished_at=datetime.now(timezone.utc).isoformat(),
                 elapsed_ms=(time.perf_counter() - started) * 1000.0,
-                interrupted=interrupted,
+                interrupted=interrupted or bool(meta.get("interrupted")),
             )
             result = collector.build(meta, prior)
             await _finish(all_recorders, result, failed)
@@ -375,17 +441,19 @@ def _ignore(record: CaseRunRecord) -> None:
 
 
 async def _run_plan(
-    rule: StopRule | None, executor: Any, job: RunJob, runs: int | None, done: set[tuple[str, int]], sink: Any,
-    meta: dict[str, Any], recorders: list[Any], prior: Prior | None,
+    rule: StopRule | None, stops: Stops, executor: Any, job: RunJob, runs: int | None,
+    done: set[tuple[str, int]], sink: Any, meta: dict[str, Any], recorders: list[Any], prior: Prior | None,
 ) -> tuple[bool, _RecorderFailed | None]:  # fmt: skip
-    """Every case run at once (lazily planned), or a stop rule's batches (running/_stopping.py) until it stops."""
+    """Every case run at once (lazily planned), or a stop rule's batches (running/_stopping.py) until it stops;
+    either way no case run starts once ``stops`` (a budget: running/_stops.py) says no more."""
     if rule is None:
-        return await _execute(executor, job, _plan(job.suite, runs, done), sink, meta)
+        return await _execute(executor, job, stops.plan(_plan(job.suite, runs, done)), sink, meta)
     rule.begin(job.suite, prior.result if prior is not None else None)
     interrupted, failed, reason, rest = await run_in_batches(
-        rule, job.suite, runs, done, lambda todo: _execute(executor, job, todo, sink, meta)
+        rule, job.suite, runs, done, lambda todo: _execute(executor, job, stops.plan(todo), sink, meta)
     )
     await _skip_left(rule, job, reason, rest, meta, recorders)
+    done.update((case.id, r) for case, r in rest)  # recorded as skipped already: not again for a budget
     return interrupted, failed
 
 
@@ -456,20 +524,41 @@ def _plan(suite: Suite, runs: int | None, done: set[tuple[str, int]]) -> Iterato
 
 
 def _record_skipped(
-    job: RunJob, suite: Suite, runs: int | None, done: set[tuple[str, int]], collector: ResultRecorder
+    job: RunJob,
+    suite: Suite,
+    runs: int | None,
+    done: set[tuple[str, int]],
+    collector: ResultRecorder,
+    reason: str,
 ) -> int:
-    """Record the case runs an interrupted run never finished as skipped, up to :data:`SKIPPED_CAP`; returns how
-    many more were left out (counted, not listed)."""
+    """Record the case runs an interrupted or stopped run never finished as skipped with ``reason``, up to
+    :data:`SKIPPED_CAP`; returns how many more were left out (counted, not listed)."""
     plans = Plans()
     todo = _plan(suite, runs, done)
     recorded = 0
     for case, r in todo:
-        collector.record(skipped(job, plans, case, r, "skipped: the run was interrupted"))
+        collector.record(skipped(job, plans, case, r, reason))
         recorded += 1
         if recorded >= SKIPPED_CAP:
             break
     planned = sum(case.runs if runs is None else runs for case in suite.cases)
     return max(0, planned - len(done) - recorded)
+
+
+def _warned(result: Result) -> Result:
+    """docs/costs.md: the run says once which models it could not price (their calls cost NA)."""
+    models = result.meta.get("unpriced")
+    if models:
+        import warnings
+
+        from evalnb.errors import CostWarning
+
+        warnings.warn(
+            f"no price for {', '.join(models)}: the cost of their calls is NA (add them to prices=)",
+            CostWarning,
+            stacklevel=3,
+        )
+    return result
 
 
 def _prior(recorders: list[Any]) -> Prior | None:

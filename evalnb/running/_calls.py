@@ -22,6 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
+from evalnb._costs import add_usage
 from evalnb._retry import backoff
 from evalnb.agents._base import Agent, CallableAgent, Request, Response, encodable, to_response
 from evalnb.errors import AgentError, ConfigError
@@ -284,9 +285,14 @@ class Caller:
             return await self.deadlines.run(agent.respond(request))
         return await asyncio.wait_for(agent.respond(request), self.timeout)  # pragma: no cover - 3.10
 
-    async def call(self, agent: Agent, request: Request) -> tuple[Response | None, str | None, float | None]:
-        """One agent call with timeout and retries; returns (response, error, latency_ms)."""
+    async def call(
+        self, agent: Agent, request: Request
+    ) -> tuple[Response | None, str | None, float | None, dict[str, int]]:
+        """One agent call with timeout and retries; returns (response, error, latency_ms, spent): ``spent`` is
+        the token usage the failed attempts reported (``AgentError.usage``), which a retry does not undo
+        (docs/costs.md: a retried call costs every attempt)."""
         attempt = 0
+        spent: dict[str, int] = {}
         while True:
             t0 = time.perf_counter()
             try:
@@ -296,7 +302,7 @@ class Caller:
                 encodable(response)
                 if response.latency_ms is None:
                     response.latency_ms = (time.perf_counter() - t0) * 1000.0
-                return response, None, response.latency_ms
+                return response, None, response.latency_ms, spent
             except (asyncio.TimeoutError, TimeoutError):
                 error = f"TimeoutError: the agent did not answer within {self.timeout:g}s"
                 transient, hint = True, None
@@ -310,6 +316,7 @@ class Caller:
             except AgentError as exc:
                 error = f"{type(exc).__name__}: {exc}"
                 transient, hint = exc.transient, getattr(exc, "retry_after", None)
+                add_usage(spent, getattr(exc, "usage", None))
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
                 transient, hint = False, None
@@ -317,7 +324,7 @@ class Caller:
             if not transient or attempt >= self.retries:
                 if attempt:
                     error += f" (after {attempt + 1} attempts)"
-                return None, error, latency
+                return None, error, latency, spent
             await asyncio.sleep(backoff(attempt, base=RETRY_BACKOFF, cap=RETRY_MAX, hint=hint))
             attempt += 1
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalnb._costs import PriceTable, add_usage
 from evalnb._scoring import (
     TurnPlan,
     disallowed_calls,
@@ -65,6 +66,7 @@ class RunJob:
         concurrency: case runs in flight at once (per worker loop).
         run_name: the same in every process running the run's case runs (their kept working directories go
             together, running/_workdirs.py).
+        prices: the run's price table (:class:`evalnb._costs.PriceTable`), None without ``prices=``.
     """
 
     suite: Suite
@@ -77,6 +79,7 @@ class RunJob:
     workdir: Path | None
     concurrency: int
     run_name: str = ""
+    prices: PriceTable | None = None
 
     @property
     def single(self) -> bool:
@@ -164,6 +167,7 @@ def _turn_record(
     latency: float | None,
     status: str | None = None,
     error: str | None = None,
+    spend: tuple[dict[str, int] | None, float | None] = (None, None),
 ) -> TurnRecord:
     """One turn's record; its status is the scores' (scoring.turn_status) unless given."""
     statuses = [status_of(s) for s in scores]
@@ -179,7 +183,20 @@ def _turn_record(
         plan.ids,
         plan.names,
         plan.options,
+        *spend,
     )
+
+
+def priced(
+    prices: PriceTable | None, agent: Any, response: Any, spent: dict[str, int]
+) -> tuple[dict[str, int] | None, float | None]:
+    """A turn's agent usage (the failed attempts' and the answer's) and its cost (docs/costs.md; None without a
+    price: unknown, never 0)."""
+    usage = add_usage(dict(spent), response.usage if response is not None else None) or None
+    if usage is None or not prices:
+        return usage, None
+    model = (response.model if response is not None else None) or getattr(agent, "model", None)
+    return usage, prices.cost(usage, model)
 
 
 class Worker:
@@ -242,12 +259,16 @@ class Worker:
                 case_meta={"name": case.name, "category": case.category, **case.meta},
                 allowed_tools=None if turn.allowed_tools is None else list(turn.allowed_tools),
             )
-            response, error, latency = await self.caller.call(agent, request)
+            response, error, latency, spent = await self.caller.call(agent, request)
+            spend = priced(job.prices, agent, response, spent)
             if response is None:
                 # A conversation cannot go on after a turn without an answer: later turns are skipped.
                 stopped = "skipped: an earlier turn degraded"
                 reason = f"not checked: the agent failed ({error})"
-                record.turns.append(_without_answer(plan, t, request, "degraded", error, latency, reason))
+                scores = unanswered(plan, "degraded", reason)
+                record.turns.append(
+                    _turn_record(plan, t, request, None, scores, latency, "degraded", error, spend)
+                )
                 continue
             bad = disallowed_calls(turn.allowed_tools, response.tool_calls)
             if bad:
@@ -258,7 +279,7 @@ class Worker:
                 error = not_allowed(bad, turn.allowed_tools or [])
                 scores = unanswered(plan, "degraded", f"not checked: {error}")
                 record.turns.append(
-                    _turn_record(plan, t, request, response, scores, latency, "degraded", error)
+                    _turn_record(plan, t, request, response, scores, latency, "degraded", error, spend)
                 )
                 continue
             ctx = CheckContext(
@@ -273,9 +294,10 @@ class Worker:
                 judge=job.judge,
                 data=job.data,
                 conversation=history,
+                prices=job.prices,
             )
             scores = await score_turn(plan, ctx, offload=self.check_pool)
-            record.turns.append(_turn_record(plan, t, request, response, scores, latency))
+            record.turns.append(_turn_record(plan, t, request, response, scores, latency, spend=spend))
             if t + 1 < n_turns:  # only a later turn reads the conversation
                 conversation = after_turn(history, turn.prompt, response.text or "")
         passed = all(tr.status == "passed" for tr in record.turns)

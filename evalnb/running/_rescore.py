@@ -12,13 +12,13 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from evalnb._costs import usage_of
 from evalnb._numbers import count
 from evalnb._scoring import TurnPlan, score_turn, status_of, turn_status
 from evalnb.agents._base import Request
 from evalnb.checks._registry import CheckContext, Score
 from evalnb.results import Result
 from evalnb.results._frames import RUNS_COLUMNS, SCORES_COLUMNS, is_na, make_frame
-from evalnb.results._records import tokens
 from evalnb.running import _setup as setup
 from evalnb.running._case_run import Plans, after_turn, turn_history
 from evalnb.running._loops import run_blocking
@@ -193,16 +193,19 @@ async def _judged(
 
 
 def _score_fields(score: Score) -> dict[str, Any]:
-    usage = score.usage or {}
+    usage = usage_of(score.usage) or {}
     return {
         "value": score.value,
         "passed": score.passed,
         "status": status_of(score),
         "reason": score.reason,
         "judge": score.judge,
-        "prompt_tokens": tokens(usage, "prompt_tokens", "input_tokens") if usage else None,
-        "completion_tokens": tokens(usage, "completion_tokens", "output_tokens") if usage else None,
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "completion_tokens": usage.get("completion_tokens"),
         "cost": score.cost,
         "weighted": score.weighted,
         "spread": score.spread,
+        "judge_model": score.model,
+        "cached_tokens": usage.get("cached_tokens"),
+        "reasoning_tokens": usage.get("reasoning_tokens"),
     }

@@ -10,6 +10,8 @@ Tables::
     scores            result.scores, one row per case x run x turn x check (schema 4: weighted, spread)
     mismatches        result.mismatches
     tool_calls        result.tool_calls, one row per tool call an agent reported (schema 5)
+                      (schema 6: cached and reasoning tokens and the agent's cost in run_rows, the judge's
+                      model and cached and reasoning tokens in scores; runs.cost counts agent and judge)
     run_check_stats   per run x check: sufficient statistics (sums per case) so trends aggregate in SQL fast
 
 The schema is versioned (``SCHEMA_VERSION``); opening an older database runs the missing migrations in one
@@ -38,7 +40,7 @@ __all__ = [
     "tables",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # result frame column -> stored in a typed column. Columns a frame has beyond these go to ``extra`` (JSON).
 RUN_COLS_V1 = [
@@ -79,9 +81,11 @@ SCORE_COLS_V1 = [
     "options",
 ]
 MISMATCH_COLS = ["case_id", "run", "turn", "row", "key", "expected", "actual", "tolerance", "reason"]
-RUN_COLS = [*RUN_COLS_V1, "prompt_tokens", "completion_tokens"]  # schema 2
+RUN_COLS_V2 = [*RUN_COLS_V1, "prompt_tokens", "completion_tokens"]  # schema 2
+RUN_COLS = [*RUN_COLS_V2, "cached_tokens", "reasoning_tokens", "cost"]  # schema 6
 SCORE_COLS_V2 = [*SCORE_COLS_V1, "prompt_tokens", "completion_tokens", "cost"]  # schema 2
-SCORE_COLS = [*SCORE_COLS_V2, "weighted", "spread"]  # schema 4
+SCORE_COLS_V4 = [*SCORE_COLS_V2, "weighted", "spread"]  # schema 4
+SCORE_COLS = [*SCORE_COLS_V4, "judge_model", "cached_tokens", "reasoning_tokens"]  # schema 6
 TOOL_CALL_COLS = [  # schema 5
     "case_id",
     "case_name",
@@ -100,7 +104,18 @@ TOOL_CALL_COLS = [  # schema 5
     "output",
 ]
 
-_INTS = {"run", "turn", "exit_code", "row", "prompt_tokens", "completion_tokens", "order", "http_status"}
+_INTS = {
+    "run",
+    "turn",
+    "exit_code",
+    "row",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "reasoning_tokens",
+    "order",
+    "http_status",
+}
 _FLOATS = {"latency_ms", "value", "cost", "weighted", "spread"}
 _TEXTS = {
     "prompt",
@@ -208,8 +223,16 @@ def tables(version: int) -> tuple[MetaData, dict[str, Table]]:
         *run_extra,
     )
     fk = ForeignKey("runs.id", ondelete="CASCADE")
-    run_cols = RUN_COLS if version >= 2 else RUN_COLS_V1
-    score_cols = SCORE_COLS if version >= 4 else SCORE_COLS_V2 if version >= 2 else SCORE_COLS_V1
+    run_cols = RUN_COLS if version >= 6 else RUN_COLS_V2 if version >= 2 else RUN_COLS_V1
+    score_cols = (
+        SCORE_COLS
+        if version >= 6
+        else SCORE_COLS_V4
+        if version >= 4
+        else SCORE_COLS_V2
+        if version >= 2
+        else SCORE_COLS_V1
+    )
     t["run_rows"] = Table(
         "run_rows",
         md,
@@ -301,7 +324,7 @@ def _migration_2(conn: Connection) -> None:
         if index.name == "ix_scores_run_check":
             index.create(conn)
     for (pk,) in conn.execute(text("SELECT id FROM runs")).fetchall():
-        refresh_stats(conn, int(pk))
+        refresh_stats(conn, int(pk), agent_cost=False)
 
 
 def _migration_3(conn: Connection) -> None:
@@ -340,12 +363,26 @@ def _migration_5(conn: Connection) -> None:
     t["tool_calls"].create(conn)
 
 
+def _migration_6(conn: Connection) -> None:
+    """Schema 6: cached and reasoning tokens and the agent's cost per row, the judge's model per score
+    (docs/costs.md); runs saved before it have none of them (NA, never 0)."""
+    from sqlalchemy import text
+
+    for table, cols in (
+        ("run_rows", [("cached_tokens", "INTEGER"), ("reasoning_tokens", "INTEGER"), ("cost", "FLOAT")]),
+        ("scores", [("judge_model", "TEXT"), ("cached_tokens", "INTEGER"), ("reasoning_tokens", "INTEGER")]),
+    ):
+        for name, sqltype in cols:
+            conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {name} {sqltype}"))
+
+
 _MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migration_1,
     2: _migration_2,
     3: _migration_3,
     4: _migration_4,
     5: _migration_5,
+    6: _migration_6,
 }
 
 
@@ -380,8 +417,10 @@ def migrate(engine: Engine, *, target: int = SCHEMA_VERSION) -> int:
         return max(current, target)
 
 
-def refresh_stats(conn: Connection, run_pk: int) -> None:
-    """Recompute a run's per-check sufficient statistics and its latency, cost and token totals (in SQL)."""
+def refresh_stats(conn: Connection, run_pk: int, *, agent_cost: bool = True) -> None:
+    """Recompute a run's per-check sufficient statistics and its latency, cost and token totals (in SQL).
+
+    ``agent_cost=False`` for a store older than schema 6 (its rows have no cost of the agent's calls)."""
     from sqlalchemy import text
 
     conn.execute(text("DELETE FROM run_check_stats WHERE run_pk = :pk"), {"pk": run_pk})
@@ -407,14 +446,22 @@ def refresh_stats(conn: Connection, run_pk: int) -> None:
         ),
         {"pk": run_pk},
     )
+    # The agent's and the judge's costs together (docs/costs.md); SUM skips the calls without a price, which
+    # the frames show as NA.
+    cost = (
+        "(SELECT SUM(c) FROM (SELECT cost AS c FROM run_rows WHERE run_pk = :pk"
+        " UNION ALL SELECT cost FROM scores WHERE run_pk = :pk) costs)"
+        if agent_cost
+        else "(SELECT SUM(cost) FROM scores WHERE run_pk = :pk)"
+    )
     conn.execute(
         text(
-            """
+            f"""
             UPDATE runs SET
               latency_ms = (SELECT AVG(latency_ms) FROM run_rows WHERE run_pk = :pk),
               prompt_tokens = (SELECT SUM(prompt_tokens) FROM run_rows WHERE run_pk = :pk),
               completion_tokens = (SELECT SUM(completion_tokens) FROM run_rows WHERE run_pk = :pk),
-              cost = (SELECT SUM(cost) FROM scores WHERE run_pk = :pk)
+              cost = {cost}
             WHERE id = :pk
             """
         ),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from evalnb._costs import Price
 from evalnb.agents import HTTP, Command, OpenAIChat, Record, Request
 from evalnb.config import (
     Config,
@@ -202,7 +203,7 @@ def test_judge_prices_need_two_numbers(tmp_path: Path) -> None:
     assert err.value.code == "INVALID_VALUE" and "evalnb.toml" in str(err.value)
     cfg.write_text('[judge]\nmodel = "m"\nprices = { m = [0.5, 1.5] }\n', encoding="utf-8")
     loaded = load_config(cfg)
-    assert loaded is not None and loaded.judge(cache=False).prices == {"m": (0.5, 1.5)}
+    assert loaded is not None and loaded.judge(cache=False).prices.find("m") == Price(500.0, 1500.0)
 
 
 def test_a_judge_without_a_model_names_the_file(tmp_path: Path) -> None:

@@ -32,6 +32,9 @@ def score_row(case: int, run: int, turn: int, check: int) -> tuple[object, ...]:
         0.5 if case % 3 == 0 else None,
         None,
         None,
+        None if case % 2 else "judge-model",
+        None if case % 2 else 4,
+        None,
     )
 
 

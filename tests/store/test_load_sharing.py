@@ -44,6 +44,10 @@ def test_a_loaded_run_shares_its_suite_s_objects_and_equals_the_run(tmp_path: Pa
     assert cases[0].turns[0].checks[0] is cases[299].turns[0].checks[0]
     assert cases[0].turns[0].checks[2] is not cases[1].turns[0].checks[2]
     assert loaded.suite.content_hash() == suite.content_hash()
+    if loaded.runs["case_id"].dtype.storage != "python":
+        # With pyarrow installed, pandas keeps text in Arrow buffers: there are no per-row objects to share.
+        assert loaded.runs["case_id"].tolist() == result.runs["case_id"].tolist()
+        return
     # the rows' ids and prompts are the suite's own strings
     by_id = {c.id: c for c in cases}
     row = loaded.runs.iloc[5]

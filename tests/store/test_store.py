@@ -313,15 +313,22 @@ def test_migration_from_schema_version_1(tmp_path: Path) -> None:
         assert "cost" not in cols
         assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("1",)
 
-    store = Store(db)  # opening migrates 1 -> 5 and backfills the per-check statistics
-    assert store.schema_version == SCHEMA_VERSION == 5
+    store = Store(db)  # opening migrates 1 -> 6 and backfills the per-check statistics
+    assert store.schema_version == SCHEMA_VERSION == 6
     with sqlite3.connect(db) as con:
-        assert {"cost", "weighted", "spread"} <= {r[1] for r in con.execute("PRAGMA table_info(scores)")}
+        assert {"cost", "weighted", "spread", "judge_model"} <= {
+            r[1] for r in con.execute("PRAGMA table_info(scores)")
+        }
+        assert {"cached_tokens", "reasoning_tokens", "cost"} <= {
+            r[1] for r in con.execute("PRAGMA table_info(run_rows)")
+        }
     loaded = store.load("v0")
     assert loaded.scores["value"].tolist() == [1.0, 0.0]
     assert loaded.scores["passed"].tolist() == [True, False]
     assert loaded.scores["cost"].isna().all() and str(loaded.scores["cost"].dtype) == "float64"
     assert loaded.scores["weighted"].isna().all() and str(loaded.scores["weighted"].dtype) == "float64"
+    # saved before evalnb priced agent calls: their cost is unknown (NA), never 0
+    assert loaded.runs["cost"].isna().all() and str(loaded.runs["cached_tokens"].dtype) == "Int64"
     trend = store.trend(suite.name)
     assert trend[["version", "check_id", "mean", "pass_rate", "latency_ms"]].iloc[0].tolist() == [
         "v0",
