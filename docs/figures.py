@@ -105,6 +105,35 @@ def support_agent(version: int) -> Callable[[str], str]:
     return answer
 
 
+#: (version label, model, support_agent version, prompt tokens per word of the answer) of the trade-off figure;
+#: version -1 answers every question as expected, with its source
+PRICED = [
+    ("small-v1", "small", 1, 40),
+    ("small-v2", "small", 2, 40),
+    ("medium-v1", "medium", 0, 60),
+    ("large-v1", "large", -1, 120),
+]
+PRICES = {
+    "small": {"input": 0.15, "output": 0.60},
+    "medium": {"input": 1.0, "output": 4.0},
+    "large": {"input": 5.0, "output": 15.0, "cached_input": 0.5},
+}
+
+
+def priced_agent(version: int, model: str, words: int) -> Callable[[str], evalnb.Response]:
+    """support_agent's answers with the usage a model call would report (tokens grow with the answer)."""
+    plain = support_agent(max(version, 0))
+    answers = {q: a for _cat, q, a in QUESTIONS}
+
+    def answer(prompt: str) -> evalnb.Response:
+        text = f"{answers[prompt]} [1]" if version < 0 else plain(prompt)
+        n = len(text.split())
+        usage = {"prompt_tokens": 300 + words * n, "completion_tokens": 20 * n}
+        return evalnb.Response(text=text, model=model, usage=usage)
+
+    return answer
+
+
 def tool_agent(version: int) -> Callable[[str], str]:
     def answer(prompt: str) -> str:
         n = int(prompt.split()[-1])
@@ -169,6 +198,12 @@ def main() -> None:
         # the three versions of the support bot ranked by pairwise verdicts; offline: closer to the expected answer
         versions = [results[("support-bot", v)] for v in range(3)]
         save(plots.ranking(evalnb.rank(versions, judge="heuristic", labels=["v1", "v2", "v3"])), "plots-ranking")
+        # four models of the support bot, priced: what each version's quality costs per case
+        priced = evalnb.Store(Path(tmp) / "priced.db")
+        for label, model, version, words in PRICED:
+            evalnb.run(support_suite(), priced_agent(version, model, words), judge="heuristic", store=priced,
+                       version=label, prices=PRICES, progress=False)  # fmt: skip
+        save(plots.tradeoff(priced, "support-bot"), "plots-tradeoff")
 
 
 if __name__ == "__main__":
