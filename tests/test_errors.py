@@ -150,8 +150,12 @@ def test_every_exception_class_of_the_package_is_in_errors_py() -> None:
             if not any(re.search(r"(Error|Exception|Timeout)$", b) for b in bases):
                 continue
             # caught by its name or by its base's (a YAML parser error subclass is caught as a YAML error)
+            # a private signal of a private subpackage may be caught by its sibling modules
+            where = text
+            if path.parent.name != "evalnb" and all(p.startswith("_") for p in [path.stem]):
+                where = "\n".join(q.read_text(encoding="utf-8") for q in path.parent.glob("*.py"))
             caught = any(
-                re.search(rf"except\s*\(?[^:\n]*\b{re.escape(n)}\b", text) for n in [node.name, *bases]
+                re.search(rf"except\s*\(?[^:\n]*\b{re.escape(n)}\b", where) for n in [node.name, *bases]
             )
             if not node.name.startswith("_") or not caught:
                 outside.append(f"{path.relative_to(ROOT)}:{node.name}")

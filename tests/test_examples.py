@@ -50,12 +50,15 @@ def test_shipped_files_are_read_as_package_data_not_beside_the_source_tree() -> 
     assert handbook.is_relative_to(Path(evalnb.__file__).parent)
     with pytest.raises(ConfigError, match=r"lacks kb/nothing\.md"):
         examples.resource("kb/nothing.md")
+    # The one exception: the reader of the public human-labelled sets, which their licences keep out of the
+    # package; only developer tools in a checkout read them (the calibration fit, the agreement benchmark).
+    checkout_only = {"evalnb/judges/offline/_public.py"}
     offenders = [
         str(p.relative_to(ROOT))
         for p in (ROOT / "evalnb").rglob("*.py")
         if '/ "data" /' in p.read_text(encoding="utf-8") or "data/suites" in p.read_text(encoding="utf-8")
     ]
-    assert offenders == []
+    assert sorted(set(offenders) - checkout_only) == []
 
 
 def test_a_file_of_a_zipped_package_is_copied_once_into_the_cache(

@@ -89,7 +89,8 @@ def test_a_process_that_froze_objects_itself_keeps_its_freeze() -> None:
     try:
         count = gc.get_freeze_count()
         evalnb.run(_suite(), lambda p: p, progress=False)
-        assert gc.get_freeze_count() == count
+        # not unfrozen (that would empty it); frozen objects the run let go of may leave it a little smaller
+        assert count * 0.99 <= gc.get_freeze_count() <= count
     finally:
         gc.unfreeze()
 

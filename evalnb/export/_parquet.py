@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb._files import atomic_write
-from evalnb.errors import StoreError
+from evalnb.errors import ConfigError, StoreError
 from evalnb.results import Result
 from evalnb.results.outputs import register_writer
 
@@ -41,7 +41,7 @@ def _pyarrow() -> Any:
     try:
         import pyarrow
     except ImportError:
-        raise StoreError(
+        raise ConfigError(
             'writing and reading Parquet needs pyarrow: pip install "evalnb[parquet]"',
             code="MISSING_DEPENDENCY",
         ) from None

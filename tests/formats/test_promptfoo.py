@@ -10,7 +10,7 @@ import pytest
 
 import evalnb
 from evalnb.errors import SuiteError
-from evalnb.formats.promptfoo._nunjucks import TemplateUnsupported, render
+from evalnb.formats.promptfoo._nunjucks import _TemplateUnsupported, render
 
 EXAMPLES = Path(__file__).parents[1] / "fixtures" / "promptfoo" / "examples"
 
@@ -566,9 +566,9 @@ def test_templates_render_as_nunjucks_does(template: str, variables: dict, out: 
 
 
 def test_templates_evalnb_cannot_render_name_the_construct() -> None:
-    with pytest.raises(TemplateUnsupported, match="allcaps"):
+    with pytest.raises(_TemplateUnsupported, match="allcaps"):
         render("{{ x | allcaps }}", {"x": "a"})
-    with pytest.raises(TemplateUnsupported, match="include"):
+    with pytest.raises(_TemplateUnsupported, match="include"):
         render("{% include 'a.njk' %}", {})
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalnb.formats._common import nearest, shown, type_name
-from evalnb.formats.promptfoo._nunjucks import TemplateError, TemplateUnsupported, js_str, render
+from evalnb.formats.promptfoo._nunjucks import _TemplateError, _TemplateUnsupported, js_str, render
 from evalnb.suite import (
     CheckSpec,
     JsonCheck,
@@ -201,10 +201,10 @@ def _rendered(value: Any, variables: Mapping[str, Any], ctx: Context, loc: str) 
             return render(value, variables)
         if isinstance(value, list):
             return [render(v, variables) if isinstance(v, str) else v for v in value]
-    except TemplateUnsupported as exc:
+    except _TemplateUnsupported as exc:
         ctx.template_error(exc, f"{loc}.value", unsupported=True)
         return None
-    except TemplateError as exc:
+    except _TemplateError as exc:
         ctx.template_error(exc, f"{loc}.value", unsupported=False)
         return None
     return value

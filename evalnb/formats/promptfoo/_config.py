@@ -21,7 +21,7 @@ from typing import Any
 from evalnb.formats._common import nearest, shown, type_name
 from evalnb.formats.promptfoo._asserts import to_checks
 from evalnb.formats.promptfoo._context import Context, provider_name
-from evalnb.formats.promptfoo._nunjucks import TemplateError, TemplateUnsupported, js_str, render
+from evalnb.formats.promptfoo._nunjucks import _TemplateError, _TemplateUnsupported, js_str, render
 from evalnb.formats.promptfoo._prompts import CODE_FILES, Prompt, prompts
 from evalnb.suite import Case, CheckSpec, Message, Suite, Turn
 
@@ -365,9 +365,9 @@ def _file_var(value: Any, ctx: Context, loc: str) -> Any:
 def _render(text: str, variables: dict[str, Any], ctx: Context, loc: str) -> str | None:
     try:
         return render(text, variables)
-    except TemplateUnsupported as exc:
+    except _TemplateUnsupported as exc:
         ctx.template_error(exc, loc, unsupported=True)
-    except TemplateError as exc:
+    except _TemplateError as exc:
         ctx.template_error(exc, loc, unsupported=False)
     return None
 

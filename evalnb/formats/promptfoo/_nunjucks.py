@@ -8,7 +8,7 @@ arguments; ``{% if %}`` / ``{% elif %}`` / ``{% else %}``, ``{% for x in xs %}``
 whitespace controls ``{%-`` / ``-%}``. As promptfoo configures Nunjucks: no HTML escaping, an undefined variable
 renders as nothing, an object prints as ``[object Object]`` and a list as its items joined by commas.
 
-Anything else (an unknown filter, a macro, an include) is a :class:`TemplateError` naming it: a prompt is never
+Anything else (an unknown filter, a macro, an include) is a :class:`_TemplateError` naming it: a prompt is never
 sent half-rendered.
 
 Example::
@@ -27,8 +27,8 @@ from typing import Any
 from evalnb.formats.promptfoo._values import (
     FILTERS,
     UNDEFINED,
-    TemplateError,
-    TemplateUnsupported,
+    _TemplateError,
+    _TemplateUnsupported,
     get,
     js_str,
     num_out,
@@ -36,7 +36,7 @@ from evalnb.formats.promptfoo._values import (
     truthy,
 )
 
-__all__ = ["FILTERS", "TemplateError", "TemplateUnsupported", "render", "variables"]
+__all__ = ["FILTERS", "_TemplateError", "_TemplateUnsupported", "render", "variables"]
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -64,7 +64,9 @@ def _tokens(text: str) -> list[tuple[str, Any]]:
             break
         m = _TOKEN.match(text, pos)
         if m is None:
-            raise TemplateError(f"cannot read the expression {text.strip()!r} at {text[pos:].strip()[:20]!r}")
+            raise _TemplateError(
+                f"cannot read the expression {text.strip()!r} at {text[pos:].strip()[:20]!r}"
+            )
         pos = m.end()
         if m.group("num") is not None:
             out.append(("num", float(m.group("num"))))
@@ -102,12 +104,12 @@ class _Parser:
     def expect(self, kind: str, value: Any = None) -> Any:
         if not self.peek(kind, value):
             got = self.toks[self.i][1]
-            raise TemplateError(f"in {self.text.strip()!r}: expected {value or kind}, got {got!r}")
+            raise _TemplateError(f"in {self.text.strip()!r}: expected {value or kind}, got {got!r}")
         return self.take()[1]
 
     def done(self) -> None:
         if not self.peek("end"):
-            raise TemplateError(f"in {self.text.strip()!r}: unexpected {self.toks[self.i][1]!r}")
+            raise _TemplateError(f"in {self.text.strip()!r}: unexpected {self.toks[self.i][1]!r}")
 
     # precedence, lowest first: conditional, or, and, not, comparison/in, ~, + -, * / // %, **, unary, postfix
     def expr(self) -> Node:
@@ -231,7 +233,7 @@ class _Parser:
                 self.expect("op", "]")
                 node = ("get", node, key)
             elif self.peek("op", "("):
-                raise TemplateUnsupported(f"in {self.text.strip()!r}: calling functions is not supported")
+                raise _TemplateUnsupported(f"in {self.text.strip()!r}: calling functions is not supported")
             else:
                 return node
 
@@ -268,7 +270,7 @@ class _Parser:
                     self.expect("op", ",")
             self.expect("op", "}")
             return ("dict", pairs)
-        raise TemplateError(f"in {self.text.strip()!r}: unexpected {value!r}")
+        raise _TemplateError(f"in {self.text.strip()!r}: unexpected {value!r}")
 
 
 def parse_expr(text: str) -> Node:
@@ -318,23 +320,23 @@ def _compare(op: str, a: Any, b: Any) -> bool:
 def _eval(node: Node, scope: Mapping[str, Any]) -> Any:
     how = _EVAL.get(node[0])
     if how is None:  # pragma: no cover - every node kind the parser makes has its entry
-        raise TemplateError(f"cannot evaluate {node[0]}")
+        raise _TemplateError(f"cannot evaluate {node[0]}")
     return how(node, scope)
 
 
 def _filtered(node: Node, scope: Mapping[str, Any]) -> Any:
     fn = FILTERS.get(node[1])
     if fn is None:
-        raise TemplateUnsupported(
+        raise _TemplateUnsupported(
             f"the filter {node[1]!r} is not one evalnb renders ({', '.join(sorted(FILTERS))})"
         )
     args = [_eval(a, scope) for a in node[3]]
     try:
         return fn(_eval(node[2], scope), *args)
-    except TemplateError:
+    except _TemplateError:
         raise
     except (TypeError, ValueError, AttributeError) as exc:
-        raise TemplateError(f"filter {node[1]!r} failed: {exc}") from None
+        raise _TemplateError(f"filter {node[1]!r} failed: {exc}") from None
 
 
 def _contains(node: Node, scope: Mapping[str, Any]) -> Any:
@@ -399,7 +401,7 @@ def _lex(text: str) -> list[tuple[str, str]]:
         if m is None:
             for opener in ("{{", "{%", "{#"):
                 if opener in chunk:
-                    raise TemplateError(f"{opener} at {chunk[chunk.index(opener) :][:30]!r} is never closed")
+                    raise _TemplateError(f"{opener} at {chunk[chunk.index(opener) :][:30]!r} is never closed")
             if chunk:
                 parts.append(("text", chunk))
             break
@@ -418,7 +420,7 @@ def _lex(text: str) -> list[tuple[str, str]]:
         if body.strip() == "raw":
             end = _RAW_END.search(text, pos)
             if end is None:
-                raise TemplateError("{% raw %} without {% endraw %}")
+                raise _TemplateError("{% raw %} without {% endraw %}")
             parts.append(("text", text[pos : end.start()]))
             pos = end.end()
             continue
@@ -454,13 +456,15 @@ def _parse_blocks(parts: list[tuple[str, str]], i: int, ends: tuple[str, ...]) -
         elif word == "set":
             m = re.match(r"set\s+([A-Za-z_$][A-Za-z0-9_$]*)\s*=(.*)$", body, re.DOTALL)
             if m is None:
-                raise TemplateError(f"{{% {body} %}}: only '{{% set name = expression %}}' is supported")
+                raise _TemplateError(f"{{% {body} %}}: only '{{% set name = expression %}}' is supported")
             nodes.append(("set", m.group(1), parse_expr(m.group(2))))
             i += 1
         else:
-            raise TemplateUnsupported(f"the tag {{% {word} %}} is not one evalnb renders (if, for, set, raw)")
+            raise _TemplateUnsupported(
+                f"the tag {{% {word} %}} is not one evalnb renders (if, for, set, raw)"
+            )
     if ends:
-        raise TemplateError(f"missing {{% {ends[-1]} %}}")
+        raise _TemplateError(f"missing {{% {ends[-1]} %}}")
     return nodes, i, ""
 
 
@@ -483,7 +487,7 @@ def _parse_for(parts: list[tuple[str, str]], i: int) -> tuple[Any, int]:
         r"for\s+([A-Za-z_$][\w$]*)(?:\s*,\s*([A-Za-z_$][\w$]*))?\s+in\s+(.*)$", parts[i][1], re.DOTALL
     )
     if m is None:
-        raise TemplateError(f"{{% {parts[i][1]} %}}: expected 'for name in expression'")
+        raise _TemplateError(f"{{% {parts[i][1]} %}}: expected 'for name in expression'")
     names = (m.group(1), m.group(2))
     seq = parse_expr(m.group(3))
     body, i, stop = _parse_blocks(parts, i + 1, ("else", "endfor"))
@@ -544,7 +548,7 @@ def _loop(node: Any, scope: dict[str, Any], out: list[str]) -> None:
 
 
 def compile_template(text: str) -> Block:
-    """The parsed template (raises :class:`TemplateError` for what evalnb cannot render)."""
+    """The parsed template (raises :class:`_TemplateError` for what evalnb cannot render)."""
     nodes, _, _ = _parse_blocks(_lex(text), 0, ())
     return nodes
 
@@ -553,7 +557,7 @@ def render(text: str, variables: Mapping[str, Any]) -> str:
     """Render a promptfoo (Nunjucks) template with ``variables``.
 
     Raises:
-        TemplateError: for a construct evalnb does not render (the message names it).
+        _TemplateError: for a construct evalnb does not render (the message names it).
     """
     if "{" not in text:
         return text

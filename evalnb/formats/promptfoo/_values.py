@@ -12,8 +12,8 @@ from typing import Any
 __all__ = [
     "FILTERS",
     "UNDEFINED",
-    "TemplateError",
-    "TemplateUnsupported",
+    "_TemplateError",
+    "_TemplateUnsupported",
     "get",
     "js_str",
     "num_out",
@@ -22,11 +22,11 @@ __all__ = [
 ]
 
 
-class TemplateError(ValueError):
+class _TemplateError(ValueError):
     """A template evalnb cannot render; the message names the construct."""
 
 
-class TemplateUnsupported(TemplateError):
+class _TemplateUnsupported(_TemplateError):
     """A template using what evalnb does not render (a custom filter, a macro): not a mistake in it."""
 
 
@@ -118,7 +118,7 @@ def _load(value: Any) -> Any:
     try:
         return json.loads(value)
     except json.JSONDecodeError as exc:
-        raise TemplateError(f"filter 'load': the value is not JSON ({exc.msg})") from None
+        raise _TemplateError(f"filter 'load': the value is not JSON ({exc.msg})") from None
 
 
 def _join(value: Any, sep: Any = "", attr: Any = None) -> str:
