@@ -198,3 +198,24 @@ def test_a_check_only_a_few_cases_have_is_waited_for() -> None:
         checks.loc["ExactMatch", "verdict"] == "worse" and checks.loc["ExactMatch", "decided_after"] < CASES
     )
     assert checks.loc["regex", "verdict"] == "not decided"
+
+
+def test_a_budget_and_the_sequential_gate_stop_one_run_together(baseline: evalnb.Result) -> None:
+    # No real difference: the gate would go on for many batches; a token budget of 30 calls stops it first.
+    plain = agent(0.0, "cand")
+
+    def priced(request: evalnb.Request) -> evalnb.Response:
+        return evalnb.Response(
+            text=plain(request), model="m", usage={"prompt_tokens": 10, "completion_tokens": 0}
+        )
+
+    result = evalnb.run(
+        suite(), priced, runs=1, concurrency=1, progress=False, baseline=baseline, stop="decided", seed=3,
+        budget=evalnb.Budget(tokens=300),
+    )  # fmt: skip
+    runs = result.runs
+    assert len(runs) == CASES and runs["case_id"].is_unique  # every case once: run or skipped, never twice
+    ran = runs[runs["status"] != "skipped"]
+    assert 0 < len(ran) <= 30
+    assert result.budget_exhausted
+    assert runs.loc[runs["status"] == "skipped", "error"].str.startswith("skipped: ").all()
