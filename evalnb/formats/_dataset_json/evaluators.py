@@ -199,19 +199,19 @@ class SpecCache:
         self.merged: dict[tuple[Any, ...], tuple[dict[str, CheckSpec], tuple[CheckSpec, ...]]] = {}
 
     @staticmethod
-    def key(value: Any) -> str | None:
+    def key(value: Any) -> str:
         """A key equal for equal parsed JSON values written alike (``repr``: fast, and it tells ``1`` from
         ``1.0`` and ``true``; the same options in another key order are just not shared)."""
         return repr(value)
 
     def spec(self, name: str, options: Any, loc: Loc, problems: Problems) -> CheckSpec | None:
         """:func:`evaluator_spec`, once per distinct ``(name, options)`` that resolves."""
-        key = self.key(options)
-        if key is not None and (name, key) in self.specs:
-            return self.specs[(name, key)]
+        key = (name, self.key(options))
+        if key in self.specs:
+            return self.specs[key]
         spec = evaluator_spec(name, options, loc, problems)
-        if spec is not None and key is not None:
-            self.specs[(name, key)] = spec
+        if spec is not None:
+            self.specs[key] = spec
         return spec
 
 
@@ -236,9 +236,8 @@ def apply_evaluators(
     if given is None and mode is None:
         return dict(base)
     cache = cache or SpecCache()
-    key = cache.key(given) if given is not None else ""
-    memo = None if key is None else (tuple((n, id(v)) for n, v in base.items()), key, mode)
-    if memo is not None and memo in cache.merged:
+    memo = (tuple((n, id(v)) for n, v in base.items()), cache.key(given), mode)
+    if memo in cache.merged:
         return dict(cache.merged[memo][0])
     before = len(problems)
     own: dict[str, CheckSpec] = {}
@@ -251,7 +250,7 @@ def apply_evaluators(
     else:
         merged = dict(base)
         merged.update(own)  # an item's options for a default evaluator replace the default's
-    if memo is not None and len(problems) == before:
+    if len(problems) == before:
         cache.merged[memo] = (merged, tuple(base.values()))
     return dict(merged)
 
