@@ -3,7 +3,7 @@
 The packages of evalnb are layered (docs/architecture.md, layers): each imports only the packages below it, at
 top level and inside functions alike. A few conveniences live on low objects and are carried out by a higher
 package: ``result.explore()`` and ``comparison.explore()`` by :mod:`evalnb.browser`, ``result.to_html(...)``,
-``to_csv``, ``to_excel`` and ``comparisons.write_html(...)`` by the writers of :mod:`evalnb.export`, the labelled
+``to_csv``, ``to_excel`` and ``comparisons.to_html(...)`` by the writers of :mod:`evalnb.export`, the labelled
 pairs of :mod:`evalnb.judges.offline` judged through ``evalnb.run``, a suite's format name checked against the
 formats of :mod:`evalnb.formats`. The lower package asks :func:`implementation` for its slot; the top of the
 package (``evalnb/__init__.py``, above every layer and imported before any of them) names the implementation of

@@ -90,7 +90,7 @@ Any Python function is an agent too: `evalnb.run(suite, lambda prompt: "...")`.
     code("""
 from evalnb.demo.kb import KBAssistant
 
-result = evalnb.run(kb_suite, KBAssistant(), judge=evalnb.judges.Heuristic(), progress=False)
+result = evalnb.run(kb_suite, KBAssistant(), judge=evalnb.judges.HeuristicJudge(), progress=False)
 result"""),
     md("""
 ## Three tidy frames
@@ -196,7 +196,7 @@ results = {}
 for version, agent in versions.items():
     results[version] = evalnb.run(suite, agent, data=db, progress=False)
     store.save(results[version], version=version)
-store.runs()[["run_id", "suite", "version", "model", "status"]]"""),
+store.history()[["run_id", "suite", "version", "model", "status"]]"""),
     md("""
 ## v1 -> v2: did the fix work?
 
@@ -295,7 +295,7 @@ def cited_and_to_the_point(prompt, first, second):
 
 
 pw = evalnb.pairwise(previous, current, judge=cited_and_to_the_point, labels=("previous", "current"))
-print(pw.summary())
+print(pw.headline())
 pw.cases[["case_id", "turn", "winner", "verdict_ab", "verdict_ba", "consistent", "reason"]]"""),
     md("""
 `win_rate` is current's share of the cases (ties as half) with its interval; `p_value` is the one-sided exact
@@ -502,7 +502,7 @@ JUDGES = [
 Some checks cannot be decided by a rule: is the answer *relevant*, *coherent*, *grounded*? They need a judge.
 evalnb's judges are:
 
-* `evalnb.judges.Heuristic`: offline word statistics. **Not an LLM**: its scores are labelled
+* `evalnb.judges.HeuristicJudge`: offline word statistics. **Not an LLM**: its scores are labelled
   `heuristic (not an LLM)`. Good for demos, tests and smoke runs; not for decisions;
 * `evalnb.judges.EmbeddingJudge`: offline sentence embeddings (wordllama, `pip install "evalnb[offline-judge]"`)
   for Relevance and Similarity (Similarity also reads the expected response's facts: numbers with units,
@@ -522,7 +522,7 @@ README there for who labelled them and how).
 from evalnb.demo.kb import KBAssistant
 
 suite = evalnb.examples.load("knowledge-base")
-heuristic = evalnb.judges.Heuristic()
+heuristic = evalnb.judges.HeuristicJudge()
 results = {
     "current": evalnb.run(suite, KBAssistant(), judge=heuristic, progress=False),
     "previous": evalnb.run(suite, KBAssistant(flaw="no-citations"), judge=heuristic, progress=False),
@@ -574,7 +574,7 @@ for them). The heuristic's Relevance is the share of the question's words found 
 on-topic answer in other words scores low: to "I spent $55 on dinner on a business trip. Is that okay?" the
 previous version's answer about the $40 allowance and the manager's approval, which people rated 4, gets 1.
 An answer that repeats the question scores high whatever it says. Its Coherence rewards surface structure.
-These blind spots are listed in `help(evalnb.judges.Heuristic)`.
+These blind spots are listed in `help(evalnb.judges.HeuristicJudge)`.
 """),
     code(
         """side.assign(gap=side["value_heuristic"] - side["value_people"]).sort_values("gap")[["case_id", "check", "value_people", "value_heuristic", "note"]]"""

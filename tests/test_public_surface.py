@@ -219,7 +219,7 @@ SURFACE = {
     "evalnb.judges": [
         "CallableJudge",
         "EmbeddingJudge",
-        "Heuristic",
+        "HeuristicJudge",
         "Judge",
         "JudgeCache",
         "JudgeOptions",
@@ -244,7 +244,7 @@ SURFACE = {
     "evalnb.judges.offline": [
         "Calibration",
         "EmbeddingJudge",
-        "Heuristic",
+        "HeuristicJudge",
         "Reading",
         "compare_judges",
         "cosines",

@@ -49,12 +49,13 @@ def _help(*args: str) -> str:
 
 
 def commands() -> list[str]:
-    """The command names, in the order ``evalnb --help`` lists them."""
+    """The command names, in the order ``evalnb --help`` lists them (a hidden, deprecated spelling left out)."""
     import typer.main
 
     from evalnb.cli import app
 
-    return list(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    listed = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    return [name for name, command in listed.items() if not command.hidden]
 
 
 def cli_reference() -> str:
@@ -260,7 +261,7 @@ def test_the_shell_blocks_run_as_written(tmp_path: Path) -> None:
             ran.append(line)
     assert len(ran) >= 8, ran  # the CI block, at least
     assert {why for _line, why in skipped} <= set(NOT_RUN.values())
-    runs = evalnb.Store(folder / ".evals" / "evalnb.db").runs()
+    runs = evalnb.Store(folder / ".evals" / "evalnb.db").history()
     assert "main" in set(runs["version"])  # the baseline the CI block saves (its candidate it deletes again)
 
 

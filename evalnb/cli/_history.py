@@ -89,7 +89,7 @@ def _stored(store: Any, key: str, suite: str | None) -> list[Any]:
     """The saved run a run id or version label names; for a version saved over several suites (and no
     ``--suite``), the latest run of each, in the order the suites were first saved."""
     if suite is None:
-        runs = store.runs()
+        runs = store.history()
         if not (runs["run_id"] == key).any():
             suites = list(dict.fromkeys(runs.loc[runs["version"] == key, "suite"].astype(str)))
             if len(suites) > 1:
@@ -188,8 +188,8 @@ def trend_command(
         typer.echo(f"Wrote {html_out}")
 
 
-@app.command("runs")
-def runs_command(
+@app.command("history")
+def history_command(
     action: str | None = typer.Argument(
         None, help="Nothing: list the saved runs. 'export': write them with --mlflow and/or --parquet."
     ),
@@ -206,18 +206,18 @@ def runs_command(
     ),
 ) -> None:
     """List the saved runs, oldest first: run id, suite, version, status, when, cases and pass rate; or export them
-    (`evalnb runs export --mlflow URI --parquet DIR`)."""
+    (`evalnb history export --mlflow URI --parquet DIR`)."""
     import evalnb
 
     if action is not None:
         if action != "export":
-            raise fail(f"unknown action {action!r}; `evalnb runs` lists, `evalnb runs export` exports")
+            raise fail(f"unknown action {action!r}; `evalnb history` lists, `evalnb history export` exports")
         return _export(suite, store_url, mlflow_uri, experiment, parquet)
     if mlflow_uri is not None or parquet is not None:
-        raise fail("--mlflow and --parquet go with `evalnb runs export`")
+        raise fail("--mlflow and --parquet go with `evalnb history export`")
     with exits():
         store = evalnb.Store(store_url, create=False)
-        frame = store.runs(suite=suite)
+        frame = store.history(suite=suite)
         if frame.empty and suite is not None:
             raise store._unknown_suite(suite)
     if frame.empty:
@@ -232,16 +232,42 @@ def runs_command(
     typer.echo(f"{len(frame)} run{'s' * (len(frame) != 1)} in {store.where} (times in UTC)")
 
 
+# docs/results.md, One word per thing: "runs" are a case's repetitions, so the listing of saved runs is the
+# store's history; the old command keeps working, hidden from --help, with a note on stderr.
+@app.command("runs", hidden=True)
+def runs_command(
+    action: str | None = typer.Argument(
+        None, help="Nothing: list the saved runs. 'export': write them with --mlflow and/or --parquet."
+    ),
+    suite: str | None = typer.Option(None, "--suite", help="Only the runs of this suite."),
+    store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    mlflow_uri: str | None = typer.Option(
+        None,
+        "--mlflow",
+        help="export: log each stored version as an MLflow run at this tracking URI ('default': MLflow's own).",
+    ),
+    experiment: str = typer.Option("evalnb", "--experiment", help="export: the MLflow experiment."),
+    parquet: Path | None = typer.Option(
+        None, "--parquet", help="export: write each stored version as Parquet into this folder."
+    ),
+) -> None:
+    """Deprecated spelling of `evalnb history`."""
+    from evalnb._deprecation import message
+
+    typer.echo(f"Note: {message('evalnb runs', 'evalnb history')}", err=True)
+    history_command(action, suite, store_url, mlflow_uri, experiment, parquet)
+
+
 def _export(
     suite: str | None, store_url: str | None, mlflow_uri: str | None, experiment: str, parquet: Path | None
 ) -> None:
     import evalnb
 
     if mlflow_uri is None and parquet is None:
-        raise fail("evalnb runs export needs --mlflow URI and/or --parquet DIR")
+        raise fail("evalnb history export needs --mlflow URI and/or --parquet DIR")
     with exits():
         store = evalnb.Store(store_url)
-        if suite is not None and store.runs(suite=suite).empty:
+        if suite is not None and store.history(suite=suite).empty:
             raise store._unknown_suite(suite)
         if parquet is not None:
             written = evalnb.export.store_to_parquet(store, parquet, suite=suite)
@@ -269,7 +295,7 @@ def delete_command(
 
     with exits():
         store = evalnb.Store(store_url, create=False)
-        saved = store.runs().set_index("run_id")
+        saved = store.history().set_index("run_id")
         deleted = store.delete(run, suite=suite, all_suites=all_suites)
     for run_id in deleted:
         version = saved.at[run_id, "version"]

@@ -23,11 +23,11 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalnb._deprecation import deprecated_method, deprecated_property
 from evalnb.comparison._frames import build_cells, label_of, suite_of
 from evalnb.comparison._spend import check_spend_margin, spend_rows
 from evalnb.comparison._stopping import compare_sequential, design_of, report_head
@@ -142,15 +142,7 @@ class Comparison:
             return True
         return self.fail_on_missing and bool(self.missing["cases gone"])
 
-    @property
-    def has_regressions(self) -> bool:
-        """Deprecated alias of :attr:`regressed`."""
-        warnings.warn(
-            "Comparison.has_regressions is deprecated; use Comparison.regressed (the per-check gate)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.regressed
+    has_regressions = deprecated_property("regressed", "has_regressions", owner="Comparison")
 
     @property
     def exit_code(self) -> int:
@@ -303,12 +295,19 @@ class Comparison:
         )
         return "Degraded: " + "; ".join(items) + f" ({rule})"
 
-    def summary(self) -> str:
+    summary = deprecated_method(
+        "headline",
+        "summary",
+        owner="Comparison",
+        note="summary() is a DataFrame wherever it exists, as Result.summary(); the text is headline()",
+    )
+
+    def headline(self) -> str:
         """The gate's outcome in a line or two, naming what is on one side only.
 
         Example::
 
-            print(evalnb.compare(a, b).summary())
+            print(evalnb.compare(a, b).headline())
             # Gate: pass (no check is worse beyond the margin)
         """
         lines = [self._gate_line()]
@@ -329,12 +328,12 @@ class Comparison:
         lines = [
             f"Comparison {self.a_label} -> {self.b_label}{where} (gate: one-sided {self._conf()}, "
             f"{self._margin_words()}, Holm over {self.family})",
-            self.summary(),
+            self.headline(),
             "Per check (the gate: paired over cases, exact sign-flip test; a mean is per case: each case's runs "
             "and turns averaged first):",
         ]
         if self.sequential is not None:
-            lines = [*report_head(self, where), self.summary(), *lines[3:]]
+            lines = [*report_head(self, where), self.headline(), *lines[3:]]
         for r in self.checks.itertuples(index=False):
             lines.append(f"  {check_line(r)}")
         counts = self.cases["change"].value_counts()
@@ -363,7 +362,7 @@ class Comparison:
         head = (
             f"<b>Comparison</b> {esc(self.a_label)} &rarr; {esc(self.b_label)}{where}: "
             f"one-sided {self._conf()}, {esc(self._margin_words())}"
-            f"<pre>{esc(self.summary())}</pre><p><b>The gate, per check</b></p>"
+            f"<pre>{esc(self.headline())}</pre><p><b>The gate, per check</b></p>"
         )
         cols = [
             "check_id", "scale", "higher_is_better", "paired", "mean_a", "mean_b", "diff", "upper_bound", "verdict",

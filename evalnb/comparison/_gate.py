@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalnb._deprecation import deprecated_method
 from evalnb.comparison._core import Comparison, _family_size
 from evalnb.comparison._verdicts import adjust, family_words, unknown_margins
 
@@ -73,7 +74,14 @@ class Comparisons:
     def __len__(self) -> int:
         return len(self.comparisons)
 
-    def summary(self) -> str:
+    summary = deprecated_method(
+        "headline",
+        "summary",
+        owner="Comparisons",
+        note="summary() is a DataFrame wherever it exists, as Result.summary(); the text is headline()",
+    )
+
+    def headline(self) -> str:
         """One line for the whole gate, then each suite's gate line."""
         n = len(self.comparisons)
         head = f"Gate over {n} suite{'s' * (n != 1)}: {'FAIL' if self.regressed else 'pass'}"
@@ -92,19 +100,23 @@ class Comparisons:
 
             print(evalnb.comparison.gate([cmp_a, cmp_b]).report())
         """
-        parts = [self.summary()]
+        parts = [self.headline()]
         for name, c in self.comparisons.items():
             parts.append(f"\n=== {name} ===\n{c.report()}")
         return "\n".join(parts)
 
-    def write_html(self, path: str | Path, *, plotlyjs: str = "inline") -> Path:
+    write_html = deprecated_method(
+        "to_html", "write_html", owner="Comparisons", note="to_X(path) writes a file"
+    )
+
+    def to_html(self, path: str | Path, *, plotlyjs: str = "inline") -> Path:
         """One HTML page in the scorecard's style: the gate as a table (verdict and words per check), then
         each suite's changed cases and comparison plot; written atomically. ``plotlyjs`` as for
         ``evalnb.export.to_html`` (``"inline"``: the page works offline and alone).
 
         Example::
 
-            store.compare_all("v1", "v2").write_html("compare.html")
+            store.compare_all("v1", "v2").to_html("compare.html")
         """
         from evalnb.results.outputs import writer
 
@@ -112,7 +124,7 @@ class Comparisons:
         return Path(writer("comparison-html")(self, path, plotlyjs=plotlyjs))
 
     def _repr_html_(self) -> str:
-        parts = [f"<pre>{html.escape(self.summary())}</pre>"]
+        parts = [f"<pre>{html.escape(self.headline())}</pre>"]
         parts += [f"<h4>{html.escape(n)}</h4>{c._repr_html_()}" for n, c in self.comparisons.items()]
         return "".join(parts)
 

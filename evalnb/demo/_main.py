@@ -15,7 +15,7 @@ time, the sample database into the cache folder.
 Judged checks are scored by the best offline judge installed, named for what it is: with wordllama (the
 ``offline-judge`` extra, which ``python3 dev.py demo`` installs) :class:`evalnb.judges.EmbeddingJudge` scores
 Relevance and Similarity from sentence embeddings (``embedding (wordllama, not an LLM)``) and hands the TOML
-``llm_judge`` task, Coherence and Groundedness to the word-statistics :class:`evalnb.judges.Heuristic`
+``llm_judge`` task, Coherence and Groundedness to the word-statistics :class:`evalnb.judges.HeuristicJudge`
 (``heuristic (not an LLM)``); without wordllama the heuristic scores everything and the demo says so, with
 the command that installs the embedding judge.
 
@@ -330,7 +330,7 @@ def offline_judge() -> tuple[Any, list[str]]:
         judge.label
         # 'embedding (wordllama, not an LLM)'
     """
-    from evalnb.judges import EmbeddingJudge, Heuristic
+    from evalnb.judges import EmbeddingJudge, HeuristicJudge
     from evalnb.judges.offline._embedding import INSTALL_HINT, available
 
     if available():
@@ -341,7 +341,7 @@ def offline_judge() -> tuple[Any, list[str]]:
             f"'{judge.fallback.label}' (word statistics). Neither is an LLM; notebooks/04-llm-judges.ipynb "
             f"measures both against labels."
         ]
-    judge = Heuristic()
+    judge = HeuristicJudge()
     return judge, [
         f"Judged checks are scored by '{judge.label}': word statistics, offline. It is not an LLM.",
         "NOTE: the embedding judge is not installed, so Relevance and Similarity are scored by word statistics "
@@ -412,7 +412,7 @@ def write_scorecard(outcome: DemoOutcome, path: str | Path, *, plotlyjs: str = "
         current = outcome.results["current"][name]
         parts.append(
             f"<h2>{esc(name)}</h2><h3>The gate, per check: previous &rarr; current</h3>"
-            f'<p class="note">{esc(cmp.summary())}</p>'
+            f'<p class="note">{esc(cmp.headline())}</p>'
         )
         cols = ["check_id", "scale", "paired", "mean_a", "mean_b", "diff", "verdict", "words"]
         parts.append(

@@ -1,4 +1,4 @@
-"""The comparison page: what ``evalnb compare A B --html PAGE`` and ``Comparisons.write_html`` write.
+"""The comparison page: what ``evalnb compare A B --html PAGE`` and ``Comparisons.to_html`` write.
 
 One self-contained page in the scorecard's style (:func:`evalnb.export._html.page`): the gate's outcome, the
 gate as a table (one row per suite x check, with its verdict and the words that explain it), then per suite
@@ -127,7 +127,7 @@ def comparison_page(
     for name, side in many.missing_suites.items():
         facts.append(("compared on one side only", f"{name} ({side})"))
     fact_html = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in facts)
-    lines = many.summary().splitlines()
+    lines = many.headline().splitlines()
     body = [
         f"<h1>Comparison: {esc(a_label)} &rarr; {esc(b_label)}</h1>",
         f'<p id="gate"><span class="verdict {verdict.lower()}">{verdict}</span> '
@@ -146,7 +146,7 @@ def comparison_page(
     ]
     for i, (name, c) in enumerate(items):
         body.append(f"<h2>{esc(name)}</h2>")
-        body += [f'<p class="summary">{esc(line)}</p>' for line in c.summary().splitlines()]
+        body += [f'<p class="summary">{esc(line)}</p>' for line in c.headline().splitlines()]
         changed = c.triage
         changed = changed[changed["change"].isin(["regressed", "improved", "changed"])]
         if changed.empty:

@@ -197,7 +197,7 @@ def store_to_mlflow(
             if r.data.tags.get("evalnb.run_id")
         }
     out: list[tuple[str, str, str | None]] = []
-    listing = store.runs(suite=suite)
+    listing = store.history(suite=suite)
     for row in listing.to_dict("records"):
         run_id = str(row["run_id"])
         label = f"{row['suite']} {row.get('version') or run_id}"

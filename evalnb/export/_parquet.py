@@ -156,7 +156,7 @@ def store_to_parquet(store: Any, folder: str | Path, *, suite: str | None = None
     _pyarrow()
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    listing = store.runs(suite=suite)
+    listing = store.history(suite=suite)
     written: list[Path] = []
     for run_id in listing["run_id"].tolist():
         written.append(to_parquet(store.load(run_id), out / f"run_id={_safe(str(run_id))}"))

@@ -3,7 +3,7 @@
 * :class:`OpenAIJudge`: any OpenAI-compatible endpoint (OpenAI, Azure OpenAI, Ollama, vLLM, llama.cpp), with
   retries, ``Retry-After``, an adaptive concurrency limit shared with agent calls, and a disk cache;
 * :class:`CallableJudge`: any function ``f(prompt) -> str``;
-* :class:`Heuristic`: an offline judge from word statistics, labelled ``heuristic (not an LLM)``;
+* :class:`HeuristicJudge`: an offline judge from word statistics, labelled ``heuristic (not an LLM)``;
 * :class:`EmbeddingJudge`: an offline judge of Similarity and Relevance from wordllama sentence embeddings
   (the ``offline-judge`` extra; Similarity also reads the expected response's facts), calibrated on labelled
   pairs, labelled ``embedding (wordllama, not an LLM)``; it hands the other checks to the heuristic. Both, and
@@ -22,6 +22,8 @@ Example::
 
 from __future__ import annotations
 
+from evalnb import _hooks
+from evalnb._deprecation import Renamed, module_getattr
 from evalnb._lazy import homes, submodule
 from evalnb.judges._agreement import agreement
 from evalnb.judges._base import CallableJudge, Judge, JudgeCache, JudgeReply
@@ -29,12 +31,12 @@ from evalnb.judges._openai import OpenAIJudge
 from evalnb.judges._resolve import JudgeOptions, as_judge, register_judge_string
 from evalnb.judges._scoring import evaluate
 from evalnb.judges.offline._embedding import EmbeddingJudge
-from evalnb.judges.offline._heuristic import Heuristic
+from evalnb.judges.offline._heuristic import HeuristicJudge
 
 __all__ = [
     "CallableJudge",
     "EmbeddingJudge",
-    "Heuristic",
+    "HeuristicJudge",
     "Judge",
     "JudgeCache",
     "JudgeOptions",
@@ -47,21 +49,25 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # Deprecated: ``rescore`` moved beside ``run`` (``evalnb.rescore``); the old names keep working with a
-    # warning. Running sits above the judges: reached through the slots evalnb/__init__.py fills.
-    if name in ("rescore", "rescore_async"):
-        import warnings
-
-        from evalnb import _hooks
-
-        warnings.warn(
-            f"evalnb.judges.{name} moved: use evalnb.{name.replace('_async', '')} (or evalnb.running.{name})",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return _hooks.implementation(name)
-    return submodule(__name__, name)  # evalnb.judges.labels ... after `import evalnb` alone
+# Deprecated names keep working with a warning (docs/extending.md, Deprecations). ``rescore`` moved beside
+# ``run``; running sits above the judges, so it is reached through the slots evalnb/__init__.py fills.
+_MOVED = {
+    "Heuristic": Renamed(
+        "evalnb.judges.Heuristic", "evalnb.judges.HeuristicJudge", target=lambda: HeuristicJudge
+    ),
+    "rescore": Renamed(
+        "evalnb.judges.rescore",
+        "evalnb.rescore (or evalnb.running.rescore)",
+        target=lambda: _hooks.implementation("rescore"),
+    ),
+    "rescore_async": Renamed(
+        "evalnb.judges.rescore_async",
+        "evalnb.running.rescore_async",
+        target=lambda: _hooks.implementation("rescore_async"),
+    ),
+}
+# evalnb.judges.labels ... after `import evalnb` alone
+__getattr__ = module_getattr(__name__, _MOVED, fallback=lambda name: submodule(__name__, name))
 
 
 homes(__name__, globals(), __all__)  # reprs and docs name the public path

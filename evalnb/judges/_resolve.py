@@ -49,7 +49,7 @@ def _is_judge(obj: Any) -> bool:
 def as_judge(judge: Any, *, cache: CacheOption = None, base_url: str | None = None) -> Any:
     """Normalise ``judge=`` into a Judge.
 
-    Accepts a Judge object (``OpenAIJudge``, ``Heuristic``, ``CallableJudge`` or your own with an async
+    Accepts a Judge object (``OpenAIJudge``, ``HeuristicJudge``, ``CallableJudge`` or your own with an async
     ``complete``); a plain callable ``f(prompt) -> str`` (sync or async); or a string:
     ``"openai:MODEL"`` (an OpenAI-compatible endpoint; ``base_url`` or ``$OPENAI_BASE_URL`` chooses it),
     ``"azure:DEPLOYMENT"`` (``$AZURE_OPENAI_ENDPOINT``), ``"heuristic"`` (offline word statistics),

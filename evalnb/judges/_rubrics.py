@@ -88,7 +88,7 @@ def template(name: str) -> str:
 class JudgePrompt(str):
     """The prompt text, which also remembers what it was built from.
 
-    Model judges only see the string. The offline :class:`~evalnb.judges.Heuristic` reads ``task`` and
+    Model judges only see the string. The offline :class:`~evalnb.judges.HeuristicJudge` reads ``task`` and
     ``fields`` instead of parsing the text back.
     """
 

@@ -107,7 +107,7 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
 
     Example::
 
-        score = await evaluate(JudgedMetricCheck(type="Relevance"), ctx, judge=Heuristic())
+        score = await evaluate(JudgedMetricCheck(type="Relevance"), ctx, judge=HeuristicJudge())
         score.judge
         # 'heuristic (not an LLM)'
     """

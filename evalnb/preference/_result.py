@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalnb._deprecation import deprecated_method
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -170,7 +172,14 @@ class Pairwise:
             else f"{self.confidence:g}"
         )
 
-    def summary(self) -> str:
+    summary = deprecated_method(
+        "headline",
+        "summary",
+        owner="Pairwise",
+        note="summary() is a DataFrame wherever it exists, as Result.summary(); the text is headline()",
+    )
+
+    def headline(self) -> str:
         """One paragraph: the win rate, its interval, the verdict and the position bias."""
         n = self.counts
         if self.cases_counted == 0:
@@ -211,7 +220,7 @@ class Pairwise:
     def report(self) -> str:
         """The summary, then the pairs a won and the pairs whose verdict flipped with the order."""
         c = self.cases
-        lines = [self.summary()]
+        lines = [self.headline()]
         for title, rows in (
             (f"Won by {self.a_label}", c[c["winner"] == "a"]),
             ("Verdict flipped with the order", c[c["consistent"].eq(False).fillna(False)]),
@@ -245,7 +254,7 @@ class Pairwise:
         )
         return (
             f"<b>Pairwise</b> {esc(self.a_label)} vs {esc(self.b_label)}"
-            f"<pre>{esc(self.summary())}</pre>{table}"
+            f"<pre>{esc(self.headline())}</pre>{table}"
         )
 
     def __repr__(self) -> str:

@@ -56,7 +56,7 @@ def rescore(
     Args:
         result: a Result from ``evalnb.run`` or ``Store.load`` (responses are rebuilt from ``runs`` when not
             in memory).
-        judge: anything :func:`~evalnb.judges.as_judge` accepts (``"openai:gpt-4o"``, ``Heuristic()`` ...).
+        judge: anything :func:`~evalnb.judges.as_judge` accepts (``"openai:gpt-4o"``, ``HeuristicJudge()`` ...).
         checks: names or check ids to re-score (``["Relevance", "llm_judge#2"]``); default: every judged
             check.
         cache: the judge cache option (see ``as_judge``).

@@ -10,7 +10,7 @@ Example::
 
     store = evalnb.Store()
     run_id = store.save(result, version="gpt-4o-2026-11")
-    store.runs()[["run_id", "suite", "version", "status"]]
+    store.history()[["run_id", "suite", "version", "status"]]
     store.trend("foodmart-sales-evals")
     store.compare("gpt-4o-2026-10", "gpt-4o-2026-11").report()
 """

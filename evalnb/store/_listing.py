@@ -1,4 +1,4 @@
-"""``Store.runs``: the saved runs, with their cases and pass rates counted in SQL from the run rows."""
+"""``Store.history``: the saved runs, with their cases and pass rates counted in SQL from the run rows."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ __all__ = ["runs"]
 
 
 def runs(store: Store, suite: str | None = None) -> pd.DataFrame:
-    """The frame :meth:`evalnb.store.Store.runs` returns (see there)."""
+    """The frame :meth:`evalnb.store.Store.history` returns (see there)."""
     import pandas as pd
     from sqlalchemy import case, func, select
 

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from evalnb._deprecation import deprecated_method
 from evalnb._numbers import seconds
 from evalnb._retry import retry_until
 from evalnb.errors import ConfigError, StoreError
@@ -467,18 +468,22 @@ class Store(Views):
 
     # -- reading -------------------------------------------------------------------------------------
 
-    def runs(self, suite: str | None = None) -> pd.DataFrame:
-        """Saved runs, oldest first: run_id, suite, version, agent, model, judge, status, times, git commit,
+    def history(self, suite: str | None = None) -> pd.DataFrame:
+        """The store's history: one row per saved run, oldest first: run_id, suite, version, agent, model, judge, status, times, git commit,
         format, suite hash, latency, cost, checks, then ``saved_at``, ``cases`` (cases with rows),
         ``passed_cases`` (cases every run and turn of which passed) and ``pass_rate`` (their share).
 
         Example::
 
-            store.runs(suite="foodmart-sales-evals")[["run_id", "version", "status", "cases", "pass_rate"]]
+            store.history(suite="foodmart-sales-evals")[["run_id", "version", "status", "cases", "pass_rate"]]
         """
         from evalnb.store._listing import runs
 
         return runs(self, suite)
+
+    # docs/results.md, One word per thing: "runs" are a case's repetitions (Result.runs); the store's listing is
+    # its history.
+    runs = deprecated_method("history", "runs", owner="Store", note="Result.runs are a case's repetitions")
 
     def suites(self) -> list[str]:
         """The names of the suites with saved runs, in the order they were first saved.

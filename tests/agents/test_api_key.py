@@ -90,7 +90,7 @@ def test_no_output_of_a_run_holds_the_key(
         result.runs.to_csv(),
         result.scores.to_csv(),
         caplog.text,
-        repr(store.runs()),
+        repr(store.history()),
         store.load("v1").to_json(),
     ]
     result.to_html(out / "scorecard.html")

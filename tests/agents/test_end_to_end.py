@@ -86,7 +86,7 @@ def test_spec_example_with_a_judge_passes(tmp_path: Path, openai_server: OpenAIS
 def _stored_bytes(result: evalnb.Result, path: Path) -> str:
     store = evalnb.Store(path)
     store.save(result, version="leak-check")
-    assert len(store.runs()) == 1
+    assert len(store.history()) == 1
     # the database and any journal or WAL file beside it
     return "".join(p.read_bytes().decode("latin-1") for p in path.parent.glob(path.name + "*"))
 

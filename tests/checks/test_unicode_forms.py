@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from evalnb._text import caseless, content_words, nfc, normalize_tokens
 from evalnb.checks._rows import compare_rows, normalise_key
 from evalnb.checks._text import exact_match, partial_match_f1
-from evalnb.judges import Heuristic, OpenAIJudge, evaluate
+from evalnb.judges import HeuristicJudge, OpenAIJudge, evaluate
 from evalnb.judges._rubrics import build_prompt
 from evalnb.suite import (
     ExactMatchCheck,
@@ -134,7 +134,7 @@ def test_the_prompt_holds_every_field_in_nfc() -> None:
 
 
 def test_the_heuristic_judge_scores_both_forms_alike() -> None:
-    judge = Heuristic()
+    judge = HeuristicJudge()
     for task, field in (("Similarity", "expected"), ("Relevance", "question"), ("Groundedness", "context")):
         same = judge.judge(task, {"response": NFC, field: NFC})
         mixed = judge.judge(task, {"response": NFD, field: NFC})

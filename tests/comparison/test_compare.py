@@ -70,7 +70,7 @@ def test_a_real_regression_gates_and_its_cases_are_flagged() -> None:
         "Gate: FAIL: regex worse by" in text and "c0 [regex]: 1.000 -> 0.000 (regressed; significant" in text
     )
     assert "<table" in cmp._repr_html_()
-    with pytest.warns(DeprecationWarning, match="use Comparison.regressed"):
+    with pytest.warns(FutureWarning, match="use Comparison.regressed"):
         assert cmp.has_regressions
 
 
@@ -109,13 +109,13 @@ def test_missing_checks_and_cases_are_named_and_gate_only_when_asked() -> None:
     assert cmp.missing == {"checks gone": ["Citations"], "checks new": [], "cases gone": ["c6", "c7"],
                            "cases new": []}  # fmt: skip
     assert not cmp.regressed
-    summary = cmp.summary()
+    summary = cmp.headline()
     assert "checks gone: Citations" in summary and "cases gone: c6, c7" in summary
     assert "does not gate without --fail-on-missing" in summary
     strict = compare(a, b, fail_on_missing=True)
     assert strict.regressed and strict.exit_code == 1
     assert strict.checks.set_index("check_id").loc["Citations", "gates"]
-    assert "check Citations gone" in strict.summary()
+    assert "check Citations gone" in strict.headline()
 
 
 def test_suite_order_from_the_result_and_first_appearance_from_frames() -> None:
@@ -228,7 +228,7 @@ def test_several_suites_gate_as_one_family() -> None:
     with pytest.raises(ValueError, match="one confidence"):
         gate([alone, compare(s2_a, s2_b, confidence=0.9)])
     gone = gate({"s2": compare(s2_a, s2_b, fail_on_missing=True)}, missing_suites={"s1": "baseline only"})
-    assert gone.regressed and "s1: compared on one side only (baseline only) (gates" in gone.summary()
+    assert gone.regressed and "s1: compared on one side only (baseline only) (gates" in gone.headline()
 
 
 def test_compare_results_from_runs() -> None:

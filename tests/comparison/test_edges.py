@@ -92,13 +92,13 @@ def test_a_judge_outage_on_the_candidate_is_left_out_and_named_not_a_regression(
     # a degraded case is there, not gone (so --fail-on-missing does not fire for it)
     assert cmp.missing["cases gone"] == []
     assert cmp.degraded == {"baseline": [], "candidate": [f"c{i}" for i in range(14)]}
-    assert "Degraded: 14 cases on the candidate side (c0, c1" in cmp.summary()
+    assert "Degraded: 14 cases on the candidate side (c0, c1" in cmp.headline()
     # --fail-on-degraded: they gate
     strict = compare(a, b, fail_on_degraded=True)
     assert strict.regressed and strict.exit_code == 1 and bool(strict.checks["gates"].iloc[0])
     assert strict.checks["words"].iloc[0].endswith("; gates (fail on degraded)")
-    assert "Gate: FAIL: Relevance: 14 cases degraded on the candidate side" in strict.summary()
-    assert "14 cases degraded on the candidate side" in gate([strict]).summary()
+    assert "Gate: FAIL: Relevance: 14 cases degraded on the candidate side" in strict.headline()
+    assert "14 cases degraded on the candidate side" in gate([strict]).headline()
     # an outage of the baseline's judge is named and never gates
     back = compare(b, a, fail_on_degraded=True)
     assert (

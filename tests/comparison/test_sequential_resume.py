@@ -62,7 +62,7 @@ def test_a_killed_sequential_run_resumes_to_the_same_decision(tmp_path: Path) ->
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    runs = store.runs()
+    runs = store.history()
     run_id = runs.loc[runs["status"] == "interrupted", "run_id"].iloc[0]
     kept = set(store.load(run_id).runs["case_id"])
     assert 20 <= len(kept) < 200

@@ -33,7 +33,7 @@ def test_the_cost_gate_fires_on_a_doubled_price_and_not_on_equal_ones() -> None:
     assert cost["verdict"] == "worse" and bool(cost["gates"]) and gated.regressed and gated.exit_code == 1
     assert cost["mean_b"] == pytest.approx(2 * cost["mean_a"]) and cost["paired"] == 12
     assert "(x2.00): rose beyond the margin +10%" in cost["words"]
-    assert "cost" in gated.summary() and "rose beyond the margin" in gated.report()
+    assert "cost" in gated.headline() and "rose beyond the margin" in gated.report()
     calm = evalnb.compare(a, same, cost_margin="10%")
     row = calm.checks.set_index("check_id").loc["cost"]
     assert row["verdict"] == "no detectable difference" and not bool(row["gates"]) and calm.exit_code == 0

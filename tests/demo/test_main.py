@@ -62,7 +62,7 @@ def test_demo_runs_in_an_empty_folder_and_writes_store_and_scorecard(tmp_path: P
     # The store holds both versions of every suite; the scorecard is a page with the plots.
     db = tmp_path / ".evals" / "evalnb.db"
     assert db.is_file()
-    runs = evalnb.Store(db).runs()
+    runs = evalnb.Store(db).history()
     assert sorted(runs["version"].tolist()) == ["current"] * 3 + ["previous"] * 3
     assert set(runs["suite"]) == {"foodmart-sales-evals", "my-validation-suite", "knowledge-base"}
     page = (tmp_path / ".evals" / "scorecard.html").read_text(encoding="utf-8")
@@ -125,7 +125,7 @@ def test_demo_without_wordllama_says_so_and_names_the_install_command(
     # Run again into the same store: the demo replaces its own two versions (a label names one run).
     first = dict(outcome.run_ids["current"])
     again = run_demo(out=tmp_path / "o", store=tmp_path / "team.db", echo=lambda s: None)
-    runs = evalnb.Store(tmp_path / "team.db").runs()
+    runs = evalnb.Store(tmp_path / "team.db").history()
     assert sorted(runs["version"].tolist()) == ["current"] * 3 + ["previous"] * 3
     assert set(runs["run_id"]) == {i for v in again.run_ids.values() for i in v.values()}
     assert not set(first.values()) & set(runs["run_id"])

@@ -1,4 +1,4 @@
-"""The comparison page (``evalnb compare A B --html PAGE``, ``Comparisons.write_html``) in headless Chromium: the
+"""The comparison page (``evalnb compare A B --html PAGE``, ``Comparisons.to_html``) in headless Chromium: the
 scorecard's page style, the gate as a table with its verdict and words per check, each suite's changes and plot."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_the_comparison_page_has_the_scorecards_style_and_the_gate_as_a_table(
         app, ["compare", "v1", "v2", "--store", str(tmp_path / "s.db"), "-o", "cmp.html"]
     )
     assert res.exit_code == 1 and "Wrote cmp.html" in res.output, res.output
-    path = both.write_html(tmp_path / "pages" / "compare.html")
+    path = both.to_html(tmp_path / "pages" / "compare.html")
 
     def same(text: str) -> str:  # the page but for the random ids plotly gives its figures
         return re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "ID", text)

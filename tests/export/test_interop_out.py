@@ -47,7 +47,7 @@ def assert_same(a: evalnb.Result, b: evalnb.Result) -> None:
 
 def test_parquet_round_trip_keeps_every_frame_and_dtype(demo: Path, tmp_path: Path) -> None:
     store = evalnb.Store(demo)
-    for run_id in store.runs()["run_id"]:
+    for run_id in store.history()["run_id"]:
         result = store.load(run_id)
         folder = result.to_parquet(tmp_path / run_id)
         assert sorted(p.name for p in folder.iterdir()) == [

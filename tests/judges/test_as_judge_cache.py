@@ -13,7 +13,7 @@ import evalnb
 from evalnb.errors import ConfigError
 from evalnb.judges import (
     CallableJudge,
-    Heuristic,
+    HeuristicJudge,
     JudgeCache,
     JudgeReply,
     OpenAIJudge,
@@ -33,7 +33,7 @@ def test_as_judge_strings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     assert j.cache is not None and j.cache.root == tmp_path / ".evals" / "cache"
     assert as_judge("openai:m", cache=False).cache is None
     assert as_judge("openai:m", cache=tmp_path / "x").cache.root == tmp_path / "x"
-    assert isinstance(as_judge("heuristic"), Heuristic)
+    assert isinstance(as_judge("heuristic"), HeuristicJudge)
     fn = as_judge("json:dumps")
     assert isinstance(fn, CallableJudge) and fn.cache is None  # callables are not cached unless asked
     assert as_judge(len, cache=True).cache is not None
@@ -102,13 +102,13 @@ def test_imports_stay_light() -> None:
 
 def test_top_level_rescore_and_exports() -> None:
     assert evalnb.rescore is evalnb.running.rescore
-    with pytest.warns(DeprecationWarning, match="evalnb.rescore"):
+    with pytest.warns(FutureWarning, match="evalnb.rescore"):
         assert evalnb.judges.rescore is evalnb.rescore  # the old home keeps working, with a warning
     assert {
         "Judge",
         "OpenAIJudge",
         "CallableJudge",
-        "Heuristic",
+        "HeuristicJudge",
         "as_judge",
         "evaluate",
         "agreement",

@@ -16,7 +16,7 @@ import pytest
 
 import evalnb
 from evalnb.errors import ConfigError, JudgeError
-from evalnb.judges import EmbeddingJudge, Heuristic, as_judge, evaluate
+from evalnb.judges import EmbeddingJudge, HeuristicJudge, as_judge, evaluate
 from evalnb.judges.offline import _embedding as emb
 from evalnb.judges.offline._calibration import Calibration, fit_cuts, load
 from evalnb.judges.offline._labels import read_pairs
@@ -105,7 +105,7 @@ async def test_similarity_and_relevance_by_embeddings_the_rest_by_the_heuristic(
     heur = await evaluate(
         JudgedMetricCheck(type="Relevance"),
         make_ctx(prompt=q, response="The daily meal allowance when travelling for work is $40 [5]."),
-        judge=Heuristic(),
+        judge=HeuristicJudge(),
     )
     assert heur.value == 1.0 and rel.value is not None and rel.value >= 3 and rel.passed
     assert rel.weighted is not None and abs(rel.weighted - rel.value) <= 0.5
@@ -115,7 +115,7 @@ async def test_similarity_and_relevance_by_embeddings_the_rest_by_the_heuristic(
     coh = await evaluate(JudgedMetricCheck(type="Coherence"), make_ctx(), judge=judge)
     verdict = await evaluate(LLMJudgeCheck(rubric="mentions Paris"), make_ctx(), judge=judge)
     assert coh.judge == verdict.judge == "heuristic (not an LLM)"
-    assert coh == await evaluate(JudgedMetricCheck(type="Coherence"), make_ctx(), judge=Heuristic())
+    assert coh == await evaluate(JudgedMetricCheck(type="Coherence"), make_ctx(), judge=HeuristicJudge())
     with pytest.raises(JudgeError):
         await judge.complete("a plain string prompt")
 

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 from evalnb.errors import JudgeError
-from evalnb.judges import Heuristic, agreement, evaluate
+from evalnb.judges import HeuristicJudge, agreement, evaluate
 from evalnb.judges._agreement import quadratic_kappa, spearman
 from evalnb.suite import JudgedMetricCheck, LLMJudgeCheck
 from tests.judges.conftest import make_ctx
 
-H = Heuristic()
+H = HeuristicJudge()
 
 
 async def score(metric: str, **kw: object) -> float | None:
@@ -76,7 +76,7 @@ async def test_heuristic_is_deterministic_and_honest() -> None:
     b = await evaluate(JudgedMetricCheck(type="Relevance"), make_ctx(), judge=H)
     assert a == b
     assert H.kind == "heuristic" and "not an LLM" in H.label and "not an LLM" in repr(H)
-    assert "blind spots" in (Heuristic.__doc__ or "")
+    assert "blind spots" in (HeuristicJudge.__doc__ or "")
     with pytest.raises(JudgeError):
         await H.complete("a plain string prompt")
 

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from evalnb.errors import ConfigError
-from evalnb.judges import CallableJudge, Heuristic, OpenAIJudge, as_judge
+from evalnb.judges import CallableJudge, HeuristicJudge, OpenAIJudge, as_judge
 from evalnb.judges._resolve import judge_strings, register_judge_string, unregister_judge_string
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,8 +66,10 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]
 
 def test_the_builtin_strings() -> None:
     assert judge_strings()[:4] == ("openai", "azure", "heuristic", "offline")
-    assert isinstance(as_judge("heuristic"), Heuristic) and isinstance(as_judge("Offline"), Heuristic)
-    assert isinstance(as_judge("heuristic:"), Heuristic)
+    assert isinstance(as_judge("heuristic"), HeuristicJudge) and isinstance(
+        as_judge("Offline"), HeuristicJudge
+    )
+    assert isinstance(as_judge("heuristic:"), HeuristicJudge)
     assert isinstance(as_judge("OpenAI:m", base_url="http://127.0.0.1:9/v1", cache=False), OpenAIJudge)
     with pytest.raises(ConfigError, match="takes nothing after 'heuristic:'"):
         as_judge("heuristic:strict")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalnb.judges import Heuristic, agreement
+from evalnb.judges import HeuristicJudge, agreement
 from evalnb.judges._agreement import bootstrap_intervals, kappa_gain, quadratic_kappa
 from evalnb.judges.offline._labels import (
     compare_judges,
@@ -58,7 +58,7 @@ def test_pairs_become_a_suite_and_the_judge_sees_the_labelled_answer(pairs: pd.D
     some = pairs[pairs["question_id"] == "hb-dinner"]
     suite = pairs_suite(some)
     assert [c.id for c in suite.cases] == sorted({p.rsplit("/", 1)[0] for p in some["pair_id"]}, key=str)
-    result = judge_pairs(some, Heuristic())
+    result = judge_pairs(some, HeuristicJudge())
     assert (result.runs["response"].tolist()) == [c.turns[0].meta["answer"] for c in suite.cases]
     merged = result.scores.merge(labels_frame(some), on=["case_id", "turn", "check"])
     assert len(merged) == len(some)
@@ -164,7 +164,7 @@ def test_held_out_agreement_of_the_offline_judges(table: pd.DataFrame) -> None:
         cols = ["n", "exact", "kappa", "spearman"]
         assert t.loc[("embedding", check), cols].tolist() == t.loc[("heuristic", check), cols].tolist()
     # Only test rows were judged.
-    assert measure(Heuristic(), split="test")["n"].sum() == t.loc["heuristic", "n"].sum()
+    assert measure(HeuristicJudge(), split="test")["n"].sum() == t.loc["heuristic", "n"].sum()
 
 
 def test_kappa_gains_of_the_embedding_judge(table: pd.DataFrame, pairs: pd.DataFrame) -> None:
@@ -178,7 +178,7 @@ def test_kappa_gains_of_the_embedding_judge(table: pd.DataFrame, pairs: pd.DataF
     assert (gains.loc[["Coherence", "Groundedness"], "gain"] == 0).all()  # both judges' are the heuristic's
     assert set(gains["judges"]) == {"embedding - heuristic"}
     with pytest.raises(ValueError, match="two judges"):
-        kappa_gains({"heuristic": Heuristic()}, pairs)
+        kappa_gains({"heuristic": HeuristicJudge()}, pairs)
 
 
 def test_the_readme_shows_the_measured_table(table: pd.DataFrame) -> None:

@@ -39,7 +39,7 @@ def test_every_pair_is_judged_in_both_orders_with_neutral_positions() -> None:
     assert str(c["consistent"].dtype) == "boolean" and str(c["turn"].dtype) == "Int64"
     assert pw.win_rate == 1.0 and pw.position_bias == 0.0 and pw.better and pw.exit_code == 0
     assert 0.3 < pw.ci_low < pw.ci_high == 1.0  # 5 cases won: not known to be 100 % (two-sided, t with 4 df)
-    assert "v2 against v1" in pw.summary() and "v2 is better" in pw.summary()
+    assert "v2 against v1" in pw.headline() and "v2 is better" in pw.headline()
     assert (
         pw.judge == "callable:test_every_pair_is_judged_in_both_orders_with_neutral_positions.<locals>.judge"
     )
@@ -104,7 +104,7 @@ def test_a_judge_failure_or_an_answer_that_is_no_verdict_is_a_degraded_row() -> 
     assert pd.isna(c.loc["question 1", "winner"]) and pd.isna(c.loc["question 1", "score"])
     assert pw.counts == {"a": 0, "b": 4, "tie": 0, "degraded": 2}
     assert pw.cases_counted == 4 and pw.win_rate == 1.0
-    assert "2 pair(s) not judged" in pw.summary()
+    assert "2 pair(s) not judged" in pw.headline()
 
 
 def test_runs_are_paired_by_number_and_a_case_counts_once() -> None:
@@ -127,7 +127,7 @@ def test_turns_one_side_did_not_answer_are_left_out_and_counted() -> None:
     pw = evalnb.pairwise(a, b, judge=lambda p, first, second: "tie")
     assert len(pw.cases) == 2
     assert pw.left_out is not None and pw.left_out["why"].tolist() == ["no answer from b"]
-    assert "Left out: no answer from b: 1" in pw.summary()
+    assert "Left out: no answer from b: 1" in pw.headline()
 
 
 @pytest.mark.parametrize(
@@ -175,7 +175,7 @@ def test_the_offline_judges_prefer_the_answer_closer_to_the_expected_one() -> No
     answers_b = {"capital of France?": "Lyon", "largest planet?": "The largest planet is Jupiter"}
     a = evalnb.run(suite, answers_a.__getitem__, progress=False)
     b = evalnb.run(suite, answers_b.__getitem__, progress=False)
-    for judge in ("heuristic", evalnb.judges.Heuristic(), "embedding"):
+    for judge in ("heuristic", evalnb.judges.HeuristicJudge(), "embedding"):
         pw = evalnb.pairwise(a, b, judge=judge)
         assert pw.cases["winner"].tolist() == ["a", "b"], judge
         assert pw.position_bias == 0.0

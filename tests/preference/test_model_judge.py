@@ -92,8 +92,8 @@ def test_a_judge_that_always_answers_1_is_all_position_bias(openai_server: OpenA
     # weighted: 0.1 for b when b is second, 0.9 when first: exactly half over the two orders
     assert all(abs(s - 0.5) < 1e-9 for s in pw.cases["score"])
     assert (
-        "Position bias: 100.0%" in pw.summary()
-        and "6 of them favoured the answer shown first" in pw.summary()
+        "Position bias: 100.0%" in pw.headline()
+        and "6 of them favoured the answer shown first" in pw.headline()
     )
 
 

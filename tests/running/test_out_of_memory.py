@@ -88,7 +88,7 @@ def test_out_of_memory_is_one_line_exit_2_and_the_store_keeps_what_it_saved(tmp_
     )
     assert 0 < saved <= finished < CASES * RUNS
     store = Store(tmp_path / "s.db")
-    runs = store.runs()
+    runs = store.history()
     assert runs["run_id"].tolist() == [run_id] and runs.loc[0, "status"] == "interrupted"
     with store.engine.connect() as conn:  # every case run the message counts is in the store, whole
         rows = conn.exec_driver_sql(

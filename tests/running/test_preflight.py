@@ -20,7 +20,7 @@ import evalnb
 from evalnb.agents import HTTP, Command, OpenAIChat, Record, Replay
 from evalnb.chat._net import probe, safe_url
 from evalnb.errors import ConfigError
-from evalnb.judges import Heuristic, OpenAIJudge
+from evalnb.judges import HeuristicJudge, OpenAIJudge
 from tests.support.openai_server import OpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,7 +181,7 @@ def test_store_writes_nothing_when_the_run_cannot_start(suite: evalnb.Suite, clo
     with pytest.raises(ConfigError, match="judge endpoint"):
         evalnb.run(suite, agent, judge=judge, store=store, version="v1", progress=False)
     assert agent.calls == 0
-    assert len(store.runs()) == 0
+    assert len(store.history()) == 0
 
 
 async def test_run_async_checks_too(suite: evalnb.Suite, closed_port: int) -> None:
@@ -264,7 +264,7 @@ def test_each_distinct_agent_is_checked_once(suite: evalnb.Suite) -> None:
             raise RuntimeError("license server down")
 
     shared = Custom()
-    evalnb.run(suite, {"default": shared, "other": shared}, judge=Heuristic(), progress=False)
+    evalnb.run(suite, {"default": shared, "other": shared}, judge=HeuristicJudge(), progress=False)
     assert checked == ["agent"]
     with pytest.raises(ConfigError, match="agent custom failed its start-up check: RuntimeError: license"):
         evalnb.run(suite, Broken(), progress=False)

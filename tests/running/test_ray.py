@@ -170,7 +170,7 @@ def test_what_cannot_travel_is_a_config_error_naming_it_before_anything_is_store
                 version="v",
                 progress=False,
             )
-        assert store.runs().empty  # nothing was written
+        assert store.history().empty  # nothing was written
 
         class Judge:
             name = label = "locked"

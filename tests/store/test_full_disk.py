@@ -69,13 +69,13 @@ def test_a_full_store_mid_run_is_one_line_exit_2_and_the_run_resumes(tmp_path: P
     saved, run_id = int(found.group(1)), found.group(2)
     assert 0 < saved < CASES and found.group(3) == run_id
     assert out.stdout == ""
-    runs = Store(tmp_path / "s.db").runs()
+    runs = Store(tmp_path / "s.db").history()
     assert runs["run_id"].tolist() == [run_id] and runs.loc[0, "status"] == "interrupted"
     assert runs.loc[0, "cases"] == saved  # what the message says is what the store holds
     # once there is room: the saved run goes on from where it stopped
     again = _cli(tmp_path, "run", "--resume", run_id, "--agent", "agents.py:long", "--store", "s.db")
     assert again.returncode == 0, again.stderr
-    runs = Store(tmp_path / "s.db").runs()
+    runs = Store(tmp_path / "s.db").history()
     assert runs["run_id"].tolist() == [run_id] and runs.loc[0, "status"] == "complete"
     assert runs.loc[0, "cases"] == CASES
 
@@ -105,7 +105,7 @@ def test_the_python_caller_gets_a_store_error_holding_what_finished(
     assert isinstance(result, evalnb.Result) and result.meta["interrupted"] is True
     counts = result.counts()
     assert counts["passed"] > 0 and counts["skipped"] > 0 and sum(counts.values()) == CASES
-    saved = store.runs().loc[0]
+    saved = store.history().loc[0]
     assert saved["status"] == "interrupted" and 0 < saved["cases"] <= counts["passed"]
     assert f" {saved['cases']:,} of 2,000 case runs are saved in it as run {saved['run_id']} " in message
     del err

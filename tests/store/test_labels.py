@@ -107,7 +107,7 @@ def race(tmp_path: Path, url: str, *runs: dict[str, Any]) -> dict[str, dict[str,
 def labelled(url: str) -> Any:
     store = Store(url)
     try:
-        runs = store.runs(suite="labelled")
+        runs = store.history(suite="labelled")
         return runs[runs["version"] == "v1"].reset_index(drop=True)
     finally:
         store.engine.dispose()
@@ -175,7 +175,7 @@ def test_the_last_claim_wins_whichever_finishes_first(
     assert runs.loc[0, "status"] == "complete" and runs.loc[0, "cases"] == 20
     store = Store(store_url)
     try:
-        assert old not in set(store.runs()["run_id"])
+        assert old not in set(store.history()["run_id"])
         assert len(store.load("v1", suite="labelled").runs) == 20
         with store.engine.connect() as conn:  # nothing of a replaced run is left behind
             orphans = conn.exec_driver_sql(

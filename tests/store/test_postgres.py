@@ -83,10 +83,10 @@ def test_round_trip_on_postgres_with_long_text_and_mismatches(pg_url: str) -> No
         again = store.load(stored.meta["run_id"])
         _assert_same(stored, again)
         assert again.suite == suite
-        assert store.runs()["status"].tolist() == ["complete", "complete"]
+        assert store.history()["status"].tolist() == ["complete", "complete"]
 
         store.delete(run_id)
-        assert store.runs()["run_id"].tolist() == [stored.meta["run_id"]]
+        assert store.history()["run_id"].tolist() == [stored.meta["run_id"]]
 
 
 def test_trend_and_compare_on_postgres(pg_url: str) -> None:
@@ -115,7 +115,7 @@ def test_two_processes_saving_at_once_on_postgres(pg_url: str, tmp_path: Path) -
         assert p.returncode == 0, err
         assert out.strip() == "ok"
     with _store(pg_url) as store:
-        runs = store.runs()
+        runs = store.history()
         assert sorted(runs["version"]) == sorted(f"{n}-{i}" for n in "ab" for i in range(4))
         assert runs["suite_hash"].nunique() == 1  # one suites row, whoever inserted it
         assert len(store.load("a-3").scores) == 150 * 2 * 2

@@ -93,7 +93,7 @@ def test_round_trip_frames_equal_with_dtypes(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(loaded.cases, result.cases)
     # by version label, too
     _assert_same(result, store.load("v1"))
-    runs = store.runs()
+    runs = store.history()
     assert runs[["run_id", "suite", "version", "status", "model"]].iloc[0].tolist() == [
         run_id,
         "store-suite",
@@ -104,7 +104,7 @@ def test_round_trip_frames_equal_with_dtypes(tmp_path: Path) -> None:
     assert json.loads(runs["checks"].iloc[0])["regex"]["options"] == {"on": "result", "pattern": "y"}
     assert runs["git_commit"].iloc[0] is pd.NA or len(runs["git_commit"].iloc[0]) == 40
     store.delete(run_id)
-    assert store.runs().empty
+    assert store.history().empty
     with pytest.raises(StoreError) as err:
         store.load(run_id)
     assert err.value.code == "RUN_NOT_FOUND"
@@ -161,7 +161,7 @@ def test_run_with_store_writes_and_trend_aggregates(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'url.db'}")
     r1, r2, _trend, _cmp = trend_and_compare(store)
     _assert_same(r1, store.load(r1.meta["run_id"]))
-    assert r2.meta["run_id"] in store.runs()["run_id"].tolist()
+    assert r2.meta["run_id"] in store.history()["run_id"].tolist()
 
 
 CRASH_SCRIPT = SUITE_CODE + textwrap.dedent(
@@ -206,7 +206,7 @@ def test_crash_then_resume_keeps_finished_and_repeats_none(tmp_path: Path) -> No
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     store = Store(db)
-    runs = store.runs()
+    runs = store.history()
     assert runs["status"].tolist() == ["interrupted"]
     run_id = runs["run_id"].iloc[0]
     before = store.load(run_id)
@@ -234,7 +234,7 @@ def test_crash_then_resume_keeps_finished_and_repeats_none(tmp_path: Path) -> No
     assert result.runs["case_id"].tolist() == [f"c{i}" for i in range(40)]  # each case exactly once, in order
     assert result.mismatches["case_id"].tolist() == [f"c{i}" for i in range(1, 40, 2)]  # kept and new, once
     assert result.meta["run_id"] == run_id
-    assert store.runs()["status"].tolist() == ["complete"]
+    assert store.history()["status"].tolist() == ["complete"]
     _assert_same(result, store.load(run_id))
     assert result.exit_code == 1  # the odd cases fail their rows check
 
@@ -275,7 +275,7 @@ def test_two_processes_saving_at_once_both_succeed(tmp_path: Path) -> None:
     for p, (out, err) in zip(procs, outs, strict=False):
         assert p.returncode == 0, err
         assert out.strip() == "ok"
-    runs = Store(db).runs()
+    runs = Store(db).history()
     assert sorted(runs["version"]) == sorted([f"{n}-{i}" for n in "ab" for i in range(4)])
     assert len(Store(db).load("a-3").scores) == 150 * 2 * 2
 
@@ -427,7 +427,7 @@ def test_a_version_label_shared_by_suites_is_ambiguous(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="several suites: A, B") as err:
         store.delete("v1")
     assert err.value.code == "AMBIGUOUS_VERSION"
-    assert len(store.runs()) == 2
+    assert len(store.history()) == 2
 
     runner = CliRunner()
     # `evalnb report` of a label shared by suites reports each suite's run (B's failures: exit 1)

@@ -1,6 +1,6 @@
 """The offline judges, and how they are measured: no model server, no API key, nothing sent anywhere.
 
-Two judges score judged checks on this machine. :class:`Heuristic` (``judge="heuristic"``) reads word
+Two judges score judged checks on this machine. :class:`HeuristicJudge` (``judge="heuristic"``) reads word
 statistics; it is labelled ``heuristic (not an LLM)``. :class:`EmbeddingJudge` (``judge="embedding"``, the
 ``offline-judge`` extra) scores Similarity and Relevance from wordllama sentence embeddings (:func:`cosines`),
 Similarity also from the facts of the expected response an answer states or contradicts (numbers with their
@@ -30,7 +30,7 @@ from evalnb._lazy import homes
 from evalnb.judges.offline import _calibration
 from evalnb.judges.offline._calibration import Calibration
 from evalnb.judges.offline._embedding import EmbeddingJudge, Reading, cosines, read
-from evalnb.judges.offline._heuristic import Heuristic
+from evalnb.judges.offline._heuristic import HeuristicJudge
 from evalnb.judges.offline._labels import (
     compare_judges,
     judge_pairs,
@@ -44,7 +44,7 @@ from evalnb.judges.offline._labels import (
 __all__ = [
     "Calibration",
     "EmbeddingJudge",
-    "Heuristic",
+    "HeuristicJudge",
     "Reading",
     "compare_judges",
     "cosines",

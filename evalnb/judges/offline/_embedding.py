@@ -26,7 +26,7 @@ measure, so a comparison of two runs sees a change that stays within one level. 
 the level (``value >= threshold``).
 
 The other checks (Coherence, Groundedness, ``llm_judge``) are not questions of closeness in meaning; it hands
-them to the word-statistics :class:`~evalnb.judges.Heuristic` and their score rows name that judge, so a
+them to the word-statistics :class:`~evalnb.judges.HeuristicJudge` and their score rows name that judge, so a
 result always says which judge gave which score. Neither is an LLM, and the labels say so.
 
 Known blind spots (measured in notebook 04 and ``benchmarks/judge_agreement.py``): a wrong fact that is not a
@@ -57,7 +57,7 @@ from evalnb.errors import ConfigCode, ConfigError, JudgeError
 from evalnb.judges._base import JudgeReply
 from evalnb.judges._resolve import JudgeOptions, register_judge_string
 from evalnb.judges.offline._facts import Facts, compare
-from evalnb.judges.offline._heuristic import Heuristic
+from evalnb.judges.offline._heuristic import HeuristicJudge
 
 if TYPE_CHECKING:
     import numpy as np
@@ -295,7 +295,7 @@ class EmbeddingJudge:
 
     Args:
         fallback: the judge for the checks embeddings do not score (Coherence, Groundedness, ``llm_judge``);
-            the word-statistics :class:`~evalnb.judges.Heuristic` by default. Its score rows name it.
+            the word-statistics :class:`~evalnb.judges.HeuristicJudge` by default. Its score rows name it.
         calibration: cut points mapping a measure onto 1-5 per check; the shipped ones by default
             (:func:`evalnb.judges.offline._calibration.load`).
 
@@ -321,7 +321,7 @@ class EmbeddingJudge:
         from evalnb.judges.offline._calibration import load
 
         load_model()  # fail now, with the install hint, rather than on every score row
-        self.fallback = fallback if fallback is not None else Heuristic()
+        self.fallback = fallback if fallback is not None else HeuristicJudge()
         self.calibration = calibration if calibration is not None else load()
 
     async def complete(self, prompt: str) -> JudgeReply:

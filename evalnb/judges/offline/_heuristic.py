@@ -13,7 +13,7 @@ from evalnb.errors import ConfigError, JudgeError
 from evalnb.judges._base import JudgeReply
 from evalnb.judges._resolve import JudgeOptions, register_judge_string
 
-__all__ = ["Heuristic"]
+__all__ = ["HeuristicJudge"]
 
 LABEL = "heuristic (not an LLM)"
 
@@ -74,7 +74,7 @@ def _banded(share: float, reason: str) -> dict[str, Any]:
     return {"score": _to_1_5(share), "reason": reason}
 
 
-class Heuristic:
+class HeuristicJudge:
     """An offline judge from word overlap and simple structure. Not an LLM; honest about it.
 
     How each check is scored (a 0..1 share mapped onto 1..5 in bands of 0.2):
@@ -100,7 +100,7 @@ class Heuristic:
 
     Example::
 
-        result = evalnb.run(suite, agent, judge=evalnb.judges.Heuristic())
+        result = evalnb.run(suite, agent, judge=evalnb.judges.HeuristicJudge())
         result.scores["judge"].unique()
         # <StringArray> ['heuristic (not an LLM)']
     """
@@ -231,13 +231,13 @@ class Heuristic:
         }
 
     def __repr__(self) -> str:
-        return "Heuristic()  # offline word statistics, not an LLM"
+        return "HeuristicJudge()  # offline word statistics, not an LLM"
 
 
-def _from_string(argument: str, options: JudgeOptions) -> Heuristic:
+def _from_string(argument: str, options: JudgeOptions) -> HeuristicJudge:
     if argument:
         raise ConfigError(f"the heuristic judge takes nothing after 'heuristic:', got {argument!r}")
-    return Heuristic()
+    return HeuristicJudge()
 
 
 register_judge_string("heuristic", _from_string)

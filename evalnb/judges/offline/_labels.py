@@ -8,7 +8,7 @@ one case per answer, so a judge is measured through ``evalnb.run`` exactly as it
 Example::
 
     pairs = read_pairs()
-    table = measure(evalnb.judges.Heuristic(), pairs, split="test")
+    table = measure(evalnb.judges.HeuristicJudge(), pairs, split="test")
     table[["check", "n", "kappa", "kappa_low", "kappa_high"]]
 """
 
@@ -175,9 +175,9 @@ def measure(
 def offline_judges() -> dict[str, Any]:
     """The offline judges, by short name: ``heuristic`` and ``embedding``."""
     from evalnb.judges.offline._embedding import EmbeddingJudge
-    from evalnb.judges.offline._heuristic import Heuristic
+    from evalnb.judges.offline._heuristic import HeuristicJudge
 
-    return {"heuristic": Heuristic(), "embedding": EmbeddingJudge()}
+    return {"heuristic": HeuristicJudge(), "embedding": EmbeddingJudge()}
 
 
 def compare_judges(
