@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import pkgutil
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -229,6 +230,14 @@ def deprecated_property(new: str, old: str, *, owner: str, since: str = __versio
     return property(fget, doc=f"Deprecated: {renamed.message}.")
 
 
+def _asked_by_the_import_system() -> bool:
+    caller = sys._getframe(2)  # 0: this function, 1: the module __getattr__, 2: who asked
+    return (
+        caller.f_code.co_filename.startswith("<frozen importlib.")
+        and caller.f_code.co_name == "_handle_fromlist"
+    )
+
+
 def module_getattr(
     module: str, aliases: Mapping[str, Renamed], *, fallback: Callable[[str], object] | None = None
 ) -> Callable[[str], object]:
@@ -247,7 +256,10 @@ def module_getattr(
     def __getattr__(name: str) -> object:
         renamed = aliases.get(name)
         if renamed is not None:
-            renamed.warn()
+            # ``from package import Old`` asks twice: the import system's hasattr (for a submodule of that name),
+            # then the import itself. Warn once, on the user's line.
+            if not _asked_by_the_import_system():
+                renamed.warn()
             return renamed.resolve()
         if fallback is not None:
             return fallback(name)

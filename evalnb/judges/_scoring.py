@@ -119,7 +119,33 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
     missing = _missing(task, ctx)
     if missing:
         return Score(value=None, passed=False, reason=missing, judge=label)
-    prompt = build_prompt(
+    prompt = _prompt(task, spec, ctx)
+    spend = _Spend(judge, ctx)
+    raw: list[str] = []
+    for attempt in range(PARSE_RETRIES + 1):
+        asked = prompt if attempt == 0 else prompt.with_reminder()
+        try:
+            reply = await _ask(judge, asked)
+        except Exception as exc:  # any judge failure is data (STYLE: failures are data)
+            return Score.degraded(f"judge {label} failed: {exc}", judge=label, **spend.fields())
+        spend.add(reply)
+        parsed = _parse(task, reply.text, spec, reply.logprobs, reply.continuous)
+        if parsed is not None:
+            cache = getattr(judge, "cache", None)
+            if cache is not None and not reply.cached:
+                cache.put(_cache_key(judge, asked), reply)
+            return _scored(parsed, reply, label, spend)
+        raw.append(reply.text)
+    return Score.degraded(
+        f"judge {label} gave no readable answer after {len(raw)} attempt(s); raw answer: {_short(raw[-1])!r}",
+        judge=label,
+        **spend.fields(),
+    )
+
+
+def _prompt(task: str, spec: Any, ctx: CheckContext) -> JudgePrompt:
+    """The judge's prompt for one check on one turn's answer."""
+    return build_prompt(
         task,
         question=ctx.turn.prompt,
         response=_response_text(ctx),
@@ -128,61 +154,54 @@ async def evaluate(spec: Any, ctx: CheckContext, *, judge: Any = None) -> Score:
         rubric=getattr(spec, "rubric", None),
         conversation=ctx.conversation or ctx.request.history,
     )
-    usage: dict[str, int] = {}
-    cost: float | None = None
-    # The judge's own prices first, then the run's (docs/costs.md); every attempt's usage is added, so an
-    # answer asked again costs twice.
-    prices = judge_prices(getattr(judge, "prices", None)) or ctx.prices
-    model: str | None = getattr(judge, "model", None)
-    unpriced = False
-    raw: list[str] = []
-    for attempt in range(PARSE_RETRIES + 1):
-        asked = prompt if attempt == 0 else prompt.with_reminder()
-        try:
-            reply = await _ask(judge, asked)
-        except Exception as exc:  # any judge failure is data (STYLE: failures are data)
-            return Score.degraded(
-                f"judge {label} failed: {exc}", judge=label, usage=usage or None, cost=cost, model=model
-            )
-        model = reply.model or model
+
+
+class _Spend:
+    """What one judged check cost, over its attempts (docs/costs.md): the judge's own prices first, then the
+    run's; every attempt's usage is added, so an answer asked again costs twice; a call whose price is unknown
+    makes the total unknown (NA, never 0); a cached answer costs nothing this time."""
+
+    def __init__(self, judge: Any, ctx: CheckContext) -> None:
+        self.prices = judge_prices(getattr(judge, "prices", None)) or ctx.prices
+        self.model: str | None = getattr(judge, "model", None)
+        self.usage: dict[str, int] = {}
+        self.cost: float | None = None
+        self.unpriced = False
+
+    def add(self, reply: JudgeReply) -> None:
+        self.model = reply.model or self.model
         if not reply.cached:
-            add_usage(usage, reply.usage)
-            c = prices.cost(reply.usage, model) if prices else None
+            add_usage(self.usage, reply.usage)
+            c = self.prices.cost(reply.usage, self.model) if self.prices else None
             if c is not None:
-                cost = (cost or 0.0) + c
+                self.cost = (self.cost or 0.0) + c
             elif reply.usage:
-                unpriced = True  # a call whose price is unknown makes the total unknown: NA, never 0
-        elif prices and prices.find(model) is not None:
-            cost = cost or 0.0  # a cached answer costs nothing this time
-        if unpriced:
-            cost = None
-        parsed = _parse(task, reply.text, spec, reply.logprobs, reply.continuous)
-        if parsed is not None:
-            cache = getattr(judge, "cache", None)
-            if cache is not None and not reply.cached:
-                cache.put(_cache_key(judge, asked), reply)
-            value, passed, reason, weighted, spread = parsed
-            if reply.note:
-                reason = f"{reason} ({reply.note})"
-            # A judge that handed this check to another names that one: the row says who scored it.
-            return Score(
-                value=value,
-                passed=passed,
-                reason=reason,
-                judge=reply.label or label,
-                usage=usage or None,
-                cost=cost,
-                weighted=weighted,
-                spread=spread,
-                model=model,
-            )
-        raw.append(reply.text)
-    return Score.degraded(
-        f"judge {label} gave no readable answer after {len(raw)} attempt(s); raw answer: {_short(raw[-1])!r}",
-        judge=label,
-        usage=usage or None,
-        cost=cost,
-        model=model,
+                self.unpriced = True
+        elif self.prices and self.prices.find(self.model) is not None:
+            self.cost = self.cost or 0.0
+        if self.unpriced:
+            self.cost = None
+
+    def fields(self) -> dict[str, Any]:
+        """The Score keywords: usage, cost, model."""
+        return {"usage": self.usage or None, "cost": self.cost, "model": self.model}
+
+
+def _scored(
+    parsed: tuple[float, bool, str, float | None, float | None], reply: JudgeReply, label: str, spend: _Spend
+) -> Score:
+    value, passed, reason, weighted, spread = parsed
+    if reply.note:
+        reason = f"{reason} ({reply.note})"
+    # A judge that handed this check to another names that one: the row says who scored it.
+    return Score(
+        value=value,
+        passed=passed,
+        reason=reason,
+        judge=reply.label or label,
+        weighted=weighted,
+        spread=spread,
+        **spend.fields(),
     )
 
 

@@ -26,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+from evalnb._deprecation import Renamed, module_getattr
 from evalnb._lazy import homes
 from evalnb.judges.offline import _calibration
 from evalnb.judges.offline._calibration import Calibration
@@ -69,5 +70,17 @@ def load_calibration() -> Calibration:
     """
     return _calibration.load()
 
+
+# docs/extending.md, Deprecations: the old class name keeps working with a warning
+__getattr__ = module_getattr(
+    __name__,
+    {
+        "Heuristic": Renamed(
+            "evalnb.judges.offline.Heuristic",
+            "evalnb.judges.offline.HeuristicJudge",
+            target=lambda: HeuristicJudge,
+        )
+    },
+)
 
 homes(__name__, globals(), __all__)  # reprs and docs name the public path
