@@ -55,7 +55,7 @@ def two() -> Iterator[tuple[Any, Any]]:
 
 def test_the_schedule_and_the_wording() -> None:
     assert removal_version("0.1.0") == "0.3.0" and removal_version("1.9.2") == "1.11.0"
-    with pytest.raises(ValueError, match="not a MAJOR.MINOR"):
+    with pytest.raises(ValueError, match=r"not a MAJOR\.MINOR"):
         removal_version("next")
     assert message("a.old", "a.new", since="0.4.1") == (
         "a.old is deprecated since evalnb 0.4.1 and goes away in 0.6.0: use a.new"
@@ -65,7 +65,7 @@ def test_the_schedule_and_the_wording() -> None:
 
 def test_module_getattr_serves_old_names_and_falls_back() -> None:
     getattr_ = module_getattr("pkg", {"Old": Renamed("pkg.Old", "pkg.New", target="pathlib:Path")})
-    value, text = once(lambda: getattr_("Old"), "pkg.Old", "use pkg.New")
+    value, _ = once(lambda: getattr_("Old"), "pkg.Old", "use pkg.New")
     assert value is Path
     with pytest.raises(AttributeError, match="module 'pkg' has no attribute 'Other'"):
         getattr_("Other")
