@@ -11,13 +11,12 @@ import importlib
 from typing import Any
 
 from evalnb._lazy import homes
-from evalnb.agents._base import Agent, CallableAgent, Request, Response, ToolCall, as_agent, to_response
+from evalnb.agents._base import Agent, Request, Response, ToolCall, to_response
 
 __all__ = [
     "HTTP",
     "Agent",
     "BuildContext",
-    "CallableAgent",
     "Command",
     "OpenAIChat",
     "Record",
@@ -25,7 +24,6 @@ __all__ = [
     "Request",
     "Response",
     "ToolCall",
-    "as_agent",
     "register_agent_type",
     "to_response",
 ]

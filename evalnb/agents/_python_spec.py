@@ -23,7 +23,7 @@ __all__ = ["PythonAgentConfig", "load_python_agent"]
 def load_python_agent(spec: str, *, base: Path | None = None) -> Any:
     """The callable or agent object ``module:attr`` / ``path/to/file.py:attr`` names (``attr`` may be dotted).
 
-    The returned object is whatever the module defines; the runner adapts it with ``evalnb.agents.as_agent``.
+    The returned object is whatever the module defines; the runner adapts it with ``evalnb.agents._base.as_agent``.
 
     Args:
         spec: the spec.

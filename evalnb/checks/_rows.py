@@ -641,7 +641,7 @@ def rows_check(spec: RowsCheck, ctx: CheckContext) -> Score:
 
         rows_check(RowsCheck(expected=[{"state": "CA"}]), ctx).passed
     """
-    from evalnb.data import ReferenceQueryError
+    from evalnb.errors import ReferenceQueryError
 
     if spec.reference_query is not None:
         if ctx.data is None:

@@ -27,22 +27,8 @@ comparison matches to ``productFamily`` / ``storeSales`` by key normalisation.
 from __future__ import annotations
 
 from evalnb._lazy import homes
-from evalnb.data._cube import CubeModel, Level, Measure
-from evalnb.data._sources import Source, connect, detect_file, open_source, reference_checks
-from evalnb.data._sql import Statement
-from evalnb.errors import ReferenceQueryError
+from evalnb.data._sources import connect
 
-__all__ = [
-    "CubeModel",
-    "Level",
-    "Measure",
-    "ReferenceQueryError",
-    "Source",
-    "Statement",
-    "connect",
-    "detect_file",
-    "open_source",
-    "reference_checks",
-]
+__all__ = ["connect"]
 
 homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -2,8 +2,8 @@
 
 Nothing here needs an API key or a server::
 
-    from evalnb.demo import FoodMartAgent, foodmart_db, suite_path
-    result = evalnb.run(suite_path(), FoodMartAgent(), data=foodmart_db())
+    from evalnb.demo import FoodMartAgent, foodmart_db
+    result = evalnb.run(evalnb.examples.path("foodmart-sales"), FoodMartAgent(), data=foodmart_db())
 
 ``FoodMartAgent(flaw="cost-for-sales")`` is the same agent with a realistic bug (it reads Store Cost when
 asked for Store Sales); it plays "the previous model version" in comparisons.
@@ -16,10 +16,10 @@ The other demo agents: :mod:`evalnb.demo.kb` (an offline knowledge-base assistan
 from __future__ import annotations
 
 from evalnb._lazy import homes, submodule
-from evalnb.demo._sample import foodmart_db, sample_dir, suite_path
+from evalnb.demo._sample import foodmart_db
 from evalnb.demo.analytics import FoodMartAgent
 
-__all__ = ["FoodMartAgent", "foodmart_db", "sample_dir", "suite_path"]
+__all__ = ["FoodMartAgent", "foodmart_db"]
 
 
 def __getattr__(name: str) -> object:

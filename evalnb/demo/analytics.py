@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evalnb.agents._base import Request, Response
-from evalnb.data import CubeModel, Level, Measure, Statement
+from evalnb.data._cube import CubeModel, Level, Measure
+from evalnb.data._sql import Statement
 from evalnb.demo._sample import foodmart_db
 
 __all__ = ["FoodMartAgent", "analyst"]

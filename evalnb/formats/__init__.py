@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
+from evalnb._deprecation import Renamed
 from evalnb._files import atomic_write
 from evalnb._lazy import homes, submodule
 from evalnb._unicode import clean_data, cleaned_already, may_hold_surrogates
@@ -32,7 +33,6 @@ from evalnb.formats._registry import (
     for_path,
     get,
     guess,
-    is_format,
     names,
     register,
     suffix_files,
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from evalnb.suite import Suite
 
 __all__ = [
-    "FORMATS",
     "Format",
     "Sniff",
     "Text",
@@ -54,7 +53,6 @@ __all__ = [
     "for_path",
     "from_frame",
     "get",
-    "is_format",
     "json_schema",
     "load",
     "load_upgrading",
@@ -72,9 +70,13 @@ DISCOVERY_NAMES = ("prompts.json", "evals.json", "tests.json")
 DISCOVERY_DIRS = (".", "evals")
 
 
+_FORMATS_NAME = Renamed("evalnb.formats.FORMATS", "evalnb.formats.names()")
+
+
 def __getattr__(name: str) -> Any:
-    # FORMATS: the registered names when asked, so a format registered later is listed too.
+    # FORMATS: the registered names when asked, as names() gives them (docs/extending.md, Deprecations)
     if name == "FORMATS":
+        _FORMATS_NAME.warn()
         return names()
     if name == "from_frame":  # imported when first asked: `import evalnb` does not load the table format
         from evalnb.formats._tables import from_frame

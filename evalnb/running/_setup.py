@@ -226,7 +226,7 @@ def open_data(suite: Suite, data: Any) -> Any:
     it is needed and absent."""
     if data is None and not needs_data(suite):
         return None
-    from evalnb.data import open_source
+    from evalnb.data._sources import open_source
 
     source = open_source(suite, data)
     if source is not None:
@@ -234,7 +234,7 @@ def open_data(suite: Suite, data: Any) -> Any:
         # for the cases that run that query): the SQL never competes with agent calls for the event loop, so
         # latency_ms measures the agent alone, and a connection that only works in the thread that made it
         # (a caller's sqlite3.connect()) is used in that thread.
-        from evalnb.data import reference_checks
+        from evalnb.data._sources import reference_checks
 
         for _, spec in reference_checks(suite):
             if spec.reference_query is not None:

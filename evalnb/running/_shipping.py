@@ -5,7 +5,7 @@ checks of yours, registered in this process. :func:`pack` turns them into bytes 
 functions, lambdas and closures travel by value when they cannot be imported by name); :func:`unpack` turns the
 bytes back into a job on a worker. What makes connections makes them again where it runs: the agents and judges
 of evalnb open their HTTP sessions per event loop (``evalnb.chat._session``), a ``Command`` starts its program
-wherever it is called, and a data source re-opens from what it was opened from (``evalnb.data.Source``).
+wherever it is called, and a data source re-opens from what it was opened from (``evalnb.data._sources.Source``).
 
 Your checks (``evalnb.checks.register`` / ``check``) live in this process's registry, which a worker does not
 have: the registrations the suite names travel with the job and are installed on the worker before it runs.

@@ -12,7 +12,10 @@ import pandas as pd
 import pytest
 
 import evalnb
-from evalnb.data import CubeModel, ReferenceQueryError, Source, connect, detect_file, open_source
+from evalnb.data import connect
+from evalnb.data._cube import CubeModel
+from evalnb.data._sources import Source, detect_file, open_source
+from evalnb.errors import ReferenceQueryError
 from evalnb.errors import ConfigError
 from evalnb.suite import Case, ReferenceQuery, RowsCheck, Suite, Turn
 from tests.support.examples import EXAMPLES

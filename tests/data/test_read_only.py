@@ -23,7 +23,9 @@ import pandas as pd
 import pytest
 
 import evalnb
-from evalnb.data import ReferenceQueryError, Source, connect
+from evalnb.data import connect
+from evalnb.data._sources import Source
+from evalnb.errors import ReferenceQueryError
 from evalnb.data._readonly import check_statement
 from evalnb.suite import Case, ReferenceQuery, RowsCheck, Suite, Turn
 from tests.support.cli import evalnb_cli
@@ -574,7 +576,7 @@ def test_the_sample_cube_reads(foodmart_db: Path) -> None:
     """The structured form's SQL goes through the check too: the sample cube's statements pass it."""
     suite = evalnb.examples.load("foodmart-sales")
     src = connect(foodmart_db)
-    from evalnb.data import reference_checks
+    from evalnb.data._sources import reference_checks
 
     checked = 0
     for _, spec in reference_checks(suite):

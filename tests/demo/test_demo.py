@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 import evalnb
-from evalnb.demo import FoodMartAgent, foodmart_db, sample_dir, suite_path
+from evalnb.demo import FoodMartAgent, foodmart_db
+from evalnb.demo._sample import sample_dir, suite_path
 
 FLAW_CASES = {
     # every case whose rows carry Store Sales figures, and only those
