@@ -15,8 +15,7 @@ import evalnb
 from evalnb.data import connect
 from evalnb.data._cube import CubeModel
 from evalnb.data._sources import Source, detect_file, open_source
-from evalnb.errors import ReferenceQueryError
-from evalnb.errors import ConfigError
+from evalnb.errors import ConfigError, ReferenceQueryError
 from evalnb.suite import Case, ReferenceQuery, RowsCheck, Suite, Turn
 from tests.support.examples import EXAMPLES
 

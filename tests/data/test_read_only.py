@@ -24,9 +24,9 @@ import pytest
 
 import evalnb
 from evalnb.data import connect
+from evalnb.data._readonly import check_statement
 from evalnb.data._sources import Source
 from evalnb.errors import ReferenceQueryError
-from evalnb.data._readonly import check_statement
 from evalnb.suite import Case, ReferenceQuery, RowsCheck, Suite, Turn
 from tests.support.cli import evalnb_cli
 

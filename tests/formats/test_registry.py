@@ -163,7 +163,9 @@ def test_registered_names_schema_and_suite_model(toy: ModuleType) -> None:
         "cube-yaml",
         "dataset-json",
     )
-    with pytest.warns(FutureWarning, match=r"evalnb.formats.FORMATS is deprecated .* use evalnb.formats.names\(\)"):
+    with pytest.warns(
+        FutureWarning, match=r"evalnb.formats.FORMATS is deprecated .* use evalnb.formats.names\(\)"
+    ):
         assert "prompts-csv" in formats.FORMATS  # the old constant lists what is registered now
     assert ".pcsv" in formats.suffixes()
     assert formats.for_path("x/Arith.PCSV") is formats.get("prompts-csv")
