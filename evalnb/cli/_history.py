@@ -146,7 +146,7 @@ def compare_command(
         )
     typer.echo(verdict.report())
     if html_out is not None:
-        verdict.write_html(html_out)
+        verdict.to_html(html_out)
         typer.echo(f"Wrote {html_out}")
     raise typer.Exit(verdict.exit_code)
 
