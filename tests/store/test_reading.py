@@ -25,7 +25,7 @@ READING = [
     ("report", "v1"),
     ("compare", "v1", "v2"),
     ("trend", "stored"),
-    ("runs",),
+    ("history",),
     ("delete", "v1"),
     ("run", "suite.json", "--agent", "agents.py:agent", "--baseline", "v1"),
 ]
