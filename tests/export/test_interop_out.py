@@ -103,7 +103,7 @@ def test_store_export_to_parquet_is_queried_across_versions_with_duckdb(demo: Pa
 
     out = tmp_path / "history"
     cli = subprocess.run(
-        [sys.executable, "-m", "evalnb", "runs", "export", "--store", str(demo), "--parquet", str(out)],
+        [sys.executable, "-m", "evalnb", "history", "export", "--store", str(demo), "--parquet", str(out)],
         capture_output=True,
         text=True,
     )
@@ -170,7 +170,7 @@ def test_runs_export_to_mlflow_logs_each_version_once(demo: Path, tmp_path: Path
     from mlflow import MlflowClient
 
     uri = f"sqlite:///{tmp_path / 'team.db'}"
-    args = [sys.executable, "-m", "evalnb", "runs", "export", "--store", str(demo), "--mlflow", uri]
+    args = [sys.executable, "-m", "evalnb", "history", "export", "--store", str(demo), "--mlflow", uri]
     first = subprocess.run([*args, "--experiment", "team"], capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
     assert first.stdout.count("MLflow run") == 6
@@ -183,6 +183,6 @@ def test_runs_export_to_mlflow_logs_each_version_once(demo: Path, tmp_path: Path
     versions = sorted((r.data.params["suite"], r.data.params["version"]) for r in runs)
     assert ("knowledge-base", "current") in versions and ("foodmart-sales-evals", "previous") in versions
     assert (
-        subprocess.run([sys.executable, "-m", "evalnb", "runs", "export", "--store", str(demo)]).returncode
+        subprocess.run([sys.executable, "-m", "evalnb", "history", "export", "--store", str(demo)]).returncode
         == 2
     )

@@ -61,7 +61,7 @@ def test_an_existing_database_without_a_store_is_not_made_one(folder: Path) -> N
         con.execute("CREATE TABLE mine (x INTEGER)")
     con.close()
     before = other.read_bytes()
-    out = evalnb_cli("runs", "--store", "other.db", cwd=folder)
+    out = evalnb_cli("history", "--store", "other.db", cwd=folder)
     assert out.returncode == 2 and "holds no evalnb tables" in out.stderr, out.stderr
     assert other.read_bytes() == before
     with pytest.raises(StoreError) as err:
@@ -80,7 +80,7 @@ def test_an_existing_database_without_a_store_is_not_made_one(folder: Path) -> N
         cwd=folder,
     )
     assert out.returncode == 0, out.stderr
-    out = evalnb_cli("runs", "--store", "new/s.db", cwd=folder)
+    out = evalnb_cli("history", "--store", "new/s.db", cwd=folder)
     assert out.returncode == 0 and "1 run in " in out.stdout, out.stderr
 
 
@@ -131,7 +131,7 @@ def test_a_stored_run_that_no_longer_validates_is_a_store_error_naming_it(folder
 def test_an_empty_postgresql_database_is_not_made_a_store(folder: Path, pg_url: str) -> None:
     from sqlalchemy import create_engine, inspect
 
-    for command in (("runs",), ("report", "v1"), ("trend", "stored")):
+    for command in (("history",), ("report", "v1"), ("trend", "stored")):
         out = evalnb_cli(*command, "--store", pg_url, cwd=folder)
         assert out.returncode == 2, out.stdout + out.stderr
         assert out.stderr.splitlines() == [
