@@ -47,6 +47,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evalnb._registry import Registry
 from evalnb._text import STOP_WORDS, content_words, word_set
 
 __all__ = ["FACT_KINDS", "Facts", "Quantity", "compare", "names", "quantities", "register_fact_kind"]
@@ -445,15 +446,15 @@ class Facts:
 
 
 FactKind = Callable[[str, str, str], Facts]
-FACT_KINDS: dict[str, FactKind] = {}
-"""The kinds of fact compared, by name: ``f(answer, expected, question) -> Facts``."""
+FACT_KINDS: Registry[FactKind] = Registry("fact kind")
+"""The kinds of fact compared, by name: ``f(answer, expected, question) -> Facts`` (a read-only mapping)."""
 
 
 def register_fact_kind(name: str) -> Callable[[FactKind], FactKind]:
-    """Register a kind of fact for :func:`compare` (a decorator)."""
+    """Register a kind of fact for :func:`compare` (a decorator); a name registered again is replaced."""
 
     def add(function: FactKind) -> FactKind:
-        FACT_KINDS[name] = function
+        FACT_KINDS.register(name, function, replace=True)
         return function
 
     return add
