@@ -28,7 +28,7 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 __all__ = [
     "ARTICLES",
@@ -40,6 +40,7 @@ __all__ = [
     "content_words",
     "f1",
     "is_content",
+    "nearest",
     "nfc",
     "normalize_tokens",
     "sentences",
@@ -257,3 +258,35 @@ def token_f1(got: Sequence[str], want: Sequence[str]) -> float:
     if not got or not want:
         return 0.0
     return f1(sum((Counter(got) & Counter(want)).values()), len(got), len(want))
+
+
+# --------------------------------------------------------------------------------------------------
+# "Did you mean ...?"
+# --------------------------------------------------------------------------------------------------
+
+
+def nearest(word: object, candidates: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The candidate closest to ``word``, or None when nothing is close (or ``word`` is not a text): the one
+    rule of every "did you mean" in evalnb's messages.
+
+    Case does not count when matching (``Prompt`` is as near ``prompt`` as ``prompt`` is), and the suggestion
+    is the candidate as it is spelled (``PartialMatch``, not ``partialmatch``): a message suggests what the
+    user should type. Of candidates that differ only in case, the first is suggested. Closeness is difflib's
+    ratio, at least ``cutoff``.
+
+    Example::
+
+        nearest("exactmatch", ["ExactMatch", "PartialMatch"])
+        # 'ExactMatch'
+        nearest("zzz", ["ExactMatch"]) is None
+        # True
+    """
+    if not isinstance(word, str):
+        return None
+    import difflib  # a message's helper: not paid for by the checks that import this module on every turn
+
+    pool: dict[str, str] = {}
+    for candidate in candidates:
+        pool.setdefault(caseless(candidate), candidate)
+    hit = difflib.get_close_matches(caseless(word), list(pool), n=1, cutoff=cutoff)
+    return pool[hit[0]] if hit else None

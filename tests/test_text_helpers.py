@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 from evalnb._text import (
     ARTICLES,
@@ -13,6 +14,7 @@ from evalnb._text import (
     STOP_WORDS,
     content_words,
     f1,
+    nearest,
     normalize_tokens,
     sentences,
     strip_punctuation,
@@ -107,3 +109,39 @@ def test_the_helpers_import_only_the_standard_library() -> None:
     new = ast.literal_eval(out)
     third_party = [m for m in new if m.split(".")[0] not in sys.stdlib_module_names]
     assert third_party == [], third_party
+
+
+def test_nearest_ignores_case_and_suggests_the_spelling_of_the_candidate() -> None:
+    assert nearest("exactmatch", ["ExactMatch", "PartialMatch"]) == "ExactMatch"
+    assert nearest("PROMPT", ["prompt", "turns"]) == "prompt"
+    assert nearest("Promt", ["prompt"]) == "prompt"
+    assert nearest("ZÜRICH", ["zürich"]) == "zürich"  # caseless, as the text checks compare
+    # of candidates that differ only in case, the first is suggested
+    assert nearest("model", ["Model", "MODEL"]) == "Model"
+    assert nearest("zzz", ["ExactMatch"]) is None
+    assert nearest(3, ["3"]) is None  # a key that is no text has no near miss
+    assert nearest("abc", ["abd"], cutoff=0.9) is None
+    assert nearest("abc", []) is None
+
+
+def test_every_did_you_mean_follows_the_one_rule(tmp_path: Path) -> None:
+    import pytest
+
+    import evalnb
+    from evalnb import _costs
+    from evalnb.config import Config
+    from evalnb.errors import ConfigError, SuiteError
+    from evalnb.formats._common import nearest as formats_nearest
+
+    assert formats_nearest is nearest
+    # the configuration file: an agent's key typed in another case is suggested as the key is spelled
+    with pytest.raises(ConfigError, match=r"did you mean 'argv'\?"):
+        Config.from_dict({"agents": {"x": {"type": "command", "ARGV": ["a"]}}})
+    # the price table, which matched case-sensitively before
+    with pytest.raises(ConfigError, match=r"unknown key 'Input' \(did you mean 'input'\?\)"):
+        _costs.price_table({"m": {"Input": 1.0, "output": 2.0}})
+    # a suite format
+    path = tmp_path / "t.json"
+    path.write_text('{"items": [{"Prompt": "hi"}]}', encoding="utf-8")
+    with pytest.raises(SuiteError, match=r"did you mean 'prompt'\?"):
+        evalnb.load(path)
