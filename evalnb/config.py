@@ -35,8 +35,8 @@ holds them (``api_key_env``, ``${NAME}`` in ``secret_headers``, ``pass_env``).
 TOML suites name these agents in a task's ``agent`` field; the command line takes ``--agent NAME``. The
 agent types resolve through ``evalnb.agents._types``: ``command``, ``openai`` and ``http`` are registered by
 their adapters' modules, ``python`` by ``evalnb.agents._python_spec``, and a module of yours can register
-another (:func:`evalnb.agents.register_agent_type`; name the module in ``$EVALNB_PLUGINS`` for the command
-line). Each type's options model is validated strictly, like the rest of the file.
+another (:func:`evalnb.agents.register_agent_type`; for the command line, install it as a plugin or name the
+module in ``$EVALNB_PLUGINS``, docs/extending.md, plugins). Each type's options model is validated strictly, like the rest of the file.
 
 Example::
 
