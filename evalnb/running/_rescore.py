@@ -169,9 +169,10 @@ async def rescore_async(
         if key in touched:
             rec["status"] = turn_status(touched[key])
 
-    meta = dict(result.meta)
-    meta["judge"] = setup.judge_name(the_judge)
-    meta["rescored_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    meta = result.meta.replace(
+        judge=setup.judge_name(the_judge),
+        rescored_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    )
     return Result(
         suite=suite,
         runs=make_frame(run_records, RUNS_COLUMNS),
