@@ -214,7 +214,7 @@ class _Setup:
     fixed: Path | None
     executor: Any
     judge: Judge | None
-    table: PriceTable
+    table: PriceTable | None
     stored: StoreRecorder | None
     routes: dict[str, Agent]
     names: dict[str, str]

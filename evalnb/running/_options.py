@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalnb.running._budget import Budget
 from evalnb.running._stopping import StopRule
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from evalnb.results._recorders import Recorder
     from evalnb.typing import DataLike, JudgeLike, StoreLike
 
-__all__ = ["RunOptions"]
+__all__ = ["RunOptions", "field_names", "one_of"]
 
 _RECORDED = {"recorded": True}
 """A field the run's meta records (``meta.options``): what says how the run ran, as JSON."""
@@ -106,18 +106,7 @@ class RunOptions:
 
             RunOptions.of(None, {"runs": 1}).runs     # 1
         """
-        if options is None:
-            return cls(**given)
-        if not isinstance(options, RunOptions):
-            raise TypeError(f"options= takes an evalnb.RunOptions, not {type(options).__name__}")
-        defaults = cls()
-        beside = [k for k, v in given.items() if not _is_default(v, getattr(defaults, k))]
-        if beside:
-            raise TypeError(
-                f"give the options in options= or as keywords, not both: {', '.join(beside)} given beside "
-                "options= (dataclasses.replace(options, ...) makes the one object)"
-            )
-        return options
+        return one_of(cls, options, given)
 
     def recorded(self) -> dict[str, Any]:
         """The fields the run's meta records (``meta.options``), as JSON values.
@@ -133,6 +122,26 @@ class RunOptions:
                 value = getattr(self, f.name)
                 out[f.name] = str(value) if isinstance(value, PathLike) else value
         return out
+
+
+T = TypeVar("T")
+
+
+def one_of(cls: type[T], options: T | None, given: Mapping[str, Any]) -> T:
+    """``options`` (an instance of the dataclass ``cls``) or ``cls(**given)``: the one options object of a call
+    that takes them as keywords or as ``options=``; keywords beside ``options=`` must be their defaults."""
+    if options is None:
+        return cls(**given)
+    if not isinstance(options, cls):
+        raise TypeError(f"options= takes an evalnb {cls.__name__}, not {type(options).__name__}")
+    defaults = cls()
+    beside = [k for k, v in given.items() if not _is_default(v, getattr(defaults, k))]
+    if beside:
+        raise TypeError(
+            f"give the options in options= or as keywords, not both: {', '.join(beside)} given beside "
+            "options= (dataclasses.replace(options, ...) makes the one object)"
+        )
+    return options
 
 
 def _is_default(value: Any, default: Any) -> bool:
