@@ -112,7 +112,7 @@ async def _judge_pair(judge: Any, pair: Pair, order: str, gate: asyncio.Semaphor
     earlier = [(p, x, y) if order == "ab" else (p, y, x) for p, x, y in pair.earlier]
     async with gate:
         try:
-            return await judge.verdict(
+            verdict: Verdict = await judge.verdict(
                 question=pair.prompt,
                 first=first,
                 second=second,
@@ -124,6 +124,7 @@ async def _judge_pair(judge: Any, pair: Pair, order: str, gate: asyncio.Semaphor
             raise
         except Exception as exc:  # any judge failure is data (STYLE: failures are data)
             return Verdict(None, f"judge {judge.label} failed: {type(exc).__name__}: {exc}")
+        return verdict
 
 
 def _position(rows: Sequence[dict[str, Any]]) -> tuple[float, int, int]:
@@ -288,4 +289,5 @@ def pairwise(
     from evalnb.running._loops import run_blocking
 
     the = one_of(PairwiseOptions, options, _keywords(locals()))
-    return run_blocking(lambda: judged_pairs(a, b, the, labels))
+    out: Pairwise = run_blocking(lambda: judged_pairs(a, b, the, labels))
+    return out

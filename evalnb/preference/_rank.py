@@ -316,4 +316,5 @@ def rank(
     from evalnb.running._loops import run_blocking
 
     the = one_of(PairwiseOptions, options, _keywords(locals()))
-    return run_blocking(lambda: _ranked(results, the, pairs, bootstrap, labels))
+    out: Ranking = run_blocking(lambda: _ranked(results, the, pairs, bootstrap, labels))
+    return out

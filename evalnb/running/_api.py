@@ -586,7 +586,7 @@ def _warned(result: Result) -> Result:
 
 def _prior(recorders: list[Any]) -> Prior | None:
     for r in recorders:
-        prior = r.completed()
+        prior: Prior | None = r.completed()
         if prior is not None:
             return prior
     return None
