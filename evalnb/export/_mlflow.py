@@ -207,6 +207,7 @@ def store_to_mlflow(
             out.append((str(label), str(logged[run_id]), "already logged"))
             continue
         result = store.load(run_id)
-        result.meta.setdefault("version", row.get("version"))
+        if result.meta.version is None:
+            result.meta = result.meta.replace(version=row.get("version"))
         out.append((str(label), to_mlflow(result, experiment=experiment, tracking_uri=tracking_uri), None))
     return out
