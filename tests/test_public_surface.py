@@ -261,7 +261,15 @@ SURFACE = {
     ],
     "evalnb.judges.offline.fitting": ["LABELS", "fit", "main"],
     "evalnb.plots": ["agreement", "categories", "compare", "ranking", "scorecard", "tradeoff", "trend"],
-    "evalnb.preference": ["Pairwise", "PairwiseOptions", "Ranking", "pairwise", "pairwise_async", "rank", "rank_async"],
+    "evalnb.preference": [
+        "Pairwise",
+        "PairwiseOptions",
+        "Ranking",
+        "pairwise",
+        "pairwise_async",
+        "rank",
+        "rank_async",
+    ],
     "evalnb.results": ["Result", "RunMeta"],
     "evalnb.results.outputs": ["register_writer", "suffixes", "writer", "writer_for"],
     "evalnb.running": [
