@@ -293,13 +293,13 @@ def _number(value: Any, where: str) -> float:
 
 
 def _keys(entry: Mapping[str, Any], valid: Iterable[str], required: Iterable[str], where: str) -> None:
-    import difflib
+    from evalnb._text import nearest
 
     valid = list(valid)
     for key in entry:
         if key not in valid:
-            near = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.6)
-            hint = f"did you mean {near[0]!r}?" if near else f"valid keys: {', '.join(valid)}"
+            near = nearest(str(key), valid)
+            hint = f"did you mean {near!r}?" if near else f"valid keys: {', '.join(valid)}"
             raise ConfigError(f"{where}: unknown key {key!r} ({hint})", code="UNKNOWN_FIELD")
     for key in required:
         if key not in entry:

@@ -1,11 +1,23 @@
-"""Name -> entry registries (formats, agent types, judge strings) and the plugins that fill them.
+"""Name -> entry registries and the plugins that fill them: the one mechanism behind formats, checks, agent
+types, judge strings, executors, fact kinds and output writers.
 
 A registry is filled by modules that register themselves when imported. The built-in entries are declared
-like entry points, name -> module, and a module is imported the first time one of its names is looked up:
-``import evalnb`` stays light, and loading a ``.toml`` suite never imports the YAML parser. Plugins are the
-modules named in the environment variable ``EVALNB_PLUGINS`` (comma-separated, ``module`` or
-``path/to/file.py``, like ``PYTEST_PLUGINS``), imported before the first lookup; they are how the command
-line learns a format, agent type or judge string that a notebook registers by importing its module.
+like entry points, name -> module, and a module is imported the first time one of its names is looked up
+(or, for a registry whose built-ins come from a few modules together, ``modules=``, all of them at the first
+lookup of any name): ``import evalnb`` stays light, and loading a ``.toml`` suite never imports the YAML
+parser.
+
+Plugins are loaded once per process, before the first lookup of any registry (docs/extending.md, plugins):
+
+* the entry points of the group ``evalnb.plugins`` of every installed distribution (a third-party package
+  declares ``[project.entry-points."evalnb.plugins"] name = "module"`` or ``"module:function"``: the module
+  is imported, the function, when named, called with no arguments); ``EVALNB_DISABLE_PLUGIN_AUTOLOAD=1``
+  skips them, as ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` does for pytest;
+* then the modules named in the environment variable ``EVALNB_PLUGINS`` (comma-separated, ``module`` or
+  ``path/to/file.py``, like ``PYTEST_PLUGINS``).
+
+They are how the command line learns a format, check, agent type or judge string that a notebook registers
+by importing its module.
 
 Example::
 
@@ -20,14 +32,17 @@ import dataclasses
 import importlib
 import os
 import threading
-from collections.abc import Iterator, Mapping
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar, overload
 
-__all__ = ["PLUGINS_ENV", "Registry", "load_plugins"]
+__all__ = ["ENTRY_POINT_GROUP", "NO_AUTOLOAD_ENV", "PLUGINS_ENV", "Registry", "load_plugins"]
 
 T = TypeVar("T")
+D = TypeVar("D")
 
 PLUGINS_ENV = "EVALNB_PLUGINS"
+ENTRY_POINT_GROUP = "evalnb.plugins"
+NO_AUTOLOAD_ENV = "EVALNB_DISABLE_PLUGIN_AUTOLOAD"
 
 # Guards the registries' dicts and the plugin state. Never held while importing: a module being imported
 # registers itself, and a lock held across an import could deadlock with Python's own import locks.
@@ -38,13 +53,17 @@ _plugins_done = threading.Condition(_lock)
 
 
 def load_plugins() -> None:
-    """Import the modules named in ``$EVALNB_PLUGINS``, once per process.
+    """Load the plugins of the entry-point group ``evalnb.plugins``, then those of ``$EVALNB_PLUGINS``,
+    once per process.
 
     Raises:
-        ConfigError: ``PLUGIN_ERROR`` when a named module or file does not import (it is tried again at the
-            next lookup, so the error is never swallowed).
+        ConfigError: ``PLUGIN_ERROR`` when an entry point, a named module or a file does not load (it is tried
+            again at the next lookup, so the error is never swallowed); an entry point's error names its
+            distribution.
     """
     global _plugins_loaded, _plugins_loader
+    if _plugins_loaded:
+        return  # the common case, without the lock: every registry lookup asks
     me = threading.get_ident()
     with _lock:
         while not _plugins_loaded and _plugins_loader not in (None, me):
@@ -54,6 +73,8 @@ def load_plugins() -> None:
         _plugins_loader = me
     loaded = False
     try:
+        if os.environ.get(NO_AUTOLOAD_ENV, "").strip() in ("", "0"):
+            _load_entry_points()
         names = [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
         if names:
             from evalnb._usercode import import_target
@@ -65,6 +86,41 @@ def load_plugins() -> None:
         with _lock:
             _plugins_loaded, _plugins_loader = loaded, None
             _plugins_done.notify_all()
+
+
+def _forget_plugins() -> None:
+    """Load the plugins again at the next lookup (a test that installs a distribution uses it)."""
+    global _plugins_loaded
+    with _lock:
+        _plugins_loaded = False
+
+
+def _load_entry_points() -> None:
+    from importlib.metadata import entry_points
+
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        try:
+            loaded = point.load()
+            if point.attr is not None and callable(loaded):
+                loaded()  # `module:function`: the function registers
+        except Exception as exc:
+            raise _plugin_error(point, exc) from exc
+
+
+def _plugin_error(point: Any, exc: BaseException) -> Exception:
+    from evalnb.errors import ConfigError
+
+    dist = getattr(point, "dist", None)
+    name = getattr(dist, "name", None) or "an unknown distribution"
+    version = getattr(dist, "version", None)
+    where = f"{name} {version}" if version else name
+    return ConfigError(
+        f"plugin {point.name!r} ({point.value}) of the distribution {where!r}, entry point group "
+        f"{ENTRY_POINT_GROUP!r}, failed to load: {type(exc).__name__}: {exc}. Upgrade or reinstall "
+        f"{name!r} (pip install --upgrade {name}), uninstall it (pip uninstall {name}), or set "
+        f"{NO_AUTOLOAD_ENV}=1 to skip installed plugins",
+        code="PLUGIN_ERROR",
+    )
 
 
 def _origin(entry: object) -> str | None:
@@ -82,24 +138,54 @@ def _origin(entry: object) -> str | None:
 class Registry(Generic[T]):
     """Entries by name: the built-ins in their declared order, then the others in registration order.
 
+    A read-only mapping of name -> entry besides (``registry["name"]``, ``len``, ``items()``), every built-in and
+    plugin loaded first.
+
     Args:
         kind: what an entry is, for messages (``"format"``).
         builtins: name -> module that registers that name when imported.
+        modules: modules that register built-ins between them, all imported at the first lookup of any name
+            (the check modules register many spec types each).
+        loader: called once before the first lookup, for built-ins a higher layer registers (the writers of
+            ``evalnb.export``, reached through :mod:`evalnb._hooks`).
     """
 
-    def __init__(self, kind: str, *, builtins: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        *,
+        builtins: Mapping[str, str] | None = None,
+        modules: Sequence[str] = (),
+        loader: Callable[[], object] | None = None,
+    ) -> None:
         self.kind = kind
         self._builtins = dict(builtins or {})
+        self._modules = tuple(modules)
+        self._loader = loader
+        self._bulk_loaded = not self._modules and loader is None
         self._entries: dict[str, T] = {}
 
     def _load(self, name: str | None = None) -> None:
-        """Import the plugins, and the module of built-in ``name`` (of every built-in when None)."""
+        """Import the plugins, the modules of ``modules`` and ``loader``, and the module of built-in ``name``
+        (of every built-in when None)."""
         load_plugins()
+        self._load_bulk()
         names = list(self._builtins) if name is None else [name] if name in self._builtins else []
         for key in names:
             if key not in self._entries:
                 # A module already being imported (it is registering itself right now) comes back at once.
                 importlib.import_module(self._builtins[key])
+
+    def _load_bulk(self) -> None:
+        if self._bulk_loaded:
+            return
+        # Every one exists: a failing import is a broken install and must surface. Marked loaded only
+        # afterwards, so a later lookup raises the same error again instead of finding nothing.
+        for module in self._modules:
+            importlib.import_module(module)
+        if self._loader is not None:
+            self._loader()
+        self._bulk_loaded = True
 
     def register(self, name: str, entry: T, *, replace: bool = False) -> T:
         """Add ``entry`` under ``name``; a name another module took is an error unless ``replace``.
@@ -125,16 +211,28 @@ class Registry(Generic[T]):
         with _lock:
             return self._entries.pop(name, None)
 
-    def get(self, name: str) -> T | None:
-        """The entry under ``name``, or None."""
+    @overload
+    def get(self, name: str) -> T | None: ...
+    @overload
+    def get(self, name: str, default: D) -> T | D: ...
+    def get(self, name: str, default: object = None) -> object:
+        """The entry under ``name``, or ``default`` (None)."""
         self._load(name)
-        return self._entries.get(name)
+        return self._entries.get(name, default)
+
+    def __getitem__(self, name: str) -> T:
+        self._load(name)
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise KeyError(name) from None
 
     def __contains__(self, name: object) -> bool:
         # A built-in name is known without importing its module.
         if isinstance(name, str) and name in self._builtins:
             return True
         load_plugins()
+        self._load_bulk()
         return name in self._entries
 
     def names(self) -> tuple[str, ...]:
@@ -144,12 +242,23 @@ class Registry(Generic[T]):
             known = [n for n in self._builtins if n in self._entries]
             return (*known, *(n for n in self._entries if n not in self._builtins))
 
+    def keys(self) -> tuple[str, ...]:
+        """The same as :meth:`names`."""
+        return self.names()
+
     def values(self) -> list[T]:
         """Every entry, in the order of :meth:`names`."""
         return [self._entries[n] for n in self.names()]
 
+    def items(self) -> list[tuple[str, T]]:
+        """Every (name, entry), in the order of :meth:`names`."""
+        return [(n, self._entries[n]) for n in self.names()]
+
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
 
     def __repr__(self) -> str:
         return f"Registry({self.kind!r}, {list(self.names())})"

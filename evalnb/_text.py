@@ -1,7 +1,8 @@
-"""Small text helpers shared by the text checks, the offline heuristic judge and the demo agents.
+"""Small text helpers shared by the text checks, the offline judges, the failure browser and the demo agents.
 
-Word tokenising, stop words, content words, sentence splitting and the normalisation and token F1 of the
-``PartialMatch`` (docs/dataset-json.md, text comparison). Standard library only: it is imported by checks that run on
+Word tokenising (the one home of evalnb's word patterns: :data:`WORD` and its named variants), stop words,
+content words, sentence splitting, the normalisation and token F1 of the ``PartialMatch`` (docs/dataset-json.md,
+text comparison), and :func:`nearest`, the "did you mean" of every message. Standard library only: it is imported by checks that run on
 every turn.
 
 Text compares in Unicode NFC (:func:`nfc`, :func:`caseless`): "é" typed as one code point and as "e" with a
@@ -28,11 +29,17 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 __all__ = [
+    "ALNUM_WORD",
     "ARTICLES",
     "FUNCTION_WORDS",
+    "HANDLE_WORD",
+    "LETTERS",
+    "LETTER_WORD",
+    "NAME_WORD",
+    "PIECE",
     "PLAIN_WORD",
     "STOP_WORDS",
     "WORD",
@@ -40,8 +47,10 @@ __all__ = [
     "content_words",
     "f1",
     "is_content",
+    "nearest",
     "nfc",
     "normalize_tokens",
+    "pieces",
     "sentences",
     "strip_punctuation",
     "token_f1",
@@ -79,11 +88,39 @@ def caseless(text: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
 
 
+# The word patterns of evalnb, one home for all: the checks, the judges and the browser take theirs from here.
+# They differ on purpose, each for what its caller compares, and the offline judges' agreement with human
+# labels (benchmarks/judge_agreement.py) is pinned to their exact tokens: add a named variant, never edit one.
+
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-"""A run of letters or digits in any script, with one inner apostrophe kept (``don't``, ``l’eau``)."""
+"""A run of letters or digits in any script, with one inner apostrophe kept (``don't``, ``l’eau``): the default
+of :func:`words` and :func:`content_words` (the heuristic and embedding judges)."""
 
 PLAIN_WORD = re.compile(r"\w+")
 """A run of word characters (letters, digits, underscore), apostrophes split."""
+
+ALNUM_WORD = re.compile(r"[^\W_]+")
+"""A run of letters or digits, apostrophes, hyphens and underscores split (``o'brien`` -> ``o``, ``brien``):
+the offline fact judge matches the parts of a name with it, so ``O'Brien`` is found in ``Brien's``."""
+
+LETTERS = re.compile(r"[^\W\d_]+")
+"""A run of letters only (no digits): a word where a number would be read apart, as in ``how many days``."""
+
+LETTER_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+"""Letters with one inner apostrophe kept (``isn't``) and no digits: the fact judge reads negations with it,
+where ``n't`` must stay on its word and a number is no word a negation can scope over."""
+
+NAME_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+"""Letters joined by inner apostrophes or hyphens (``O'Brien``, ``Jean-Luc``, ``Saint-Étienne``): one word of
+a proper name, as the fact judge finds names."""
+
+HANDLE_WORD = re.compile(r"[\w@.+'’-]+")
+"""A run that keeps e-mail addresses, handles and dotted names whole (``ana.lopez+hr@example.com``): the fact
+judge looks names up in a text's words both ways, whole and split by :data:`ALNUM_WORD`."""
+
+PIECE = re.compile(r"\s+|\w+|[^\w\s]")
+"""White space runs, word-character runs and single other characters: :func:`pieces`, which join back into the
+text, for a word diff that shows the text as written."""
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -128,6 +165,18 @@ def words(text: str | None, *, pattern: re.Pattern[str] = WORD) -> list[str]:
     # mark (``İ``), which would change where words end.
     # NFC first: in decomposed text a combining accent is no word character and would split "Café".
     return [w.lower() for w in pattern.findall(nfc(text or ""))]
+
+
+def pieces(text: str | None) -> list[str]:
+    """``text`` cut into words, white space and single other characters (:data:`PIECE`), as written: no case
+    change and no normalisation, so ``"".join(pieces(t)) == t``.
+
+    Example::
+
+        pieces("Don't panic!")
+        # ['Don', "'", 't', ' ', 'panic', '!']
+    """
+    return PIECE.findall(text or "")
 
 
 def is_content(word: str, *, min_length: int = 2) -> bool:
@@ -257,3 +306,35 @@ def token_f1(got: Sequence[str], want: Sequence[str]) -> float:
     if not got or not want:
         return 0.0
     return f1(sum((Counter(got) & Counter(want)).values()), len(got), len(want))
+
+
+# --------------------------------------------------------------------------------------------------
+# "Did you mean ...?"
+# --------------------------------------------------------------------------------------------------
+
+
+def nearest(word: object, candidates: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The candidate closest to ``word``, or None when nothing is close (or ``word`` is not a text): the one
+    rule of every "did you mean" in evalnb's messages.
+
+    Case does not count when matching (``Prompt`` is as near ``prompt`` as ``prompt`` is), and the suggestion
+    is the candidate as it is spelled (``PartialMatch``, not ``partialmatch``): a message suggests what the
+    user should type. Of candidates that differ only in case, the first is suggested. Closeness is difflib's
+    ratio, at least ``cutoff``.
+
+    Example::
+
+        nearest("exactmatch", ["ExactMatch", "PartialMatch"])
+        # 'ExactMatch'
+        nearest("zzz", ["ExactMatch"]) is None
+        # True
+    """
+    if not isinstance(word, str):
+        return None
+    import difflib  # a message's helper: not paid for by the checks that import this module on every turn
+
+    pool: dict[str, str] = {}
+    for candidate in candidates:
+        pool.setdefault(caseless(candidate), candidate)
+    hit = difflib.get_close_matches(caseless(word), list(pool), n=1, cutoff=cutoff)
+    return pool[hit[0]] if hit else None

@@ -35,8 +35,8 @@ holds them (``api_key_env``, ``${NAME}`` in ``secret_headers``, ``pass_env``).
 TOML suites name these agents in a task's ``agent`` field; the command line takes ``--agent NAME``. The
 agent types resolve through ``evalnb.agents._types``: ``command``, ``openai`` and ``http`` are registered by
 their adapters' modules, ``python`` by ``evalnb.agents._python_spec``, and a module of yours can register
-another (:func:`evalnb.agents.register_agent_type`; name the module in ``$EVALNB_PLUGINS`` for the command
-line). Each type's options model is validated strictly, like the rest of the file.
+another (:func:`evalnb.agents.register_agent_type`; for the command line, install it as a plugin or name the
+module in ``$EVALNB_PLUGINS``, docs/extending.md, plugins). Each type's options model is validated strictly, like the rest of the file.
 
 Example::
 
@@ -48,7 +48,6 @@ Example::
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -60,6 +59,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from evalnb._text import nearest
+from evalnb._validation import problem
 from evalnb.agents._python_spec import load_python_agent
 from evalnb.agents._types import AgentType, BuildContext, agent_type, agent_type_names
 from evalnb.errors import ConfigError
@@ -216,14 +217,10 @@ def load_config(
     return Config.from_dict(data, path=file, table=table)
 
 
-def _nearest(word: str, options: Iterable[str]) -> str | None:
-    found = difflib.get_close_matches(word, sorted(options), n=1, cutoff=0.6)
-    return found[0] if found else None
-
-
 def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[str, Any]) -> ConfigError:
-    """The first validation problem as one sentence naming the key and the file."""
-    errors = exc.errors()
+    """The first validation problem as one sentence naming the key and the file (said by
+    :func:`evalnb._validation.problem`, as the suite formats say theirs)."""
+    errors = exc.errors(include_url=False)
     # Same rule as the suite formats: an unknown key that is a near miss of a missing one is reported as the
     # unknown key with the suggestion, not as the missing key.
     err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
@@ -243,7 +240,7 @@ def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[st
             valid = {"type", *entry.config.model_fields} if entry is not None else set()
         elif loc[0] == "judge":
             valid = set(JudgeConfig.model_fields)
-        near = _nearest(key, valid)
+        near = nearest(key, valid)
         hint = f" (did you mean {near!r}?)" if near else f" (valid keys: {', '.join(sorted(valid))})"
         if key == "api_key" and "api_key_env" in valid:
             # The key itself is accepted in Python only: a file names the variable that holds it.
@@ -256,7 +253,7 @@ def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[st
         )
     if kind == "union_tag_invalid":
         tag = err.get("ctx", {}).get("tag")
-        near = _nearest(str(tag), types)
+        near = nearest(str(tag), types)
         hint = f" (did you mean {near!r}?)" if near else ""
         return ConfigError(
             f"{prefix}{where}.type: unknown agent type {tag!r}{hint}; use {_or_list(types)}",
@@ -270,7 +267,7 @@ def _error(file: Path | None, table: str, exc: ValidationError, data: Mapping[st
         )
     if kind == "missing":
         return ConfigError(f"{prefix}missing key {where!r}", code="MISSING_FIELD")
-    return ConfigError(f"{prefix}{where}: {err['msg']}", code="INVALID_VALUE")
+    return ConfigError(f"{prefix}{where}: {problem(err).sentence}", code="INVALID_VALUE")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -338,7 +335,7 @@ class Config:
         """
         cfg = self.agent_configs.get(name)
         if cfg is None:
-            near = _nearest(name, self.agent_configs)
+            near = nearest(name, self.agent_configs)
             hint = f" (did you mean {near!r}?)" if near else ""
             where = f" in {self.path}" if self.path else ""
             known = ", ".join(self.agent_names) or "none"

@@ -78,7 +78,7 @@ _FILES = {
     "png",
 }
 # The tags an MLflow run carries (docs/results.md, MLflow): names in MLflow, not in Python.
-_TAGS = {"evalnb.run_id"}
+_TAGS = {"evalnb.run_id", "evalnb.plugins"}  # a tag, and the entry-point group of docs/extending.md
 _NAME = re.compile(r"(?<![\w/.\-])evalnb(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 HEAVY = ("plotly", "openai", "sqlalchemy", "duckdb", "jupyter", "aiohttp", "IPython", "ray", "pandas")
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import difflib
 import html
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalnb._text import pieces
 from evalnb.browser._data import CaseView
 from evalnb.checks._rows import normalise_key
 
@@ -50,7 +50,6 @@ CSS = """
 </style>
 """
 
-_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
 _MAX_DIFF_TOKENS = 4000
 """Tokens of a side beyond which no difference is marked (difflib's time grows with their product)."""
 
@@ -62,7 +61,8 @@ def _e(value: Any) -> str:
 def word_diff(a: str | None, b: str | None) -> tuple[str, str]:
     """Both texts as HTML with their word differences marked: what only ``a`` has struck out (``<del>``), what
     only ``b`` has highlighted (``<ins>``). Words compare case-insensitively (as ExactMatch does)."""
-    ta, tb = _TOKEN.findall(a or ""), _TOKEN.findall(b or "")
+    # Pieces, not words: the marked text must join back into the text as written (evalnb._text.pieces).
+    ta, tb = pieces(a), pieces(b)
     if len(ta) > _MAX_DIFF_TOKENS or len(tb) > _MAX_DIFF_TOKENS:
         return _e(a), _e(b)
     matcher = difflib.SequenceMatcher(

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalnb._registry import Registry
 from evalnb._score import Score
 
 if TYPE_CHECKING:
@@ -125,8 +126,16 @@ class CheckDef:
     higher_is_better: bool | None = None
 
 
-_CHECKS: dict[str, CheckDef] = {}  # built-ins by spec type
-_USER: dict[str, CheckDef] = {}  # yours by name (CustomCheck.check, a dataset's custom evaluator)
+_BUILTIN_MODULES = ("_text", "_process", "_cube", "_rows", "_judged", "_semantic", "_tools", "_matching")
+"""The modules under ``evalnb.checks`` whose import registers the built-in checks."""
+
+# Built-ins by spec type, their modules imported at the first lookup (keeping `import evalnb` light); yours by
+# name (CustomCheck.check, a dataset's custom evaluator). A check registered again replaces the earlier one
+# (a notebook cell run twice, a function registered over a built-in's name).
+_CHECKS: Registry[CheckDef] = Registry(
+    "built-in check", modules=tuple(f"evalnb.checks.{m}" for m in _BUILTIN_MODULES)
+)
+_USER: Registry[CheckDef] = Registry("check")
 
 
 def _needs(needs: Iterable[str]) -> frozenset[str]:
@@ -147,7 +156,9 @@ def builtin(
     """
 
     def deco(fn: CheckFn) -> CheckFn:
-        _CHECKS[spec_type] = CheckDef(spec_type, fn, _needs(needs), builtin=True, source=fn)
+        _CHECKS.register(
+            spec_type, CheckDef(spec_type, fn, _needs(needs), builtin=True, source=fn), replace=True
+        )
         return fn
 
     return deco
@@ -178,8 +189,10 @@ def check(
     direction = _direction(higher_is_better)
 
     def deco(f: CheckFn) -> CheckFn:
-        _USER[name] = CheckDef(
-            name, f, _needs(needs), options=_tuple(options), source=f, higher_is_better=direction
+        _USER.register(
+            name,
+            CheckDef(name, f, _needs(needs), options=_tuple(options), source=f, higher_is_better=direction),
+            replace=True,
         )
         return f
 
@@ -206,8 +219,12 @@ def register(name: str, fn: Callable[..., Any] | None = None, *, higher_is_bette
             return f(ctx.turn, ctx.response, **dict(spec.settings))
 
         # It sees the turn and the response only; the working directory is not its business.
-        _USER[name] = CheckDef(
-            name, adapted, frozenset(), options=_keyword_options(f), source=f, higher_is_better=direction
+        _USER.register(
+            name,
+            CheckDef(
+                name, adapted, frozenset(), options=_keyword_options(f), source=f, higher_is_better=direction
+            ),
+            replace=True,
         )
         return f
 
@@ -242,12 +259,12 @@ def _keyword_options(fn: Callable[..., Any]) -> tuple[str, ...] | None:
 
 def unregister(name: str) -> None:
     """Remove a check of yours (tests and notebooks re-registering use it)."""
-    _USER.pop(name, None)
+    _USER.unregister(name)
 
 
 def known() -> list[str]:
     """Names of your registered checks."""
-    return sorted(_USER)
+    return sorted(_USER.names())
 
 
 def definition(spec: Any) -> CheckDef:
@@ -262,11 +279,10 @@ def definition(spec: Any) -> CheckDef:
         if hit is None:
             raise KeyError(f"no check registered as {custom!r}; register it with evalnb.checks.register")
         return hit
-    _load_builtins()
-    try:
-        return _CHECKS[spec.type]
-    except KeyError:
-        raise KeyError(f"no built-in check for spec type {spec.type!r}") from None
+    hit = _CHECKS.get(spec.type)
+    if hit is None:
+        raise KeyError(f"no built-in check for spec type {spec.type!r}")
+    return hit
 
 
 def get(spec_type: str) -> CheckFn:
@@ -275,7 +291,6 @@ def get(spec_type: str) -> CheckFn:
     Raises:
         KeyError: when nothing is registered for it.
     """
-    _load_builtins()
     return _CHECKS[spec_type].fn
 
 
@@ -293,7 +308,8 @@ def user_definition(name: str) -> CheckDef | None:
 def install(definitions: Mapping[str, CheckDef]) -> None:
     """Register checks of yours as another process registered them (a cluster worker gets the suite's checks
     this way: its own registry never ran your registrations)."""
-    _USER.update(definitions)
+    for name, registered in definitions.items():
+        _USER.register(name, registered, replace=True)
 
 
 def coerce_score(value: Any) -> Score:
@@ -321,22 +337,3 @@ def _is_bool(value: Any) -> bool:
         return True
     kind = type(value)
     return kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool")
-
-
-_loaded = False
-_BUILTIN_MODULES = ("_text", "_process", "_cube", "_rows", "_judged", "_semantic", "_tools", "_matching")
-"""The modules under ``evalnb.checks`` whose import registers the built-in checks."""
-
-
-def _load_builtins() -> None:
-    # Import the modules that register built-ins on first use, keeping `import evalnb` light.
-    global _loaded
-    if _loaded:
-        return
-    import importlib
-
-    # Every one exists: a failing import is a broken install and must surface, not leave checks unknown.
-    # Marked loaded only afterwards, so a later call raises the same error again instead of a KeyError.
-    for mod in _BUILTIN_MODULES:
-        importlib.import_module(f"evalnb.checks.{mod}")
-    _loaded = True

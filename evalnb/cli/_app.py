@@ -29,7 +29,8 @@ STORE_HELP = "Run store: a SQLite path or SQLAlchemy URL (default .evals/evalnb.
 def _root() -> None:
     """Evaluate LLM agents: load TOML, YAML and JSON suites, run them, compare versions."""
     # A callback keeps `evalnb run ...` a subcommand even while `run` is the only command registered. It
-    # imports the plugins of $EVALNB_PLUGINS (formats, agent types, judge strings) before any command.
+    # loads the plugins (installed packages' evalnb.plugins entry points, then $EVALNB_PLUGINS) before any
+    # command, so a broken one is one clear error whatever the command.
     from evalnb._registry import load_plugins
     from evalnb.errors import ConfigError
 

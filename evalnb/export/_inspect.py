@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from evalnb._validation import describe
 from evalnb.errors import StoreError
 from evalnb.results import Result
 from evalnb.results._frames import RUNS_COLUMNS, SCORES_COLUMNS, make_frame
@@ -310,7 +311,7 @@ def read_inspect_log(path: str | Path) -> Result:
         log = _Log.model_validate(data)
     except ValidationError as exc:
         raise StoreError(
-            f"{p}: not an Inspect AI log Inspect's version {version} would read: {exc}",
+            f"{p}: not an Inspect AI log Inspect's version {version} would read: {describe(exc, whole='the log')}",
             code="UNKNOWN_RESULTS",
         ) from None
     return _result(log, p)

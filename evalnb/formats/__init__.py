@@ -105,7 +105,8 @@ def load(
         SuiteError: for any problem with the input, with ``.code``, ``.location`` and ``.path``. A document
             with several problems raises the first (in document order) with all of them in ``.errors``, and
             prints them all; a syntax error (``MALFORMED_*``) is reported alone.
-        ConfigError: ``PLUGIN_ERROR`` when a module named in ``$EVALNB_PLUGINS`` does not import.
+        ConfigError: ``PLUGIN_ERROR`` when a plugin (an installed ``evalnb.plugins`` entry point, a module
+            named in ``$EVALNB_PLUGINS``) does not load.
 
     Example::
 
@@ -160,7 +161,7 @@ def load(
         raise SuiteError("INVALID_VALUE", "the document is nested too deeply", path=_str(path)) from None
     except Exception as exc:  # docs/extending.md, error codes: nothing but SuiteError escapes load...
         if isinstance(exc, ConfigError) and exc.code == ConfigCode.PLUGIN_ERROR:
-            raise  # ...but a plugin of $EVALNB_PLUGINS that does not import is no problem of the suite
+            raise  # ...but a plugin that does not load is no problem of the suite
         raise SuiteError(
             "INTERNAL_ERROR", f"could not load the suite ({type(exc).__name__}: {exc})", path=_str(path)
         ) from exc

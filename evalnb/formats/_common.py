@@ -18,9 +18,7 @@ there is no document to check.
 
 from __future__ import annotations
 
-import difflib
 import math
-import re
 import sys
 import types
 import typing
@@ -30,6 +28,8 @@ from typing import Annotated, Any, Literal, NoReturn, Union
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
+from evalnb._text import nearest
+from evalnb._validation import format_loc, problem, shown, type_name
 from evalnb.errors import SuiteCode, SuiteError
 
 __all__ = [
@@ -96,107 +96,9 @@ def fail(
     raise SuiteError(code, message, location=location, path=path, suggestion=suggestion)
 
 
-_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
-
-SHOWN = 60
-"""The most characters of a value or key an error message (or location) shows (:func:`shown`)."""
-
-
-def format_loc(loc: Iterable[str | int]) -> str:
-    """``("tasks", 0, "assertions", 1, "equals")`` -> ``"tasks[0].assertions[1].equals"``.
-
-    Keys that are not plain names are quoted (``evaluators["my key"]``) so the location stays unambiguous.
-    """
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _IDENT.match(part) and len(part) <= SHOWN:
-            out += f".{part}" if out else part
-        else:
-            out += f"[{shown(part)}]"
-    return out
-
-
-def nearest(key: object, candidates: Iterable[str]) -> str | None:
-    """The candidate closest to ``key`` (difflib, case-insensitive), or None when nothing is close."""
-    if not isinstance(key, str):
-        return None
-    pool = {c.lower(): c for c in candidates}
-    hit = difflib.get_close_matches(key.lower(), list(pool), n=1, cutoff=0.6)
-    return pool[hit[0]] if hit else None
-
-
-def type_name(value: object) -> str:
-    """A reader's name for a parsed value's type: ``string``, ``integer``, ``list``, ``mapping`` ..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "mapping"
-    if isinstance(value, (list, tuple)):
-        return "list"
-    return type(value).__name__
-
-
-def shown(value: object, limit: int = SHOWN) -> str:
-    """A value or key as an error message shows it: its ``repr``, cut to ``limit`` characters with ``...``.
-
-    A 4 MB ``schemaVersion`` or a 100,000-character key must not become a 4 MB message (or location).
-
-    Example::
-
-        shown("x" * 1000)
-        # "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
-    """
-    try:
-        text = repr(value)
-    except Exception:  # a value whose repr fails must not hide the real error
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 # ------------------------------------------------------------------------------------------------------
-# pydantic ValidationError -> SuiteError
+# pydantic ValidationError -> SuiteError (each error said by evalnb._validation, the one translator)
 # ------------------------------------------------------------------------------------------------------
-
-_EXPECTED = {
-    "string_type": "a string",
-    "int_type": "an integer",
-    "int_from_float": "an integer",
-    "float_type": "a number",
-    "bool_type": "a boolean (true or false)",
-    "list_type": "a list",
-    "tuple_type": "a list",
-    "dict_type": "a mapping",
-    "model_type": "a mapping",
-    "model_attributes_type": "a mapping",
-    "none_required": "null",
-}
-_INVALID = {
-    "greater_than",
-    "greater_than_equal",
-    "less_than",
-    "less_than_equal",
-    "literal_error",
-    "enum",
-    "finite_number",
-    "too_short",
-    "too_long",
-    "string_too_short",
-    "string_too_long",
-    "string_pattern_mismatch",
-    "multiple_of",
-    "value_error",
-    "assertion_error",
-}
 
 
 def from_validation_errors(
@@ -275,7 +177,6 @@ def _one(
     where = format_loc(full)
     key = str(full[-1]) if full and isinstance(full[-1], str) else ""
     subject = shown(key) if key else (where or "the document")
-    value = e.get("input")
     if kind == "missing":
         inside = format_loc(full[:-1])
         return full, SuiteError(
@@ -321,26 +222,8 @@ def _one(
         return full, SuiteError(
             "TYPE_MISMATCH", f"{subject} must be a mapping, got {type_name(found)}", location=where
         )
-    if kind in _EXPECTED:
-        return full, SuiteError(
-            "TYPE_MISMATCH", f"{subject} must be {_EXPECTED[kind]}, got {type_name(value)}", location=where
-        )
-    upper = kind.upper()
-    if upper in CODES:  # raised by our own validators via custom_error()
-        msg = str(e.get("msg", ""))
-        return full, SuiteError(upper, f"{subject} {msg}", location=where)
-    if kind in _INVALID:
-        msg = str(e.get("msg", "is not allowed"))
-        msg = msg.replace("Input should be", "must be").replace("Value error, ", "")
-        return full, SuiteError(
-            "INVALID_VALUE", f"{subject} {_lower_first(msg)}, got {shown(value)}", location=where
-        )
-    # Any other pydantic complaint is about the value's type (e.g. a date where a string belongs).
-    return full, SuiteError("TYPE_MISMATCH", f"{subject}: {e.get('msg', 'wrong type')}", location=where)
-
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
+    said = problem(e)
+    return full, SuiteError(said.code, said.said(subject), location=where)
 
 
 def _unknown(full: Loc, parent_model: type[BaseModel] | None, *, suggestion: str | None = None) -> SuiteError:

@@ -155,6 +155,7 @@ class Result:
         import pandas as pd
         from pydantic import ValidationError
 
+        from evalnb._validation import describe
         from evalnb.errors import StoreError
         from evalnb.results import _files as files
         from evalnb.suite import Suite
@@ -164,7 +165,9 @@ class Result:
             suite = Suite.model_validate(data["definition"])
         except ValidationError as exc:
             raise StoreError(
-                f"{where}: the result's suite 'definition' is not valid: {exc}", code="UNKNOWN_RESULTS"
+                f"{where}: the result's suite 'definition' is not valid: "
+                f"{describe(exc, whole='the whole definition')}",
+                code="UNKNOWN_RESULTS",
             ) from exc
         return cls.from_frames(
             suite=suite,

@@ -52,18 +52,15 @@ def stored_suite(definition: Any, run: dict[str, Any]) -> Suite:
     """
     from pydantic import ValidationError
 
+    from evalnb._validation import describe
+
     if not isinstance(definition, str):
         raise invalid(run, "its suite definition", "is missing")
     try:
         return suite_from(definition)
     except ValidationError as exc:
-        problems = exc.errors(include_url=False, include_input=False)
-        shown = "; ".join(
-            f"{'.'.join(str(p) for p in e.get('loc', ())) or '(the whole definition)'}: {e.get('msg', '')}"
-            for e in problems[:SHOWN]
-        )
-        more = f" (and {len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
-        raise invalid(run, "its suite definition does not validate:", f"{shown}{more}") from None
+        said = describe(exc, limit=SHOWN, whole="(the whole definition)", values=False)
+        raise invalid(run, "its suite definition does not validate:", said) from None
     except (ValueError, TypeError) as exc:  # a model validator's own error, text that is not JSON
         raise invalid(run, "its suite definition does not validate:", str(exc)) from None
 

@@ -126,7 +126,7 @@ def test_the_toy_type_builds_from_evalnb_toml(toy: ModuleType, project: Path) ->
     ("table", "match"),
     [
         ('type = "shout"\nprefx = "> "', r"unknown key 'agents\.loud\.prefx' \(did you mean 'prefix'\?\)"),
-        ('type = "shout"\ntimes = 0', r"agents\.loud\.times: Input should be greater than or equal to 1"),
+        ('type = "shout"\ntimes = 0', r"agents\.loud\.times: must be greater than or equal to 1, got 0"),
         (
             'type = "shuot"',
             r"unknown agent type 'shuot' \(did you mean 'shout'\?\); use command, .*, python or shout",

@@ -19,13 +19,13 @@ def test_every_builtin_spec_type_is_registered() -> None:
 
 
 def test_a_builtin_module_that_cannot_be_imported_is_a_loud_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(registry._CHECKS, "_bulk_loaded", False)
     # A None entry in sys.modules makes the import fail with ModuleNotFoundError, as a missing file would.
     monkeypatch.setitem(sys.modules, "evalnb.checks._cube", None)
     with pytest.raises(ModuleNotFoundError, match=r"evalnb\.checks\._cube"):
         registry.get("regex")
     # Still not marked loaded: asking again raises again instead of a KeyError for a missing check.
-    assert registry._loaded is False
+    assert registry._CHECKS._bulk_loaded is False
     with pytest.raises(ModuleNotFoundError):
         registry.get("rows")
 

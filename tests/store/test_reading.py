@@ -117,10 +117,11 @@ def test_a_stored_run_that_no_longer_validates_is_a_store_error_naming_it(folder
         assert "its meta is not JSON" in message
     elif change == "a field edited by hand":
         assert (
-            "cases.0.runs: Input should be a valid integer" in message and "cases.2.turns.0.prompt" in message
+            "cases[0].runs: Input should be a valid integer" in message
+            and "cases[2].turns[0].prompt: must be a string" in message
         )
     else:
-        assert "cases.1.turns.0.checks.0" in message and "'FutureCheck'" in message
+        assert "cases[1].turns[0].checks[0]" in message and "'FutureCheck'" in message
     assert "ValidationError" not in message and "pydantic" not in message
     for command in (("report", "v1"), ("compare", "v1", "v2")):
         out = evalnb_cli(*command, "--store", "s.db", cwd=folder)

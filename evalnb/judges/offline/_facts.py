@@ -47,7 +47,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evalnb._text import STOP_WORDS, content_words, word_set
+from evalnb._registry import Registry
+from evalnb._text import (
+    ALNUM_WORD,
+    HANDLE_WORD,
+    LETTER_WORD,
+    LETTERS,
+    NAME_WORD,
+    STOP_WORDS,
+    content_words,
+    word_set,
+)
 
 __all__ = ["FACT_KINDS", "Facts", "Quantity", "compare", "names", "quantities", "register_fact_kind"]
 
@@ -117,12 +127,17 @@ not 25 days."""
 _HEDGED_TOLERANCE = 0.10
 """... and when either side hedges ("about 300,000 km per second"). Clock times and years are exact."""
 
+# A number's unit suffix is a run of letters (evalnb._text.LETTERS), a word one of a name's words (NAME_WORD).
 _TOKEN = re.compile(
     r"""
     (?P<clock>\b\d{1,2}:\d{2}(?:\s*[ap]\.?m\b\.?)?|\b\d{1,2}\s*[ap]\.?m\b\.?)
     | (?P<currency>[$£€])\s?(?P<amount>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)
-    | (?<![\w~./])(?<![^\W\d_]-)(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<suffix>%|[^\W\d_]+)?
-    | (?P<word>[^\W\d_]+(?:[-'’][^\W\d_]+)*|[%°]\w?)
+    | (?<![\w~./])(?<![^\W\d_]-)(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<suffix>%|"""
+    + LETTERS.pattern
+    + r""")?
+    | (?P<word>"""
+    + NAME_WORD.pattern
+    + r"""|[%°]\w?)
     | (?P<punct>[^\w\s])
     """,
     re.VERBOSE,
@@ -287,7 +302,7 @@ def _lemma(word: str) -> str:
     return w
 
 
-_HOW_MANY = re.compile(r"\bhow\s+(?:many|much)\s+([^\W\d_]+)", re.IGNORECASE)
+_HOW_MANY = re.compile(rf"\bhow\s+(?:many|much)\s+({LETTERS.pattern})", re.IGNORECASE)
 
 
 def quantities(text: str, *, question: str | None = None) -> list[Quantity]:
@@ -445,15 +460,15 @@ class Facts:
 
 
 FactKind = Callable[[str, str, str], Facts]
-FACT_KINDS: dict[str, FactKind] = {}
-"""The kinds of fact compared, by name: ``f(answer, expected, question) -> Facts``."""
+FACT_KINDS: Registry[FactKind] = Registry("fact kind")
+"""The kinds of fact compared, by name: ``f(answer, expected, question) -> Facts`` (a read-only mapping)."""
 
 
 def register_fact_kind(name: str) -> Callable[[FactKind], FactKind]:
-    """Register a kind of fact for :func:`compare` (a decorator)."""
+    """Register a kind of fact for :func:`compare` (a decorator); a name registered again is replaced."""
 
     def add(function: FactKind) -> FactKind:
-        FACT_KINDS[name] = function
+        FACT_KINDS.register(name, function, replace=True)
         return function
 
     return add
@@ -515,7 +530,7 @@ def _compare_quantities(answer: str, expected: str, question: str) -> Facts:
 # Names
 # --------------------------------------------------------------------------------------------------
 
-_NAME_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_NAME_WORD = NAME_WORD
 _ADDRESS = re.compile(
     r"^(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?://)?[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}(?:/\S*)?)$"
 )
@@ -576,9 +591,8 @@ def names(text: str) -> list[str]:
 
 
 def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in re.findall(r"[\w@.+'’-]+", (text or "").lower())} | {
-        _stem(w) for w in re.findall(r"[^\W_]+", (text or "").lower())
-    }
+    lowered = (text or "").lower()
+    return {_stem(w) for w in HANDLE_WORD.findall(lowered)} | {_stem(w) for w in ALNUM_WORD.findall(lowered)}
 
 
 @register_fact_kind("names")
@@ -592,7 +606,7 @@ def _compare_names(answer: str, expected: str, question: str) -> Facts:
     others = list(dict.fromkeys(n for n in names(answer) if _stem(n) not in known))
     contradicted: tuple[str, ...] = ()
     content = [w for w in content_words(expected) if _stem(w) not in asked]
-    named = {_stem(w) for n in want for w in re.findall(r"[^\W_]+", n.lower())}
+    named = {_stem(w) for n in want for w in ALNUM_WORD.findall(n.lower())}
     central = bool(content) and 2 * sum(1 for w in content if _stem(w) in named) >= len(content)
     if central and not matched and others:
         contradicted = (f"names {' '.join(others)}, not {' '.join(want)}",)
@@ -607,8 +621,11 @@ _YES = word_set("yes yeah yep sure certainly absolutely definitely")
 _NO = word_set("no nope")
 
 
+_FIRST_WORDS = re.compile(rf"\W*({LETTERS.pattern})(?:\s+({LETTERS.pattern}))?")
+
+
 def _polarity(text: str) -> str | None:
-    m = re.match(r"\W*([^\W\d_]+)(?:\s+([^\W\d_]+))?", text or "")
+    m = _FIRST_WORDS.match(text or "")
     if not m:
         return None
     first = m.group(1).lower()
@@ -631,7 +648,7 @@ def _compare_polarity(answer: str, expected: str, question: str) -> Facts:
 
 _NEGATORS = word_set("not no never without cannot nor neither")
 _SCOPE_SKIPS = STOP_WORDS | word_set("be been being ever always really to one any")
-_CLAUSE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|[.,;:!?()]")
+_CLAUSE = re.compile(rf"{LETTER_WORD.pattern}|[.,;:!?()]")
 
 
 def _negated_and_asserted(text: str) -> tuple[set[str], set[str]]:
