@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from evalnb.formats import discover, from_frame, load, upgrade
     from evalnb.preference import pairwise, rank
     from evalnb.results import Result
-    from evalnb.running import Budget
+    from evalnb.running import Budget, RunOptions
     from evalnb.running._api import run, run_async
     from evalnb.running._rescore import rescore
     from evalnb.store import Store
@@ -44,6 +44,7 @@ __all__ = [
     "Request",
     "Response",
     "Result",
+    "RunOptions",
     "Store",
     "Suite",
     "SuiteError",
@@ -94,6 +95,7 @@ _LAZY: dict[str, str | None] = {
     "from_frame": "evalnb.formats",
     "run": "evalnb.running",
     "Budget": "evalnb.running",
+    "RunOptions": "evalnb.running",
     "run_async": "evalnb.running",
     "Result": "evalnb.results",
     "read_results": "evalnb.export",

@@ -40,6 +40,7 @@ def test_public_api_is_pinned():
         "Request",
         "Response",
         "Result",
+        "RunOptions",
         "Store",
         "Suite",
         "SuiteError",

@@ -52,6 +52,7 @@ PUBLIC_MODULES = [
     "evalnb.running",
     "evalnb.store",
     "evalnb.suite",
+    "evalnb.typing",
 ]
 SURFACE = {
     "evalnb": [
@@ -62,6 +63,7 @@ SURFACE = {
         "Request",
         "Response",
         "Result",
+        "RunOptions",
         "Store",
         "Suite",
         "SuiteError",
@@ -244,8 +246,16 @@ SURFACE = {
     ],
     "evalnb.judges.offline.fitting": ["LABELS", "fit", "main"],
     "evalnb.plots": ["agreement", "categories", "compare", "ranking", "scorecard", "tradeoff", "trend"],
-    "evalnb.preference": ["Pairwise", "Ranking", "pairwise", "pairwise_async", "rank", "rank_async"],
-    "evalnb.results": ["Result"],
+    "evalnb.preference": [
+        "Pairwise",
+        "PairwiseOptions",
+        "Ranking",
+        "pairwise",
+        "pairwise_async",
+        "rank",
+        "rank_async",
+    ],
+    "evalnb.results": ["Result", "RunMeta"],
     "evalnb.results.outputs": ["register_writer", "suffixes", "writer", "writer_for"],
     "evalnb.running": [
         "Budget",
@@ -253,6 +263,7 @@ SURFACE = {
         "Prior",
         "Recorder",
         "RunInfo",
+        "RunOptions",
         "StopRule",
         "TurnRecord",
         "rescore",
@@ -295,6 +306,7 @@ SURFACE = {
         "ToolRef",
         "Turn",
     ],
+    "evalnb.typing": ["AgentLike", "DataLike", "JudgeLike", "StoreLike"],
 }
 
 

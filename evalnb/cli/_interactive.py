@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from evalnb.typing import AgentLike
 
 __all__ = ["prompt_loop"]
 
 
-def prompt_loop(agent: object, *, timeout: float) -> int:
+def prompt_loop(agent: AgentLike, *, timeout: float) -> int:
     """Send what the user types, show the answer and the scores given without a judge; save on request."""
     import evalnb
     from evalnb.formats._dataset_json import inline_suite, save_items

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from evalnb.cli._app import STARTER_ASK, STORE_HELP, app, ask_yes, exits, fail
 
-__all__ = ["CONFIDENCE_HELP", "DEGRADED_HELP", "MARGIN_HELP", "MISSING_HELP", "run_command"]
+if TYPE_CHECKING:
+    from evalnb.running import RunOptions
+
+__all__ = ["CONFIDENCE_HELP", "DEGRADED_HELP", "MARGIN_HELP", "MISSING_HELP", "RUN_FLAGS", "run_command"]
 
 MARGIN_HELP = (
     "How much worse a check may get before it gates: V in each check's units (0.02: 2 points of pass rate, "
@@ -149,115 +153,64 @@ def run_command(
     ),
 ) -> None:
     """Run suites against an agent; print the report; exit 0 all passed, 1 failures, 2 could not start."""
-    import warnings
-
-    import evalnb
-    from evalnb import config, formats
-    from evalnb.agents import Record, Replay
+    from evalnb import config
     from evalnb.comparison._verdicts import check_options, parse_margins
-    from evalnb.errors import SuiteWarning
-    from evalnb.formats._dataset_json import inline_suite
+    from evalnb.running import RunOptions
 
-    if fmt not in ("text", "json"):
-        raise fail(f"--format must be text or json, not {fmt!r}")
-    if replace and version is None:
-        raise fail("--replace goes with --version LABEL (the label whose run it replaces)")
-    if sequential and baseline is None:
-        raise fail("--sequential goes with --baseline VERSION (the run it decides against)")
+    _check_flags(fmt=fmt, replace=replace, version=version, sequential=sequential, baseline=baseline)
     with exits():
         # Everything that can fail at start-up is checked for every suite before the first one runs.
         margins = parse_margins(margin)
         check_options(margins, confidence)
-        the_agent = (
-            Replay(replay, strict=replay_strict) if replay is not None else config.agents_from_specs(agent)
-        )
-        if record is not None:
-            the_agent = Record.around(the_agent, record)
+        the_agent = _agent_from(agent, record=record, replay=replay, replay_strict=replay_strict)
         if interactive:
             from evalnb.cli._interactive import prompt_loop
 
             raise typer.Exit(prompt_loop(the_agent, timeout=timeout))
-        if expected and not prompts:
-            raise fail("--expected pairs with --prompts in order; give --prompts too")
-        suites: list = [inline_suite(prompts, expected)] if prompts else []
-        for path in _suite_paths(paths) or ([] if prompts or resume else [_discover_or_offer()]):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SuiteWarning)  # printed as one line each, below
-                suite, backup = formats.load_upgrading(path, unsupported=unsupported)
-            for line in suite.warnings:
-                typer.echo(f"{path}: warning: {line}", err=True)
-            if backup is not None:
-                typer.echo(
-                    f"Upgraded legacy dataset {path} to the versioned format (backup: {backup})", err=True
-                )
-            suites.append(suite)
-        options: dict = {
-            "runs": runs,
-            "concurrency": concurrency,
-            "timeout": timeout,
-            "retries": retries,
-            "data": data,
-            "workdir": workdir,
-            "create_workdir": workdir_create,
-            "executor": executor,
-        }
-        options["judge"] = config.judge_from(
-            judge, base_url=judge_base_url, cache=False if no_cache else None
+        suites = _suites_from(paths, prompts, expected, resume=resume, unsupported=unsupported)
+        store = _store_for(store_url, version=version, baseline=baseline, resume=resume)
+        saving = store is not None and (version is not None or resume is not None)
+        options = RunOptions(
+            runs=runs,
+            concurrency=concurrency,
+            timeout=timeout,
+            retries=retries,
+            data=data,
+            workdir=workdir,
+            create_workdir=workdir_create,
+            executor=executor,
+            judge=config.judge_from(judge, base_url=judge_base_url, cache=False if no_cache else None),
+            prices=config.prices_from(prices),
+            budget=_budget(max_cost, max_tokens),
+            **({"store": store, "version": version, "resume": resume, "replace": replace} if saving else {}),
         )
-        options["prices"] = config.prices_from(prices)
-        if max_cost is not None or max_tokens is not None:
-            options["budget"] = evalnb.Budget(cost=max_cost, tokens=max_tokens)
-        store = None
-        if version is not None or baseline is not None or resume is not None:
-            # Only a run saved under a label makes a store; a baseline or a run to resume is read from one that
-            # must be there (a mistyped --store creates nothing).
-            store = evalnb.Store(store_url, create=version is not None and resume is None)
-        if store is not None and (version is not None or resume is not None):
-            options.update(store=store, version=version, resume=resume, replace=replace)
         if resume is not None:
             suites = suites[:1] or [None]
-        # --baseline: each suite against its own baseline run (a version label may be shared by suites).
-        bases = (
-            [store.load(baseline, suite=getattr(s, "name", None)) for s in suites]
-            if store and baseline
-            else []
-        )
-        if bases:
-            _known_margins(margins, suites, bases)
+        bases = _baselines(store, baseline, suites, margins)
         stops = (
             _sequential_rules(bases, suites, margins, confidence, seed)
             if sequential
             else [None] * len(suites)
         )
         results = [
-            _run_one(s, the_agent, {**options, "stop": stop}) for s, stop in zip(suites, stops, strict=True)
+            _run_one(s, the_agent, dataclasses.replace(options, stop=stop))
+            for s, stop in zip(suites, stops, strict=True)
         ]
         if replay is not None and replay_strict and getattr(the_agent, "misses", None):
             # A cassette that does not match the suite is a setup problem, not an agent failure.
             raise fail(str(the_agent.misses[0]))
         _emit(results, fmt=fmt, output=output, passes=list_passes)
-        if store is not None and (version is not None or resume is not None):
+        if saving:
             for r in results:
                 typer.echo(_saved_line(r, store), err=fmt == "json")
-        verdict = None
-        if bases:
-            # --baseline: the gate is a check worse than the baseline (all suites gated as one family), not the
-            # failures that were already there
-            from evalnb.comparison import gate
-
-            verdict = gate(
-                [
-                    evalnb.compare(
-                        b,
-                        r,
-                        margin=margins,
-                        confidence=confidence,
-                        fail_on_missing=fail_on_missing,
-                        fail_on_degraded=fail_on_degraded,
-                    )
-                    for b, r in zip(bases, results, strict=True)
-                ]
-            )
+        verdict = _gate(
+            bases,
+            results,
+            margin=margins,
+            confidence=confidence,
+            missing=fail_on_missing,
+            degraded=fail_on_degraded,
+        )
         _ci_files(results, verdict, junit=junit, summary=summary)
     if verdict is not None:
         typer.echo(verdict.report(), err=fmt == "json")
@@ -265,7 +218,137 @@ def run_command(
     raise typer.Exit(0 if no_fail_on_regression else max((r.exit_code for r in results), default=0))
 
 
-def _run_one(suite: Any, agent: Any, options: dict) -> Any:
+def _check_flags(
+    *, fmt: str, replace: bool, version: str | None, sequential: bool, baseline: str | None
+) -> None:
+    """The flags that go together, checked before anything is loaded."""
+    if fmt not in ("text", "json"):
+        raise fail(f"--format must be text or json, not {fmt!r}")
+    if replace and version is None:
+        raise fail("--replace goes with --version LABEL (the label whose run it replaces)")
+    if sequential and baseline is None:
+        raise fail("--sequential goes with --baseline VERSION (the run it decides against)")
+
+
+def _store_for(url: str | None, *, version: str | None, baseline: str | None, resume: str | None) -> Any:
+    """The store of ``--store``, when a flag needs one. Only a run saved under a label makes a store; a
+    baseline or a run to resume is read from one that must be there (a mistyped --store creates nothing)."""
+    if version is None and baseline is None and resume is None:
+        return None
+    import evalnb
+
+    return evalnb.Store(url, create=version is not None and resume is None)
+
+
+def _budget(max_cost: float | None, max_tokens: int | None) -> Any:
+    """``--max-cost`` / ``--max-tokens`` as an ``evalnb.Budget`` (``None`` without either)."""
+    if max_cost is None and max_tokens is None:
+        return None
+    import evalnb
+
+    return evalnb.Budget(cost=max_cost, tokens=max_tokens)
+
+
+def _baselines(store: Any, baseline: str | None, suites: list[Any], margins: Any) -> list[Any]:
+    """``--baseline``: each suite's own baseline run (a version label may be shared by suites), and
+    ``--margin CHECK=V`` checked against their checks."""
+    if store is None or baseline is None:
+        return []
+    bases = [store.load(baseline, suite=getattr(s, "name", None)) for s in suites]
+    _known_margins(margins, suites, bases)
+    return bases
+
+
+RUN_FLAGS = {
+    "--judge": "judge",
+    "--data": "data",
+    "--runs": "runs",
+    "--concurrency": "concurrency",
+    "--timeout": "timeout",
+    "--retries": "retries",
+    "--no-cache": "cache",
+    "--workdir": "workdir",
+    "--workdir-create": "create_workdir",
+    "--store": "store",
+    "--version": "version",
+    "--replace": "replace",
+    "--resume": "resume",
+    "--executor": "executor",
+    "--prices": "prices",
+    "--max-cost": "budget",
+    "--max-tokens": "budget",
+    "--sequential": "stop",
+    "--baseline": "baseline",
+    "--margin": "margin",
+    "--confidence": "confidence",
+    "--seed": "seed",
+}
+"""The flags of ``evalnb run`` that set a run option, and the ``evalnb.RunOptions`` field each sets (with
+``--sequential``, ``--baseline``, ``--margin``, ``--confidence`` and ``--seed`` make the stop rule)."""
+
+
+def _agent_from(
+    specs: list[str] | None, *, record: Path | None, replay: Path | None, replay_strict: bool
+) -> Any:
+    """``--agent`` (or ``--replay``'s cassette), wrapped to write ``--record``'s."""
+    from evalnb import config
+    from evalnb.agents import Record, Replay
+
+    the_agent = (
+        Replay(replay, strict=replay_strict) if replay is not None else config.agents_from_specs(specs)
+    )
+    if record is not None:
+        the_agent = Record.around(the_agent, record)
+    return the_agent
+
+
+def _suites_from(
+    paths: list[Path] | None, prompts: list[str] | None, expected: list[str] | None, *, resume: str | None,
+    unsupported: str,
+) -> list[Any]:  # fmt: skip
+    """The suites to run: ``--prompts`` inline, then each path (a folder's suite files), else discovery."""
+    import warnings
+
+    from evalnb import formats
+    from evalnb.errors import SuiteWarning
+    from evalnb.formats._dataset_json import inline_suite
+
+    if expected and not prompts:
+        raise fail("--expected pairs with --prompts in order; give --prompts too")
+    suites: list[Any] = [inline_suite(prompts, expected)] if prompts else []
+    for path in _suite_paths(paths) or ([] if prompts or resume else [_discover_or_offer()]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SuiteWarning)  # printed as one line each, below
+            suite, backup = formats.load_upgrading(path, unsupported=unsupported)
+        for line in suite.warnings:
+            typer.echo(f"{path}: warning: {line}", err=True)
+        if backup is not None:
+            typer.echo(f"Upgraded legacy dataset {path} to the versioned format (backup: {backup})", err=True)
+        suites.append(suite)
+    return suites
+
+
+def _gate(
+    bases: list[Any], results: list[Any], *, margin: Any, confidence: float, missing: bool, degraded: bool
+) -> Any:
+    """``--baseline``: the gate is a check worse than the baseline (all suites gated as one family), not the
+    failures that were already there; ``None`` without a baseline."""
+    if not bases:
+        return None
+    import evalnb
+    from evalnb.comparison import gate
+
+    return gate(
+        [
+            evalnb.compare(
+                b, r, margin=margin, confidence=confidence, fail_on_missing=missing, fail_on_degraded=degraded
+            )
+            for b, r in zip(bases, results, strict=True)
+        ]
+    )
+
+
+def _run_one(suite: Any, agent: Any, options: RunOptions) -> Any:
     """One suite's run; the models it could not price and a budget that stopped it, said once on stderr."""
     import warnings
 
@@ -274,17 +357,17 @@ def _run_one(suite: Any, agent: Any, options: dict) -> Any:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CostWarning)  # said below, as one line
-        result = evalnb.run(suite, agent, **options)
-    if result.meta.get("unpriced"):
-        models = ", ".join(result.meta["unpriced"])
+        result = evalnb.run(suite, agent, options=options)
+    if result.meta.unpriced:
+        models = ", ".join(result.meta.unpriced)
         typer.echo(
             f"warning: no price for {models}: the cost of their calls is NA (add them to --prices)", err=True
         )
     if result.budget_exhausted:
-        reason = result.meta["budget"].get("reason") or "the budget is spent"
+        reason = (result.meta.budget or {}).get("reason") or "the budget is spent"
         typer.echo(
             f"budget exhausted: {reason}; the case runs not started are skipped"
-            + (f" (continue with --resume {result.meta['run_id']})" if result.meta.get("run_id") else ""),
+            + (f" (continue with --resume {result.meta.run_id})" if result.meta.run_id else ""),
             err=True,
         )
     return result
@@ -368,9 +451,9 @@ def _suite_paths(paths: list[Path] | None) -> list[Path]:
 
 def _saved_line(result: Any, store: Any) -> str:
     """Where a run was saved: ``Saved run 3f2a9c1b7d4e of suite kb as version v1 in .evals/evalnb.db``."""
-    version = result.meta.get("version")
+    version = result.meta.version
     label = f" as version {version}" if version is not None else ""
-    return f"Saved run {result.meta.get('run_id')} of suite {result.suite.name}{label} in {store.where}"
+    return f"Saved run {result.meta.run_id} of suite {result.suite.name}{label} in {store.where}"
 
 
 def _discover_or_offer() -> Path:

@@ -28,6 +28,7 @@ baseline's cases first, then the ones only the candidate has; checks keep their 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +60,7 @@ def scores_of(x: Any) -> pd.DataFrame:
 def label_of(x: Any, default: str) -> str:
     """What a result is called in a report: its version, run id, model or agent."""
     meta = getattr(x, "meta", None)
-    if isinstance(meta, dict):
+    if isinstance(meta, Mapping):  # a Result's RunMeta (or an older object's dict)
         for key in ("version", "run_id", "model", "agent"):
             if meta.get(key):
                 return str(meta[key])

@@ -453,7 +453,7 @@ def compare_sequential(
     if fail_on_missing:
         table["gates"] = table["gates"] | (table["verdict"] == "gone")
     gating = [d for d in decisions if d.bounded]
-    facts = {**facts, "gating": len(gating), "calls_saved": int(b.meta.get("calls_saved", 0) or 0)}
+    facts = {**facts, "gating": len(gating), "calls_saved": int(b.meta.calls_saved or 0)}
     suites = [suite_of(x) for x in (a, b)]
     return {
         "cases": cases,

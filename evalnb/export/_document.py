@@ -179,10 +179,13 @@ def to_document(result: Result, path: str | Path | None = None) -> dict[str, Any
         "metadata": {
             "name": result.suite.name,
             **({"description": result.suite.description} if result.suite.description else {}),
-            **({"evaluatedAt": meta["started_at"]} if meta.get("started_at") else {}),
-            **({"agentName": meta["agent"]} if isinstance(meta.get("agent"), str) else {}),
+            **({"evaluatedAt": meta.started_at} if meta.started_at else {}),
+            **({"agentName": meta.agent} if isinstance(meta.agent, str) else {}),
             "extensions": {
-                "evalnb": {"result_schema_version": 1, "meta": json.loads(json.dumps(meta, default=str))}
+                "evalnb": {
+                    "result_schema_version": 1,
+                    "meta": json.loads(json.dumps(meta.to_dict(), default=str)),
+                }
             },
         },
         "items": items,

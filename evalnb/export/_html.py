@@ -214,16 +214,16 @@ def _facts(result: Result) -> str:
     """The run's facts as a two-column table."""
     esc = html.escape
     meta = result.meta
-    agent = meta.get("agent") if isinstance(meta.get("agent"), str) else json.dumps(meta.get("agent"))
+    agent = meta.agent if isinstance(meta.agent, str) else json.dumps(meta.agent)
     facts = [
         ("suite", result.suite.name),
         ("format", result.suite.format),
-        ("version", meta.get("version")),
+        ("version", meta.version),
         ("agent", agent),
-        ("model", meta.get("model")),
-        ("judge", meta.get("judge")),
-        ("started", meta.get("started_at")),
-        ("run id", meta.get("run_id")),
+        ("model", meta.model),
+        ("judge", meta.judge),
+        ("started", meta.started_at),
+        ("run id", meta.run_id),
         *_spent(result),
     ]
     return "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in facts if v and v != "null")
@@ -236,7 +236,9 @@ def _spent(result: Result) -> list[tuple[str, Any]]:
     spent = totals(result)
     out: list[tuple[str, Any]] = [("spent", spent.line())] if spent.any else []
     if result.budget_exhausted:
-        out.append(("budget", f"exhausted: {result.meta['budget'].get('reason') or 'the budget is spent'}"))
+        out.append(
+            ("budget", f"exhausted: {(result.meta.budget or {}).get('reason') or 'the budget is spent'}")
+        )
     return out
 
 
@@ -314,7 +316,7 @@ def to_html(result: Result | Sequence[Result], path: str | Path, *, plotlyjs: st
 def _several(results: list[Result]) -> tuple[str, str]:
     """The title and body of one page for several suites: every suite's counts, then a section each."""
     esc = html.escape
-    versions = list(dict.fromkeys(str(r.meta["version"]) for r in results if r.meta.get("version")))
+    versions = list(dict.fromkeys(str(r.meta.version) for r in results if r.meta.version))
     title = f"Scorecard: {len(results)} suites" + (f" · version {', '.join(versions)}" if versions else "")
     counts = [r.counts() for r in results]
     total = {k: sum(c[k] for c in counts) for k in ("passed", "failed", "degraded", "skipped")}

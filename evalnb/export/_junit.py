@@ -56,12 +56,12 @@ def _suite(result: Result) -> ET.Element:
             "failures": str(counts["failed"]),
             "errors": str(counts["degraded"]),
             "skipped": str(counts["skipped"]),
-            "time": _seconds(result.meta.get("elapsed_ms")),
+            "time": _seconds(result.meta.elapsed_ms),
             "hostname": socket.gethostname(),
         },
     )
-    if result.meta.get("started_at"):
-        suite.set("timestamp", str(result.meta["started_at"])[:19])
+    if result.meta.started_at:
+        suite.set("timestamp", str(result.meta.started_at)[:19])
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", {"name": "format", "value": result.suite.format})
     for key in _PROPERTIES:

@@ -82,13 +82,13 @@ def metrics_of(result: Result) -> dict[str, float]:
 
 def _params(result: Result, version: str | None) -> dict[str, str]:
     meta = result.meta
-    agent = meta.get("agent")
+    agent = meta.agent
     params = {
         "suite": result.suite.name,
-        "version": version or meta.get("version"),
+        "version": version or meta.version,
         "agent": agent if isinstance(agent, str) or agent is None else ", ".join(map(str, agent)),
-        "model": meta.get("model") or _models(result),
-        "judge": meta.get("judge"),
+        "model": meta.model or _models(result),
+        "judge": meta.judge,
         "format": result.suite.format,
         "content_hash": result.suite.content_hash(),
         "cases": str(len(result.cases)),
@@ -144,7 +144,7 @@ def to_mlflow(
 
     from evalnb.results._frames import records
 
-    version = result.meta.get("version")
+    version = result.meta.version
     with _mlflow() as mlflow:
         from mlflow.entities import Metric, Param, RunTag
 
@@ -152,10 +152,10 @@ def to_mlflow(
         exp_id = _experiment(client, experiment, tracking_uri)
         tags = {
             "evalnb.suite": result.suite.name,
-            "evalnb.source": str(result.meta.get("source") or "evalnb"),
+            "evalnb.source": str(result.meta.source or "evalnb"),
         }
-        if result.meta.get("run_id"):
-            tags["evalnb.run_id"] = str(result.meta["run_id"])
+        if result.meta.run_id:
+            tags["evalnb.run_id"] = str(result.meta.run_id)
         run = client.create_run(exp_id, run_name=run_name or version or result.suite.name, tags=tags)
         run_id = str(run.info.run_id)
         try:
@@ -207,6 +207,7 @@ def store_to_mlflow(
             out.append((str(label), str(logged[run_id]), "already logged"))
             continue
         result = store.load(run_id)
-        result.meta.setdefault("version", row.get("version"))
+        if result.meta.version is None:
+            result.meta = result.meta.replace(version=row.get("version"))
         out.append((str(label), to_mlflow(result, experiment=experiment, tracking_uri=tracking_uri), None))
     return out

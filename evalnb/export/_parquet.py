@@ -82,7 +82,7 @@ def to_parquet(result: Result, folder: str | Path) -> Path:
         "files": list(PARQUET_FILES),
         "suite": result.suite.name,
         "definition": result.suite.model_dump(mode="json"),
-        "meta": json.loads(json.dumps(result.meta, default=str)),
+        "meta": json.loads(json.dumps(result.meta.to_dict(), default=str)),
     }
     atomic_write(out / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return out

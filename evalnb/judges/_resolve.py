@@ -20,12 +20,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from evalnb._registry import Registry
 from evalnb._usercode import load_object
 from evalnb.errors import ConfigError
-from evalnb.judges._base import CallableJudge, JudgeCache, cache_from
+from evalnb.judges._base import CallableJudge, Judge, JudgeCache, cache_from
+
+if TYPE_CHECKING:
+    from evalnb.typing import JudgeLike
 
 __all__ = [
     "JudgeOptions",
@@ -42,11 +45,11 @@ OFFLINE_KINDS = frozenset({"heuristic", "embedding"})
 CacheOption = bool | str | os.PathLike[str] | JudgeCache | None
 
 
-def _is_judge(obj: Any) -> bool:
+def _is_judge(obj: Any) -> TypeGuard[Judge]:
     return hasattr(obj, "complete") and inspect.iscoroutinefunction(obj.complete)
 
 
-def as_judge(judge: Any, *, cache: CacheOption = None, base_url: str | None = None) -> Any:
+def as_judge(judge: JudgeLike, *, cache: CacheOption = None, base_url: str | None = None) -> Judge | None:
     """Normalise ``judge=`` into a Judge.
 
     Accepts a Judge object (``OpenAIJudge``, ``HeuristicJudge``, ``CallableJudge`` or your own with an async
@@ -75,13 +78,14 @@ def as_judge(judge: Any, *, cache: CacheOption = None, base_url: str | None = No
     if judge is None:
         return None
     if isinstance(judge, str):
-        return _from_string(judge.strip(), cache=cache, base_url=base_url)
+        built: Judge = _from_string(judge.strip(), cache=cache, base_url=base_url)
+        return built
     if _is_judge(judge):
         if cache is None or getattr(judge, "kind", "") in OFFLINE_KINDS:
             return judge
         # Don't change the caller's object: the run's cache option applies to this run only.
         clone = copy.copy(judge)
-        clone.cache = cache_from(cache, default_on=False)
+        clone.cache = cache_from(cache, default_on=False)  # type: ignore[attr-defined]  # the judges with a cache
         return clone
     if callable(judge):
         return CallableJudge(judge, cache=cache if cache is not None else False)

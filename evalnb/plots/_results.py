@@ -112,8 +112,8 @@ def scorecard(result: Result) -> go.Figure:
     )
     if any(v is not None for r in unchecked for v in r):
         legend_entry(fig, go, name="not checked", colour="#eaeef2", group="cells", title="")
-    version = result.meta.get("version") or result.meta.get("run_id")
-    label = f" · version {esc(version)}" if result.meta.get("version") else f" · run {esc(version)}"
+    version = result.meta.version or result.meta.run_id
+    label = f" · version {esc(version)}" if result.meta.version else f" · run {esc(version)}"
     fig.update_layout(
         title=f"Scorecard: {esc(result.suite.name)}" + (label if version else ""),
         xaxis={"title": "check", "showgrid": False, "zeroline": False, "side": "bottom"},

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from evalnb._lazy import homes
 from evalnb.preference._core import pairwise, pairwise_async
+from evalnb.preference._options import PairwiseOptions
 from evalnb.preference._rank import Ranking, rank, rank_async
 from evalnb.preference._result import Pairwise
 
-__all__ = ["Pairwise", "Ranking", "pairwise", "pairwise_async", "rank", "rank_async"]
+__all__ = ["Pairwise", "PairwiseOptions", "Ranking", "pairwise", "pairwise_async", "rank", "rank_async"]
 
 homes(__name__, globals(), __all__)  # reprs and docs name the public path

@@ -12,17 +12,23 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from evalnb.comparison._frames import label_of
 from evalnb.errors import ConfigError
 from evalnb.preference._judging import OfflinePairJudge, Verdict, no_expected_message, pair_judge
+from evalnb.preference._options import PairwiseOptions, field_names
 from evalnb.preference._pairs import Pair, pairs_of
 from evalnb.preference._result import Pairwise, frame
 from evalnb.preference._stats import win_rate_test
+from evalnb.running._options import one_of
 
-__all__ = ["pairwise", "pairwise_async"]
+if TYPE_CHECKING:
+    from evalnb.results import Result
+    from evalnb.typing import JudgeLike
+
+__all__ = ["judged_pairs", "pairwise", "pairwise_async"]
 
 _SIDE = {("ab", "first"): "a", ("ab", "second"): "b", ("ba", "first"): "b", ("ba", "second"): "a"}
 _SHARE = {"a": 0.0, "tie": 0.5, "b": 1.0}
@@ -106,7 +112,7 @@ async def _judge_pair(judge: Any, pair: Pair, order: str, gate: asyncio.Semaphor
     earlier = [(p, x, y) if order == "ab" else (p, y, x) for p, x, y in pair.earlier]
     async with gate:
         try:
-            return await judge.verdict(
+            verdict: Verdict = await judge.verdict(
                 question=pair.prompt,
                 first=first,
                 second=second,
@@ -118,6 +124,7 @@ async def _judge_pair(judge: Any, pair: Pair, order: str, gate: asyncio.Semaphor
             raise
         except Exception as exc:  # any judge failure is data (STYLE: failures are data)
             return Verdict(None, f"judge {judge.label} failed: {type(exc).__name__}: {exc}")
+        return verdict
 
 
 def _position(rows: Sequence[dict[str, Any]]) -> tuple[float, int, int]:
@@ -130,10 +137,10 @@ def _position(rows: Sequence[dict[str, Any]]) -> tuple[float, int, int]:
 
 
 async def pairwise_async(
-    a: Any,
-    b: Any,
+    a: Result,
+    b: Result,
     *,
-    judge: Any,
+    judge: JudgeLike | Callable[[str, str, str], str] = None,
     rubric: str | None = None,
     orderings: int = 2,
     confidence: float = 0.95,
@@ -142,13 +149,25 @@ async def pairwise_async(
     cache: Any = None,
     base_url: str | None = None,
     labels: tuple[str, str] | None = None,
+    options: PairwiseOptions | None = None,
 ) -> Pairwise:
     """:func:`pairwise` on the running event loop (same arguments)."""
+    return await judged_pairs(a, b, one_of(PairwiseOptions, options, _keywords(locals())), labels)
+
+
+def _keywords(given: dict[str, Any]) -> dict[str, Any]:
+    """The pairwise options among a call's arguments (its keywords are the fields of PairwiseOptions)."""
+    return {name: given[name] for name in field_names()}
+
+
+async def judged_pairs(a: Any, b: Any, o: PairwiseOptions, labels: Sequence[str] | None) -> Pairwise:
+    """:func:`pairwise_async` with its options as one object (``rank`` judges each pair of versions with it)."""
     import numpy as np
     import pandas as pd
 
-    _check_options(orderings, confidence, concurrency)
-    judge_ = pair_judge(judge, rubric=rubric, cache=cache, base_url=base_url)
+    orderings, confidence, seed = o.orderings, o.confidence, o.seed
+    _check_options(orderings, confidence, o.concurrency)
+    judge_ = pair_judge(o.judge, rubric=o.rubric, cache=o.cache, base_url=o.base_url)
     found = pairs_of(a, b)
     if not found.items:
         why = "; ".join(sorted({str(x["why"]) for x in found.left_out})) or "no case on either side"
@@ -163,7 +182,7 @@ async def pairwise_async(
         await check()  # an endpoint that cannot be reached is a ConfigError now, not a column of failures
     rng = random.Random(seed)
     plan = [["ab", "ba"] if orderings == 2 else [rng.choice(("ab", "ba"))] for _ in found.items]
-    gate = asyncio.Semaphore(concurrency)
+    gate = asyncio.Semaphore(o.concurrency)
     asked = [
         [asyncio.ensure_future(_judge_pair(judge_, pair, order, gate)) for order in orders]
         for pair, orders in zip(found.items, plan, strict=True)
@@ -214,10 +233,10 @@ async def pairwise_async(
 
 
 def pairwise(
-    a: Any,
-    b: Any,
+    a: Result,
+    b: Result,
     *,
-    judge: Any,
+    judge: JudgeLike | Callable[[str, str, str], str] = None,
     rubric: str | None = None,
     orderings: int = 2,
     confidence: float = 0.95,
@@ -226,6 +245,7 @@ def pairwise(
     cache: Any = None,
     base_url: str | None = None,
     labels: tuple[str, str] | None = None,
+    options: PairwiseOptions | None = None,
 ) -> Pairwise:
     """Which of two versions is better when there is no reference answer: a judge compares their answers.
 
@@ -249,6 +269,8 @@ def pairwise(
         cache: the judge cache option (as ``evalnb.run``'s ``cache``): None keeps the judge's own.
         base_url: the endpoint of an ``"openai:MODEL"`` string.
         labels: names for a and b in reports (default: their version labels).
+        options: the options above but ``labels`` as one :class:`~evalnb.preference.PairwiseOptions` (then
+            give none of them as keywords).
 
     Returns:
         A :class:`Pairwise`: ``cases``, ``win_rate``, ``ci_low``, ``ci_high``, ``p_value``, ``position_bias``,
@@ -266,18 +288,6 @@ def pairwise(
     """
     from evalnb.running._loops import run_blocking
 
-    return run_blocking(
-        lambda: pairwise_async(
-            a,
-            b,
-            judge=judge,
-            rubric=rubric,
-            orderings=orderings,
-            confidence=confidence,
-            seed=seed,
-            concurrency=concurrency,
-            cache=cache,
-            base_url=base_url,
-            labels=labels,
-        )
-    )
+    the = one_of(PairwiseOptions, options, _keywords(locals()))
+    out: Pairwise = run_blocking(lambda: judged_pairs(a, b, the, labels))
+    return out

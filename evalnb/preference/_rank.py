@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import html
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import ConfigError
-from evalnb.preference._core import pairwise_async
+from evalnb.preference._core import judged_pairs
+from evalnb.preference._options import PairwiseOptions, field_names
 from evalnb.preference._result import Pairwise
 from evalnb.preference._stats import bootstrap_strengths, davidson
+from evalnb.running._options import one_of
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from evalnb.results import Result
+    from evalnb.typing import JudgeLike
 
 __all__ = ["Ranking", "rank", "rank_async"]
 
@@ -178,9 +183,9 @@ def _counts(judged: dict[tuple[int, int], Pairwise], k: int) -> tuple[list[str],
 
 
 async def rank_async(
-    results: Sequence[Any],
+    results: Sequence[Result],
     *,
-    judge: Any,
+    judge: JudgeLike | Callable[[str, str, str], str] = None,
     pairs: Sequence[tuple[Any, Any]] | None = None,
     rubric: str | None = None,
     orderings: int = 2,
@@ -191,8 +196,23 @@ async def rank_async(
     cache: Any = None,
     base_url: str | None = None,
     labels: Sequence[str] | None = None,
+    options: PairwiseOptions | None = None,
 ) -> Ranking:
     """:func:`rank` on the running event loop (same arguments)."""
+    return await _ranked(
+        results, one_of(PairwiseOptions, options, _keywords(locals())), pairs, bootstrap, labels
+    )
+
+
+def _keywords(given: dict[str, Any]) -> dict[str, Any]:
+    return {name: given[name] for name in field_names()}
+
+
+async def _ranked(
+    results: Sequence[Any], o: PairwiseOptions, pairs: Sequence[tuple[Any, Any]] | None, bootstrap: int,
+    labels: Sequence[str] | None,
+) -> Ranking:  # fmt: skip
+    """:func:`rank_async` with the pairwise options as one object."""
     import numpy as np
     import pandas as pd
 
@@ -205,24 +225,13 @@ async def rank_async(
     design = _design(pairs, names)
     judged: dict[tuple[int, int], Pairwise] = {}
     for i, j in design:
-        judged[(i, j)] = await pairwise_async(
-            results[i],
-            results[j],
-            judge=judge,
-            rubric=rubric,
-            orderings=orderings,
-            confidence=confidence,
-            seed=seed,
-            concurrency=concurrency,
-            cache=cache,
-            base_url=base_url,
-            labels=(names[i], names[j]),
-        )
+        judged[(i, j)] = await judged_pairs(results[i], results[j], o, (names[i], names[j]))
     k = len(names)
     case_ids, wins, ties = _counts(judged, k)
     if not case_ids:
         raise ConfigError("nothing was judged: every comparison's judge failed (see each pair's cases)")
     theta, nu = davidson(wins.sum(axis=0), ties.sum(axis=0))
+    confidence, seed = o.confidence, o.seed
     alpha = 1.0 - confidence
     if bootstrap:
         draws = bootstrap_strengths(wins, ties, draws=bootstrap, seed=seed)
@@ -262,9 +271,9 @@ async def rank_async(
 
 
 def rank(
-    results: Sequence[Any],
+    results: Sequence[Result],
     *,
-    judge: Any,
+    judge: JudgeLike | Callable[[str, str, str], str] = None,
     pairs: Sequence[tuple[Any, Any]] | None = None,
     rubric: str | None = None,
     orderings: int = 2,
@@ -275,6 +284,7 @@ def rank(
     cache: Any = None,
     base_url: str | None = None,
     labels: Sequence[str] | None = None,
+    options: PairwiseOptions | None = None,
 ) -> Ranking:
     """Rank several versions from a judge's pairwise verdicts: Bradley-Terry strengths with Davidson's ties.
 
@@ -292,6 +302,8 @@ def rank(
         cache: the judge cache option.
         base_url: the endpoint of an ``"openai:MODEL"`` string.
         labels: names of the versions (default: each Result's version label, else its position ``"0"``, ``"1"``).
+        options: ``judge`` to ``base_url`` but ``pairs`` and ``bootstrap`` as one
+            :class:`~evalnb.preference.PairwiseOptions` (then give none of them as keywords).
 
     Returns:
         A :class:`Ranking`: ``version, strength, low, high, rank`` (and counts), strongest first.
@@ -303,19 +315,6 @@ def rank(
     """
     from evalnb.running._loops import run_blocking
 
-    return run_blocking(
-        lambda: rank_async(
-            results,
-            judge=judge,
-            pairs=pairs,
-            rubric=rubric,
-            orderings=orderings,
-            confidence=confidence,
-            seed=seed,
-            bootstrap=bootstrap,
-            concurrency=concurrency,
-            cache=cache,
-            base_url=base_url,
-            labels=labels,
-        )
-    )
+    the = one_of(PairwiseOptions, options, _keywords(locals()))
+    out: Ranking = run_blocking(lambda: _ranked(results, the, pairs, bootstrap, labels))
+    return out

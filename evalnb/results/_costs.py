@@ -155,7 +155,7 @@ def totals(result: Result) -> CostTotals:
 
         cost = _cost(pd.concat(parts, ignore_index=True))
     ran, _ = _case_counts(result)
-    unpriced = tuple(result.meta.get("unpriced") or ())
+    unpriced = tuple(result.meta.unpriced or ())
     return CostTotals(
         tokens=prompt + completion,
         prompt_tokens=prompt,
@@ -163,7 +163,5 @@ def totals(result: Result) -> CostTotals:
         cost=cost,
         cost_per_case=cost / ran if cost is not None and ran else None,
         unpriced=unpriced,
-        priced=cost is not None
-        or bool(unpriced)
-        or bool(result.meta.get("options", {}).get("priced_models")),
+        priced=cost is not None or bool(unpriced) or bool((result.meta.options or {}).get("priced_models")),
     )

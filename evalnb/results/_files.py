@@ -33,7 +33,7 @@ def to_dict(result: Result) -> dict[str, Any]:
             "path": result.suite.path,
             "content_hash": result.suite.content_hash(),
         },
-        "meta": json.loads(json.dumps(result.meta, default=str)),
+        "meta": json.loads(json.dumps(result.meta.to_dict(), default=str)),
         "counts": counts,
         "passed": result.passed,
         "cases": records(cases),

@@ -20,7 +20,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -33,6 +33,7 @@ from evalnb.results._frames import (
     TOOL_CALLS_COLUMNS,
     in_suite_order,
 )
+from evalnb.results._meta import RunMeta
 
 if TYPE_CHECKING:
     from evalnb.agents._base import Response
@@ -48,12 +49,13 @@ class RunInfo:
 
     Attributes:
         suite: the suite (the whole suite, also when resuming).
-        meta: the run's meta so far (agent names, judge, options, checks config).
+        meta: the run's meta so far (agent names, judge, options, checks config): a read-only
+            :class:`~evalnb.results.RunMeta`.
         planned: how many case runs the run plans in all (resumed ones included).
     """
 
     suite: Suite
-    meta: dict[str, Any]
+    meta: RunMeta
     planned: int
 
 
@@ -131,7 +133,7 @@ class ResultRecorder:
     def finish(self, result: Result) -> None:
         return None
 
-    def build(self, meta: dict[str, Any], prior: Prior | None = None) -> Result:
+    def build(self, meta: Mapping[str, Any], prior: Prior | None = None) -> Result:
         """The Result of everything recorded, in suite order; with ``prior``, the case runs a resumed run had
         keep their place among the new ones."""
         fresh = [columns.frame() for columns in self._columns]

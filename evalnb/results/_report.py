@@ -128,7 +128,7 @@ def text(result: Result, *, passes: bool | None = None) -> str:
     cases = result.cases  # derived once for the whole report
     c = _counts(cases)
     total = sum(c.values())
-    elapsed = result.meta.get("elapsed_ms")
+    elapsed = result.meta.elapsed_ms
     lines = [f"Suite: {result.suite.name}"]
     if result.suite.description:
         lines.append(f"Description: {' '.join(result.suite.description.split())}")
@@ -193,15 +193,15 @@ def _spend_lines(result: Result) -> list[str]:
     if spent.any:
         out.append(f"Spent: {spent.line()}")
     if result.budget_exhausted:
-        reason = result.meta.get("budget", {}).get("reason") or "the budget is spent"
+        reason = (result.meta.budget or {}).get("reason") or "the budget is spent"
         out.append(f"Budget exhausted: {reason}; the case runs not started are skipped")
     return out
 
 
 def _stop_lines(result: Result) -> list[str]:
     """Where a run with a stop rule stopped, and what it saved (docs/comparison.md, deciding with fewer cases)."""
-    design = result.meta.get("sequential")
-    if not isinstance(design, dict):
+    design = result.meta.sequential
+    if not isinstance(design, Mapping):
         return []
     n, ran = design.get("cases"), design.get("cases_run")
     against = f" against {design['baseline']}" if design.get("baseline") else ""
@@ -217,8 +217,8 @@ def _stop_lines(result: Result) -> list[str]:
 
 def _kept_workdirs(result: Result) -> str | None:
     """Where the working directories of failed case runs were kept, and how many (docs/results.md)."""
-    policy = result.meta.get("workdirs")
-    if not isinstance(policy, dict) or "workdir" not in result.runs.columns:
+    policy = result.meta.workdirs
+    if not isinstance(policy, Mapping) or "workdir" not in result.runs.columns:
         return None  # a run given workdir=PATH, or one saved before evalnb said so
     kept = result.runs["workdir"].dropna().unique()
     if not len(kept):
@@ -286,7 +286,7 @@ def html(result: Result) -> str:
     c = _counts(cases)
     total = sum(c.values())
     esc = _html.escape
-    elapsed = result.meta.get("elapsed_ms")
+    elapsed = result.meta.elapsed_ms
     colour = {"passed": "#1a7f37", "failed": "#cf222e", "degraded": "#9a6700", "skipped": "#6e7781"}
     badges = " ".join(
         f'<span style="color:{colour[s]};font-weight:600">{c[s]} {esc(s)}</span>' for s in STATUSES

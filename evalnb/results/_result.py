@@ -1,6 +1,6 @@
 """``Result``: what a run returns, as long and tidy pandas DataFrames plus wide views, gates and reports.
 
-A Result holds the :class:`~evalnb.suite.Suite` it ran, a ``meta`` dict (agent, model, judge, started_at,
+A Result holds the :class:`~evalnb.suite.Suite` it ran, a ``meta`` (:class:`~evalnb.results.RunMeta`: agent, model, judge, started_at,
 finished_at, elapsed_ms, options, checks) and four long frames with explicit dtypes and a stable column order
 (see ``docs/results.md``): ``runs`` (case x run x turn), ``scores`` (case x run x turn x check),
 ``mismatches`` (row mismatches of ``rows`` checks) and ``tool_calls`` (the tool calls agents reported). Everything else is derived from them each time it is asked
@@ -31,6 +31,7 @@ from evalnb.results._frames import (
     plain,
 )
 from evalnb.results._frames import records as records_of
+from evalnb.results._meta import RunMeta
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,7 +66,8 @@ class Result:
 
     Attributes:
         suite: the Suite that ran.
-        meta: agent, model, judge, started_at, finished_at, elapsed_ms, options, checks, interrupted.
+        meta: a :class:`~evalnb.results.RunMeta`: agent, model, judge, started_at, finished_at, elapsed_ms,
+            options, checks, interrupted, run_id, version ... (attributes, or read as a mapping).
         runs: one row per case x run x turn.
         scores: one row per case x run x turn x check.
         mismatches: one row per row mismatch of ``rows`` checks.
@@ -95,10 +97,20 @@ class Result:
         self.scores = scores
         self.mismatches = mismatches if mismatches is not None else make_frame([], MISMATCH_COLUMNS)
         self.tool_calls = tool_calls if tool_calls is not None else make_frame([], TOOL_CALLS_COLUMNS)
-        self.meta: dict[str, Any] = dict(meta or {})
+        self._meta = RunMeta.from_mapping(meta)
         self.responses: dict[tuple[str, int, int], Response] = dict(responses or {})
         # per frame attribute: (the frame indexed, its length then, row positions by (case_id, run, turn))
         self._indexes: dict[str, tuple[pd.DataFrame, int, dict[tuple[str, int, int], list[int]]]] = {}
+
+    @property
+    def meta(self) -> RunMeta:
+        """What the run recorded about itself (:class:`~evalnb.results.RunMeta`: attributes, or a read-only
+        mapping ``meta["run_id"]``); assign a mapping to replace it."""
+        return self._meta
+
+    @meta.setter
+    def meta(self, value: Mapping[str, Any] | None) -> None:
+        self._meta = RunMeta.from_mapping(value)
 
     # -- construction --------------------------------------------------------------------------------
 
@@ -311,7 +323,7 @@ class Result:
     def budget_exhausted(self) -> bool:
         """True when the run's budget (``budget=evalnb.Budget(...)``) stopped it: the case runs it did not
         start are ``skipped`` with the reason, and ``meta["budget"]`` says what was spent."""
-        budget = self.meta.get("budget")
+        budget = self.meta.budget
         return bool(isinstance(budget, Mapping) and budget.get("exhausted"))
 
     def explore(self) -> Any:
@@ -337,19 +349,19 @@ class Result:
     def stopped_early(self) -> bool:
         """True when a stop rule (the sequential gate: ``evalnb.run(..., baseline=..., stop="decided")``) ended the
         run before every case ran; the case runs not run are ``skipped`` with its reason."""
-        return bool(self.meta.get("stopped_early", False))
+        return bool(self.meta.stopped_early)
 
     @property
     def calls_saved(self) -> int:
         """The case runs not run because the run stopped early (0 when it did not)."""
-        return int(self.meta.get("calls_saved", 0) or 0)
+        return int(self.meta.calls_saved or 0)
 
     # -- gates ---------------------------------------------------------------------------------------
 
     @property
     def passed(self) -> bool:
         """True when no case failed or was degraded and the run was not interrupted."""
-        if self.meta.get("interrupted"):
+        if self.meta.interrupted:
             return False
         # A case is failed or degraded exactly when one of its run or score rows is (the rank rule of
         # `cases`): asked of the two status columns, without building the per-case frame.

@@ -17,6 +17,7 @@ from evalnb.results._recorders import Prior, Recorder, RunInfo
 from evalnb.results._records import CaseRunRecord, TurnRecord
 from evalnb.running._api import run, run_async
 from evalnb.running._budget import Budget
+from evalnb.running._options import RunOptions
 from evalnb.running._rescore import rescore, rescore_async
 from evalnb.running._stopping import StopRule
 
@@ -26,6 +27,7 @@ __all__ = [
     "Prior",
     "Recorder",
     "RunInfo",
+    "RunOptions",
     "StopRule",
     "TurnRecord",
     "rescore",

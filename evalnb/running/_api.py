@@ -17,46 +17,56 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import inspect
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
 from evalnb._costs import price_table
 from evalnb.errors import ConfigError, RunError
+from evalnb.results._meta import RunMeta
 from evalnb.results._recorders import Prior, Recorder, ResultRecorder, RunInfo
 from evalnb.running import _setup as setup
 from evalnb.running._budget import Budget, BudgetRule, Spend, check_budget
 from evalnb.running._case_run import Plans, RunJob, skipped
 from evalnb.running._executors import as_executor
 from evalnb.running._loops import progress_bar, run_blocking
+from evalnb.running._options import RunOptions, field_names
 from evalnb.running._stopping import StopRule, as_stop_rule, run_in_batches
 from evalnb.running._stops import Stops
 from evalnb.running._workdirs import KEEP_FAILED, KEEP_RUNS, run_name
 
 if TYPE_CHECKING:
     from os import PathLike
+    from pathlib import Path
 
+    from evalnb._costs import PriceTable
+    from evalnb.agents import Agent
+    from evalnb.judges import Judge
     from evalnb.results import Result
     from evalnb.results._records import CaseRunRecord
+    from evalnb.store._recorder import StoreRecorder
     from evalnb.suite import Case, Suite
+    from evalnb.typing import AgentLike, DataLike, JudgeLike, StoreLike
 
-__all__ = ["SKIPPED_CAP", "run", "run_async"]
+__all__ = ["SKIPPED_CAP", "RunOptions", "run", "run_async"]
 
 SKIPPED_CAP = 100_000
 """An interrupted run records at most this many case runs it never started as skipped rows; the rest are
-counted in ``meta["not_started"]`` (a run planned with millions of case runs must not fill memory on Ctrl-C)."""
+counted in ``meta.not_started`` (a run planned with millions of case runs must not fill memory on Ctrl-C)."""
 
 
 def run(
     suite: Suite | str | PathLike[str] | None,
-    agent: Any,
+    agent: AgentLike,
     *,
-    judge: Any = None,
-    data: Any = None,
+    judge: JudgeLike = None,
+    data: DataLike = None,
     runs: int | None = None,
     concurrency: int = 8,
     timeout: float | None = 120.0,
@@ -65,7 +75,7 @@ def run(
     progress: bool | None = None,
     workdir: str | PathLike[str] | None = None,
     create_workdir: bool = False,
-    store: Any = None,
+    store: StoreLike = None,
     version: str | None = None,
     replace: bool = False,
     resume: str | None = None,
@@ -79,6 +89,7 @@ def run(
     margin: Any = 0.0,
     confidence: float = 0.95,
     seed: int = 0,
+    options: RunOptions | None = None,
 ) -> Result:
     """Run ``suite`` against ``agent`` and return a :class:`~evalnb.results.Result`.
 
@@ -131,8 +142,11 @@ def run(
         margin: with ``stop="decided"``: how much worse a check may get (as for ``evalnb.compare``).
         confidence: with ``stop="decided"``: one-sided confidence of the gate, over every check.
         seed: with ``stop="decided"``: seed of the order the cases run in.
+        options: all of the above as one :class:`~evalnb.running.RunOptions` (then give none of them as
+            keywords): the one object a script or the CLI passes around.
 
     Raises:
+        TypeError: for ``options=`` beside keywords that set options too.
         ConfigError: when the run cannot start (unknown agent id, missing data source, bad option, an agent
             or judge that cannot be reached at start-up).
 
@@ -141,42 +155,17 @@ def run(
         result = evalnb.run(suite, lambda prompt: "Paris", runs=1, progress=False)
         result.exit_code        # 0
     """
-    options = dict(
-        judge=judge,
-        data=data,
-        runs=runs,
-        concurrency=concurrency,
-        timeout=timeout,
-        retries=retries,
-        cache=cache,
-        progress=progress,
-        workdir=workdir,
-        create_workdir=create_workdir,
-        store=store,
-        version=version,
-        replace=replace,
-        resume=resume,
-        executor=executor,
-        preflight=preflight,
-        recorders=recorders,
-        prices=prices,
-        budget=budget,
-        baseline=baseline,
-        stop=stop,
-        margin=margin,
-        confidence=confidence,
-        seed=seed,
-    )
-    result: Result = run_blocking(lambda: _run(suite, agent, **options))
+    the = RunOptions.of(options, _keywords(locals()))
+    result: Result = run_blocking(lambda: _run(suite, agent, the))
     return _warned(result)
 
 
 async def run_async(
     suite: Suite | str | PathLike[str] | None,
-    agent: Any,
+    agent: AgentLike,
     *,
-    judge: Any = None,
-    data: Any = None,
+    judge: JudgeLike = None,
+    data: DataLike = None,
     runs: int | None = None,
     concurrency: int = 8,
     timeout: float | None = 120.0,
@@ -185,7 +174,7 @@ async def run_async(
     progress: bool | None = None,
     workdir: str | PathLike[str] | None = None,
     create_workdir: bool = False,
-    store: Any = None,
+    store: StoreLike = None,
     version: str | None = None,
     replace: bool = False,
     resume: str | None = None,
@@ -199,6 +188,7 @@ async def run_async(
     margin: Any = 0.0,
     confidence: float = 0.95,
     seed: int = 0,
+    options: RunOptions | None = None,
 ) -> Result:
     """The async form of :func:`run` (same arguments).
 
@@ -206,184 +196,212 @@ async def run_async(
 
         result = await evalnb.run_async(suite, my_async_agent, concurrency=32)
     """
-    options = {k: v for k, v in locals().items() if k not in ("suite", "agent")}
-    return _warned(await _run(suite, agent, **options))
+    return _warned(await _run(suite, agent, RunOptions.of(options, _keywords(locals()))))
 
 
-async def _run(
-    suite: Suite | str | PathLike[str] | None,
-    agent: Any,
-    *,
-    judge: Any = None,
-    data: Any = None,
-    runs: int | None = None,
-    concurrency: int = 8,
-    timeout: float | None = 120.0,
-    retries: int = 2,
-    cache: Any = None,
-    progress: bool | None = None,
-    workdir: str | PathLike[str] | None = None,
-    create_workdir: bool = False,
-    store: Any = None,
-    version: str | None = None,
-    replace: bool = False,
-    resume: str | None = None,
-    executor: Any = None,
-    preflight: bool = True,
-    recorders: Sequence[Recorder] = (),
-    prices: Any = None,
-    budget: Budget | None = None,
-    baseline: Any = None,
-    stop: str | StopRule | None = None,
-    margin: Any = 0.0,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> Result:
-    """:func:`run_async` without its warning (``run`` says it in the caller's thread)."""
-    started = time.perf_counter()
-    started_at = datetime.now(timezone.utc).isoformat()
-    setup.check_options(runs=runs, concurrency=concurrency, timeout=timeout, retries=retries)
+def _keywords(given: dict[str, Any]) -> dict[str, Any]:
+    """The run options among a ``run`` call's arguments (its keywords are the fields of RunOptions)."""
+    return {name: given[name] for name in field_names()}
+
+
+@dataclass
+class _Setup:
+    """What a run sets up before its first case run: the suite, its agents and judge, where it records."""
+
+    suite: Suite
+    options: RunOptions  # with the run count a resumed run had
+    rule: StopRule | None
+    fixed: Path | None
+    executor: Any
+    judge: Judge | None
+    table: PriceTable | None
+    stored: StoreRecorder | None
+    routes: dict[str, Agent]
+    names: dict[str, str]
+
+
+async def _set_up(suite: Suite | str | PathLike[str] | None, agent: AgentLike, options: RunOptions) -> _Setup:
+    """Check the options, build the agents, judge and store recorder, run the start-up checks: everything that
+    stops a run before anything is called or saved."""
+    o = options
+    setup.check_options(runs=o.runs, concurrency=o.concurrency, timeout=o.timeout, retries=o.retries)
     rule: StopRule | None = as_stop_rule(
-        suite, baseline=baseline, stop=stop, margin=margin, confidence=confidence, seed=seed, store=store,
-        resume=resume,
+        suite, baseline=o.baseline, stop=o.stop, margin=o.margin, confidence=o.confidence, seed=o.seed,
+        store=o.store, resume=o.resume,
     )  # fmt: skip
-    fixed = setup.fixed_workdir(workdir, create=create_workdir)
-    the_executor = as_executor(executor)
-    the_judge = setup.make_judge(judge, cache)
-    table = price_table(prices)
-    if budget is not None and not isinstance(budget, Budget):
+    fixed = setup.fixed_workdir(o.workdir, create=o.create_workdir)
+    the_executor = as_executor(o.executor)
+    the_judge = setup.make_judge(o.judge, o.cache)
+    table = price_table(o.prices)
+    if o.budget is not None and not isinstance(o.budget, Budget):
         raise ConfigError(
-            f"budget= takes an evalnb.Budget, not {type(budget).__name__}", code="INVALID_VALUE"
+            f"budget= takes an evalnb.Budget, not {type(o.budget).__name__}", code="INVALID_VALUE"
         )
     stored = None
-    if store is not None or resume is not None:
+    if o.store is not None or o.resume is not None:
         from evalnb.store._recorder import StoreRecorder
 
-        stored = StoreRecorder(store, version=version, resume=resume, replace=replace)
+        stored = StoreRecorder(o.store, version=o.version, resume=o.resume, replace=o.replace)
     if stored is not None and stored.resuming:
         the_suite = stored.resumed_suite(None if suite is None else setup.as_suite(suite))
-        if runs is None:
-            runs = stored.resumed_runs()
+        if o.runs is None:
+            o = dataclasses.replace(o, runs=stored.resumed_runs())
     else:
         the_suite = setup.as_suite(suite)
     if stored is not None:
         stored.claim(the_suite)  # a version label the suite already has stops the run before any call
     routes, names = setup.route(the_suite, agent)
     setup.check_dependencies(the_suite)
-    check_budget(budget, table, list(routes.values()), the_judge)
-    if preflight:
+    check_budget(o.budget, table, list(routes.values()), the_judge)
+    if o.preflight:
         # README.md, Use it in CI: an unreachable agent or judge stops the run before a store writes anything; a judge
         # the suite never calls need not be reachable.
         await setup.preflight(list(routes.values()), the_judge if setup.needs_judge(the_suite) else None)
-    source = setup.open_data(the_suite, data)
+    return _Setup(the_suite, o, rule, fixed, the_executor, the_judge, table, stored, routes, names)
+
+
+def _begin_meta(s: _Setup, started_at: str) -> RunMeta:
+    """The meta a run starts with (what a recorder's ``begin`` sees): who ran, with what, which checks."""
+    recorded = s.options.recorded()
+    if s.table:
+        recorded["priced_models"] = sorted(s.table.models)
+    if s.stored is not None and s.stored.replace:
+        recorded["replace"] = True
+    return RunMeta(
+        agent=s.names.get("default") if len(s.names) == 1 else s.names,
+        model=None,
+        judge=setup.judge_name(s.judge),
+        started_at=started_at,
+        options=recorded,
+        checks=_checks_config(s.suite),
+        executor=s.executor.name if s.executor.name != "local" else None,
+        # what the report says of the working directories kept (running/_workdirs.py)
+        workdirs={"keep_failed": KEEP_FAILED, "keep_runs": KEEP_RUNS} if s.fixed is None else None,
+    ).replace(**_design(s.rule))  # a stop rule's design is stored from the start: a resumed run reads it
+
+
+async def _run(suite: Suite | str | PathLike[str] | None, agent: AgentLike, options: RunOptions) -> Result:
+    """:func:`run_async` without its warning (``run`` says it in the caller's thread)."""
+    started = time.perf_counter()
+    started_at = datetime.now(timezone.utc).isoformat()
+    s = await _set_up(suite, agent, options)
+    source = setup.open_data(s.suite, options.data)
+    try:
+        return await _run_job(s, source, started, started_at)
+    finally:
+        if source is not None and source is not options.data:
+            source.close()  # opened from a path, URL or DataFrames for this run; a caller's Source stays open
+
+
+async def _run_job(s: _Setup, source: Any, started: float, started_at: str) -> Result:
+    """The case runs of a set-up run, each record handed to every recorder; the Result at the end."""
+    o = s.options
     all_recorders: list[Any] = [
-        ResultRecorder(the_suite),
-        *([stored] if stored is not None else []),
-        *recorders,
+        ResultRecorder(s.suite),
+        *([s.stored] if s.stored is not None else []),
+        *o.recorders,
     ]
     collector: ResultRecorder = all_recorders[0]
-    meta: dict[str, Any] = {
-        "agent": names.get("default") if len(names) == 1 else names,
-        "model": None,
-        "judge": setup.judge_name(the_judge),
-        "started_at": started_at,
-        "options": {
-            "runs": runs,
-            "concurrency": concurrency,
-            "timeout": timeout,
-            "retries": retries,
-            "workdir": str(workdir) if workdir is not None else None,
-            **({"priced_models": sorted(table.models)} if table else {}),
-            **({"replace": True} if stored is not None and stored.replace else {}),
-        },
-        "checks": _checks_config(the_suite),
-    }
-    if the_executor.name != "local":
-        meta["executor"] = the_executor.name
-    if fixed is None:  # what the report says of the working directories kept (running/_workdirs.py)
-        meta["workdirs"] = {"keep_failed": KEEP_FAILED, "keep_runs": KEEP_RUNS}
+    meta = _begin_meta(s, started_at)
+    facts: dict[str, Any] = {}  # what the run learns as it goes (the stop rules', the executor's reports)
     job = RunJob(
-        suite=the_suite,
-        routes=routes,
-        names=names,
-        judge=the_judge,
+        suite=s.suite,
+        routes=s.routes,
+        names=s.names,
+        judge=s.judge,
         data=source,
-        timeout=timeout,
-        retries=retries,
-        workdir=fixed,
-        concurrency=concurrency,
+        timeout=o.timeout,
+        retries=o.retries,
+        workdir=s.fixed,
+        concurrency=o.concurrency,
         run_name=run_name(),
-        prices=table,
+        prices=s.table,
     )
     spend = Spend()
-    stops = Stops([spend, *([BudgetRule(budget, spend)] if budget is not None else [])])
+    stops = Stops([spend, *([BudgetRule(o.budget, spend)] if o.budget is not None else [])])
+    prepare = getattr(s.executor, "prepare", None)
+    if prepare is not None:
+        # A cluster that cannot be reached, or an agent that cannot be sent to it, stops the run before a
+        # recorder (a store) writes anything.
+        await _maybe(prepare(job))
+    planned = sum(case.runs if o.runs is None else o.runs for case in s.suite.cases)
+    for r in all_recorders:
+        await _maybe(r.begin(RunInfo(suite=s.suite, meta=meta, planned=planned)))
+    prior = _prior(all_recorders)
+    done: set[tuple[str, int]] = set(prior.keys) if prior is not None else set()
+    first_model: list[str] = []
+    sink = _sink(all_recorders, collector, done, stops, s.rule, first_model)
+    bar = progress_bar(o.progress, total=planned - len(done), desc=s.suite.name)
     try:
-        prepare = getattr(the_executor, "prepare", None)
-        if prepare is not None:
-            # A cluster that cannot be reached, or an agent that cannot be sent to it, stops the run before a
-            # recorder (a store) writes anything.
-            await _maybe(prepare(job))
-        planned = sum(case.runs if runs is None else runs for case in the_suite.cases)
-        meta.update(_design(rule))  # a stop rule's design is stored from the start: a resumed run reads it
-        for r in all_recorders:
-            await _maybe(r.begin(RunInfo(suite=the_suite, meta=dict(meta), planned=planned)))
-        prior = _prior(all_recorders)
-        done: set[tuple[str, int]] = set(prior.keys) if prior is not None else set()
-        bar = progress_bar(progress, total=planned - len(done), desc=the_suite.name)
-        first_model: list[str] = []
-        observe = rule.record if rule is not None else _ignore
-
-        async def sink(record: CaseRunRecord) -> None:
-            done.add(record.key)
-            stops.finished(record)
-            observe(record)
-            if not first_model:
-                first_model.extend(
-                    tr.response.model for tr in record.turns if tr.response and tr.response.model
-                )
-            for r in all_recorders:
-                try:
-                    await _maybe(r.record(record))
-                except MemoryError:
-                    raise
-                except Exception as exc:
-                    if r is collector:
-                        raise
-                    raise _RecorderFailed(r, exc) from None
-            if bar is not None:
-                bar.update(1)
-
         try:
-            try:
-                interrupted, failed = await _run_plan(
-                    rule, stops, the_executor, job, runs, done, sink, meta, all_recorders, prior
-                )
-            finally:
-                if bar is not None:
-                    bar.close()
-            if interrupted or stops.reason is not None:
-                why = "the run was interrupted" if interrupted else str(stops.reason)
-                why = f"skipped: {why}"
-                left = _record_skipped(job, the_suite, runs, done, collector, why)
-                if left:
-                    meta["not_started"] = left
-            stops.finish(meta)
-            if not table:
-                meta.pop("unpriced", None)  # no prices asked for: no cost is expected, nothing to say
-            meta.update(
-                model=first_model[0] if first_model else None,
-                finished_at=datetime.now(timezone.utc).isoformat(),
-                elapsed_ms=(time.perf_counter() - started) * 1000.0,
-                interrupted=interrupted or bool(meta.get("interrupted")),
+            interrupted, failed = await _run_plan(
+                s.rule, stops, s.executor, job, o.runs, done, _counted(sink, bar), facts, all_recorders, prior
             )
-            result = collector.build(meta, prior)
-            await _finish(all_recorders, result, failed)
-        except MemoryError:
-            raise await _out_of_memory(collector, stored, the_suite, meta, len(done), planned) from None
-        return result
-    finally:
-        if source is not None and source is not data:
-            source.close()  # opened from a path, URL or DataFrames for this run; a caller's Source stays open
+        finally:
+            if bar is not None:
+                bar.close()
+        if interrupted or stops.reason is not None:
+            why = "the run was interrupted" if interrupted else str(stops.reason)
+            left = _record_skipped(job, s.suite, o.runs, done, collector, f"skipped: {why}")
+            if left:
+                facts["not_started"] = left
+        stops.finish(facts)
+        if not s.table:
+            facts.pop("unpriced", None)  # no prices asked for: no cost is expected, nothing to say
+        facts.update(
+            model=first_model[0] if first_model else None,
+            finished_at=datetime.now(timezone.utc).isoformat(),
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            interrupted=interrupted or bool(facts.get("interrupted")),
+        )
+        meta = meta.replace(**facts)
+        result = collector.build(meta, prior)
+        await _finish(all_recorders, result, failed)
+    except MemoryError:
+        raise await _out_of_memory(
+            collector, s.stored, s.suite, meta.replace(**facts), len(done), planned
+        ) from None
+    return result
+
+
+def _sink(
+    recorders: list[Any], collector: ResultRecorder, done: set[tuple[str, int]], stops: Stops,
+    rule: StopRule | None, first_model: list[str],
+) -> Callable[[CaseRunRecord], Awaitable[None]]:  # fmt: skip
+    """Where each finished case run goes: the stop rules, then every recorder (a failing store stops the run)."""
+    observe = rule.record if rule is not None else _ignore
+
+    async def sink(record: CaseRunRecord) -> None:
+        done.add(record.key)
+        stops.finished(record)
+        observe(record)
+        if not first_model:
+            first_model.extend(tr.response.model for tr in record.turns if tr.response and tr.response.model)
+        for r in recorders:
+            try:
+                await _maybe(r.record(record))
+            except MemoryError:
+                raise
+            except Exception as exc:
+                if r is collector:
+                    raise
+                raise _RecorderFailed(r, exc) from None
+
+    return sink
+
+
+def _counted(
+    sink: Callable[[CaseRunRecord], Awaitable[None]], bar: Any
+) -> Callable[[CaseRunRecord], Awaitable[None]]:
+    """The sink, moving the progress bar on after each record."""
+    if bar is None:
+        return sink
+
+    async def counted(record: CaseRunRecord) -> None:
+        await sink(record)
+        bar.update(1)
+
+    return counted
 
 
 class _RecorderFailed(Exception):
@@ -396,7 +414,7 @@ class _RecorderFailed(Exception):
 
 
 async def _execute(
-    executor: Any, job: RunJob, todo: Iterator[tuple[Case, int]], sink: Any, meta: dict[str, Any]
+    executor: Any, job: RunJob, todo: Iterator[tuple[Case, int]], sink: Any, facts: dict[str, Any]
 ) -> tuple[bool, _RecorderFailed | None]:
     """Run the case runs; returns whether the run was interrupted, and the recorder failure that stopped it."""
     try:
@@ -405,7 +423,7 @@ async def _execute(
             info = await executor.execute(job, todo, sink)
         if isinstance(info, dict) and info:
             # a run in batches (a stop rule) executes once per batch: its counts add up
-            meta["executor_info"] = _added(meta.get("executor_info"), info)
+            facts["executor_info"] = _added(facts.get("executor_info"), info)
     except (asyncio.CancelledError, KeyboardInterrupt):
         # Interrupting returns what finished; the case runs that did not are recorded as skipped.
         return True, None
@@ -442,23 +460,23 @@ def _ignore(record: CaseRunRecord) -> None:
 
 async def _run_plan(
     rule: StopRule | None, stops: Stops, executor: Any, job: RunJob, runs: int | None,
-    done: set[tuple[str, int]], sink: Any, meta: dict[str, Any], recorders: list[Any], prior: Prior | None,
+    done: set[tuple[str, int]], sink: Any, facts: dict[str, Any], recorders: list[Any], prior: Prior | None,
 ) -> tuple[bool, _RecorderFailed | None]:  # fmt: skip
     """Every case run at once (lazily planned), or a stop rule's batches (running/_stopping.py) until it stops;
     either way no case run starts once ``stops`` (a budget: running/_stops.py) says no more."""
     if rule is None:
-        return await _execute(executor, job, stops.plan(_plan(job.suite, runs, done)), sink, meta)
+        return await _execute(executor, job, stops.plan(_plan(job.suite, runs, done)), sink, facts)
     rule.begin(job.suite, prior.result if prior is not None else None)
     interrupted, failed, reason, rest = await run_in_batches(
-        rule, job.suite, runs, done, lambda todo: _execute(executor, job, stops.plan(todo), sink, meta)
+        rule, job.suite, runs, done, lambda todo: _execute(executor, job, stops.plan(todo), sink, facts)
     )
-    await _skip_left(rule, job, reason, rest, meta, recorders)
+    await _skip_left(rule, job, reason, rest, facts, recorders)
     done.update((case.id, r) for case, r in rest)  # recorded as skipped already: not again for a budget
     return interrupted, failed
 
 
 async def _skip_left(
-    stop: StopRule, job: RunJob, reason: str | None, left: list[tuple[Case, int]], meta: dict[str, Any],
+    stop: StopRule, job: RunJob, reason: str | None, left: list[tuple[Case, int]], facts: dict[str, Any],
     recorders: list[Any],
 ) -> None:  # fmt: skip
     """The case runs a rule stopped short of (running/_stopping.py), recorded as skipped with its reason in every
@@ -468,9 +486,9 @@ async def _skip_left(
         record = skipped(job, plans, case, r, reason or "skipped: the run stopped early")
         for rec in recorders:
             await _maybe(rec.record(record))
-    meta[stop.name] = stop.info()
-    meta["stopped_early"] = bool(left)
-    meta["calls_saved"] = len(left)
+    facts[stop.name] = stop.info()
+    facts["stopped_early"] = bool(left)
+    facts["calls_saved"] = len(left)
 
 
 async def _finish(recorders: list[Any], result: Result, failed: _RecorderFailed | None) -> None:
@@ -493,7 +511,12 @@ async def _finish(recorders: list[Any], result: Result, failed: _RecorderFailed 
 
 
 async def _out_of_memory(
-    collector: ResultRecorder, stored: Any, suite: Suite, meta: dict[str, Any], finished: int, planned: int
+    collector: ResultRecorder,
+    stored: StoreRecorder | None,
+    suite: Suite,
+    meta: RunMeta,
+    finished: int,
+    planned: int,
 ) -> RunError:
     """The error of a run that ran out of memory: the rows held in memory are let go, what the store has is
     kept and marked interrupted (it can be resumed), and the message says what to change."""
@@ -501,7 +524,7 @@ async def _out_of_memory(
     gc.collect()
     saved = ""
     if stored is not None and stored.run_id is not None:
-        meta.update(interrupted=True, finished_at=datetime.now(timezone.utc).isoformat())
+        meta = meta.replace(interrupted=True, finished_at=datetime.now(timezone.utc).isoformat())
         with contextlib.suppress(Exception):  # what the writer holds is written, the run stays interrupted
             await _maybe(stored.finish(ResultRecorder(suite).build(meta)))
         saved = (
@@ -547,7 +570,7 @@ def _record_skipped(
 
 def _warned(result: Result) -> Result:
     """docs/costs.md: the run says once which models it could not price (their calls cost NA)."""
-    models = result.meta.get("unpriced")
+    models = result.meta.unpriced
     if models:
         import warnings
 
@@ -563,7 +586,7 @@ def _warned(result: Result) -> Result:
 
 def _prior(recorders: list[Any]) -> Prior | None:
     for r in recorders:
-        prior = r.completed()
+        prior: Prior | None = r.completed()
         if prior is not None:
             return prior
     return None

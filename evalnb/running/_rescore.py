@@ -25,6 +25,7 @@ from evalnb.running._loops import run_blocking
 
 if TYPE_CHECKING:
     from evalnb.suite import Turn
+    from evalnb.typing import JudgeLike
 
 __all__ = ["rescore", "rescore_async"]
 
@@ -45,7 +46,7 @@ def _answered(row: Any) -> bool:
 def rescore(
     result: Result,
     *,
-    judge: Any,
+    judge: JudgeLike,
     checks: Iterable[str] | None = None,
     cache: Any = None,
     concurrency: int = 8,
@@ -82,7 +83,7 @@ def rescore(
 async def rescore_async(
     result: Result,
     *,
-    judge: Any,
+    judge: JudgeLike,
     checks: Iterable[str] | None = None,
     cache: Any = None,
     concurrency: int = 8,
@@ -95,15 +96,42 @@ async def rescore_async(
     suite = result.suite
     if preflight and the_judge is not None:
         await setup.preflight([], the_judge)
-    sem = asyncio.Semaphore(max(1, concurrency))
-    plans = Plans()
+    jobs = _jobs(result, the_judge, wanted, asyncio.Semaphore(max(1, concurrency)))
+    done = await asyncio.gather(*(j[3] for j in jobs))
+    new: dict[tuple[str, int, int, str], Score] = {}
+    for (key, picked, plan, _), scores in zip(jobs, done, strict=True):
+        for i, score in zip(picked, scores, strict=True):
+            new[(key[0], key[1], key[2], plan.ids[i])] = score
+    run_records, records = _rescored(result, new)
+    meta = result.meta.replace(
+        judge=setup.judge_name(the_judge),
+        rescored_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+    return Result(
+        suite=suite,
+        runs=make_frame(run_records, RUNS_COLUMNS),
+        scores=make_frame(records, SCORES_COLUMNS),
+        mismatches=result.mismatches,
+        meta=meta,
+        responses=result.responses,
+        tool_calls=result.tool_calls,
+    )
 
+
+_Job = tuple[tuple[str, int, int], list[int], TurnPlan, Any]
+"""A turn to judge again: its key, the checks picked (by position), its plan, the coroutine judging them."""
+
+
+def _jobs(result: Result, judge: Any, wanted: set[str] | None, sem: asyncio.Semaphore) -> list[_Job]:
+    """The turns whose picked judged checks are scored again, each with the conversation the run built."""
+    suite = result.suite
+    plans = Plans()
     # Earlier turns of each run, to rebuild the conversation each turn's judge sees.
     by_run: dict[tuple[str, int], dict[int, Any]] = {}
     for row in result.runs.itertuples(index=False):
         by_run.setdefault((str(row.case_id), int(row.run)), {})[int(row.turn)] = row
 
-    jobs: list[tuple[tuple[str, int, int], list[int], TurnPlan, Any]] = []
+    jobs: list[_Job] = []
     for (case_id, run), turns in by_run.items():
         try:
             case = suite.case(case_id)
@@ -136,7 +164,7 @@ async def rescore_async(
                         run=run,
                         request=request,
                         response=response,
-                        judge=the_judge,
+                        judge=judge,
                         conversation=history,
                     )
                     jobs.append(((case_id, run, t), picked, plan, _judged(sem, plan, turn, picked, ctx)))
@@ -144,13 +172,13 @@ async def rescore_async(
             else:
                 text = "" if row.response is None or is_na(row.response) else str(row.response)
             conversation = after_turn(history, turn.prompt, text)
+    return jobs
 
-    done = await asyncio.gather(*(j[3] for j in jobs))
-    new: dict[tuple[str, int, int, str], Score] = {}
-    for (key, picked, plan, _), scores in zip(jobs, done, strict=True):
-        for i, score in zip(picked, scores, strict=True):
-            new[(key[0], key[1], key[2], plan.ids[i])] = score
 
+def _rescored(
+    result: Result, new: dict[tuple[str, int, int, str], Score]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The run and score records with the new scores in place and the touched turns' statuses updated."""
     records = result.scores.to_dict("records")
     touched: dict[tuple[str, int, int], list[str]] = {}
     for rec in records:
@@ -168,19 +196,7 @@ async def rescore_async(
         key = (str(rec["case_id"]), int(rec["run"]), int(rec["turn"]))
         if key in touched:
             rec["status"] = turn_status(touched[key])
-
-    meta = dict(result.meta)
-    meta["judge"] = setup.judge_name(the_judge)
-    meta["rescored_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    return Result(
-        suite=suite,
-        runs=make_frame(run_records, RUNS_COLUMNS),
-        scores=make_frame(records, SCORES_COLUMNS),
-        mismatches=result.mismatches,
-        meta=meta,
-        responses=result.responses,
-        tool_calls=result.tool_calls,
-    )
+    return run_records, records
 
 
 async def _judged(

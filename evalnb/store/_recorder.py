@@ -223,8 +223,7 @@ class StoreRecorder:
             raise self._stopped(exc) from None
         finally:
             self.close()
-        result.meta["run_id"] = self.run_id
-        result.meta["version"] = self.version
+        result.meta = result.meta.replace(run_id=self.run_id, version=self.version)  # a RunMeta is read-only
 
     # -- the writer thread ---------------------------------------------------------------------------
 

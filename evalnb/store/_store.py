@@ -364,8 +364,7 @@ class Store(Views):
                 return run_id
 
         run_id = self._retry(tx)
-        result.meta["run_id"] = run_id
-        result.meta["version"] = version
+        result.meta = result.meta.replace(run_id=run_id, version=version)  # a RunMeta is read-only
         return run_id
 
     def _taken(
