@@ -6,7 +6,7 @@
 * :data:`JudgeLike`: a judge: an ``evalnb.judges`` object (``Judge``), a callable ``f(prompt) -> str``, a
   judge string (``"openai:gpt-4o-mini"``, ``"heuristic"``, ``"module:function"``), or ``None``;
 * :data:`StoreLike`: a store: an ``evalnb.Store``, the path of a SQLite file or a SQLAlchemy URL, or ``None``;
-* :data:`DataLike`: the data of cube reference queries: an ``evalnb.data.Source``, a SQLite or DuckDB file,
+* :data:`DataLike`: the data of cube reference queries: a source as ``evalnb.data.connect`` returns it, a SQLite or DuckDB file,
   a SQLAlchemy URL or Engine, a mapping of table name to DataFrame, an open ``sqlite3.Connection``, or ``None``.
 
 The classes are named by forward reference, so importing this module imports nothing else of evalnb.
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 if TYPE_CHECKING:
     from evalnb.agents import Agent
-    from evalnb.data import Source
+    from evalnb.data._sources import Source
     from evalnb.judges import Judge
     from evalnb.store import Store
 
