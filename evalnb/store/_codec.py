@@ -101,14 +101,25 @@ def read_frame(
     suite_name: str,
     shared: tuple[str, ...] = (),
     known: Mapping[str, Mapping[str, str]] | None = None,
+    *,
+    conditions: Iterable[Any] = (),
+    extra: bool = True,
 ) -> pd.DataFrame:
-    """A stored frame of one run, in saved order (``seq``), with its saved dtypes and any extra columns."""
+    """A stored frame of one run, in saved order (``seq``), with its saved dtypes and any extra columns.
+
+    ``conditions`` narrow the rows (SQLAlchemy clauses: their values are bound parameters); ``extra=False``
+    leaves out the columns stored as JSON beside the typed ones (a lazy load that names its columns)."""
     import pandas as pd
-    from sqlalchemy import select
+    from sqlalchemy import literal, select
 
     from evalnb.results._columns import CHUNK, Columns
 
-    q = select(*[table.c[c] for c in cols], table.c.extra).where(table.c.run_pk == pk).order_by(table.c.seq)
+    extra_col = table.c.extra if extra else literal(None).label("extra")
+    q = (
+        select(*[table.c[c] for c in cols], extra_col)
+        .where(table.c.run_pk == pk, *conditions)
+        .order_by(table.c.seq)
+    )
     # Read in chunks into typed columns, the ``shared`` text kept once (the driver makes a string per cell):
     # a million stored case runs come back without a tuple per row and a copy of every status and reason.
     schema = {c: _READ_AS.get(dtypes.get(c, ""), "object") for c in cols}

@@ -88,12 +88,17 @@ def stored_meta(text: Any, run: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def load(store: Store, run: dict[str, Any]) -> Result:
-    """The Result of the stored run ``run`` (its ``runs`` row): frames equal to the saved ones.
+def load(store: Store, run: dict[str, Any], *, columns: Any = None, where: Any = None) -> Result:
+    """The Result of the stored run ``run`` (its ``runs`` row): frames equal to the saved ones, or, with
+    ``columns`` / ``where``, the part of them :mod:`evalnb.store._where` describes.
 
     Raises:
-        StoreError: ``STORED_RUN_INVALID`` when its suite definition, meta or rows do not read back.
+        StoreError: ``STORED_RUN_INVALID`` when its suite definition, meta or rows do not read back;
+            ``INVALID_WHERE`` / ``INVALID_COLUMNS`` for a narrowing that names no stored column.
     """
+    from evalnb.store._where import narrowing
+
+    narrow = narrowing(store._t, int(run["id"]), columns=columns, where=where)
     from sqlalchemy import select
 
     from evalnb.results import Result
@@ -118,7 +123,16 @@ def load(store: Store, run: dict[str, Any]) -> Result:
         try:
             frames = [
                 read_frame(
-                    conn, store._t[table], cols, run["id"], dtypes[name], run["suite"], REPEATED[name], known
+                    conn,
+                    store._t[table],
+                    cols if narrow is None else narrow.cols(table),
+                    run["id"],
+                    dtypes[name],
+                    run["suite"],
+                    REPEATED[name],
+                    known,
+                    conditions=() if narrow is None else narrow.condition(table, store._t[table]),
+                    extra=narrow is None or narrow.extra(),
                 )
                 for table, cols, name in (
                     ("run_rows", RUN_COLS, "runs"),
@@ -141,6 +155,9 @@ def load(store: Store, run: dict[str, Any]) -> Result:
     )
     if run["status"] != "complete":
         meta["interrupted"] = True
+    if narrow is not None:
+        # a part of the run: its counts and summary are of the rows read (store.summary gives the run's)
+        meta["narrowed"] = {"columns": None if columns is None else list(columns), "where": repr(where)}
     # The frames were read for this Result alone: conformed in place, not copied (a million rows each).
     return Result.from_frames(
         suite=the_suite,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import ConfigError, StoreError
 from evalnb.results._recorders import Prior, RunInfo
+from evalnb.store import _summary as summary_rows
 from evalnb.store._codec import insert_records
 from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS, refresh_stats
 from evalnb.store._store import Store, as_store
@@ -211,6 +212,7 @@ class StoreRecorder:
                 if done.rowcount == 0:  # a later run claimed the label and replaced this one meanwhile
                     raise self._replaced(conn)
                 refresh_stats(conn, pk)
+                summary_rows.write(conn, t, pk, result)
                 if self.replace and not interrupted:
                     # Only a complete run replaces: until then the old one stays what the label loads. Runs that
                     # claimed the label after this one are left alone: the last claim wins (store/_labels.py).
