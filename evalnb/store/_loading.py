@@ -115,11 +115,20 @@ def load(store: Store, run: dict[str, Any], *, columns: Any = None, where: Any =
     saved = meta.pop("frame_dtypes", None) or {}
     dtypes = {name: saved.get(name) or columns for name, columns in default.items()}
     with store._reading() as conn:
-        definition = conn.execute(
-            select(s.c.definition).where(s.c.id == run["suite_id"])
-        ).scalar_one_or_none()
-        the_suite = stored_suite(definition, run)
-        known = suite_texts(the_suite)
+        # A suite row never changes (its name and content hash are its key): the runs of one suite that a
+        # comparison or a notebook loads one after another parse its definition once (a million cases: most
+        # of a load's time). The last two are kept.
+        entry = store._suites_read.pop(run["suite_id"], None)
+        if entry is None:
+            definition = conn.execute(
+                select(s.c.definition).where(s.c.id == run["suite_id"])
+            ).scalar_one_or_none()
+            entry = stored_suite(definition, run)
+        store._suites_read[run["suite_id"]] = entry
+        while len(store._suites_read) > 2:
+            store._suites_read.pop(next(iter(store._suites_read)))
+        the_suite = entry
+        known = suite_texts(the_suite)  # fresh: reading a frame adds the texts it meets to it
         try:
             frames = [
                 read_frame(

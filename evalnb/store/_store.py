@@ -148,6 +148,8 @@ class Store(Views):
         else:
             self._retry(lambda: migrate(self.engine))
         self._t = tables(SCHEMA_VERSION)[1]
+        #: suites parsed by recent loads, by suite row id (store/_loading.py)
+        self._suites_read: dict[int, Suite] = {}
 
     def _not_there(self, why: str) -> StoreError:
         """The error of a reading command given a store that is not there: it never creates one."""
@@ -555,7 +557,7 @@ class Store(Views):
         ``run_id_or_version`` is a run id, or a version label (its latest complete run; ``suite`` narrows
         the search when several suites share labels).
 
-        ``columns`` and ``where`` read part of a large run (docs/results.md, the store: lazy loading): only
+        ``columns`` and ``where`` read part of a large run (docs/results.md, large runs): only
         those columns (the keys ``case_id``, ``run``, ``turn``, ``check_id``, ``status``, ``passed`` always;
         the others are NA) and only the case runs with a row that matches ``where``, a mapping of column to a
         value, a list of values or a comparison (``{"latency_ms": {">": 1000}}``), never SQL text.

@@ -10,7 +10,7 @@ columns and each value becomes a bound parameter, so nothing a caller passes is 
 A column of the scores frame filters score rows; a column only the runs frame has (``response``,
 ``latency_ms``) filters run rows. The Result holds the case runs (case x run) with a matching row in each frame
 named, and of those: the matching score rows and run rows, and every row mismatch and tool call
-(docs/results.md, the store: lazy loading).
+(docs/results.md, large runs).
 
 Example::
 
