@@ -233,3 +233,21 @@ def test_streamed_floats_read_back_bit_for_bit(tmp_path: Path) -> None:
     back = store.load("v1")
     assert back.runs["latency_ms"].tolist() == result.runs["latency_ms"].tolist()
     assert back.scores["value"].tolist() == result.scores["value"].tolist()
+
+
+def test_a_comparison_of_runs_of_one_suite_parses_it_once_and_says_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    store = Store(path)
+    suite = _suite(tmp_path)
+    _run(store, suite, version="a")
+
+    async def better(prompt: str) -> str:
+        return f"answer {int(prompt[13:-1])}"
+
+    evalnb.run(suite, better, progress=False, store=store, version="b")
+    via_store = store.compare("a", "b")
+    assert len(store._suites_read) == 1  # both runs' suite, parsed once
+    fresh = evalnb.compare(Store(path).load("a"), Store(path).load("b"), labels=("a", "b"))
+    pd.testing.assert_frame_equal(via_store.checks, fresh.checks)
+    pd.testing.assert_frame_equal(via_store.cases, fresh.cases)
+    assert via_store.exit_code == fresh.exit_code
