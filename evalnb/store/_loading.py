@@ -12,7 +12,10 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import StoreError
@@ -88,14 +91,37 @@ def stored_meta(text: Any, run: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """Python's cycle collector paused while a run is read back (and resumed as it was).
+
+    A load makes millions of objects that hold no cycles (the suite's cases and turns, the cells of every
+    row); each few hundred thousand of them set off a full collection that walks them all again, which was half
+    the time of a large load (100,000 cases: the suite alone 3.0 s with it, 1.4 s without).
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def load(store: Store, run: dict[str, Any], *, columns: Any = None, where: Any = None) -> Result:
     """The Result of the stored run ``run`` (its ``runs`` row): frames equal to the saved ones, or, with
-    ``columns`` / ``where``, the part of them :mod:`evalnb.store._where` describes.
+    ``columns`` / ``where``, the part of them :mod:`evalnb.store._where` describes (the cycle collector
+    paused meanwhile, see :func:`_no_collection`).
 
     Raises:
         StoreError: ``STORED_RUN_INVALID`` when its suite definition, meta or rows do not read back;
             ``INVALID_WHERE`` / ``INVALID_COLUMNS`` for a narrowing that names no stored column.
     """
+    with _no_collection():
+        return _load(store, run, columns=columns, where=where)
+
+
+def _load(store: Store, run: dict[str, Any], *, columns: Any, where: Any) -> Result:
     from evalnb.store._where import narrowing
 
     narrow = narrowing(store._t, int(run["id"]), columns=columns, where=where)

@@ -251,3 +251,31 @@ def test_a_comparison_of_runs_of_one_suite_parses_it_once_and_says_the_same(tmp_
     pd.testing.assert_frame_equal(via_store.checks, fresh.checks)
     pd.testing.assert_frame_equal(via_store.cases, fresh.cases)
     assert via_store.exit_code == fresh.exit_code
+
+
+def test_a_whole_load_reads_what_the_narrowed_reading_reads(store: Store, tmp_path: Path) -> None:
+    # A whole frame is read with the driver's cursor, a narrowed one through SQLAlchemy: the same rows come
+    # back, typed alike (flags as booleans on SQLite too), and the collector is left as it was found.
+    import gc
+
+    suite = _suite(tmp_path)
+    ran = _run(store, suite)
+    everything = {"run": {">=": 0}}  # matches every row, so the narrowed path reads them all
+    for collecting in (True, False):
+        (gc.enable if collecting else gc.disable)()
+        try:
+            whole, narrowed = store.load("v1"), store.load("v1", where=everything)
+            assert gc.isenabled() is collecting
+        finally:
+            gc.enable()
+        for name in ("runs", "scores", "mismatches", "tool_calls"):
+            pd.testing.assert_frame_equal(getattr(whole, name), getattr(narrowed, name))
+        pd.testing.assert_frame_equal(whole.scores, ran.scores)
+        assert whole.suite == ran.suite
+    gc.disable()
+    try:
+        with pytest.raises(StoreError):
+            store.load("no-such-version")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
