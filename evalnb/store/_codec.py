@@ -124,26 +124,20 @@ def read_frame(
     # a million stored case runs come back without a tuple per row and a copy of every status and reason.
     schema = {c: _READ_AS.get(dtypes.get(c, ""), "object") for c in cols}
     gathered = Columns({**schema, "extra": "object"}, shared=shared, known=known)
-    mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
-    if mark is not None and extra and not conditions:
-        # A whole frame (Store.load): read with the driver's own cursor, whose rows are tuples already; each
-        # row as a SQLAlchemy Row, then a tuple again, was half the time of a load. The columns are plain
-        # text, numbers and flags (a flag comes back 0/1 from SQLite: cast to boolean below).
-        quote = conn.dialect.identifier_preparer.quote_identifier
-        sql = (
-            f"SELECT {', '.join(quote(c) for c in [*cols, 'extra'])} FROM {quote(table.name)} "
-            f"WHERE {quote('run_pk')} = {mark} ORDER BY {quote('seq')}"
-        )
-        cursor = conn.connection.cursor()
-        try:
-            cursor.execute(sql, (pk,))
-            while part := cursor.fetchmany(CHUNK):
-                gathered.extend(part)
-        finally:
-            cursor.close()
-    else:
-        for part in conn.execute(q).partitions(CHUNK):
-            gathered.extend([tuple(row) for row in part])
+    # Read with the driver's own cursor, whose rows are tuples already: each row as a SQLAlchemy Row, then a
+    # tuple again, was half the time of a load. The statement is SQLAlchemy's, compiled with its values as
+    # the driver's parameters; the columns are plain text, numbers and flags (a flag comes back 0/1 from
+    # SQLite: cast to boolean below).
+    compiled = q.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    params = compiled.construct_params()
+    args: Any = tuple(params[k] for k in compiled.positiontup or ()) if compiled.positional else params
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(str(compiled), args)
+        while part := cursor.fetchmany(CHUNK):
+            gathered.extend(part)
+    finally:
+        cursor.close()
     frame = gathered.frame()
     extras = frame.pop("extra")
     if extras.notna().any():

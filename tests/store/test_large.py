@@ -254,8 +254,9 @@ def test_a_comparison_of_runs_of_one_suite_parses_it_once_and_says_the_same(tmp_
 
 
 def test_a_whole_load_reads_what_the_narrowed_reading_reads(store: Store, tmp_path: Path) -> None:
-    # A whole frame is read with the driver's cursor, a narrowed one through SQLAlchemy: the same rows come
-    # back, typed alike (flags as booleans on SQLite too), and the collector is left as it was found.
+    # Rows are read with the driver's cursor from SQLAlchemy's compiled statement: a narrowing that matches
+    # every row (bound parameters, subqueries) reads what the whole load reads, typed alike (flags as booleans
+    # on SQLite too), equal to the run's own frames; the collector is left as it was found.
     import gc
 
     suite = _suite(tmp_path)
