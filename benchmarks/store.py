@@ -3,13 +3,25 @@
     python benchmarks/store.py                 # 100 versions of 2,000 cases x 3 runs x 5 checks
     python benchmarks/store.py --versions 10 --cases 200   # a quick run
     python benchmarks/store.py --db postgresql+psycopg://user@host/db   # an empty PostgreSQL database
+    python benchmarks/store.py --sizes 10000 100000 1000000   # one run of N cases: save, load, summary
 
 Aim: trend() over all versions under 0.5 s.
+
+``--sizes``: per size, N dataset items each with its own evaluators (ExactMatch and PartialMatch; a quarter of
+the answers fail), an instant async agent, concurrency 64, each step in a fresh process (peak RSS is per
+process): the run without a store and with ``store=`` (SQLite; the difference is what the streamed save adds;
+the CPU time of the whole process beside it, what a shared machine does not blur),
+then ``Store.load`` of the run, ``store.load(v, where={"passed": False})`` (the failures alone) and
+``store.summary(v)``, each with its peak RSS. Aims at 1M: the save adds <= 15 s, load <= 10 s and <= 2 GB,
+summary < 1 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -100,6 +112,90 @@ def build(cases: int, runs: int, seed: int) -> Result:
     )
 
 
+def write_dataset(path: Path, n: int) -> None:
+    """N items, each with its own evaluators (as suites converted from other tools write them)."""
+    items = [
+        {
+            "testId": f"q{i}",
+            "prompt": f"What is item {i}?",
+            "expected_response": f"answer {i}",
+            "evaluators": {"ExactMatch": {}, "PartialMatch": {}},
+            "evaluators_mode": "replace",
+        }
+        for i in range(n)
+    ]
+    path.write_text(json.dumps({"schemaVersion": "1.1.0", "items": items}))
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def scale_child(step: str, dataset: str, db: str) -> None:
+    """One step of ``--sizes`` in this process; prints one JSON line."""
+    import evalnb
+
+    out: dict[str, float] = {}
+    if step in ("run", "run-store"):
+
+        async def agent(prompt: str) -> str:
+            i = int(prompt[13:-1])
+            return f"answer {i}" if i % 4 else "something else"  # a quarter fail
+
+        suite = evalnb.load(dataset)
+        t0, c0 = time.perf_counter(), time.process_time()
+        store = db if step == "run-store" else None
+        evalnb.run(suite, agent, concurrency=64, progress=False, store=store, version="v1" if store else None)
+        out["s"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
+    else:
+        import pandas  # noqa: F401 (imported as a notebook has it: the step times the store alone)
+
+        store = Store(db, create=False)
+        t0, c0 = time.perf_counter(), time.process_time()
+        if step == "load":
+            out["rows"] = len(store.load("v1").scores)
+        elif step == "failures":
+            out["rows"] = len(store.load("v1", where={"passed": False}).scores)
+        else:
+            out["rows"] = len(store.summary("v1").checks)
+        out["s"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
+    out["peak_mb"] = _peak_mb()
+    print(json.dumps(out))
+
+
+def _step(step: str, dataset: Path, db: Path) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--child", step, str(dataset), str(db)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
+    out: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+def scale(sizes: list[int]) -> None:
+    """``--sizes``: the store at one run of N cases (see the module docstring)."""
+    print("each step in a fresh process; N items with their own evaluators, a quarter failing, SQLite")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            dataset, db = Path(tmp) / f"dataset-{n}.json", Path(tmp) / f"store-{n}.db"
+            write_dataset(dataset, n)
+            bare, streamed = _step("run", dataset, db), _step("run-store", dataset, db)
+            load = _step("load", dataset, db)
+            try:
+                failures, summary = _step("failures", dataset, db), _step("summary", dataset, db)
+            except SystemExit:  # an evalnb without lazy loads and summary rows, measured for comparison
+                failures = summary = dict.fromkeys(("s", "cpu", "rows", "peak_mb"), float("nan"))
+            print(
+                f"{n:>9,} cases: run {bare['s']:6.1f} s, with store= {streamed['s']:6.1f} s "
+                f"(the save adds {streamed['s'] - bare['s']:5.1f} s; CPU {bare['cpu']:.1f} -> {streamed['cpu']:.1f} s)  "
+                f"Store.load {load['s']:6.1f} s (CPU {load['cpu']:.1f} s, peak {load['peak_mb']:6,.0f} MB)  "
+                f"failures {failures['s']:6.1f} s ({failures['rows']:,.0f} rows, peak {failures['peak_mb']:6,.0f} MB)  "
+                f"summary {summary['s']:6.3f} s  database {db.stat().st_size / 1e6:,.0f} MB",
+                flush=True,
+            )
+            dataset.unlink()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--versions", type=int, default=100)
@@ -108,7 +204,15 @@ def main() -> None:
     ap.add_argument(
         "--db", default=None, help="SQLite file or SQLAlchemy URL (default: a temporary SQLite file)"
     )
+    ap.add_argument("--sizes", type=int, nargs="*", help="one run of N cases per size (see above)")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        scale_child(*args.child)
+        return
+    if args.sizes:
+        scale(args.sizes)
+        return
 
     with tempfile.TemporaryDirectory() as tmp:
         db = args.db or str(Path(tmp) / "bench.db")

@@ -187,6 +187,10 @@ class StoreCode(Code):
     STORED_RUN_INVALID = "STORED_RUN_INVALID"
     #: a run's row was deleted while it ran (a later run replaced its version label, or it was deleted)
     RUN_REPLACED = "RUN_REPLACED"
+    #: ``store.load(where=...)`` is not a mapping of stored columns to values (SQL text is refused)
+    INVALID_WHERE = "INVALID_WHERE"
+    #: ``store.load(columns=...)`` names a column no stored frame has
+    INVALID_COLUMNS = "INVALID_COLUMNS"
     #: an Inspect AI log of a format version evalnb does not read (evalnb.read_inspect_log)
     UNSUPPORTED_LOG_VERSION = "UNSUPPORTED_LOG_VERSION"
 

@@ -31,7 +31,7 @@ def agent(request: evalnb.Request) -> dict:
 
 def test_tool_calls_saved_and_loaded_both_ways(tmp_path: Path) -> None:
     store = Store(tmp_path / "runs.db")
-    assert store.schema_version == SCHEMA_VERSION == 6
+    assert store.schema_version == SCHEMA_VERSION == 7
     saved = evalnb.run(suite(), agent, progress=False)
     assert saved.tool_calls["allowed"].astype(object).where(
         saved.tool_calls["allowed"].notna(), None
@@ -78,8 +78,8 @@ def test_migration_from_schema_3_adds_the_tool_calls_table(tmp_path: Path) -> No
             "INSERT INTO run_rows (run_pk, seq, case_id, case_name, run, turn, prompt, response, status) "
             "VALUES (1, 0, 'c1', 'c1', 0, 0, 'q1', 'ok', 'passed')"
         )
-    store = Store(db)  # opening migrates 3 -> 6
-    assert store.schema_version == 6
+    store = Store(db)  # opening migrates 3 -> SCHEMA_VERSION
+    assert store.schema_version == SCHEMA_VERSION
     with sqlite3.connect(db) as con:
         cols = [r[1] for r in con.execute("PRAGMA table_info(tool_calls)")]
     assert cols == ["run_pk", "seq", *[c for c in TOOL_CALLS_COLUMNS if c != "suite"], "extra"]

@@ -2,6 +2,12 @@
 
 Rows are written with the driver's ``executemany`` (``COPY`` on PostgreSQL with psycopg) on plain tuples built
 column by column: SQLAlchemy's per-row parameter processing was most of the save time.
+
+A run's streamed rows go to SQLite as one JSON array per table and batch, unpacked by SQLite itself
+(``INSERT ... SELECT ... FROM json_each(?)``): ``executemany`` binds each row holding the interpreter's lock and
+lets go of it for each row's step, so a writer thread took the lock back from the running event loop hundreds of
+thousands of times; one statement takes it for the ``json.dumps`` alone (C), and SQLite's work runs beside the
+run.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ __all__ = [
     "column_values",
     "frame_rows",
     "insert_many",
+    "insert_records",
     "plain_values",
     "read_frame",
     "tuple_rows",
@@ -94,20 +101,43 @@ def read_frame(
     suite_name: str,
     shared: tuple[str, ...] = (),
     known: Mapping[str, Mapping[str, str]] | None = None,
+    *,
+    conditions: Iterable[Any] = (),
+    extra: bool = True,
 ) -> pd.DataFrame:
-    """A stored frame of one run, in saved order (``seq``), with its saved dtypes and any extra columns."""
+    """A stored frame of one run, in saved order (``seq``), with its saved dtypes and any extra columns.
+
+    ``conditions`` narrow the rows (SQLAlchemy clauses: their values are bound parameters); ``extra=False``
+    leaves out the columns stored as JSON beside the typed ones (a lazy load that names its columns)."""
     import pandas as pd
-    from sqlalchemy import select
+    from sqlalchemy import literal, select
 
     from evalnb.results._columns import CHUNK, Columns
 
-    q = select(*[table.c[c] for c in cols], table.c.extra).where(table.c.run_pk == pk).order_by(table.c.seq)
+    extra_col = table.c.extra if extra else literal(None).label("extra")
+    q = (
+        select(*[table.c[c] for c in cols], extra_col)
+        .where(table.c.run_pk == pk, *conditions)
+        .order_by(table.c.seq)
+    )
     # Read in chunks into typed columns, the ``shared`` text kept once (the driver makes a string per cell):
     # a million stored case runs come back without a tuple per row and a copy of every status and reason.
     schema = {c: _READ_AS.get(dtypes.get(c, ""), "object") for c in cols}
     gathered = Columns({**schema, "extra": "object"}, shared=shared, known=known)
-    for part in conn.execute(q).partitions(CHUNK):
-        gathered.extend([tuple(row) for row in part])
+    # Read with the driver's own cursor, whose rows are tuples already: each row as a SQLAlchemy Row, then a
+    # tuple again, was half the time of a load. The statement is SQLAlchemy's, compiled with its values as
+    # the driver's parameters; the columns are plain text, numbers and flags (a flag comes back 0/1 from
+    # SQLite: cast to boolean below).
+    compiled = q.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    params = compiled.construct_params()
+    args: Any = tuple(params[k] for k in compiled.positiontup or ()) if compiled.positional else params
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(str(compiled), args)
+        while part := cursor.fetchmany(CHUNK):
+            gathered.extend(part)
+    finally:
+        cursor.close()
     frame = gathered.frame()
     extras = frame.pop("extra")
     if extras.notna().any():
@@ -171,3 +201,35 @@ def _no_nul(row: tuple[Any, ...]) -> tuple[Any, ...]:
     if not any(isinstance(v, str) and "\x00" in v for v in row):
         return row
     return tuple(v.replace("\x00", "\ufffd") if isinstance(v, str) else v for v in row)
+
+
+_ENCODE = json.JSONEncoder(check_circular=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def insert_records(
+    conn: Connection, table: Table, columns: list[str], rows: list[tuple[Any, ...]], *, run_pk: int, seq0: int
+) -> None:
+    """Insert a record's frame-order row tuples (the suite name first, then ``columns``, plain values) as
+    ``(run_pk, seq0 + i, *columns)``: on SQLite as one JSON array (see the module docstring), else as tuples.
+
+    A batch JSON cannot carry exactly (a NaN, a NUL character, a value JSON has no form for) goes by
+    ``executemany`` as before; floats come back bit for bit (SQLite reads JSON numbers exactly).
+    """
+    if not rows:
+        return
+    names = ["run_pk", "seq", *columns, "extra"]
+    if conn.dialect.name == "sqlite":
+        try:
+            payload = _ENCODE(rows)
+        except (TypeError, ValueError):  # NaN / inf, or a value json cannot write
+            payload = None
+        if payload is not None and "\\u0000" not in payload:
+            quote = conn.dialect.identifier_preparer.quote_identifier
+            picks = ", ".join(f"value ->> {i + 1}" for i in range(len(columns)))
+            conn.exec_driver_sql(
+                f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in names)}) "
+                f"SELECT ?, ? + key, {picks}, NULL FROM json_each(?)",
+                (run_pk, seq0, payload),
+            )
+            return
+    insert_many(conn, table, (names, tuple_rows(rows, run_pk=run_pk, seq0=seq0)))

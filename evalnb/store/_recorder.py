@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import ConfigError, StoreError
 from evalnb.results._recorders import Prior, RunInfo
-from evalnb.store._codec import insert_many, tuple_rows
+from evalnb.store import _summary as summary_rows
+from evalnb.store._codec import insert_records
 from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS, refresh_stats
 from evalnb.store._store import Store, as_store
 
@@ -211,6 +212,7 @@ class StoreRecorder:
                 if done.rowcount == 0:  # a later run claimed the label and replaced this one meanwhile
                     raise self._replaced(conn)
                 refresh_stats(conn, pk)
+                summary_rows.write(conn, t, pk, result)
                 if self.replace and not interrupted:
                     # Only a complete run replaces: until then the old one stays what the label loads. Runs that
                     # claimed the label after this one are left alone: the last claim wins (store/_labels.py).
@@ -296,15 +298,16 @@ class StoreRecorder:
         )
         # One insert per table for the whole batch: a statement per case run cost more than the rows.
         gathered: list[list[tuple[Any, ...]]] = [[] for _ in tables]
-        seq = self._seq
         for record_rows in batch:
             for into, rows in zip(gathered, record_rows, strict=True):
                 if rows:
-                    into += tuple_rows(rows, run_pk=self.run_pk, seq0=seq)
-                    seq += len(rows)
+                    into += rows
+        seq = self._seq
         with self.store.engine.begin() as conn:
             for (name, cols), rows in zip(tables, gathered, strict=True):
-                insert_many(conn, t[name], (["run_pk", "seq", *cols, "extra"], rows))
+                # a table's rows of the batch take consecutive numbers, in the order they were recorded
+                insert_records(conn, t[name], cols, rows, run_pk=self.run_pk, seq0=seq)
+                seq += len(rows)
         self._seq = seq  # only once committed: a retried transaction numbers its rows the same way
 
     # -- when the store fails mid-run ------------------------------------------------------------------

@@ -13,6 +13,8 @@ Tables::
                       (schema 6: cached and reasoning tokens and the agent's cost in run_rows, the judge's
                       model and cached and reasoning tokens in scores; runs.cost counts agent and judge)
     run_check_stats   per run x check: sufficient statistics (sums per case) so trends aggregate in SQL fast
+    run_summaries     per run, written when it ends: its case counts by status and ``Result.summary()``, so a
+                      run's summary is read without its rows (schema 7)
 
 The schema is versioned (``SCHEMA_VERSION``); opening an older database runs the missing migrations in one
 transaction (STYLE habit 8: reading an older one goes through a migration, never a guess).
@@ -40,7 +42,7 @@ __all__ = [
     "tables",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # result frame column -> stored in a typed column. Columns a frame has beyond these go to ``extra`` (JSON).
 RUN_COLS_V1 = [
@@ -290,6 +292,15 @@ def tables(version: int) -> tuple[MetaData, dict[str, Table]]:
             Column("pcross", Float),
             Column("pnsq", Float),
         )
+    if version >= 7:
+        t["run_summaries"] = Table(
+            "run_summaries",
+            md,
+            Column("run_pk", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+            Column("cases", Integer),
+            Column("counts", Text),  # JSON: status -> cases (Result.counts())
+            Column("checks", Text),  # JSON: Result.summary() as columns, dtypes and rows
+        )
     return md, t
 
 
@@ -376,6 +387,13 @@ def _migration_6(conn: Connection) -> None:
             conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {name} {sqltype}"))
 
 
+def _migration_7(conn: Connection) -> None:
+    """Schema 7: ``run_summaries``, a run's counts and per-check summary written when it ends; a run saved
+    before it has none (``Store.summary`` reads its rows instead)."""
+    _md, t = tables(7)
+    t["run_summaries"].create(conn)
+
+
 _MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migration_1,
     2: _migration_2,
@@ -383,6 +401,7 @@ _MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     4: _migration_4,
     5: _migration_5,
     6: _migration_6,
+    7: _migration_7,
 }
 
 

@@ -28,6 +28,7 @@ from evalnb._retry import retry_until
 from evalnb.errors import ConfigError, StoreError
 from evalnb.store import _labels as labels
 from evalnb.store import _sqlite as sqlite
+from evalnb.store import _summary as summary_rows
 from evalnb.store._codec import frame_rows, insert_many
 from evalnb.store._schema import (
     MISMATCH_COLS,
@@ -148,6 +149,8 @@ class Store(Views):
         else:
             self._retry(lambda: migrate(self.engine))
         self._t = tables(SCHEMA_VERSION)[1]
+        #: suites parsed by recent loads, by suite row id (store/_loading.py)
+        self._suites_read: dict[int, Suite] = {}
 
     def _not_there(self, why: str) -> StoreError:
         """The error of a reading command given a store that is not there: it never creates one."""
@@ -360,6 +363,7 @@ class Store(Views):
                 pk, run_id = self._insert_run(conn, result.suite, version=version, meta=meta, status=status)
                 self._write_frames(conn, pk, result)
                 refresh_stats(conn, pk)
+                summary_rows.write(conn, self._t, pk, result)
                 self._delete_pks(conn, old)
                 return run_id
 
@@ -544,24 +548,55 @@ class Store(Views):
             raise StoreError(f"no saved run with {what} {key!r} in {self!r}", code="RUN_NOT_FOUND")
         return dict(row)
 
-    def load(self, run_id_or_version: str, *, suite: str | None = None) -> Result:
+    def load(
+        self,
+        run_id_or_version: str,
+        *,
+        suite: str | None = None,
+        columns: list[str] | None = None,
+        where: Mapping[str, Any] | None = None,
+    ) -> Result:
         """A saved run as a Result whose frames equal the saved ones (columns, order and dtypes).
 
         ``run_id_or_version`` is a run id, or a version label (its latest complete run; ``suite`` narrows
         the search when several suites share labels).
 
+        ``columns`` and ``where`` read part of a large run (docs/results.md, large runs): only
+        those columns (the keys ``case_id``, ``run``, ``turn``, ``check_id``, ``status``, ``passed`` always;
+        the others are NA) and only the case runs with a row that matches ``where``, a mapping of column to a
+        value, a list of values or a comparison (``{"latency_ms": {">": 1000}}``), never SQL text.
+
         Raises:
             StoreError: when nothing matches (code ``RUN_NOT_FOUND``); when the stored run does not read back
                 (``STORED_RUN_INVALID``: its suite definition or meta was edited, damaged, or written by
-                another evalnb version), naming the run and what did not validate.
+                another evalnb version), naming the run and what did not validate; a ``where`` or ``columns``
+                that names no stored column, or is not a mapping (``INVALID_WHERE``, ``INVALID_COLUMNS``).
 
         Example::
 
             store.load("gpt-4o-2026-11").summary()
+            failed = store.load("gpt-4o-2026-11", where={"passed": False}, columns=["response", "reason"])
         """
         from evalnb.store._loading import load
 
-        return load(self, self._resolve(run_id_or_version, suite=suite))
+        return load(self, self._resolve(run_id_or_version, suite=suite), columns=columns, where=where)
+
+    def summary(self, run_id_or_version: str, *, suite: str | None = None) -> summary_rows.RunSummary:
+        """A saved run's summary, read from the summary rows written when it ended (not its rows): its cases,
+        ``counts`` per status, ``checks`` (as ``Result.summary()``), cost, tokens and mean latency.
+
+        Equal to what ``store.load(...)`` gives (``counts()``, ``summary()``); a run saved by an evalnb
+        without summary rows is read whole once to compute it.
+
+        Raises:
+            StoreError: when nothing matches (code ``RUN_NOT_FOUND``).
+
+        Example::
+
+            s = store.summary("gpt-4o-2026-11")
+            s.counts, s.cost, s.checks[["check_id", "pass_rate"]]
+        """
+        return summary_rows.read(self, self._resolve(run_id_or_version, suite=suite))
 
     # -- resume support ------------------------------------------------------------------------------
 

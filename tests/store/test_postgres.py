@@ -170,8 +170,8 @@ def test_migration_from_schema_version_1_on_postgres(pg_url: str) -> None:
     assert "cost" not in cols and getattr(cols["case_name"], "length", None) == 500
     engine.dispose()
 
-    with _store(pg_url) as store:  # opening migrates 1 -> 6 and backfills the per-check statistics
-        assert store.schema_version == SCHEMA_VERSION == 6
+    with _store(pg_url) as store:  # opening migrates 1 -> 7 and backfills the per-check statistics
+        assert store.schema_version == SCHEMA_VERSION == 7
         insp = inspect(store.engine)
         assert "tool_calls" in insp.get_table_names()  # schema 5
         cols = {c["name"]: c["type"] for c in insp.get_columns("scores")}
@@ -228,7 +228,7 @@ def test_tool_calls_on_postgres(pg_url: str) -> None:
         ],
     )
     with _store(pg_url) as store:
-        assert store.schema_version == 6
+        assert store.schema_version == SCHEMA_VERSION
         saved = evalnb.run(suite, agent, progress=False)
         store.save(saved, version="v1")
         streamed = evalnb.run(suite, agent, store=store, version="v2", progress=False)

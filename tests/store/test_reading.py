@@ -3,6 +3,7 @@ StoreError naming it: the reading commands say so on one line and exit 2."""
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 from pathlib import Path
@@ -110,6 +111,7 @@ def test_a_stored_run_that_no_longer_validates_is_a_store_error_naming_it(folder
     _tamper(db, change)
     with pytest.raises(StoreError) as err:
         Store(db).load("v1")
+    assert gc.isenabled()  # paused while the run was read back (evalnb/_gc.py), resumed on the way out
     message = err.value.message
     assert err.value.code == "STORED_RUN_INVALID"
     assert f"the stored run {run_id} (suite 'stored', version 'v1') does not read back" in message

@@ -237,6 +237,12 @@ def test_crash_then_resume_keeps_finished_and_repeats_none(tmp_path: Path) -> No
     assert store.history()["status"].tolist() == ["complete"]
     _assert_same(result, store.load(run_id))
     assert result.exit_code == 1  # the odd cases fail their rows check
+    # the resumed run's end wrote the summary row of the whole run, the crashed part included
+    assert (
+        store.summary(run_id).counts
+        == result.counts()
+        == {"passed": 20, "failed": 20, "degraded": 0, "skipped": 0}
+    )
 
 
 WRITER_SCRIPT = SUITE_CODE + textwrap.dedent(
@@ -313,8 +319,8 @@ def test_migration_from_schema_version_1(tmp_path: Path) -> None:
         assert "cost" not in cols
         assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("1",)
 
-    store = Store(db)  # opening migrates 1 -> 6 and backfills the per-check statistics
-    assert store.schema_version == SCHEMA_VERSION == 6
+    store = Store(db)  # opening migrates 1 -> 7 and backfills the per-check statistics
+    assert store.schema_version == SCHEMA_VERSION == 7
     with sqlite3.connect(db) as con:
         assert {"cost", "weighted", "spread", "judge_model"} <= {
             r[1] for r in con.execute("PRAGMA table_info(scores)")
