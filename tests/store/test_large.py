@@ -119,7 +119,7 @@ def test_injection_in_a_value_is_a_value(tmp_path: Path) -> None:
     _run(store, _suite(tmp_path, 4))
     got = store.load("v1", where={"status": "passed' OR '1'='1"})
     assert len(got.scores) == 0 and len(got.runs) == 0
-    assert len(store.runs()) == 1
+    assert len(store.history()) == 1
 
 
 def test_unknown_columns_are_refused(tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ def test_a_store_written_at_schema_6_opens_migrates_and_reads_as_it_was(tmp_path
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
     store = Store(path)
     assert store.schema_version == SCHEMA_VERSION == 7
-    runs = store.runs()
+    runs = store.history()
     assert list(runs["version"]) == ["streamed", "saved"] and set(runs["status"]) == {"complete"}
     streamed, saved = store.load("streamed"), store.load("saved")
     assert len(streamed.runs) == 12 and streamed.counts() == {
