@@ -88,5 +88,5 @@ def _trusted_maker(cls: type[Any]) -> Any:
             params.append(f"{name}=_d{i}")
         body.append(f"    _put(o, {name!r}, {name})")
     source = f"def make(*, {', '.join(params)}):\n" + "\n".join(body) + "\n    return o\n"
-    exec(source, scope)  # noqa: S102 - the source is built above from the class's own field names
+    exec(source, scope)  # the source is built above from the class's own field names
     return scope["make"]
