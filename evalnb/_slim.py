@@ -75,7 +75,7 @@ def _trusted_maker(cls: type[Any]) -> Any:
     the fields per instance cost as much as the validation it replaces)."""
     scope: dict[str, Any] = {"_new": object.__new__, "_put": object.__setattr__, "_cls": cls}
     params, body = [], ["    o = _new(_cls)"]
-    for i, (name, info) in enumerate(cls.__pydantic_fields__.items()):  # type: ignore[attr-defined]
+    for i, (name, info) in enumerate(cls.__pydantic_fields__.items()):
         if info.default_factory is not None:
             scope[f"_f{i}"] = info.default_factory
             params.append(f"{name}=_cls")  # the class itself: a sentinel no field's value can be
