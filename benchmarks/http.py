@@ -254,9 +254,14 @@ def processes(base_url: str, args: Any, clock: Any, ideal: float) -> None:
         start = time.time()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         print(f"python -c pass: {time.time() - start:.3f} s (the interpreter's own start and exit)")
-        print(f"{'whole process':<16}{'total s':>8}{'/ideal':>7}  {'before 1st':>10}{'calls':>7}{'after last':>11}")
+        print(
+            f"{'whole process':<16}{'total s':>8}{'/ideal':>7}  {'before 1st':>10}{'calls':>7}{'after last':>11}"
+        )
         totals = {}
-        for name, code, extra in (("bare aiohttp", BARE_PROCESS, []), ("evalnb.run", EVALNB_PROCESS, [suite])):
+        for name, code, extra in (
+            ("bare aiohttp", BARE_PROCESS, []),
+            ("evalnb.run", EVALNB_PROCESS, [suite]),
+        ):
             runs = [time_process(code, common + extra, clock) for _ in range(args.repeat)]
             before, calls, after = min(runs, key=sum)
             totals[name] = total = before + calls + after

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from evalnb.results import Result
 from evalnb.results._columns import REPEATED, Columns
+from evalnb.results._warm import warm_frames
 from evalnb.results._frames import (
     MISMATCH_COLUMNS,
     RUNS_COLUMNS,
@@ -106,7 +107,7 @@ class ResultRecorder:
         )
 
     def begin(self, info: RunInfo) -> None:
-        return None
+        warm_frames()  # the frames' imports, while the run waits on its agents
 
     def completed(self) -> Prior | None:
         return None
