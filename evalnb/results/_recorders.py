@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from evalnb.results import Result
 from evalnb.results._columns import REPEATED, Columns
-from evalnb.results._warm import warm_frames
 from evalnb.results._frames import (
     MISMATCH_COLUMNS,
     RUNS_COLUMNS,
@@ -34,6 +33,7 @@ from evalnb.results._frames import (
     TOOL_CALLS_COLUMNS,
     in_suite_order,
 )
+from evalnb.results._warm import warm_frames
 
 if TYPE_CHECKING:
     from evalnb.agents._base import Response

@@ -30,5 +30,5 @@ def _import() -> None:
         from evalnb.results._frames import RUNS_COLUMNS, frame_from_tuples
 
         frame_from_tuples([], RUNS_COLUMNS)  # a typed empty frame: pandas' text storage loaded too
-    except Exception:  # noqa: BLE001 - a failure here shows again, where the frames are built
+    except Exception:  # a failure here shows again where the frames are built, in the run's own thread
         return

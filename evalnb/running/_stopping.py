@@ -133,9 +133,8 @@ def as_stop_rule(
                           code="INVALID_VALUE")  # fmt: skip
     if isinstance(baseline, str):
         baseline = _stored_baseline(baseline, suite=suite, store=store, resume=resume)
-    from evalnb.comparison import (
-        Sequential,
-    )  # only here: a run without a stop rule does not import it (start-up)
+    # imported only here: a run without a stop rule does not import the comparison (its start-up)
+    from evalnb.comparison import Sequential
 
     return Sequential(baseline, margin=margin, confidence=confidence, seed=seed)
 
