@@ -189,3 +189,23 @@ def test_load_data_leaves_a_callers_document_as_it_was() -> None:
     before = json.dumps(doc)
     assert len(load_data(doc).cases) == 2
     assert json.dumps(doc) == before
+
+
+def test_cube_cases_that_repeat_a_check_share_it_and_the_row_keys(tmp_path: Path) -> None:
+    head = "name: s\ncube: {connectionName: local, catalog: FoodMart, schema: FoodMart, cubeName: Sales}\ncases:\n"
+    cases = "".join(
+        f"  - name: c{i}\n    question: sales by country {i}\n    expectedIntent: query\n"
+        f"    expectedRows: [{{country: USA, storeSales: {i % 2}}}]\n    tolerance: {{absolute: 0.01}}\n"
+        for i in range(6)
+    )
+    path = tmp_path / "cube.eval.yaml"
+    path.write_text(head + cases, encoding="utf-8")
+    checks = [case.turns[0].checks for case in evalnb.load(path).cases]
+    intents = {id(c[0]) for c in checks}
+    rows = [c[1] for c in checks]
+    assert len(intents) == 1 and checks[0][0].expected == "QUERY"
+    assert rows[0] is rows[2] is rows[4] and rows[1] is rows[3] and rows[0] is not rows[1]
+    assert [r.expected[0]["storeSales"] for r in rows[:2]] == [0, 1]
+    keys = [next(iter(r.expected[0])) for r in rows[:2]]  # "country" in two different checks: one string
+    assert keys[0] == "country" and keys[0] is keys[1]
+    assert rows[0].expected[0]["country"] is rows[1].expected[0]["country"]
