@@ -578,8 +578,13 @@ def _checks_config(suite: Suite) -> dict[str, dict[str, Any]]:
     """Every distinct check (by check_id) and its options, so a saved run says what was checked."""
     out: dict[str, dict[str, Any]] = {}
     ids: dict[tuple[str, ...], list[str]] = {}
+    seen: set[tuple[int, ...]] = set()  # the same spec objects (a million turns share a few): looked at once
     for case in suite.cases:
         for turn in case.turns:
+            same = tuple(map(id, turn.checks))
+            if same in seen:
+                continue
+            seen.add(same)
             key = tuple(spec.name for spec in turn.checks)
             if key not in ids:
                 ids[key] = turn.check_ids()

@@ -71,6 +71,8 @@ def record_spend(record: CaseRunRecord) -> tuple[float, int, set[str]]:
             model = tr.response.model if tr.response is not None else None
             unpriced.add(model or f"the agent {record.agent}")
         for score in tr.scores:
+            if score.usage is None and score.cost is None:
+                continue  # a deterministic check spent nothing (most scores of a large run)
             su = usage_of(score.usage) or {}
             tokens += su.get("prompt_tokens", 0) + su.get("completion_tokens", 0)
             if score.cost is not None:
