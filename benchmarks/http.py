@@ -232,9 +232,13 @@ def write_suite(path: str, calls: int) -> None:
         json.dump(doc, f)
 
 
-def time_process(code: str, args: list[str], clock: Any) -> tuple[float, float, float]:
-    """A fresh Python process running ``code``: (before the first request, the calls, after the last answer)."""
+def time_process(code: str, args: list[str], clock: Any) -> tuple[float, float, float, float]:
+    """A fresh Python process running ``code``: (before the first request, the calls, after the last answer,
+    the CPU time it used)."""
+    import resource
+
     clock[0].value = clock[1].value = 0.0
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = dict(os.environ, PYTHONPATH=os.path.dirname(_HERE))  # evalnb from this checkout
     start = time.time()
     done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True)
@@ -242,7 +246,9 @@ def time_process(code: str, args: list[str], clock: Any) -> tuple[float, float, 
     if done.returncode != 0:
         sys.exit(f"the client process failed:\n{done.stderr[-3000:]}")
     first, last = clock[0].value, clock[1].value
-    return first - start, last - first, end - last
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+    return first - start, last - first, end - last, cpu
 
 
 def processes(base_url: str, args: Any, clock: Any, ideal: float) -> None:
@@ -256,6 +262,7 @@ def processes(base_url: str, args: Any, clock: Any, ideal: float) -> None:
         print(f"python -c pass: {time.time() - start:.3f} s (the interpreter's own start and exit)")
         print(
             f"{'whole process':<16}{'total s':>8}{'/ideal':>7}  {'before 1st':>10}{'calls':>7}{'after last':>11}"
+            f"{'CPU s':>7}"
         )
         totals = {}
         for name, code, extra in (
@@ -263,9 +270,12 @@ def processes(base_url: str, args: Any, clock: Any, ideal: float) -> None:
             ("evalnb.run", EVALNB_PROCESS, [suite]),
         ):
             runs = [time_process(code, common + extra, clock) for _ in range(args.repeat)]
-            before, calls, after = min(runs, key=sum)
+            before, calls, after, cpu = min(runs, key=lambda r: r[0] + r[1] + r[2])
             totals[name] = total = before + calls + after
-            print(f"{name:<16}{total:>8.3f}{total / ideal:>7.2f}  {before:>10.3f}{calls:>7.3f}{after:>11.3f}")
+            print(
+                f"{name:<16}{total:>8.3f}{total / ideal:>7.2f}  {before:>10.3f}{calls:>7.3f}{after:>11.3f}"
+                f"{cpu:>7.2f}"
+            )
         ratio = totals["evalnb.run"] / ideal
         print(
             f"evalnb's whole process: {ratio:.2f}x the ideal {ideal:.2f} s "
