@@ -209,3 +209,23 @@ def test_cube_cases_that_repeat_a_check_share_it_and_the_row_keys(tmp_path: Path
     keys = [next(iter(r.expected[0])) for r in rows[:2]]  # "country" in two different checks: one string
     assert keys[0] == "country" and keys[0] is keys[1]
     assert rows[0].expected[0]["country"] is rows[1].expected[0]["country"]
+
+
+def test_tasks_and_table_rows_that_repeat_a_check_share_it() -> None:
+    toml = 'name = "s"\n' + "".join(
+        f'[[tasks]]\nid = "t{i}"\nprompt = "p{i}"\nagent = "{"ab"[i % 2]}"\n'
+        f'assertions = [{{type = "regex", on = "stdout", pattern = "{"xy"[i % 2]}"}}]\n'
+        for i in range(4)
+    )
+    cases = evalnb.load(toml, format="tasks-toml").cases
+    checks = [c.turns[0].checks[0] for c in cases]
+    assert checks[0] is checks[2] and checks[1] is checks[3] and checks[0] is not checks[1]
+    assert [c.pattern for c in checks] == ["x", "y", "x", "y"]  # type: ignore[attr-defined]
+    assert cases[0].agent is cases[2].agent and cases[0].agent == "a"
+
+    import pandas as pd
+
+    frame = pd.DataFrame({"prompt": [f"q{i}" for i in range(4)], "category": ["".join(["bil", "ling"])] * 4})
+    rows = evalnb.from_frame(frame).cases
+    assert all(r.category == "billing" for r in rows)
+    assert len({id(r.category) for r in rows}) == 1
