@@ -475,15 +475,18 @@ def _cases(
     ``items`` built into its case is replaced by None as it is)."""
     cases: list[Case] = []
     seen: dict[str, int] = {}
+    plain = _Plain(version, defaults, tools, cache)
     for i, raw in enumerate(items):
-        case = _item(raw, i, version, defaults, tools, problems, cache)
+        case = plain.case(raw, i)
+        if case is None:
+            case = _item(raw, i, version, defaults, tools, problems, cache)
         if case is not None:
             cases.append(case)
             if consume:
                 # An item built is not read again (an error is placed by the items that hold it): its parsed
                 # dicts go now, so a large document and its cases are not both held whole at the peak.
                 items[i] = None
-        if not isinstance(raw, Mapping):
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             continue
         case_id = case.id if case is not None else _case_id(raw, i)
         if case_id in seen:
@@ -496,6 +499,116 @@ def _cases(
         else:
             seen[case_id] = i
     return cases
+
+
+# The keys of a plain single-turn item (docs/dataset-json.md, shapes, cases and names), and those of them that
+# must not be blank.
+_PLAIN_KEYS = frozenset(
+    (
+        "prompt",
+        "expected_response",
+        "context",
+        "testId",
+        "name",
+        "category",
+        "notes",
+        "evaluators",
+        "evaluators_mode",
+    )
+)
+_PLAIN_NON_BLANK = ("prompt", "testId", "name", "category")
+_PLAIN_TEXTS = ("prompt", "expected_response", "context", "testId", "name", "category", "notes")
+
+
+class _Plain:
+    """The fast path of a load: a plain item (a single-turn item of only :data:`_PLAIN_KEYS`, texts as strings
+    or null, an evaluator map seen valid already) becomes its case without the item's model validation, which
+    would find nothing in it (a million items' load). Anything else is None here and goes through
+    :func:`_item`, so a bad item's code, location and message are those of the validation."""
+
+    def __init__(
+        self,
+        version: tuple[int, int, int] | None,
+        defaults: dict[str, CheckSpec],
+        tools: list[str] | None,
+        cache: SpecCache,
+    ) -> None:
+        self.gated = (version or (1, 0, 0)) < EVALUATORS_SINCE  # evaluators keys go to the version gate
+        self.defaults = defaults
+        self.tools = tools
+        self.cache = cache
+        # (the evaluator map's key, the mode) -> the item's checks, resolved over the document's defaults
+        self.checks: dict[tuple[str | None, Any], tuple[CheckSpec, ...]] = {}
+        self.new_turn, self.new_case = _makers()
+
+    def case(self, raw: Any, i: int) -> Case | None:
+        if type(raw) is not dict or not raw.keys() <= _PLAIN_KEYS:
+            return None
+        get = raw.get
+        for key in _PLAIN_TEXTS:
+            value = get(key)
+            if value is not None and type(value) is not str:
+                return None
+        for key in _PLAIN_NON_BLANK:
+            value = get(key)
+            if value is not None and not value.strip():
+                return None
+        prompt = get("prompt")
+        if prompt is None:
+            return None
+        checks = self._checks(raw)
+        if checks is None:
+            return None
+        tools = self.tools
+        turn = self.new_turn(
+            prompt=prompt,
+            expected=get("expected_response"),
+            context=get("context"),
+            checks=list(checks),
+            allowed_tools=None if tools is None else list(tools),
+            meta={},
+        )
+        name = get("name")
+        case_id = get("testId") or name or f"item-{i + 1:03d}"
+        return self.new_case(
+            id=case_id,
+            name=name or case_id,
+            category=self.cache.text(get("category")),
+            notes=get("notes"),
+            runs=1,
+            turns=[turn],
+            meta={},
+        )
+
+    def _checks(self, raw: dict[str, Any]) -> tuple[CheckSpec, ...] | None:
+        """The item's checks when its evaluator keys are plain (resolved without a problem before), else None."""
+        given, mode = raw.get("evaluators"), raw.get("evaluators_mode")
+        if given is None and mode is None:
+            if "evaluators" in raw or "evaluators_mode" in raw:
+                return None  # a null given: validation says what it makes of it
+            memo: tuple[str | None, Any] = (None, None)
+        else:
+            if self.gated or (mode is not None and mode not in ("extend", "replace")):
+                return None
+            if given is not None:
+                if type(given) is not dict:
+                    return None
+                key = self.cache.key(given)
+                if key not in self.cache.valid_maps:
+                    return None
+            memo = (None if given is None else key, mode)
+        checks = self.checks.get(memo)
+        if checks is None:
+            if memo[0] is None and mode is None:
+                checks = tuple(self.defaults.values())
+            else:
+                problems = Problems(raw)
+                resolved = apply_evaluators(self.defaults, raw, (), problems, self.cache, given_key=memo[0])
+                if len(problems):
+                    return None
+                checks = tuple(resolved.values())
+            self.checks[memo] = checks
+        return checks
 
 
 def _suite_meta(
