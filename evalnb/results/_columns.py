@@ -102,9 +102,14 @@ class Columns:
         if not rows:
             return
         n = len(rows)
-        self._position.extend([position] * n)
-        self._run.extend([run] * n)
-        self._chunk.extend(rows)
+        if n == 1:  # a single-turn case run's one row
+            self._position.append(position)
+            self._run.append(run)
+            self._chunk.append(rows[0])
+        else:
+            self._position.extend([position] * n)
+            self._run.extend([run] * n)
+            self._chunk.extend(rows)
         if len(self._chunk) >= CHUNK:
             self._flush()
 

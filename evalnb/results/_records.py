@@ -191,8 +191,11 @@ def _tool_rows(where: tuple[Any, ...], t: int, turn: Any, r: Any) -> list[tuple[
     return rows
 
 
+_NO_USAGE: dict[str, int] = {}
+
+
 def _score_row(where: tuple[Any, ...], tr: TurnRecord, i: int, score: Any) -> tuple[Any, ...]:
-    su = usage_of(score.usage) or {}
+    su = _NO_USAGE if score.usage is None else (usage_of(score.usage) or _NO_USAGE)
     return (
         *where,
         tr.index,
@@ -202,14 +205,14 @@ def _score_row(where: tuple[Any, ...], tr: TurnRecord, i: int, score: Any) -> tu
         score.passed,
         tr.statuses[i],
         _text(score.reason),
-        _text(score.judge),
+        None if score.judge is None else _text(score.judge),
         tr.options[i],
         su.get("prompt_tokens"),
         su.get("completion_tokens"),
         score.cost,
         score.weighted,
         score.spread,
-        _text(score.model),
+        None if score.model is None else _text(score.model),
         su.get("cached_tokens"),
         su.get("reasoning_tokens"),
     )

@@ -343,7 +343,8 @@ async def _run(
                 )
             for r in all_recorders:
                 try:
-                    await _maybe(r.record(record))
+                    if (out := r.record(record)) is not None:  # most recorders: nothing to await
+                        await _maybe(out)
                 except MemoryError:
                     raise
                 except Exception as exc:
