@@ -84,9 +84,10 @@ def child(path: str, store: str | None, limit: bool) -> None:
     import evalnb
 
     out: dict[str, float] = {}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     suite = evalnb.load(path)
     out["load_s"] = time.perf_counter() - t0
+    out["load_cpu_s"] = time.process_time() - c0
     out["load_peak_mb"] = peak_mb()
     t0, c0 = time.perf_counter(), time.process_time()
     result = evalnb.run(
@@ -163,7 +164,8 @@ def measure(path: Path, store: str | None, limit: bool = True) -> dict[str, floa
 def run_row(shape: str, n: int, r: dict[str, float], base: tuple[float, float]) -> str:
     cpu_rate = n / r["run_cpu_s"]
     return (
-        f"{shape:<9}{n:>10,}  load {r['load_s']:5.1f} s {r['load_peak_mb']:6,.0f} MB  run {r['run_s']:6.1f} s "
+        f"{shape:<9}{n:>10,}  load {r['load_s']:5.1f} s (CPU {r['load_cpu_s']:5.1f} s) {r['load_peak_mb']:6,.0f} MB  "
+        f"run {r['run_s']:6.1f} s "
         f"{r['rate']:8,.0f} case runs/s (bare loop {base[0]:9,.0f}/s, evalnb {base[0] / r['rate']:4.1f}x its cost; "
         f"by CPU time {cpu_rate:8,.0f}/s, {base[1] / cpu_rate:4.1f}x)  peak RSS {r['peak_mb']:6,.0f} MB"
     )

@@ -63,8 +63,9 @@ def record_spend(record: CaseRunRecord) -> tuple[float, int, set[str]]:
     """What one case run spent: cost (the priced calls), tokens, and the models of calls without a price."""
     cost, tokens, unpriced = 0.0, 0, set()
     for tr in record.turns:
-        usage = tr.usage or {}
-        tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        usage = tr.usage
+        if usage:
+            tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
         if tr.cost is not None:
             cost += tr.cost
         elif usage:
