@@ -1,12 +1,21 @@
-"""Judge-call throughput against a local OpenAI-compatible server that answers after 20 ms.
+"""Chat-call throughput against a local OpenAI-compatible server that answers after 20 ms.
 
-2,000 judge calls at concurrency 64, through evalnb's judge (the lean aiohttp client) and, in the same run,
-through the official openai SDK's AsyncOpenAI with a semaphore. The server runs in its own process so that
-it is not the bottleneck of the client being measured.
+Two measurements, each of 2,000 calls at concurrency 64:
 
-    python benchmarks/http.py [--calls 2000] [--concurrency 64] [--delay 0.02] [--no-sdk]
+* **Whole process** (``--processes``, the default): each client is a fresh Python process, timed from its
+  start to its exit: a bare aiohttp loop (the floor), and ``evalnb.run`` of a 2,000-item dataset file against
+  the endpoint through ``OpenAIChat`` (load, start-up checks, the calls, the checks, the Result's frames, the
+  interpreter's exit). The server notes when the first request arrives and the last answer leaves, so the
+  process time splits into before the first request, the calls, and after the last answer.
+* **In process** (``--in-process``): the calls alone, timed inside one process after a first call connected:
+  evalnb's judge client, the bare aiohttp loop and the official openai SDK's ``AsyncOpenAI`` with a semaphore.
 
-Prints wall time, the ideal (ceil(calls / concurrency) x delay) and their ratio for each client.
+The server runs in its own process so that it is not the bottleneck of the client being measured.
+
+    python benchmarks/http.py [--calls 2000] [--concurrency 64] [--delay 0.02] [--in-process] [--no-sdk]
+
+Prints wall times, the ideal (ceil(calls / concurrency) x delay) and their ratios. Aim: evalnb's whole process
+within 1.8x of the ideal.
 """
 
 from __future__ import annotations
@@ -26,6 +35,8 @@ import json  # noqa: E402
 import math  # noqa: E402
 import multiprocessing as mp  # noqa: E402
 import socket  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -39,9 +50,10 @@ class _ChatProtocol(asyncio.Protocol):
     spends as little CPU as possible and the client under test is what gets measured.
     """
 
-    def __init__(self, delay: float, response: bytes) -> None:
+    def __init__(self, delay: float, response: bytes, clock: Any = None) -> None:
         self.delay = delay
         self.response = response
+        self.clock = clock  # (first request in, last answer out) as shared doubles, or None
         self.buf = b""
         self.transport: asyncio.Transport | None = None
 
@@ -64,14 +76,18 @@ class _ChatProtocol(asyncio.Protocol):
             if len(self.buf) < total:
                 return
             self.buf = self.buf[total:]
+            if self.clock is not None and not self.clock[0].value:
+                self.clock[0].value = time.time()
             loop.call_later(self.delay, self._answer)
 
     def _answer(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(self.response)
+            if self.clock is not None:
+                self.clock[1].value = time.time()
 
 
-def serve(port: int, delay: float, ready: Any) -> None:
+def serve(port: int, delay: float, ready: Any, clock: Any = None) -> None:
     """The server process: answers every chat completion after ``delay`` seconds."""
     body = {
         "id": "chatcmpl-bench",
@@ -93,7 +109,7 @@ def serve(port: int, delay: float, ready: Any) -> None:
     async def main() -> None:
         loop = asyncio.get_running_loop()
         server = await loop.create_server(
-            lambda: _ChatProtocol(delay, response), "127.0.0.1", port, backlog=1024
+            lambda: _ChatProtocol(delay, response, clock), "127.0.0.1", port, backlog=1024
         )
         ready.set()
         async with server:
@@ -175,18 +191,114 @@ async def run_sdk(base_url: str, calls: int, concurrency: int) -> float:
     return wall
 
 
+# What each measured process runs: nothing of this file (its imports are not the client's).
+BARE_PROCESS = """
+import asyncio, json, sys
+import aiohttp
+
+async def main(url, calls, concurrency):
+    body = json.dumps({"model": "bench-model", "messages": [{"role": "user", "content": "x"}]})
+    headers = {"Content-Type": "application/json"}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency * 2)) as session:
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(i):
+            async with sem, session.post(url + "/chat/completions", data=body, headers=headers) as r:
+                return json.loads(await r.read())["choices"][0]["message"]["content"]
+
+        await asyncio.gather(*(one(i) for i in range(calls)))
+
+asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
+"""
+
+EVALNB_PROCESS = """
+import sys
+import evalnb
+from evalnb.agents import OpenAIChat
+
+agent = OpenAIChat("bench-model", base_url=sys.argv[1], api_key="x")
+result = evalnb.run(sys.argv[4], agent, concurrency=int(sys.argv[3]), progress=False)
+assert result.passed and len(result.runs) == int(sys.argv[2]), result.counts()
+"""
+
+
+def write_suite(path: str, calls: int) -> None:
+    """A dataset of ``calls`` items whose expected answer is the server's: every case passes ExactMatch."""
+    items = [
+        {"testId": f"c{i}", "prompt": f"grade answer {i}", "expected_response": ANSWER} for i in range(calls)
+    ]
+    doc = {"schemaVersion": "1.1.0", "default_evaluators": {"ExactMatch": {}}, "items": items}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+
+
+def time_process(code: str, args: list[str], clock: Any) -> tuple[float, float, float, float]:
+    """A fresh Python process running ``code``: (before the first request, the calls, after the last answer,
+    the CPU time it used)."""
+    import resource
+
+    clock[0].value = clock[1].value = 0.0
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(_HERE))  # evalnb from this checkout
+    start = time.time()
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True)
+    end = time.time()
+    if done.returncode != 0:
+        sys.exit(f"the client process failed:\n{done.stderr[-3000:]}")
+    first, last = clock[0].value, clock[1].value
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+    return first - start, last - first, end - last, cpu
+
+
+def processes(base_url: str, args: Any, clock: Any, ideal: float) -> None:
+    """Each client as a fresh process, the best of ``args.repeat`` (the machine may be shared)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        suite = os.path.join(tmp, "calls.json")
+        write_suite(suite, args.calls)
+        common = [base_url, str(args.calls), str(args.concurrency)]
+        start = time.time()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        print(f"python -c pass: {time.time() - start:.3f} s (the interpreter's own start and exit)")
+        print(
+            f"{'whole process':<16}{'total s':>8}{'/ideal':>7}  {'before 1st':>10}{'calls':>7}{'after last':>11}"
+            f"{'CPU s':>7}"
+        )
+        totals = {}
+        for name, code, extra in (
+            ("bare aiohttp", BARE_PROCESS, []),
+            ("evalnb.run", EVALNB_PROCESS, [suite]),
+        ):
+            runs = [time_process(code, common + extra, clock) for _ in range(args.repeat)]
+            before, calls, after, cpu = min(runs, key=lambda r: r[0] + r[1] + r[2])
+            totals[name] = total = before + calls + after
+            print(
+                f"{name:<16}{total:>8.3f}{total / ideal:>7.2f}  {before:>10.3f}{calls:>7.3f}{after:>11.3f}"
+                f"{cpu:>7.2f}"
+            )
+        ratio = totals["evalnb.run"] / ideal
+        print(
+            f"evalnb's whole process: {ratio:.2f}x the ideal {ideal:.2f} s "
+            f"({'within' if ratio <= 1.8 else 'over'} the aim of 1.8x), "
+            f"{totals['evalnb.run'] / totals['bare aiohttp']:.2f}x the bare aiohttp process"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--delay", type=float, default=0.020)
     ap.add_argument("--no-sdk", action="store_true", help="skip the openai SDK comparison")
+    ap.add_argument("--in-process", action="store_true", help="time the calls alone, inside one process")
+    ap.add_argument("--repeat", type=int, default=3, help="whole-process runs per client (the best is shown)")
     args = ap.parse_args()
 
     port = free_port()
     ctx = mp.get_context("spawn")
     ready = ctx.Event()
-    proc = ctx.Process(target=serve, args=(port, args.delay, ready), daemon=True)
+    clock = (ctx.Value("d", 0.0, lock=False), ctx.Value("d", 0.0, lock=False))
+    proc = ctx.Process(target=serve, args=(port, args.delay, ready, clock), daemon=True)
     proc.start()
     try:
         if not ready.wait(20):
@@ -194,8 +306,12 @@ def main() -> None:
         base_url = f"http://127.0.0.1:{port}/v1"
         ideal = math.ceil(args.calls / args.concurrency) * args.delay
         print(
-            f"{args.calls} judge calls, concurrency {args.concurrency}, server delay {args.delay * 1000:.0f} ms"
+            f"{args.calls} chat calls, concurrency {args.concurrency}, server delay {args.delay * 1000:.0f} ms, "
+            f"ideal {ideal:.2f} s; load average {os.getloadavg()[0]:.1f}"
         )
+        if not args.in_process:
+            processes(base_url, args, clock, ideal)
+            return
         print(f"{'client':<28}{'wall s':>8}{'ideal s':>9}{'ratio':>7}{'calls/s':>9}")
         rows = [
             ("bare aiohttp (reference)", asyncio.run(run_bare(base_url, args.calls, args.concurrency))),

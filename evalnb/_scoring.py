@@ -281,13 +281,16 @@ async def score_turn(plan: TurnPlan, ctx: CheckContext, *, offload: Executor | N
         spec = specs[i]
         try:
             out = d.fn(spec, ctx)
-            if isinstance(out, Offload):
+            if type(out) is Score:  # the common case first: no Offload, no awaitable
+                score = out
+            elif isinstance(out, Offload):
                 pending.append((i, _offloaded(spec, out, offload)))
                 continue
-            if inspect.isawaitable(out):
+            elif inspect.isawaitable(out):
                 pending.append((i, _awaited(spec, out, offload)))
                 continue
-            score = out if type(out) is Score else coerce_score(out)
+            else:
+                score = coerce_score(out)
             scores[i] = threshold_applied(spec, score) if isinstance(spec, CustomCheck) else score
         except Exception as exc:
             scores[i] = from_exception(spec, exc)

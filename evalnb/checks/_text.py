@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 import threading
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from evalnb._text import caseless, f1, nfc, normalize_tokens
+from evalnb._text import ARTICLES, caseless, f1, nfc, normalize_tokens
 from evalnb.checks._registry import CheckContext, Offload, Score, builtin
 from evalnb.errors import RegexTimeout
 from evalnb.suite import (
@@ -215,6 +215,15 @@ def exact_match(response: str | None, expected: str, *, case_sensitive: bool = F
     return want in got
 
 
+_EXACT_PASSES = {
+    sensitive: Score.of(
+        True, f"response contains the expected text ({'case-sensitive' if sensitive else 'case-insensitive'})"
+    )
+    for sensitive in (True, False)
+}
+"""The passing ExactMatch score by case sensitivity: a Score is immutable, so every pass is one object."""
+
+
 @builtin("ExactMatch", needs=())
 def exact_match_check(spec: ExactMatchCheck, ctx: CheckContext) -> Score:
     expected = ctx.turn.expected
@@ -223,17 +232,35 @@ def exact_match_check(spec: ExactMatchCheck, ctx: CheckContext) -> Score:
         # expected_response report it missing instead of passing.
         return Score.of(False, MISSING_EXPECTED.format(check="ExactMatch"))
     ok = exact_match(ctx.response.text, expected, case_sensitive=spec.case_sensitive)
-    how = "case-sensitive" if spec.case_sensitive else "case-insensitive"
     if ok:
-        return Score.of(True, f"response contains the expected text ({how})")
+        return _EXACT_PASSES[spec.case_sensitive]
+    how = "case-sensitive" if spec.case_sensitive else "case-insensitive"
     return Score.of(False, f"response does not contain the expected text {_preview(expected)!r} ({how})")
 
 
+_ASCII_PUNCT = str.maketrans("", "", string.punctuation)
+_ARTICLES = frozenset(ARTICLES)
+
+
+def _tokens(text: str | None, case_sensitive: bool) -> list[str]:
+    """:func:`evalnb._text.normalize_tokens`, with ASCII text (nearly all of it) normalised in a few C calls:
+    NFC leaves it as it is and its punctuation is ``string.punctuation``."""
+    if text is None or not text.isascii():
+        return normalize_tokens(text, case_sensitive=case_sensitive)
+    if not case_sensitive:
+        text = text.lower()
+        return [t for t in text.translate(_ASCII_PUNCT).split() if t not in _ARTICLES]
+    return [t for t in text.translate(_ASCII_PUNCT).split() if t.lower() not in _ARTICLES]
+
+
 @functools.lru_cache(maxsize=4096)
-def _expected_counts(expected: str, case_sensitive: bool) -> tuple[Counter[str], int]:
-    # The expected side is the same for every run of a case: normalise it once.
-    tokens = normalize_tokens(expected, case_sensitive=case_sensitive)
-    return Counter(tokens), len(tokens)
+def _expected_counts(expected: str, case_sensitive: bool) -> tuple[dict[str, int], int]:
+    # The expected side is the same for every run of a case: normalised once.
+    tokens = _tokens(expected, case_sensitive)
+    counts: dict[str, int] = {}
+    for t in tokens:  # a few tokens: quicker than a Counter's constructor
+        counts[t] = counts.get(t, 0) + 1
+    return counts, len(tokens)
 
 
 def partial_match_f1(response: str | None, expected: str, *, case_sensitive: bool = False) -> float:
@@ -244,7 +271,7 @@ def partial_match_f1(response: str | None, expected: str, *, case_sensitive: boo
         round(partial_match_f1("unified API endpoint", "A unified API endpoint for services"), 3)
         # 0.75
     """
-    got = normalize_tokens(response, case_sensitive=case_sensitive)
+    got = _tokens(response, case_sensitive)
     want, n_want = _expected_counts(expected, case_sensitive)
     if not got or not n_want:
         # Nothing expected and nothing said is a match; one side empty is none.
@@ -277,15 +304,29 @@ def partial_match_reason(f1: float, threshold: float) -> str:
     return f"{match_score_reason(f1)} (threshold {threshold:g})"
 
 
+_PARTIAL_SCORES: dict[tuple[float, float], Score] = {}
+"""PartialMatch scores by (F1, threshold): a Score is immutable, and the F1s of short answers repeat (1.0, 0.5,
+0.667 ...), so a million case runs hold a few score objects and reason texts, not a million each."""
+_PARTIAL_KEEP = 4096
+
+
 @builtin("PartialMatch", needs=())
 def partial_match_check(spec: PartialMatchCheck, ctx: CheckContext) -> Score:
     expected = ctx.turn.expected
     if expected is None or not expected.strip():
         return Score.of(False, MISSING_EXPECTED.format(check="PartialMatch"), value=0.0)
     f1 = partial_match_f1(ctx.response.text, expected, case_sensitive=spec.case_sensitive)
-    # docs/dataset-json.md, the output document: the reason reads `Match score: 0.667`; the threshold it was held to
-    # follows.
-    return Score(value=f1, passed=f1 >= spec.threshold, reason=partial_match_reason(f1, spec.threshold))
+    key = (f1, spec.threshold)
+    score = _PARTIAL_SCORES.get(key)
+    if score is None:
+        if len(_PARTIAL_SCORES) >= _PARTIAL_KEEP:
+            _PARTIAL_SCORES.clear()  # answers of every length: the cache stays small
+        # docs/dataset-json.md, the output document: the reason reads `Match score: 0.667`; the threshold it was
+        # held to follows.
+        score = _PARTIAL_SCORES[key] = Score(
+            value=f1, passed=f1 >= spec.threshold, reason=partial_match_reason(f1, spec.threshold)
+        )
+    return score
 
 
 # --------------------------------------------------------------------------------------------------

@@ -360,23 +360,55 @@ def _case_rules(data: dict[str, Any], problems: Problems) -> None:
             )
 
 
-def _checks(case: CaseDoc) -> list[CheckSpec]:
+class _Shared:
+    """Equal things of one document once: equal check specs of different cases are one object (specs are not
+    changed after the load), and the keys and texts of expected rows one string each (a suite of many cases that
+    ask for the same columns holds each column name once)."""
+
+    def __init__(self) -> None:
+        self.specs: dict[tuple[Any, ...], CheckSpec] = {}
+        self.texts: dict[str, str] = {}
+
+    def spec(self, key: tuple[Any, ...], make: Any) -> CheckSpec:
+        spec = self.specs.get(key)
+        if spec is None:
+            spec = self.specs[key] = make()
+        return spec
+
+    def rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        t = self.texts
+        return [
+            {t.setdefault(k, k): t.setdefault(v, v) if isinstance(v, str) else v for k, v in row.items()}
+            for row in rows
+        ]
+
+
+def _checks(case: CaseDoc, shared: _Shared | None = None) -> list[CheckSpec]:
+    shared = shared or _Shared()
     checks: list[CheckSpec] = []
     # Only the expectations the case states become checks (docs/cube-yaml.md, suite and case keys).
     if case.expectedIntent is not None:
-        checks.append(IntentCheck(expected=case.expectedIntent))  # type: ignore[arg-type]
+        intent = case.expectedIntent
+        checks.append(shared.spec(("intent", intent), lambda: IntentCheck(expected=intent)))  # type: ignore[arg-type]
     if case.expectedRefusalContains is not None:
-        checks.append(RefusalCheck(contains=case.expectedRefusalContains))
+        refusal = case.expectedRefusalContains
+        checks.append(shared.spec(("refusal", refusal), lambda: RefusalCheck(contains=refusal)))
     if case.expectedInsightContains:
-        checks.append(InsightCheck(contains=list(case.expectedInsightContains)))
-    tolerance = Tolerance(**case.tolerance.model_dump()) if case.tolerance else Tolerance()
+        insight = list(case.expectedInsightContains)
+        checks.append(shared.spec(("insight", *insight), lambda: InsightCheck(contains=insight)))
+    tolerance = case.tolerance.model_dump() if case.tolerance else {}
+    how = (case.orderMatters, repr(tolerance), case.decimalComma)
     if case.expectedRows is not None:
+        expected = case.expectedRows
         checks.append(
-            RowsCheck(
-                expected=case.expectedRows,
-                order_matters=case.orderMatters,
-                tolerance=tolerance,
-                decimal_comma=case.decimalComma,
+            shared.spec(
+                ("rows", repr(expected), *how),
+                lambda: RowsCheck(
+                    expected=shared.rows(expected),
+                    order_matters=case.orderMatters,
+                    tolerance=Tolerance(**tolerance),
+                    decimal_comma=case.decimalComma,
+                ),
             )
         )
     elif case.referenceQuery is not None:
@@ -388,11 +420,14 @@ def _checks(case: CaseDoc) -> list[CheckSpec]:
             filters=list(rq.filters),
         )
         checks.append(
-            RowsCheck(
-                reference_query=ref,
-                order_matters=case.orderMatters,
-                tolerance=tolerance,
-                decimal_comma=case.decimalComma,
+            shared.spec(
+                ("reference", repr(ref.model_dump()), *how),
+                lambda: RowsCheck(
+                    reference_query=ref,
+                    order_matters=case.orderMatters,
+                    tolerance=Tolerance(**tolerance),
+                    decimal_comma=case.decimalComma,
+                ),
             )
         )
     return checks
@@ -401,14 +436,15 @@ def _checks(case: CaseDoc) -> list[CheckSpec]:
 def build(doc: CubeSuiteDoc) -> Suite:
     """Translate a validated document (its cross-key rules already checked) into the one model.
 
-    Each case is one turn, run once.
+    Each case is one turn, run once. Equal checks of different cases are one object (:class:`_Shared`).
     """
     cases: list[Case] = []
+    shared = _Shared()
     for c in doc.cases:
         turn = Turn(
             prompt=c.question,
             history=[Message(role=m.role, content=m.content) for m in c.history],
-            checks=_checks(c),
+            checks=_checks(c, shared),
         )
         cases.append(Case(id=c.name, name=c.name, runs=1, turns=[turn]))
     return Suite(

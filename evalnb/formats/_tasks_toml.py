@@ -174,9 +174,20 @@ def _duplicate_ids(data: Any, problems: Problems) -> None:
 def build(doc: TasksDoc) -> Suite:
     """Translate a validated document (ids already checked unique) into the one model."""
     cases: list[Case] = []
+    # Equal assertions of different tasks are one check object (specs are not changed after the load), and a
+    # repeated agent id one string.
+    specs: dict[str, CheckSpec] = {}
+    texts: dict[str, str] = {}
     for task in doc.tasks:
-        turn = Turn(prompt=task.prompt, checks=[_check(a) for a in task.assertions])
-        cases.append(Case(id=task.id, name=task.id, runs=task.runs, agent=task.agent, turns=[turn]))
+        checks = []
+        for a in task.assertions:
+            key = repr(a)  # the assertion model's type and every field
+            if key not in specs:
+                specs[key] = _check(a)
+            checks.append(specs[key])
+        turn = Turn(prompt=task.prompt, checks=checks)
+        agent = None if task.agent is None else texts.setdefault(task.agent, task.agent)
+        cases.append(Case(id=task.id, name=task.id, runs=task.runs, agent=agent, turns=[turn]))
     return Suite(name=doc.name, format="tasks-toml", cases=cases)
 
 

@@ -102,9 +102,14 @@ class Columns:
         if not rows:
             return
         n = len(rows)
-        self._position.extend([position] * n)
-        self._run.extend([run] * n)
-        self._chunk.extend(rows)
+        if n == 1:  # a single-turn case run's one row
+            self._position.append(position)
+            self._run.append(run)
+            self._chunk.append(rows[0])
+        else:
+            self._position.extend([position] * n)
+            self._run.extend([run] * n)
+            self._chunk.extend(rows)
         if len(self._chunk) >= CHUNK:
             self._flush()
 
@@ -170,6 +175,11 @@ def _typed(values: list[Any], dtype: str, order: Any) -> Any:
         cells = np.array(values, dtype=object)
         if order is not None:
             cells = cells[order]
+        # pandas' default string storage, kept on purpose (docs/results.md, text columns): with pyarrow installed
+        # the text is copied into Arrow buffers, so the sharing above saves memory while the rows are gathered but
+        # not in the frame; measured per column of 1M rows, Arrow holds 14-21 MB against Python's 8 MB of
+        # pointers and builds in 0.2-0.3 s against 0.05-0.12 s, but counts and compares text 3x faster, which is
+        # what users do with the frames.
         return pd.array(cells, dtype="string")
     if order is not None:
         values = [values[i] for i in order]

@@ -34,6 +34,7 @@ from evalnb.results._frames import (
     in_suite_order,
 )
 from evalnb.results._meta import RunMeta
+from evalnb.results._warm import warm_frames
 
 if TYPE_CHECKING:
     from evalnb.agents._base import Response
@@ -108,7 +109,7 @@ class ResultRecorder:
         )
 
     def begin(self, info: RunInfo) -> None:
-        return None
+        warm_frames()  # the frames' imports, while the run waits on its agents
 
     def completed(self) -> Prior | None:
         return None
@@ -116,10 +117,12 @@ class ResultRecorder:
     def record(self, record: CaseRunRecord) -> None:
         position = self._order.get(record.case.id, len(self._order))
         for columns, rows in zip(self._columns, record.rows(), strict=True):
-            columns.add(rows, position=position, run=record.run)
+            if rows:  # most case runs have no mismatch and no tool call rows
+                columns.add(rows, position=position, run=record.run)
         for tr in record.turns:
-            if tr.response is not None and not rebuildable(tr.response):
-                self.responses[(record.case.id, record.run, tr.index)] = tr.response
+            r = tr.response
+            if r is not None and not rebuildable(r):
+                self.responses[(record.case.id, record.run, tr.index)] = r
 
     def discard(self) -> None:
         """Let go of every row recorded so far (a run that ran out of memory frees them before it stops)."""

@@ -153,7 +153,7 @@ class CaseRunRecord:
             r.insight if r else None,
             r.context if r is not None and r.context is not None else turn.context,
             tr.status,
-            _text(tr.error),
+            None if tr.error is None else _text(tr.error),
             tr.latency_ms,
             r.model if r else None,
             agent,
@@ -191,8 +191,11 @@ def _tool_rows(where: tuple[Any, ...], t: int, turn: Any, r: Any) -> list[tuple[
     return rows
 
 
+_NO_USAGE: dict[str, int] = {}
+
+
 def _score_row(where: tuple[Any, ...], tr: TurnRecord, i: int, score: Any) -> tuple[Any, ...]:
-    su = usage_of(score.usage) or {}
+    su = _NO_USAGE if score.usage is None else (usage_of(score.usage) or _NO_USAGE)
     return (
         *where,
         tr.index,
@@ -201,15 +204,15 @@ def _score_row(where: tuple[Any, ...], tr: TurnRecord, i: int, score: Any) -> tu
         score.value,
         score.passed,
         tr.statuses[i],
-        _text(score.reason),
-        _text(score.judge),
+        reason if type(reason := score.reason) is str and reason.isascii() else _text(reason),
+        None if score.judge is None else _text(score.judge),
         tr.options[i],
         su.get("prompt_tokens"),
         su.get("completion_tokens"),
         score.cost,
         score.weighted,
         score.spread,
-        _text(score.model),
+        None if score.model is None else _text(score.model),
         su.get("cached_tokens"),
         su.get("reasoning_tokens"),
     )

@@ -379,7 +379,8 @@ def _sink(
             first_model.extend(tr.response.model for tr in record.turns if tr.response and tr.response.model)
         for r in recorders:
             try:
-                await _maybe(r.record(record))
+                if (out := r.record(record)) is not None:  # most recorders: nothing to await
+                    await _maybe(out)
             except MemoryError:
                 raise
             except Exception as exc:
@@ -601,8 +602,13 @@ def _checks_config(suite: Suite) -> dict[str, dict[str, Any]]:
     """Every distinct check (by check_id) and its options, so a saved run says what was checked."""
     out: dict[str, dict[str, Any]] = {}
     ids: dict[tuple[str, ...], list[str]] = {}
+    seen: set[tuple[int, ...]] = set()  # the same spec objects (a million turns share a few): looked at once
     for case in suite.cases:
         for turn in case.turns:
+            same = tuple(map(id, turn.checks))
+            if same in seen:
+                continue
+            seen.add(same)
             key = tuple(spec.name for spec in turn.checks)
             if key not in ids:
                 ids[key] = turn.check_ids()

@@ -63,14 +63,17 @@ def record_spend(record: CaseRunRecord) -> tuple[float, int, set[str]]:
     """What one case run spent: cost (the priced calls), tokens, and the models of calls without a price."""
     cost, tokens, unpriced = 0.0, 0, set()
     for tr in record.turns:
-        usage = tr.usage or {}
-        tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        usage = tr.usage
+        if usage:
+            tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
         if tr.cost is not None:
             cost += tr.cost
         elif usage:
             model = tr.response.model if tr.response is not None else None
             unpriced.add(model or f"the agent {record.agent}")
         for score in tr.scores:
+            if score.usage is None and score.cost is None:
+                continue  # a deterministic check spent nothing (most scores of a large run)
             su = usage_of(score.usage) or {}
             tokens += su.get("prompt_tokens", 0) + su.get("completion_tokens", 0)
             if score.cost is not None:

@@ -90,7 +90,9 @@ class RunJob:
         return case.agent if (case.agent and not self.single) else "default"
 
     def agent_name(self, case: Case) -> str:
-        route = self.route(case)
+        return self.agent_name_of(self.route(case))
+
+    def agent_name_of(self, route: str) -> str:
         return self.names.get(route, route)
 
 
@@ -170,7 +172,7 @@ def _turn_record(
     spend: tuple[dict[str, int] | None, float | None] = (None, None),
 ) -> TurnRecord:
     """One turn's record; its status is the scores' (scoring.turn_status) unless given."""
-    statuses = [status_of(s) for s in scores]
+    statuses = [_status(s) for s in scores]
     return TurnRecord(
         t,
         request,
@@ -187,11 +189,20 @@ def _turn_record(
     )
 
 
+def _status(score: Any) -> str:
+    # scoring.status_of, with an answered check's status looked up first (every score of every turn)
+    if score.status == "ok" and score.passed is not None:
+        return "passed" if score.passed else "failed"
+    return status_of(score)
+
+
 def priced(
     prices: PriceTable | None, agent: Any, response: Any, spent: dict[str, int]
 ) -> tuple[dict[str, int] | None, float | None]:
     """A turn's agent usage (the failed attempts' and the answer's) and its cost (docs/costs.md; None without a
     price: unknown, never 0)."""
+    if not spent and (response is None or not response.usage):
+        return None, None  # the agent reported no usage (most agents of one's own)
     usage = add_usage(dict(spent), response.usage if response is not None else None) or None
     if usage is None or not prices:
         return usage, None
@@ -221,6 +232,8 @@ class Worker:
         # in flight (at most one per case run in flight), so that N slow checks run side by side.
         self.check_pool = DaemonThreads("evalnb-check")
         self.plans = Plans()
+        # One agent for every case (README.md, agents): its route and name, looked up once.
+        self.single = (self.routes["default"], job.agent_name_of("default")) if job.single else None
 
     # -- per case run ---------------------------------------------------------------------------------
 
@@ -230,10 +243,11 @@ class Worker:
         """Run ``case`` once (its turns as one conversation) and score it."""
         job = self.job
         started, t0 = time.time(), time.perf_counter()
-        agent = self.routes[job.route(case)]
-        record = CaseRunRecord(
-            suite=job.suite.name, case=case, run=run, agent=job.agent_name(case), started_at=started
-        )
+        if self.single is not None:
+            agent, agent_name = self.single
+        else:
+            agent, agent_name = self.routes[job.route(case)], job.agent_name(case)
+        record = CaseRunRecord(suite=job.suite.name, case=case, run=run, agent=agent_name, started_at=started)
         # Made when the agent reads Request.workdir or a check that looks at files runs: a run that does
         # neither leaves nothing in the temporary folder (running/_workdirs.py).
         lease = self.workdirs.lease()

@@ -110,7 +110,6 @@ def as_stop_rule(
     Raises:
         ConfigError: ``INVALID_VALUE`` for options that do not go together.
     """
-    from evalnb.comparison import Sequential
     from evalnb.errors import ConfigError
 
     if stop is None and baseline is None and resume is not None:
@@ -134,6 +133,9 @@ def as_stop_rule(
                           code="INVALID_VALUE")  # fmt: skip
     if isinstance(baseline, str):
         baseline = _stored_baseline(baseline, suite=suite, store=store, resume=resume)
+    # imported only here: a run without a stop rule does not import the comparison (its start-up)
+    from evalnb.comparison import Sequential
+
     return Sequential(baseline, margin=margin, confidence=confidence, seed=seed)
 
 

@@ -178,3 +178,56 @@ def test_retrieval_checks_with_diagnostics() -> None:
     assert score(RetrievalQueryCheck(), text="a", meta=meta).passed is True
     s = score(RetrievalResultCheck(settings={"threshold": 3}), text="a", meta=meta)
     assert s.value == 2.0 and s.passed is False
+
+
+# --- the matchers' fast paths ------------------------------------------------------------------------------
+
+_WORDS = [
+    "The",
+    "a",
+    "AN",
+    "end.",
+    "it's",
+    "$5",
+    "x+y",
+    "Café",
+    "STRASSE",
+    "straße",
+    "“quoted”",
+    "the's",
+    "-",
+    "",
+]
+
+
+def test_ascii_tokens_are_the_documented_normalisation() -> None:
+    import itertools
+
+    from evalnb._text import normalize_tokens
+
+    for n in (1, 2, 3):
+        for words in itertools.product(_WORDS, repeat=n):
+            for sep in (" ", "\t", "  \n"):
+                sample = sep.join(words)
+                for sensitive in (False, True):
+                    assert text._tokens(sample, sensitive) == normalize_tokens(
+                        sample, case_sensitive=sensitive
+                    )
+    assert text._tokens(None, False) == []
+
+
+def test_equal_match_scores_are_one_object_and_say_the_same() -> None:
+    exact, partial = ExactMatchCheck(), PartialMatchCheck(threshold=0.5)
+    first, again = (
+        score(exact, text="It is Paris.", expected="paris"),
+        score(exact, text="paris", expected="Paris"),
+    )
+    assert first is again and first.passed is True and "case-insensitive" in first.reason
+    sensitive = score(ExactMatchCheck(case_sensitive=True), text="Paris", expected="Paris")
+    assert sensitive.passed is True and "case-sensitive" in sensitive.reason
+    assert score(exact, text="Rome", expected="Paris").passed is False
+    a = score(partial, text="answer one two", expected="answer one three")
+    b = score(partial, text="answer four five", expected="answer four six")
+    assert a is b and a.value == pytest.approx(2 / 3) and a.reason == "Match score: 0.667 (threshold 0.5)"
+    c = score(PartialMatchCheck(threshold=0.7), text="answer one two", expected="answer one three")
+    assert c.passed is False and c.reason == "Match score: 0.667 (threshold 0.7)"

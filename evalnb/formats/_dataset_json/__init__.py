@@ -91,7 +91,9 @@ def _dump(doc: Any) -> str:
 
 def _build(data: Any, path: Path | None) -> Suite:
     # docs/dataset-json.md, shapes, cases and names: Suite.name is metadata.name, else the file's stem.
-    return load_data(data, name=stem(path) if path is not None else None)
+    # `data` is the parse of this load only (evalnb.load drops it after the build): its items may go as they
+    # are built
+    return load_data(data, name=stem(path) if path is not None else None, consume=True)
 
 
 def _upgrade(data: Any, path: Path) -> str | None:

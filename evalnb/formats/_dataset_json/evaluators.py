@@ -194,6 +194,7 @@ class SpecCache:
     def __init__(self) -> None:
         self.specs: dict[tuple[str, str], CheckSpec] = {}
         self.valid_maps: set[str] = set()
+        self.texts: dict[str, str] = {}
         # (the base's names and spec ids, the map's key, the mode) -> (the result, the base's specs): holding the
         # base's specs keeps their ids from being reused by other objects while the key names them.
         self.merged: dict[tuple[Any, ...], tuple[dict[str, CheckSpec], tuple[CheckSpec, ...]]] = {}
@@ -203,6 +204,16 @@ class SpecCache:
         """A key equal for equal parsed JSON values written alike (``repr``: fast, and it tells ``1`` from
         ``1.0`` and ``true``; the same options in another key order are just not shared)."""
         return repr(value)
+
+    def text(self, value: str | None) -> str | None:
+        """``value`` as the first equal text seen in this document (a category repeated by a million items is
+        one object)."""
+        return value if value is None else self.texts.setdefault(value, value)
+
+    def texts_of(self, values: list[Any]) -> list[Any]:
+        """A list of texts (tags) with each one :meth:`text`; other values as they are."""
+        texts = self.texts
+        return [texts.setdefault(v, v) if isinstance(v, str) else v for v in values]
 
     def spec(self, name: str, options: Any, loc: Loc, problems: Problems) -> CheckSpec | None:
         """:func:`evaluator_spec`, once per distinct ``(name, options)`` that resolves."""
@@ -221,12 +232,15 @@ def apply_evaluators(
     loc: Loc,
     problems: Problems,
     cache: SpecCache | None = None,
+    *,
+    given_key: str | None = None,
 ) -> dict[str, CheckSpec]:
     """docs/dataset-json.md, evaluators: ``extend`` (default) merges over ``base``; ``replace`` keeps only the given
     ones.
 
     Reads ``evaluators`` and ``evaluators_mode`` from the parsed item or turn ``raw`` (validation reports
     a wrong type of either; here they are skipped), so evaluator errors join the others of the file.
+    ``given_key``: the cache's key of ``raw["evaluators"]`` when the caller has it already.
     """
     given, mode = raw.get("evaluators"), raw.get("evaluators_mode")
     if not isinstance(given, Mapping):
@@ -236,7 +250,7 @@ def apply_evaluators(
     if given is None and mode is None:
         return dict(base)
     cache = cache or SpecCache()
-    memo = (tuple((n, id(v)) for n, v in base.items()), cache.key(given), mode)
+    memo = (tuple((n, id(v)) for n, v in base.items()), given_key or cache.key(given), mode)
     if memo in cache.merged:
         return dict(cache.merged[memo][0])
     before = len(problems)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalnb._unicode import is_cleaned
 from evalnb.formats._common import Loc, Problems, fail, nearest, shown, type_name
 from evalnb.formats._dataset_json.evaluators import (
     SYSTEM_DEFAULTS,
@@ -41,11 +42,13 @@ class _DuplicateKey(ValueError):
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
+    out = dict(pairs)  # built in C; a key given twice leaves fewer keys than pairs (a million items' load)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return out
 
 
@@ -158,11 +161,17 @@ _TURN_OUTPUT = ("response", "citations", "scores", "diagnostics", "status", "err
 _ALLOWLIST_KEYS = ("allowed_tools", "allowed_tools_mode")
 
 
-def _meta(raw: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+def _meta(raw: Mapping[str, Any], keys: tuple[str, ...], cache: SpecCache) -> dict[str, Any]:
     # The values as the document wrote them (validated already): a null inside `diagnostics` is information
     # (docs/dataset-json.md, tool calls and allowlists: the evidence was unavailable), which a dump without nulls
     # would drop.
-    return {k: raw[k] for k in keys if raw.get(k) is not None}
+    if raw.keys().isdisjoint(keys):
+        return {}  # the common case, found in C
+    out = {k: raw[k] for k in keys if raw.get(k) is not None}
+    tags = out.get("tags")
+    if tags:
+        out["tags"] = cache.texts_of(tags)  # equal tags are one object across items
+    return out
 
 
 def declares_allowlist(root: Mapping[str, Any]) -> bool:
@@ -174,9 +183,12 @@ def declares_allowlist(root: Mapping[str, Any]) -> bool:
     for item in root.get("items") or []:
         if not isinstance(item, Mapping):
             continue
+        if not item.keys().isdisjoint(_ALLOWLIST_KEYS):
+            return True
         turns = item.get("turns")
-        scopes = [item, *(t for t in (turns if isinstance(turns, list) else []) if isinstance(t, Mapping))]
-        if any(key in scope for scope in scopes for key in _ALLOWLIST_KEYS):
+        if isinstance(turns, list) and any(
+            isinstance(t, Mapping) and not t.keys().isdisjoint(_ALLOWLIST_KEYS) for t in turns
+        ):
             return True
     return False
 
@@ -205,7 +217,8 @@ def _item(
     before = len(problems)
     # Version gates are recorded first: at one location, an older schemaVersion explains the failure
     # better than its consequences.
-    _gate_evaluators(raw, loc, version, problems)
+    if (version or (1, 0, 0)) < EVALUATORS_SINCE:
+        _gate_evaluators(raw, loc, version, problems)
     if "turns" in raw:
         return _thread(raw, i, loc, version, defaults, tools, problems, cache, before)
     return _single(raw, i, loc, defaults, tools, problems, cache, before)
@@ -287,26 +300,27 @@ def _thread(
         return None
     # docs/dataset-json.md, tool calls and allowlists: they resolve like evaluators (a thread's list is evalnb's)
     thread_tools = None if tools is None else apply_allowed_tools(tools, raw)
+    new_turn, new_case = _makers()
     model_turns = [
-        Turn(
+        new_turn(
             prompt=td.prompt,
             expected=td.expected_response,
             context=td.context,
             checks=checks,
             allowed_tools=None if thread_tools is None else apply_allowed_tools(thread_tools, rt),
-            meta=_meta(rt, (*_TURN_OUTPUT, "tags")),
+            meta=_meta(rt, (*_TURN_OUTPUT, "tags"), cache),
         )
         for td, rt, checks in zip(thread.turns, raw_turns or [], turn_checks, strict=True)
     ]
     case_id = thread.testId or thread.name or f"item-{i + 1:03d}"
-    return Case(
+    return new_case(
         id=case_id,
         name=thread.name or case_id,
-        category=thread.category,
+        category=cache.text(thread.category),
         notes=thread.notes,
         runs=1,
         turns=model_turns,
-        meta=_meta(raw, ("description", "conversation_id", "summary", "tags", "extensions")),
+        meta=_meta(raw, ("description", "conversation_id", "summary", "tags", "extensions"), cache),
     )
 
 
@@ -325,32 +339,41 @@ def _single(
     # An evaluator map already resolved without a problem is not validated again with each item that repeats it.
     shown_raw = {k: v for k, v in raw.items() if k != "evaluators"} if given in cache.valid_maps else raw
     single: SingleItemDoc | None = problems.validate(SingleItemDoc, shown_raw, prefix=loc)
-    checks = apply_evaluators(defaults, raw, loc, problems, cache)
+    checks = apply_evaluators(defaults, raw, loc, problems, cache, given_key=given)
     if single is None or len(problems) > before:
         return None
     if given is not None:
         cache.valid_maps.add(given)
-    turn = Turn(
+    new_turn, new_case = _makers()
+    turn = new_turn(
         prompt=single.prompt,
         expected=single.expected_response,
         context=single.context,
         checks=list(checks.values()),
         allowed_tools=None if tools is None else apply_allowed_tools(tools, raw),
-        meta=_meta(raw, _TURN_OUTPUT),
+        meta=_meta(raw, _TURN_OUTPUT, cache),
     )
     case_id = single.testId or single.name or f"item-{i + 1:03d}"
-    return Case(
+    return new_case(
         id=case_id,
         name=single.name or case_id,
-        category=single.category,
+        category=cache.text(single.category),
         notes=single.notes,
         runs=1,
         turns=[turn],
-        meta=_meta(raw, ("tags",)),
+        meta=_meta(raw, ("tags",), cache),
     )
 
 
-def load_data(data: Any, *, name: str | None = None) -> Suite:
+def _makers() -> tuple[Any, Any]:
+    """What builds a turn and a case of values validated above: in a load, whose text was cleaned whole (see
+    ``evalnb._unicode``), they are not validated again (a million items' load); else the model's own."""
+    if is_cleaned():
+        return Turn._trusted_maker(), Case._trusted_maker()
+    return Turn, Case
+
+
+def load_data(data: Any, *, name: str | None = None, consume: bool = False) -> Suite:
     """Build a Suite from an already parsed document (any of the three shapes).
 
     Every error found is reported at once: the :class:`~evalnb.errors.SuiteError` raised is the first in
@@ -360,6 +383,9 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
     Args:
         data: the parsed JSON.
         name: the suite name when the document has no ``metadata.name`` (the file's stem).
+        consume: ``data`` is not used again by the caller: each item is let go once built into its case
+            (its place in the items list becomes None), so the peak memory of a large load is not the parsed
+            document's plus the suite's.
     """
     legacy = is_legacy(data)
     root = _root(data)
@@ -372,6 +398,8 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
         # (A near-miss key such as `itms` is reported by validation as the unknown key instead.)
         problems.add("MISSING_FIELD", "missing required key 'items' (the list of test items)", ("items",))
     doc: RootDoc | None = problems.validate(RootDoc, root)
+    if doc is not None:
+        doc.items = []  # its copy of the list would hold every parsed item to the end; `items` is read below
     raw_items = root.get("items")
     if isinstance(raw_items, list) and not raw_items:
         # docs/dataset-json.md, errors: at least one item; an empty legacy array is an error too.
@@ -390,7 +418,7 @@ def load_data(data: Any, *, name: str | None = None) -> Suite:
         apply_allowed_tools([], {"allowed_tools": raw_tools}) if declares_allowlist(root) else None
     )
     items = raw_items if isinstance(raw_items, list) else []
-    cases = _cases(items, version, defaults, tools, problems, cache)
+    cases = _cases(items, version, defaults, tools, problems, cache, consume=consume)
     problems.raise_if_any()
     assert doc is not None  # no problems means validation succeeded
     meta_name = (
@@ -440,17 +468,27 @@ def _cases(
     tools: list[str] | None,
     problems: Problems,
     cache: SpecCache,
+    *,
+    consume: bool = False,
 ) -> list[Case]:
-    """Every item's case, recording the problems of each and the ids used twice."""
+    """Every item's case, recording the problems of each and the ids used twice (``consume``: each item of
+    ``items`` built into its case is replaced by None as it is)."""
     cases: list[Case] = []
     seen: dict[str, int] = {}
+    plain = _Plain(version, defaults, tools, cache)
     for i, raw in enumerate(items):
-        case = _item(raw, i, version, defaults, tools, problems, cache)
+        case = plain.case(raw, i)
+        if case is None:
+            case = _item(raw, i, version, defaults, tools, problems, cache)
         if case is not None:
             cases.append(case)
-        if not isinstance(raw, Mapping):
+            if consume:
+                # An item built is not read again (an error is placed by the items that hold it): its parsed
+                # dicts go now, so a large document and its cases are not both held whole at the peak.
+                items[i] = None
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             continue
-        case_id = _case_id(raw, i)
+        case_id = case.id if case is not None else _case_id(raw, i)
         if case_id in seen:
             key = "testId" if raw.get("testId") else "name"
             problems.add(
@@ -461,6 +499,116 @@ def _cases(
         else:
             seen[case_id] = i
     return cases
+
+
+# The keys of a plain single-turn item (docs/dataset-json.md, shapes, cases and names), and those of them that
+# must not be blank.
+_PLAIN_KEYS = frozenset(
+    (
+        "prompt",
+        "expected_response",
+        "context",
+        "testId",
+        "name",
+        "category",
+        "notes",
+        "evaluators",
+        "evaluators_mode",
+    )
+)
+_PLAIN_NON_BLANK = ("prompt", "testId", "name", "category")
+_PLAIN_TEXTS = ("prompt", "expected_response", "context", "testId", "name", "category", "notes")
+
+
+class _Plain:
+    """The fast path of a load: a plain item (a single-turn item of only :data:`_PLAIN_KEYS`, texts as strings
+    or null, an evaluator map seen valid already) becomes its case without the item's model validation, which
+    would find nothing in it (a million items' load). Anything else is None here and goes through
+    :func:`_item`, so a bad item's code, location and message are those of the validation."""
+
+    def __init__(
+        self,
+        version: tuple[int, int, int] | None,
+        defaults: dict[str, CheckSpec],
+        tools: list[str] | None,
+        cache: SpecCache,
+    ) -> None:
+        self.gated = (version or (1, 0, 0)) < EVALUATORS_SINCE  # evaluators keys go to the version gate
+        self.defaults = defaults
+        self.tools = tools
+        self.cache = cache
+        # (the evaluator map's key, the mode) -> the item's checks, resolved over the document's defaults
+        self.checks: dict[tuple[str | None, Any], tuple[CheckSpec, ...]] = {}
+        self.new_turn, self.new_case = _makers()
+
+    def case(self, raw: Any, i: int) -> Case | None:
+        if type(raw) is not dict or not raw.keys() <= _PLAIN_KEYS:
+            return None
+        get = raw.get
+        for key in _PLAIN_TEXTS:
+            value = get(key)
+            if value is not None and type(value) is not str:
+                return None
+        for key in _PLAIN_NON_BLANK:
+            value = get(key)
+            if value is not None and not value.strip():
+                return None
+        prompt = get("prompt")
+        if prompt is None:
+            return None
+        checks = self._checks(raw)
+        if checks is None:
+            return None
+        tools = self.tools
+        turn = self.new_turn(
+            prompt=prompt,
+            expected=get("expected_response"),
+            context=get("context"),
+            checks=list(checks),
+            allowed_tools=None if tools is None else list(tools),
+            meta={},
+        )
+        name = get("name")
+        case_id = get("testId") or name or f"item-{i + 1:03d}"
+        return self.new_case(
+            id=case_id,
+            name=name or case_id,
+            category=self.cache.text(get("category")),
+            notes=get("notes"),
+            runs=1,
+            turns=[turn],
+            meta={},
+        )
+
+    def _checks(self, raw: dict[str, Any]) -> tuple[CheckSpec, ...] | None:
+        """The item's checks when its evaluator keys are plain (resolved without a problem before), else None."""
+        given, mode = raw.get("evaluators"), raw.get("evaluators_mode")
+        if given is None and mode is None:
+            if "evaluators" in raw or "evaluators_mode" in raw:
+                return None  # a null given: validation says what it makes of it
+            memo: tuple[str | None, Any] = (None, None)
+        else:
+            if self.gated or (mode is not None and mode not in ("extend", "replace")):
+                return None
+            if given is not None:
+                if type(given) is not dict:
+                    return None
+                key = self.cache.key(given)
+                if key not in self.cache.valid_maps:
+                    return None
+            memo = (None if given is None else key, mode)
+        checks = self.checks.get(memo)
+        if checks is None:
+            if memo[0] is None and mode is None:
+                checks = tuple(self.defaults.values())
+            else:
+                problems = Problems(raw)
+                resolved = apply_evaluators(self.defaults, raw, (), problems, self.cache, given_key=memo[0])
+                if len(problems):
+                    return None
+                checks = tuple(resolved.values())
+            self.checks[memo] = checks
+        return checks
 
 
 def _suite_meta(

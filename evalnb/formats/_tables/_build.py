@@ -90,8 +90,9 @@ def build(
     unchecked: list[int] = []
     seen: dict[str, int] = {}
     generated: dict[str, int] = {}
+    texts: dict[str, str] = {}  # a category repeated by many rows is one string
     for i, row in enumerate(rows):
-        case = _row_case(row, i, roles, specs, where, problems, seen, generated)
+        case = _row_case(row, i, roles, specs, where, problems, seen, generated, texts)
         if case is not None:
             cases.append(case)
             if len(case.turns[0].checks) < len(specs):
@@ -108,6 +109,10 @@ def build(
     return suite
 
 
+def _shared_text(value: str, texts: dict[str, str] | None) -> str:
+    return value if texts is None else texts.setdefault(value, value)
+
+
 def _row_case(
     row: Mapping[str, Any],
     i: int,
@@ -117,6 +122,7 @@ def _row_case(
     problems: Problems,
     seen: dict[str, int],
     generated: dict[str, int],
+    texts: dict[str, str] | None = None,
 ) -> Case | None:
     """The case of row ``i``, or None after recording why it has none (an empty prompt, a bad id)."""
     text = {role: _text(row, col, i, where, problems) for role, col in roles.items() if col is not None}
@@ -143,7 +149,7 @@ def _row_case(
     return Case(
         id=case_id,
         name=case_id if roles["id"] is not None else _short(the_prompt),
-        category=category_value if category_value and category_value.strip() else None,
+        category=_shared_text(category_value, texts) if category_value and category_value.strip() else None,
         turns=[Turn(prompt=the_prompt, expected=answer, checks=list(mine))],
     )
 
