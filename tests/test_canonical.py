@@ -15,7 +15,11 @@ from tests.support.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted(
-    [p for p in (ROOT / "tests" / "fixtures").iterdir() if "invalid" not in p.name and p.is_file()]
+    [
+        p
+        for p in (ROOT / "tests" / "fixtures").iterdir()
+        if "invalid" not in p.name and p.is_file() and p.suffix != ".db"
+    ]
     + list((EXAMPLES / "suites").iterdir())
 )
 
