@@ -47,6 +47,7 @@ __all__ = [
     "module_getattr",
     "registered",
     "removal_version",
+    "text_summary",
     "warn",
 ]
 
@@ -208,6 +209,23 @@ def deprecated_method(new: str, old: str, *, owner: str, since: str = __version_
     alias.__qualname__ = f"{owner}.{old}"
     alias.__doc__ = f"Deprecated: {renamed.message}."
     return alias
+
+
+def text_summary(owner: str) -> Any:
+    """The old ``summary()`` of a class whose text is now ``headline()`` (docs/results.md, One word per thing:
+    ``summary()`` is a DataFrame wherever it exists).
+
+    Example::
+
+        class Comparison:
+            summary = text_summary("Comparison")
+    """
+    return deprecated_method(
+        "headline",
+        "summary",
+        owner=owner,
+        note="summary() is a DataFrame wherever it exists, as Result.summary(); the text is headline()",
+    )
 
 
 def deprecated_property(new: str, old: str, *, owner: str, since: str = __version__, note: str = "") -> Any:

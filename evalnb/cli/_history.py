@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -234,28 +235,16 @@ def history_command(
 
 # docs/results.md, One word per thing: "runs" are a case's repetitions, so the listing of saved runs is the
 # store's history; the old command keeps working, hidden from --help, with a note on stderr.
-@app.command("runs", hidden=True)
-def runs_command(
-    action: str | None = typer.Argument(
-        None, help="Nothing: list the saved runs. 'export': write them with --mlflow and/or --parquet."
-    ),
-    suite: str | None = typer.Option(None, "--suite", help="Only the runs of this suite."),
-    store_url: str | None = typer.Option(None, "--store", help=STORE_HELP),
-    mlflow_uri: str | None = typer.Option(
-        None,
-        "--mlflow",
-        help="export: log each stored version as an MLflow run at this tracking URI ('default': MLflow's own).",
-    ),
-    experiment: str = typer.Option("evalnb", "--experiment", help="export: the MLflow experiment."),
-    parquet: Path | None = typer.Option(
-        None, "--parquet", help="export: write each stored version as Parquet into this folder."
-    ),
-) -> None:
-    """Deprecated spelling of `evalnb history`."""
+@functools.wraps(history_command)  # the same arguments and options: typer reads the wrapped signature
+def runs_command(*args: Any, **kwargs: Any) -> None:
     from evalnb._deprecation import message
 
     typer.echo(f"Note: {message('evalnb runs', 'evalnb history')}", err=True)
-    history_command(action, suite, store_url, mlflow_uri, experiment, parquet)
+    history_command(*args, **kwargs)
+
+
+runs_command.__doc__ = "Deprecated spelling of `evalnb history`."
+app.command("runs", hidden=True)(runs_command)
 
 
 def _export(

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalnb._deprecation import deprecated_method, deprecated_property
+from evalnb._deprecation import deprecated_property, text_summary
 from evalnb.comparison._frames import build_cells, label_of, suite_of
 from evalnb.comparison._spend import check_spend_margin, spend_rows
 from evalnb.comparison._stopping import compare_sequential, design_of, report_head
@@ -295,12 +295,7 @@ class Comparison:
         )
         return "Degraded: " + "; ".join(items) + f" ({rule})"
 
-    summary = deprecated_method(
-        "headline",
-        "summary",
-        owner="Comparison",
-        note="summary() is a DataFrame wherever it exists, as Result.summary(); the text is headline()",
-    )
+    summary = text_summary("Comparison")
 
     def headline(self) -> str:
         """The gate's outcome in a line or two, naming what is on one side only.

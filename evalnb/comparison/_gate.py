@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalnb._deprecation import deprecated_method
+from evalnb._deprecation import deprecated_method, text_summary
 from evalnb.comparison._core import Comparison, _family_size
 from evalnb.comparison._verdicts import adjust, family_words, unknown_margins
 
@@ -74,12 +74,7 @@ class Comparisons:
     def __len__(self) -> int:
         return len(self.comparisons)
 
-    summary = deprecated_method(
-        "headline",
-        "summary",
-        owner="Comparisons",
-        note="summary() is a DataFrame wherever it exists, as Result.summary(); the text is headline()",
-    )
+    summary = text_summary("Comparisons")
 
     def headline(self) -> str:
         """One line for the whole gate, then each suite's gate line."""

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalnb._deprecation import deprecated_method
+from evalnb._deprecation import text_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -172,12 +172,7 @@ class Pairwise:
             else f"{self.confidence:g}"
         )
 
-    summary = deprecated_method(
-        "headline",
-        "summary",
-        owner="Pairwise",
-        note="summary() is a DataFrame wherever it exists, as Result.summary(); the text is headline()",
-    )
+    summary = text_summary("Pairwise")
 
     def headline(self) -> str:
         """One paragraph: the win rate, its interval, the verdict and the position bias."""

@@ -3,11 +3,8 @@
 Rows are written with the driver's ``executemany`` (``COPY`` on PostgreSQL with psycopg) on plain tuples built
 column by column: SQLAlchemy's per-row parameter processing was most of the save time.
 
-A run's streamed rows go to SQLite as one JSON array per table and batch, unpacked by SQLite itself
-(``INSERT ... SELECT ... FROM json_each(?)``): ``executemany`` binds each row holding the interpreter's lock and
-lets go of it for each row's step, so a writer thread took the lock back from the running event loop hundreds of
-thousands of times; one statement takes it for the ``json.dumps`` alone (C), and SQLite's work runs beside the
-run.
+The streamed writer uses the same ``executemany``: sending SQLite a batch as one JSON array (``json_each``) took
+about 3 s more CPU per 100,000 case runs and saved no wall time (benchmarks/store.py --sizes).
 """
 
 from __future__ import annotations
@@ -27,7 +24,6 @@ __all__ = [
     "column_values",
     "frame_rows",
     "insert_many",
-    "insert_records",
     "plain_values",
     "read_frame",
     "tuple_rows",
@@ -201,35 +197,3 @@ def _no_nul(row: tuple[Any, ...]) -> tuple[Any, ...]:
     if not any(isinstance(v, str) and "\x00" in v for v in row):
         return row
     return tuple(v.replace("\x00", "\ufffd") if isinstance(v, str) else v for v in row)
-
-
-_ENCODE = json.JSONEncoder(check_circular=False, allow_nan=False, separators=(",", ":")).encode
-
-
-def insert_records(
-    conn: Connection, table: Table, columns: list[str], rows: list[tuple[Any, ...]], *, run_pk: int, seq0: int
-) -> None:
-    """Insert a record's frame-order row tuples (the suite name first, then ``columns``, plain values) as
-    ``(run_pk, seq0 + i, *columns)``: on SQLite as one JSON array (see the module docstring), else as tuples.
-
-    A batch JSON cannot carry exactly (a NaN, a NUL character, a value JSON has no form for) goes by
-    ``executemany`` as before; floats come back bit for bit (SQLite reads JSON numbers exactly).
-    """
-    if not rows:
-        return
-    names = ["run_pk", "seq", *columns, "extra"]
-    if conn.dialect.name == "sqlite":
-        try:
-            payload = _ENCODE(rows)
-        except (TypeError, ValueError):  # NaN / inf, or a value json cannot write
-            payload = None
-        if payload is not None and "\\u0000" not in payload:
-            quote = conn.dialect.identifier_preparer.quote_identifier
-            picks = ", ".join(f"value ->> {i + 1}" for i in range(len(columns)))
-            conn.exec_driver_sql(
-                f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in names)}) "
-                f"SELECT ?, ? + key, {picks}, NULL FROM json_each(?)",
-                (run_pk, seq0, payload),
-            )
-            return
-    insert_many(conn, table, (names, tuple_rows(rows, run_pk=run_pk, seq0=seq0)))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb.errors import ConfigError, StoreError
 from evalnb.results._recorders import Prior, RunInfo
 from evalnb.store import _summary as summary_rows
-from evalnb.store._codec import insert_records
+from evalnb.store._codec import insert_many, tuple_rows
 from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS, refresh_stats
 from evalnb.store._store import Store, as_store
 
@@ -306,7 +306,11 @@ class StoreRecorder:
         with self.store.engine.begin() as conn:
             for (name, cols), rows in zip(tables, gathered, strict=True):
                 # a table's rows of the batch take consecutive numbers, in the order they were recorded
-                insert_records(conn, t[name], cols, rows, run_pk=self.run_pk, seq0=seq)
+                insert_many(
+                    conn,
+                    t[name],
+                    (["run_pk", "seq", *cols, "extra"], tuple_rows(rows, run_pk=self.run_pk, seq0=seq)),
+                )
                 seq += len(rows)
         self._seq = seq  # only once committed: a retried transaction numbers its rows the same way
 
