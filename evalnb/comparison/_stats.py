@@ -288,14 +288,57 @@ def _random_subsets(n: int, draws: int, seed: int) -> np.ndarray:
     return bits[bits.any(axis=1)]
 
 
+_HELD_BITS = 4_000_000
+"""Up to this many sign bits (draws x cases) a test's subsets are made at once, as floats, and kept for the next
+test of as many cases; beyond it they are drawn in blocks of ``_BLOCK_BITS`` and let go (100,000 cases: 1 GB of
+bits, and a float copy of 3 GB per 4,096 of them, before)."""
+
+_BLOCK_BITS = 32_000_000
+"""At most this many sign bits are drawn and multiplied at once when they are not held (see ``_streamed_sums``)."""
+
+
 @functools.lru_cache(maxsize=16)
 def _subsets(n: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The subsets (rows of 0/1) and their sizes; kept as floats while that stays small (fast products)."""
+    """The subsets (rows of 0/1, as floats: fast products) and their sizes, for at most ``_HELD_BITS`` bits."""
     import numpy as np
 
     bits = _all_subsets(n) if n <= EXACT_CASES else _random_subsets(n, draws, seed)
-    sizes = bits.sum(axis=1).astype(float)
-    return (bits.astype(np.float64) if bits.size <= 4_000_000 else bits), sizes
+    return bits.astype(np.float64), bits.sum(axis=1).astype(float)
+
+
+def _streamed_sums(d: np.ndarray, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sums of ``d`` over the random subsets and the subsets' sizes, the subsets drawn block by block.
+
+    The numbers of ``_random_subsets(n, draws, seed)`` multiplied in blocks of 4,096 rows, as they were when
+    those bits were held whole: the generator gives the same bytes drawn in parts of a multiple of 4 bytes
+    (it draws 4 at a time and drops the rest at the end of a call), and a block is a power of two of rows
+    that divides 4,096, so the product's kernel sums the same rows together (4 at a time, split between
+    threads at multiples of 4, the last 1-3 rows another way).
+    """
+    import numpy as np
+
+    n = len(d)
+    width = (n + 7) // 8
+    rng = np.random.default_rng([seed, n, draws])
+    rows = 4096
+    while rows > 4 and rows * n > _BLOCK_BITS:
+        rows //= 2
+    sums: list[np.ndarray] = []
+    sizes: list[np.ndarray] = []
+    held = np.empty((0, n), dtype=np.uint8)
+    for start in range(0, draws, rows):
+        count = min(rows, draws - start)
+        bits = np.unpackbits(rng.integers(0, 256, size=(count, width), dtype=np.uint8), axis=1)[:, :n]
+        # the empty subset is left out (it is the observed data: the +1 of the p-value)
+        held = np.concatenate([held, bits[bits.any(axis=1)]]) if len(held) else bits[bits.any(axis=1)]
+        last = start + count >= draws
+        while len(held) >= rows or (last and len(held)):
+            block, held = held[:rows], held[rows:]
+            sums.append(block @ d)
+            sizes.append(block.sum(axis=1).astype(float))
+    if not sums:
+        return np.empty(0), np.empty(0)
+    return np.concatenate(sums), np.concatenate(sizes)
 
 
 class SignFlip:
@@ -321,13 +364,12 @@ class SignFlip:
         self.exact = self.n <= EXACT_CASES
         if self.n == 0:
             self.means = np.empty(0)
+        elif self.n > EXACT_CASES and draws * self.n > _HELD_BITS:
+            sums, sizes = _streamed_sums(d, draws, seed)
+            self.means = np.sort(sums / sizes)
         else:
             subsets, sizes = _subsets(self.n, draws, seed)
-            if subsets.dtype == np.float64:
-                sums = subsets @ d
-            else:  # chunked: the float copy of a chunk stays small for thousands of cases
-                sums = np.concatenate([subsets[i : i + 4096] @ d for i in range(0, len(subsets), 4096)])
-            self.means = np.sort(sums / sizes)
+            self.means = np.sort((subsets @ d) / sizes)
         self.total = len(self.means) + 1  # every pattern, the observed one included
         self._tol = _TIE * (1.0 + float(np.abs(d).max(initial=0.0)))
         self._d = d

@@ -69,10 +69,14 @@ def _p_values(cells: Cells, tested: np.ndarray, *, draws: int, seed: int) -> np.
     wins_a = np.bincount(cells.a.run_cell, weights=cells.a.run_y, minlength=size)
     wins_b = np.bincount(cells.b.run_cell, weights=cells.b.run_y, minlength=size)
     groups: dict[tuple[int, int], list[int]] = {}
+    fisher: dict[tuple[int, int, int, int], float] = {}  # a few tables recur over a million cells: each once
     for i in np.flatnonzero(tested):
         na, nb = int(cells.a.runs[i]), int(cells.b.runs[i])
         if other[i] == 0:
-            p[i] = fisher_exact(round(wins_a[i]), na, round(wins_b[i]), nb)
+            table = (round(wins_a[i]), na, round(wins_b[i]), nb)
+            if table not in fisher:
+                fisher[table] = fisher_exact(*table)
+            p[i] = fisher[table]
         else:
             groups.setdefault((na, nb), []).append(int(i))
     rng = np.random.default_rng(seed)
