@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +96,8 @@ class Comparison:
     fail_on_degraded: bool = False
     _raw: Any = field(default=None, repr=False)
     _states: list[str] = field(default_factory=list, repr=False)
-    _results: tuple[Any, Any] | None = field(default=None, repr=False)  # the Results compared, for explore()
+    # the Results compared, for explore(); or what reads them when it is called (store.compare)
+    _results: tuple[Any, Any] | Callable[[], tuple[Any, Any]] | None = field(default=None, repr=False)
     _spend: Any = field(default=None, repr=False)  # the cost and latency rows (comparison/_spend.py)
     sequential: dict[str, Any] | None = None
     """For a candidate run by the sequential gate: its design and where it stopped (cases, cases_run, batch,
@@ -190,7 +191,8 @@ class Comparison:
         from evalnb import _hooks
 
         # evalnb.browser sits above comparison: it is reached through the slot evalnb/__init__.py fills
-        return _hooks.implementation("comparison.explore")(self, *self._results, pairwise=pairwise)
+        results = self._results() if callable(self._results) else self._results
+        return _hooks.implementation("comparison.explore")(self, *results, pairwise=pairwise)
 
     # -- frame-like ----------------------------------------------------------------------------------
 

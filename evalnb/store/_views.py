@@ -30,7 +30,14 @@ class Views:
         _t: dict[str, Any]
         engine: Any
 
-        def load(self, run_id_or_version: str, *, suite: str | None = None) -> Result: ...
+        def load(
+            self,
+            run_id_or_version: str,
+            *,
+            suite: str | None = None,
+            columns: list[str] | None = None,
+            where: Any = None,
+        ) -> Result: ...
         def suites(self) -> list[str]: ...
         def _unknown_suite(self, suite: str) -> StoreError: ...
 
@@ -86,16 +93,25 @@ class Views:
         versions share. ``options`` go to ``evalnb.compare`` (``margin``, ``confidence``, ``fail_on_missing``,
         ``fail_on_degraded``).
 
+        Only the columns the comparison reads are loaded (``evalnb.comparison._frames.COMPARED_COLUMNS``: no
+        answers, prompts or outputs), so its numbers are those of comparing the two whole Results;
+        ``explore()`` loads the whole runs when it is called (docs/comparison.md, comparing stored versions).
+
         Example::
 
             store.compare("v1", "v2").checks[["check_id", "diff", "verdict", "words"]]
         """
         from evalnb.comparison import compare
+        from evalnb.comparison._frames import COMPARED_COLUMNS
 
-        ra, rb = self.load(a, suite=suite), self.load(b, suite=suite)
-        return compare(
+        ra, rb = (self.load(x, suite=suite, columns=list(COMPARED_COLUMNS)) for x in (a, b))
+        cmp = compare(
             ra, rb, labels=(str(ra.meta.get("version") or a), str(rb.meta.get("version") or b)), **options
         )
+        # the browser shows the answers: the whole runs, read when it opens (the run ids: the same runs)
+        ids = [str(r.meta.get("run_id") or x) for r, x in ((ra, a), (rb, b))]
+        cmp._results = lambda: (self.load(ids[0], suite=suite), self.load(ids[1], suite=suite))
+        return cmp
 
     def pairwise(self, a: str, b: str, *, suite: str | None = None, judge: Any, **options: Any) -> Pairwise:
         """A judge compares two saved runs' answers side by side (run ids or version labels): ``evalnb.pairwise``.
