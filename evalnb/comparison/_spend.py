@@ -85,7 +85,8 @@ def _row(
     alpha = 1.0 - confidence
     m = margin or 0.0
     rise = SignFlip(yb - (1.0 + m) * ya, draws=draws, seed=seed)
-    diff = SignFlip(yb - ya, draws=draws, seed=seed)
+    # without a margin the two tests are of the same differences (1.0 * a is a): one test, not two
+    diff = rise if m == 0.0 else SignFlip(yb - ya, draws=draws, seed=seed)
     reach = rise.can_reject(alpha) and rise.min_p(0.0) <= alpha
     p = rise.p_above(0.0) if reach else math.nan
     verdict, words = _words(

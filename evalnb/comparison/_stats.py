@@ -326,16 +326,27 @@ def _streamed_sums(d: np.ndarray, draws: int, seed: int) -> tuple[np.ndarray, np
     sums: list[np.ndarray] = []
     sizes: list[np.ndarray] = []
     held = np.empty((0, n), dtype=np.uint8)
+    held_size = np.empty(0, dtype=np.int64)
+    # the subsets' sizes from the bytes (bits set per byte, the last byte's bits beyond n masked off)
+    ones = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
+    tail = (0xFF << (8 * width - n)) & 0xFF
     for start in range(0, draws, rows):
         count = min(rows, draws - start)
-        bits = np.unpackbits(rng.integers(0, 256, size=(count, width), dtype=np.uint8), axis=1)[:, :n]
+        raw = rng.integers(0, 256, size=(count, width), dtype=np.uint8)
+        raw[:, -1] &= tail
+        size = ones[raw].sum(axis=1)
+        bits = np.unpackbits(raw, axis=1)[:, :n]
         # the empty subset is left out (it is the observed data: the +1 of the p-value)
-        held = np.concatenate([held, bits[bits.any(axis=1)]]) if len(held) else bits[bits.any(axis=1)]
+        if not size.all():
+            bits, size = bits[size > 0], size[size > 0]
+        held = np.concatenate([held, bits]) if len(held) else bits
+        held_size = np.concatenate([held_size, size]) if len(held_size) else size
         last = start + count >= draws
         while len(held) >= rows or (last and len(held)):
             block, held = held[:rows], held[rows:]
             sums.append(block @ d)
-            sizes.append(block.sum(axis=1).astype(float))
+            sizes.append(held_size[:rows].astype(float))
+            held_size = held_size[rows:]
     if not sums:
         return np.empty(0), np.empty(0)
     return np.concatenate(sums), np.concatenate(sizes)
