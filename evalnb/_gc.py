@@ -9,7 +9,11 @@ case runs collection took ~40% of the time. Two measured remedies, each undone w
 * :func:`frozen` while a run lasts: what existed before the run (the suite, the caller's data) moves to the
   permanent generation (``gc.freeze``) and is not scanned again; it goes back at the end (``gc.unfreeze``), so
   cycles the caller drops later are still collected. Young collections come every :data:`YOUNG` allocations
-  instead of 700 meanwhile (the thresholds are put back at the end).
+  instead of 700 meanwhile (the thresholds are put back at the end);
+* :func:`no_collection_at_exit` once a process has run: at interpreter exit, what is still alive is left out of
+  the collections the interpreter makes while it tears its modules down (``gc.freeze`` in an atexit handler).
+  With pandas, pyarrow and a Result loaded, those collections took 0.3-0.4 s after the last answer of a 2,000-call
+  run; objects are still freed by reference counting as the modules go.
 
 Example::
 
@@ -19,11 +23,13 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["YOUNG", "frozen", "paused"]
+__all__ = ["YOUNG", "frozen", "no_collection_at_exit", "paused"]
 
 YOUNG = 20_000
 """Allocations between young collections while a run lasts (CPython's default is 700)."""
@@ -60,3 +66,19 @@ def frozen() -> Iterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+_exit_registered = threading.Event()
+
+
+def no_collection_at_exit() -> None:
+    """At interpreter exit, leave every object still alive out of the final cyclic collections (once per process).
+
+    Python does not promise to run the finalizers of objects alive at exit; with this, those of reference cycles
+    alive at exit are not run. A process that needs them calls ``gc.unfreeze()`` in an atexit handler registered
+    before its first run (atexit handlers run last registered first). README.md, Performance.
+    """
+    if _exit_registered.is_set():
+        return
+    _exit_registered.set()
+    atexit.register(gc.freeze)

@@ -235,6 +235,15 @@ class Registry(Generic[T]):
         self._load_bulk()
         return name in self._entries
 
+    def registered(self) -> dict[str, T]:
+        """The entries registered so far, in registration order: the plugins are loaded first, but no built-in's
+        module is imported (for a caller that knows what the built-ins declare, such as the formats' file
+        suffixes, and imports only the one it needs)."""
+        load_plugins()
+        self._load_bulk()
+        with _lock:
+            return dict(self._entries)
+
     def names(self) -> tuple[str, ...]:
         """Every registered name: the built-ins in their declared order, then the rest as registered."""
         self._load()

@@ -137,3 +137,23 @@ def test_ctrl_c_during_a_run_restores_the_collector(tmp_path: Path) -> None:
     lines = out.stdout.strip().splitlines()
     assert lines[-1] == "same", out.stdout
     assert lines[0] == "KeyboardInterrupt" or lines[0].startswith("returned "), out.stdout
+
+
+def test_the_exit_of_a_process_that_ran_skips_collecting_what_is_alive(tmp_path: Path) -> None:
+    # evalnb/_gc.py, no_collection_at_exit: the interpreter's teardown collections of a run's Result, pandas and
+    # pyarrow took 0.3-0.4 s; everything still alive at exit is frozen instead. Until exit, nothing changes.
+    script = textwrap.dedent(
+        """
+        import atexit, gc, evalnb
+        atexit.register(lambda: print("at exit", gc.get_freeze_count() > 0, flush=True))  # runs after evalnb's
+        result = evalnb.run(evalnb.load('name = "s"\\n[[tasks]]\\nid = "t"\\nprompt = "hi"', format="tasks-toml"),
+                            lambda p: p, progress=False)
+        print("after the run", gc.get_freeze_count(), flush=True)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["after the run 0", "at exit True"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,20 +157,37 @@ class Format:
     file_names: tuple[str, ...] = ()
 
 
-# The built-in formats, declared like entry points (name -> module): a module is imported on first use.
-_FORMATS: Registry[Format] = Registry(
-    "format",
-    builtins={
-        "tasks-toml": "evalnb.formats._tasks_toml",
-        "cube-yaml": "evalnb.formats._cube_yaml",
-        "dataset-json": "evalnb.formats._dataset_json",
-        "table-csv": "evalnb.formats._tables",
-        "table-jsonl": "evalnb.formats._tables",
-        "table-frame": "evalnb.formats._tables",
-        "promptfoo": "evalnb.formats.promptfoo",
-        "inspect-log": "evalnb.formats._inspect_log",
-    },
-)
+@dataclass(frozen=True)
+class _Builtin:
+    """A built-in format as declared here: the module that registers it, the file endings that mean it, and the
+    formats whose files it may take (``Sniff.takes_from``)."""
+
+    module: str
+    suffixes: tuple[str, ...] = ()
+    file_names: tuple[str, ...] = ()
+    takes_from: tuple[str, ...] = ()
+
+
+# The built-in formats, declared like entry points (name -> module, imported on first use), with the file
+# endings and takes_from each one's Format declares: naming a file's format imports that format's module alone
+# (and the formats that may take its files: promptfoo for .json and .yaml), so a .toml suite never imports the
+# YAML parser. tests/formats/test_registry.py checks that every module declares what this table says.
+_BUILTINS: dict[str, _Builtin] = {
+    "tasks-toml": _Builtin("evalnb.formats._tasks_toml", (".toml",)),
+    "cube-yaml": _Builtin("evalnb.formats._cube_yaml", (".yaml", ".yml")),
+    "dataset-json": _Builtin("evalnb.formats._dataset_json", (".json",)),
+    "table-csv": _Builtin("evalnb.formats._tables", (".csv", ".tsv")),
+    "table-jsonl": _Builtin("evalnb.formats._tables", (".jsonl",)),
+    "table-frame": _Builtin("evalnb.formats._tables"),
+    "promptfoo": _Builtin(
+        "evalnb.formats.promptfoo",
+        file_names=("promptfooconfig.yaml", "promptfooconfig.yml", "promptfooconfig.json"),
+        takes_from=("cube-yaml", "dataset-json"),
+    ),
+    "inspect-log": _Builtin("evalnb.formats._inspect_log"),
+}
+
+_FORMATS: Registry[Format] = Registry("format", builtins={name: b.module for name, b in _BUILTINS.items()})
 
 
 def register(fmt: Format, *, replace: bool = False) -> Format:
@@ -205,24 +223,58 @@ def names() -> tuple[str, ...]:
     return _FORMATS.names()
 
 
+@dataclass(frozen=True)
+class _Declared:
+    """What a format says of the files it reads, known without importing its module."""
+
+    name: str
+    suffixes: tuple[str, ...]
+    file_names: tuple[str, ...]
+    takes_from: tuple[str, ...]
+
+
+def _declared() -> list[_Declared]:
+    """Every format's endings and takes_from, in the order of :func:`names`, without importing a format: a
+    registered format's own, a built-in whose module is not imported yet by its declaration (``_BUILTINS``)."""
+    registered = _FORMATS.registered()
+    out: list[_Declared] = []
+    for name, builtin in _BUILTINS.items():
+        fmt = registered.get(name)
+        if fmt is not None:
+            out.append(_Declared(name, fmt.suffixes, fmt.file_names, fmt.sniff.takes_from))
+        elif builtin.module not in sys.modules:  # imported and not registered: unregistered since
+            out.append(_Declared(name, builtin.suffixes, builtin.file_names, builtin.takes_from))
+    out.extend(
+        _Declared(name, fmt.suffixes, fmt.file_names, fmt.sniff.takes_from)
+        for name, fmt in registered.items()
+        if name not in _BUILTINS
+    )
+    return out
+
+
 def suffixes() -> tuple[str, ...]:
-    """Every registered file suffix, in the order of :func:`names`."""
-    return tuple(dict.fromkeys(s for fmt in _FORMATS.values() for s in fmt.suffixes))
+    """Every registered file suffix, in the order of :func:`names` (no format's module is imported for it)."""
+    return tuple(dict.fromkeys(s for d in _declared() for s in d.suffixes))
 
 
 def for_path(path: str | Path) -> Format | None:
-    """The format a file name means by its ending (the longest matching suffix wins), or None."""
+    """The format a file name means by its ending (the longest matching suffix wins), or None.
+
+    A whole file name (``promptfooconfig.yaml``) outranks any suffix; between equal endings the format first in
+    :func:`names` wins. Only the format that matches is imported.
+    """
     name = Path(path).name.lower()
-    best: tuple[int, Format] | None = None
-    for fmt in _FORMATS.values():
-        for ending in fmt.file_names:
-            if name.endswith(ending) and (best is None or len(ending) + 1000 > best[0]):
-                best = (len(ending) + 1000, fmt)  # a file name outranks any suffix
-    for fmt in _FORMATS.values():
-        for suffix in fmt.suffixes:
-            if name.endswith(suffix) and len(name) > len(suffix) and (best is None or len(suffix) > best[0]):
-                best = (len(suffix), fmt)
-    return best[1] if best is not None else None
+    ranked: list[tuple[int, int, str]] = []
+    for order, d in enumerate(_declared()):
+        ranks = [len(e) + 1000 for e in d.file_names if name.endswith(e)]
+        ranks += [len(s) for s in d.suffixes if name.endswith(s) and len(name) > len(s)]
+        if ranks:
+            ranked.append((-max(ranks), order, d.name))
+    for _, _, fmt_name in sorted(ranked):
+        fmt = _FORMATS.get(fmt_name)
+        if fmt is not None:
+            return fmt
+    return None
 
 
 def suffix_files(path: str | Path) -> list[Path]:
@@ -263,10 +315,13 @@ def unsupported_as(mode: str) -> Iterator[None]:
 
 def taken(fmt: Format, data: Any) -> Format:
     """The format that builds a document ``fmt`` parsed: a format that takes ``fmt``'s files when the
-    document is one of its own (``Sniff.takes_from``), else ``fmt`` itself."""
-    for other in _FORMATS.values():
-        if fmt.name in other.sniff.takes_from and other.sniff.accepts(data):
-            return other
+    document is one of its own (``Sniff.takes_from``), else ``fmt`` itself. Only the formats that may take
+    ``fmt``'s files are imported."""
+    for d in _declared():
+        if fmt.name in d.takes_from:
+            other = _FORMATS.get(d.name)
+            if other is not None and fmt.name in other.sniff.takes_from and other.sniff.accepts(data):
+                return other
     return fmt
 
 

@@ -284,6 +284,7 @@ async def _run(suite: Suite | str | PathLike[str] | None, agent: AgentLike, opti
     """:func:`run_async` without its warning (``run`` says it in the caller's thread)."""
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat()
+    _gc.no_collection_at_exit()  # the interpreter's exit skips collecting the Result, pandas and pyarrow
     s = await _set_up(suite, agent, options)
     source = setup.open_data(s.suite, options.data)
     try:

@@ -280,3 +280,48 @@ def test_starter_and_upgrade_follow_the_formats_that_have_them(tmp_path: Path) -
         evalnb.SuiteError, match=r"only JSON datasets have a legacy form to upgrade; s\.yaml is a cube-yaml"
     ):
         evalnb.upgrade(suite)
+
+
+def test_the_builtin_endings_table_is_what_each_format_declares() -> None:
+    # formats/_registry.py names each built-in's file endings so that a file's format is found without
+    # importing every format; the table and the modules must not drift apart.
+    from evalnb.formats import _registry as registry
+
+    for name, builtin in registry._BUILTINS.items():
+        fmt = formats.get(name)
+        assert fmt is not None and fmt.build.__module__.startswith(builtin.module), name
+        declared = (fmt.suffixes, fmt.file_names, fmt.sniff.takes_from)
+        assert declared == (builtin.suffixes, builtin.file_names, builtin.takes_from), name
+    assert formats.suffixes() == (".toml", ".yaml", ".yml", ".json", ".csv", ".tsv", ".jsonl")
+
+
+@pytest.mark.parametrize(
+    ("suite_file", "fmt", "modules"),
+    [
+        ("tasks-valid.toml", "tasks-toml", ("evalnb.formats._tasks_toml",)),
+        # a JSON document may be a promptfoo config (Sniff.takes_from): promptfoo is asked, and its module
+        # imports the YAML parser of cube-yaml; the tables and inspect logs stay out
+        (
+            "dataset-valid.json",
+            "dataset-json",
+            ("evalnb.formats._dataset_json", "evalnb.formats.promptfoo", "evalnb.formats._cube_yaml"),
+        ),
+    ],
+)
+def test_a_file_imports_only_its_own_format(suite_file: str, fmt: str, modules: tuple[str, ...]) -> None:
+    # A fresh process: this one imported every format long ago.
+    code = (
+        "import json, sys, evalnb; "
+        f"suite = evalnb.load({str(FIXTURES / suite_file)!r}); "
+        "print(json.dumps([suite.format, sorted(m for m in sys.modules if m.startswith(('evalnb.formats.', 'yaml')))]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALNB_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env.pop("EVALNB_PLUGINS", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    loaded_format, loaded = json.loads(proc.stdout)
+    assert loaded_format == fmt
+    others = [b.module for b in formats._registry._BUILTINS.values() if b.module not in modules]
+    assert [m for m in loaded if any(m == o or m.startswith(o + ".") for o in others)] == []
+    if fmt == "tasks-toml":
+        assert "yaml" not in loaded  # the YAML parser is the YAML formats' alone
