@@ -80,14 +80,9 @@ class Columns:
     ) -> None:
         self.schema = dict(schema)
         self._names = list(schema)
-        self._values: list[list[Any]] = [[] for _ in self._names]
-        known = known or {}
-        # one table per column: a column of unique answers fills its own table, not the statuses'
-        self._shared = {
-            i: Shared(known=known.get(name))
-            for i, name in enumerate(self._names)
-            if name in shared or name in known
-        }
+        self._shared_names = set(shared)
+        self._known = known or {}
+        self._columns: list[_Column] | None = None  # made at the first chunk (pandas is imported by then)
         self._chunk: list[tuple[Any, ...]] = []
         # Where each row belongs: the case's position in the suite and the run (rows of one case run arrive
         # together, in turn order).
@@ -117,6 +112,19 @@ class Columns:
         """Rows that come in their final order (read back from a store): no sorting at :meth:`frame`."""
         self.add(rows, position=0, run=0)
 
+    def _make(self) -> list[_Column]:
+        arrow = _arrow_text()
+        out: list[_Column] = []
+        for name, dtype in self.schema.items():
+            kind = _KINDS.get(dtype, _Objects)
+            if kind is _Text and not arrow:
+                kind = _Objects  # pointers to the (shared) objects, as pandas' Python storage holds them
+            shared = None
+            if kind is _Objects and (name in self._shared_names or name in self._known):
+                shared = Shared(known=self._known.get(name))
+            out.append(kind(dtype, shared))
+        return out
+
     def _flush(self) -> None:
         chunk, self._chunk = self._chunk, []
         if not chunk:
@@ -124,13 +132,10 @@ class Columns:
         width = len(self._names)
         if any(len(row) != width for row in chunk):
             raise ValueError(f"rows must hold the {width} columns of the schema")
-        for i, values in enumerate(zip(*chunk, strict=True)):
-            intern = self._shared.get(i)
-            if intern is not None:
-                # a value that is not hashable (not text): the chunk is kept as it is
-                with contextlib.suppress(TypeError):
-                    values = tuple(intern.many(values))
-            self._values[i].extend(values)
+        if self._columns is None:
+            self._columns = self._make()
+        for column, values in zip(self._columns, zip(*chunk, strict=True), strict=True):
+            column.append(values)
 
     def frame(self) -> pd.DataFrame:
         """The typed frame of every row added, in (position, run) order; the gathered rows are let go."""
@@ -141,7 +146,7 @@ class Columns:
 
         self._flush()
         n = len(self)
-        if not n:
+        if not n or self._columns is None:
             return frame_from_tuples([], self.schema)
         order: Any = None
         position = np.frombuffer(self._position, dtype=np.int64)
@@ -149,19 +154,196 @@ class Columns:
         key = position * (int(run.max()) + 1) + run
         if np.any(key[1:] < key[:-1]):
             order = np.argsort(key, kind="stable")  # stable: a case run's turns keep their order
-        arrays: dict[str, Any] = {}
-        for i, (name, dtype) in enumerate(self.schema.items()):
-            values, self._values[i] = self._values[i], []
-            try:
-                arrays[name] = _typed(values, dtype, order)
-            except (TypeError, ValueError):  # a value of another type: cast the way make_frame does
-                from evalnb.results._frames import conform
-
-                cells = values if order is None else [values[j] for j in order]
-                arrays[name] = conform(pd.DataFrame({name: cells}), {name: dtype})[name].array
-            del values
+        del position, run, key
         self._position, self._run = array("q"), array("q")
+        columns, self._columns = self._columns, None
+        arrays: dict[str, Any] = {}
+        for i, name in enumerate(self._names):
+            arrays[name] = columns[i].array(order)
+            columns[i] = _DONE  # each column's buffers go before the next column is built
         return pd.DataFrame(arrays, columns=self._names, copy=False)
+
+
+# -- one column's gathered values, by dtype -------------------------------------------------------------
+#
+# Numbers, flags and (with pyarrow) text are kept in growing buffers of their final layout, appended to a chunk
+# at a time, and handed to the frame as they are (no copy at the end unless rows must be reordered): no Python
+# object per cell outlives its chunk, and the frame's build does not hold a column twice.
+
+
+class _Column:
+    def __init__(self, dtype: str, shared: Shared | None) -> None:
+        self.dtype = dtype
+
+    def append(self, values: tuple[Any, ...]) -> None:
+        raise NotImplementedError
+
+    def array(self, order: Any) -> Any:
+        """The column as the frame's array, rows in ``order`` (``None``: as they came)."""
+        raise NotImplementedError
+
+
+class _Objects(_Column):
+    """Python values (``object`` columns, and text without pyarrow), repeated text kept once."""
+
+    def __init__(self, dtype: str, shared: Shared | None) -> None:
+        super().__init__(dtype, shared)
+        self.shared = shared
+        self.values: list[Any] = []
+
+    def append(self, values: tuple[Any, ...]) -> None:
+        if self.shared is not None:
+            # a value that is not hashable (not text): the chunk is kept as it is
+            with contextlib.suppress(TypeError):
+                values = tuple(self.shared.many(values))
+        self.values.extend(values)
+
+    def array(self, order: Any) -> Any:
+        values, self.values = self.values, []
+        try:
+            return _typed(values, self.dtype, order)
+        except (TypeError, ValueError):  # a value of another type: cast the way make_frame does
+            cells = values if order is None else [values[j] for j in order]
+            return _cast(cells, self.dtype)
+
+
+class _Floats(_Column):
+    def __init__(self, dtype: str, shared: Shared | None) -> None:
+        super().__init__(dtype, shared)
+        self.data = array("d")
+
+    def append(self, values: tuple[Any, ...]) -> None:
+        import numpy as np
+
+        try:
+            chunk = np.array(values, dtype="float64")  # None -> NaN
+        except (TypeError, ValueError):
+            chunk = _cast(list(values), "float64").to_numpy(dtype="float64", na_value=np.nan)
+        self.data.frombytes(chunk.tobytes())
+
+    def array(self, order: Any) -> Any:
+        import numpy as np
+
+        out = np.frombuffer(self.data, dtype="float64")
+        self.data = array("d")
+        return out if order is None else out[order]
+
+
+class _Masked(_Column):
+    """``Int64`` and ``boolean``: the values and a byte per row saying which are missing."""
+
+    def __init__(self, dtype: str, shared: Shared | None) -> None:
+        super().__init__(dtype, shared)
+        self.data = array("q" if dtype == "Int64" else "B")
+        self.mask = bytearray()
+
+    def append(self, values: tuple[Any, ...]) -> None:
+        import numpy as np
+
+        n = len(values)
+        if values.count(None) == n:  # most such columns of most runs (token counts of an agent that gives none)
+            self.data.frombytes(bytes(n * (8 if self.dtype == "Int64" else 1)))
+            self.mask.extend(b"\x01" * n)
+            return
+        try:
+            chunk = _typed(list(values), self.dtype, None)
+        except (TypeError, ValueError):
+            chunk = _cast(list(values), self.dtype)
+        kind = "int64" if self.dtype == "Int64" else "bool"
+        fill = 0 if self.dtype == "Int64" else False
+        self.data.frombytes(chunk.to_numpy(dtype=kind, na_value=fill).tobytes())
+        self.mask.extend(np.asarray(chunk.isna(), dtype=bool).tobytes())
+
+    def array(self, order: Any) -> Any:
+        import numpy as np
+        import pandas as pd
+
+        kind = "int64" if self.dtype == "Int64" else "bool"
+        data = np.frombuffer(self.data, dtype=kind)
+        mask = np.frombuffer(self.mask, dtype=bool)
+        self.data, self.mask = array(self.data.typecode), bytearray()
+        if order is not None:
+            data, mask = data[order], mask[order]
+        made = pd.arrays.IntegerArray if self.dtype == "Int64" else pd.arrays.BooleanArray
+        return made(data, mask)
+
+
+class _Text(_Column):
+    """``string`` with pyarrow: the Arrow layout itself (UTF-8 bytes, offsets, a byte per row saying which are
+    missing), so the frame's column is made of these buffers without copying them."""
+
+    def __init__(self, dtype: str, shared: Shared | None) -> None:
+        super().__init__(dtype, shared)
+        self.data = bytearray()
+        self.offsets = array("q", [0])
+        self.valid = bytearray()
+
+    def append(self, values: tuple[Any, ...]) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        n = len(values)
+        if values.count(None) == n:
+            self.offsets.frombytes(np.full(n, self.offsets[-1], dtype=np.int64).tobytes())
+            self.valid.extend(bytes(n))
+            return
+        try:
+            # what pd.array(..., dtype="string") makes of str and None, without its per-cell checks
+            chunk = pa.array(values, type=pa.large_string(), from_pandas=True)
+        except (TypeError, ValueError, pa.ArrowException):
+            chunk = _cast(list(values), "string").__arrow_array__().combine_chunks()
+        _, offsets, data = chunk.buffers()
+        ends = np.frombuffer(offsets, dtype=np.int64, count=n + 1, offset=chunk.offset * 8)
+        base = self.offsets[-1]
+        self.offsets.frombytes((ends[1:] - ends[0] + base).tobytes())
+        if data is not None:
+            self.data += memoryview(data)[int(ends[0]) : int(ends[-1])]
+        if chunk.null_count:
+            self.valid.extend(chunk.is_valid().to_numpy(zero_copy_only=False).tobytes())
+        else:
+            self.valid.extend(b"\x01" * n)
+
+    def array(self, order: Any) -> Any:
+        import numpy as np
+        import pandas as pd
+        import pyarrow as pa
+
+        valid = np.frombuffer(self.valid, dtype=bool)
+        n = len(valid)
+        nulls = n - int(np.count_nonzero(valid))
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        whole = pa.LargeStringArray.from_buffers(
+            n, pa.py_buffer(self.offsets), pa.py_buffer(self.data), bitmap, nulls
+        )
+        self.data, self.offsets, self.valid = bytearray(), array("q", [0]), bytearray()
+        if order is not None:
+            import pyarrow.compute as pc
+
+            whole = pc.take(whole, pa.array(order), memory_pool=pa.system_memory_pool())
+        return pd.arrays.ArrowStringArray(whole)
+
+
+_KINDS: dict[str, type[_Column]] = {"float64": _Floats, "Int64": _Masked, "boolean": _Masked, "string": _Text}
+"""How a column of each dtype is gathered (any other dtype as Python values)."""
+
+_DONE: Any = None
+
+
+def _arrow_text() -> bool:
+    """Whether pandas keeps ``string`` columns in Arrow buffers (pyarrow installed: docs/results.md, text
+    columns)."""
+    import pandas as pd
+
+    return bool(pd.StringDtype().storage == "pyarrow")
+
+
+def _cast(values: list[Any], dtype: str) -> Any:
+    """Values of another type cast the way make_frame casts them (``"1"`` in an ``Int64`` column is 1)."""
+    import pandas as pd
+
+    from evalnb.results._frames import conform
+
+    return conform(pd.DataFrame({"v": values}), {"v": dtype})["v"].array
 
 
 def _typed(values: list[Any], dtype: str, order: Any) -> Any:
@@ -175,11 +357,6 @@ def _typed(values: list[Any], dtype: str, order: Any) -> Any:
         cells = np.array(values, dtype=object)
         if order is not None:
             cells = cells[order]
-        # pandas' default string storage, kept on purpose (docs/results.md, text columns): with pyarrow installed
-        # the text is copied into Arrow buffers, so the sharing above saves memory while the rows are gathered but
-        # not in the frame; measured per column of 1M rows, Arrow holds 14-21 MB against Python's 8 MB of
-        # pointers and builds in 0.2-0.3 s against 0.05-0.12 s, but counts and compares text 3x faster, which is
-        # what users do with the frames.
         return pd.array(cells, dtype="string")
     if order is not None:
         values = [values[i] for i in order]
