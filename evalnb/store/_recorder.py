@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from evalnb.errors import ConfigError, StoreError
 from evalnb.results._recorders import Prior, RunInfo
 from evalnb.store import _summary as summary_rows
-from evalnb.store._codec import insert_many, tuple_rows
-from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS, refresh_stats
+from evalnb.store._schema import frame_stats
+from evalnb.store._segments import FRAMES, encode, insert, next_seq
 from evalnb.store._store import Store, as_store
 
 if TYPE_CHECKING:
@@ -132,6 +132,8 @@ class StoreRecorder:
         """
         self._planned = info.planned
         if self.resuming:
+            with self.store.engine.connect() as conn:  # its segments go on after the stored ones
+                self._seq = next_seq(conn, self.store._t["segments"], int(self.run_pk))  # type: ignore[arg-type]
             self._writer()
             return
         meta = {**info.meta, "row_order": "suite"}
@@ -211,7 +213,7 @@ class StoreRecorder:
                 )
                 if done.rowcount == 0:  # a later run claimed the label and replaced this one meanwhile
                     raise self._replaced(conn)
-                refresh_stats(conn, pk)
+                frame_stats(conn, t, pk, result.runs, result.scores)
                 summary_rows.write(conn, t, pk, result)
                 if self.replace and not interrupted:
                     # Only a complete run replaces: until then the old one stays what the label loads. Runs that
@@ -287,31 +289,26 @@ class StoreRecorder:
 
     def _write(self, batch: list[Rows]) -> None:
         """One transaction: every case run of the batch, whole (its turns, scores, row mismatches and tool
-        calls)."""
+        calls), as one segment per frame (store/_segments.py)."""
         assert self.run_pk is not None
-        t = self.store._t
-        tables = (
-            ("run_rows", RUN_COLS),
-            ("scores", SCORE_COLS),
-            ("mismatches", MISMATCH_COLS),
-            ("tool_calls", TOOL_CALL_COLS),
-        )
-        # One insert per table for the whole batch: a statement per case run cost more than the rows.
-        gathered: list[list[tuple[Any, ...]]] = [[] for _ in tables]
+        # One segment per frame for the whole batch: its rows transposed into columns (the suite's name, the
+        # first value of each row, is the run's and is not stored).
+        gathered: list[list[tuple[Any, ...]]] = [[] for _ in FRAMES]
         for record_rows in batch:
             for into, rows in zip(gathered, record_rows, strict=True):
                 if rows:
                     into += rows
+        encoded = []
         seq = self._seq
+        for (name, cols), rows in zip(FRAMES.items(), gathered, strict=True):
+            if rows:
+                columns = dict(zip(cols, list(zip(*rows, strict=True))[1:], strict=True))
+                encoded.append((name, seq, encode(columns, len(rows)), len(rows)))
+                seq += len(rows)  # a frame's rows of the batch take consecutive numbers, as they were recorded
+        segments = self.store._t["segments"]
         with self.store.engine.begin() as conn:
-            for (name, cols), rows in zip(tables, gathered, strict=True):
-                # a table's rows of the batch take consecutive numbers, in the order they were recorded
-                insert_many(
-                    conn,
-                    t[name],
-                    (["run_pk", "seq", *cols, "extra"], tuple_rows(rows, run_pk=self.run_pk, seq0=seq)),
-                )
-                seq += len(rows)
+            for name, seq0, data, n in encoded:
+                insert(conn, segments, self.run_pk, name, seq0, data, n)
         self._seq = seq  # only once committed: a retried transaction numbers its rows the same way
 
     # -- when the store fails mid-run ------------------------------------------------------------------
