@@ -13,11 +13,12 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalnb.results._columns import Shared
-from evalnb.store._segments import FRAMES, Segment, column_of, segments
+from evalnb.store._segments import FRAMES, Segment, column_of, damaged, segments
 from evalnb.store._where import matches
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ def read_frame(
     terms = {} if narrow is None else narrow.terms.get(frame, {})
     extra = narrow is None or narrow.extra()
     stored = set(FRAMES[frame])
+    # per column, its parts: lists of values, or numpy arrays of numbers (never made into python values)
     acc: dict[str, list[Any]] = {c: [] for c in cols}
     rows = 0
     seen = False
@@ -94,22 +96,49 @@ def read_frame(
             take = [i for i, m in enumerate(mask) if m]
             if not take:
                 continue
+            if len(take) == seg.n:
+                take = None
         names = list(cols) + ([c for c in seg.names if c not in stored and c != "suite"] if extra else [])
         for name in names:
-            values = got.get(name) or column_of(seg, name, run)
-            if take is not None and len(take) < seg.n:
-                values = [values[i] for i in take]
+            values = got.get(name) or _part(seg, name, dtypes.get(name), run)
+            if take is not None:
+                values = values[take] if not isinstance(values, list) else [values[i] for i in take]
             into = acc.get(name)
             if into is None:  # a column beyond the stored ones that earlier segments did not have
-                into = acc[name] = [None] * rows
-            into.extend(values)
+                into = acc[name] = [[None] * rows] if rows else []
+            into.append(values)
         rows += seg.n if take is None else len(take)
-        for into in acc.values():
-            if len(into) < rows:
-                into.extend([None] * (rows - len(into)))
+        for name, into in acc.items():
+            have = sum(len(p) for p in into) if name not in names else rows
+            if have < rows:
+                into.append([None] * (rows - have))
     if not seen:
         return None
     return _frame(acc, rows, dtypes, run, shared=shared, known=known or {})
+
+
+def _part(seg: Segment, name: str, dtype: str | None, run: Mapping[str, Any]) -> Any:
+    """A column of one segment: a numpy array for a frame column of numbers stored packed, else its values."""
+    if dtype in ("float64", "Int64"):
+        try:
+            packed = seg.array(name)
+        except (ValueError, zlib.error) as exc:
+            raise damaged(run, exc) from None
+        if packed is not None:
+            return packed
+    return column_of(seg, name, run)
+
+
+def _joined(parts: list[Any]) -> Any:
+    """A column's parts as one: a numpy array when every part is one, else a list of python values."""
+    import numpy as np
+
+    if parts and all(not isinstance(p, list) for p in parts):
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    out: list[Any] = []
+    for p in parts:
+        out += p if isinstance(p, list) else p.tolist()
+    return out
 
 
 def _frame(
@@ -127,8 +156,8 @@ def _frame(
     repeated = set(shared)
     arrays: dict[str, Any] = {"suite": pd.array([str(run["suite"])] * rows, dtype="string")}
     for name in list(acc):
-        values, acc[name] = acc[name], []
-        if name in repeated or name in known:
+        values, acc[name] = _joined(acc[name]), []
+        if isinstance(values, list) and (name in repeated or name in known):
             # one object per repeated text, and the suite's own strings (ids, prompts) rather than copies
             with contextlib.suppress(TypeError):
                 values = list(Shared(known=known.get(name)).many(values))
@@ -143,6 +172,8 @@ def _typed(values: list[Any], dtype: str) -> Any:
     import numpy as np
     import pandas as pd
 
+    if not isinstance(values, list):  # numbers stored packed: float64 or int64 already
+        return values.astype("float64", copy=False) if dtype == "float64" else pd.array(values, dtype="Int64")
     try:
         if dtype == "float64":
             return np.array(values, dtype="float64")  # None -> NaN

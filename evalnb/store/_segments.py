@@ -26,11 +26,15 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 import struct
+import sys
 import zlib
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalnb.errors import StoreError
 from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS
 
 if TYPE_CHECKING:
@@ -44,6 +48,7 @@ __all__ = [
     "decode",
     "encode",
     "column_of",
+    "damaged",
     "has_segments",
     "insert",
     "next_seq",
@@ -78,20 +83,58 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def encode(columns: Mapping[str, Sequence[Any]], n: int) -> bytes:
-    """The bytes of one segment: ``n`` rows of ``columns`` (name -> values, in the frame's order)."""
-    dumps = json.JSONEncoder(default=_plain, separators=(",", ":")).encode
+_DUMPS = json.JSONEncoder(default=_plain, separators=(",", ":")).encode
+_FLAG = {True: 1, False: 0, None: 2}
+_UNFLAG = (False, True, None)
+
+
+def _packed(values: Sequence[Any], n: int, dtype: str | None) -> tuple[str, bytes] | None:
+    """A column of the frame's dtype in its compact kind (see the module docstring), or ``None`` for JSON."""
+    if dtype == "string":
+        try:
+            text = "\x00".join(values)  # TypeError: a missing value or one that is not text
+        except TypeError:
+            return None
+        return ("s", text.encode("utf-8", "surrogatepass")) if text.count("\x00") == n - 1 else None
+    try:
+        if dtype == "float64":
+            try:
+                packed = array("d", values)
+            except TypeError:  # missing values: NaN, as the frame's float column holds them
+                packed = array("d", [math.nan if v is None else v for v in values])
+            return "d", _little(packed)
+        if dtype == "Int64":
+            return "q", _little(array("q", values))
+        if dtype == "boolean":
+            return "b", bytes(map(_FLAG.__getitem__, values))
+    except (TypeError, OverflowError, KeyError):  # a value of another type: JSON keeps it as it is
+        return None
+    return None
+
+
+def _little(packed: array[Any]) -> bytes:
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def encode(columns: Mapping[str, Sequence[Any]], n: int, dtypes: Mapping[str, str] | None = None) -> bytes:
+    """The bytes of one segment: ``n`` rows of ``columns`` (name -> values, in the frame's order); ``dtypes``
+    (the frame's) let text, numbers and flags take their compact kinds."""
     head: list[list[Any]] = []
     parts: list[bytes] = []
+    dtypes = dtypes or {}
     for name, values in columns.items():
         if len(values) != n:
             raise ValueError(f"column {name!r} holds {len(values)} values, not {n}")
         first = values[0] if n else None
         # One value for every row: text or missing only (1 == True == 1.0 would make a column of numbers
         # one value of another type; NaN != NaN).
-        kind = "c" if n and (first is None or type(first) is str) and values.count(first) == n else "j"
-        text = dumps([first] if kind == "c" else list(values))
-        part = zlib.compress(text.encode("ascii"), LEVEL)
+        if n and (first is None or type(first) is str) and values.count(first) == n:
+            kind, raw = "c", _DUMPS([first]).encode("ascii")
+        else:
+            kind, raw = _packed(values, n, dtypes.get(name)) or ("j", _DUMPS(list(values)).encode("ascii"))
+        part = zlib.compress(raw, LEVEL)
         head.append([name, kind, len(part)])
         parts.append(part)
     header = json.dumps({"n": n, "columns": head}, separators=(",", ":")).encode("ascii")
@@ -118,14 +161,40 @@ class Segment:
             start += length
         self.names = list(self.spans)
 
-    def column(self, name: str) -> list[Any]:
-        """The values of ``name`` (``None`` for every row when the segment has no such column)."""
+    def _raw(self, name: str) -> tuple[str, bytes] | None:
         span = self.spans.get(name)
         if span is None:
-            return [None] * self.n
+            return None
         kind, a, b = span
-        values: list[Any] = json.loads(zlib.decompress(self.data[a:b]))
+        return kind, zlib.decompress(self.data[a:b])
+
+    def array(self, name: str) -> Any:
+        """The values of a column of numbers as a numpy array (float64 or int64); ``None`` for another kind."""
+        span = self.spans.get(name)
+        if span is None or span[0] not in _NUMBERS:
+            return None
+        import numpy as np
+
+        kind, raw = self._raw(name)  # type: ignore[misc]
+        return np.frombuffer(raw, dtype=_NUMBERS[kind])
+
+    def column(self, name: str) -> list[Any]:
+        """The values of ``name`` (``None`` for every row when the segment has no such column)."""
+        got = self._raw(name)
+        if got is None:
+            return [None] * self.n
+        kind, raw = got
+        if kind == "s":
+            return raw.decode("utf-8", "surrogatepass").split("\x00")
+        if kind == "b":
+            return list(map(_UNFLAG.__getitem__, raw))
+        if kind in _NUMBERS:
+            return self.array(name).tolist()  # type: ignore[no-any-return]
+        values: list[Any] = json.loads(raw)
         return values * self.n if kind == "c" else values
+
+
+_NUMBERS = {"d": "<f8", "q": "<i8"}
 
 
 def decode(data: bytes, names: Iterable[str] | None = None) -> dict[str, list[Any]]:
@@ -134,18 +203,27 @@ def decode(data: bytes, names: Iterable[str] | None = None) -> dict[str, list[An
     return {name: seg.column(name) for name in (seg.names if names is None else names)}
 
 
-def insert(conn: Connection, table: Table, pk: int, frame: str, seq0: int, data: bytes, n: int) -> None:
-    """Store one segment (within the caller's transaction)."""
-    conn.execute(table.insert().values(run_pk=pk, frame=frame, seq0=seq0, n=n, data=data))
+def insert(conn: Connection, table: Table, pk: int, parts: Sequence[tuple[str, int, bytes, int]]) -> None:
+    """Store segments ``(frame, seq0, data, n)`` (within the caller's transaction)."""
+    if parts:
+        rows = [{"run_pk": pk, "frame": f, "seq0": seq0, "n": n, "data": data} for f, seq0, data, n in parts]
+        conn.execute(table.insert(), rows)
 
 
-def write_frame(conn: Connection, table: Table, pk: int, frame: str, columns: dict[str, list[Any]]) -> None:
+def write_frame(
+    conn: Connection,
+    table: Table,
+    pk: int,
+    frame: str,
+    columns: dict[str, list[Any]],
+    dtypes: Mapping[str, str],
+) -> None:
     """A whole frame's columns as segments of :data:`SEGMENT_ROWS` rows."""
     n = len(next(iter(columns.values()))) if columns else 0
     for seq0 in range(0, n, SEGMENT_ROWS):
         part = {name: values[seq0 : seq0 + SEGMENT_ROWS] for name, values in columns.items()}
         rows = min(SEGMENT_ROWS, n - seq0)
-        insert(conn, table, pk, frame, seq0, encode(part, rows), rows)
+        insert(conn, table, pk, [(frame, seq0, encode(part, rows, dtypes), rows)])
 
 
 def segments(conn: Connection, table: Table, pk: int, frame: str, run: Mapping[str, Any]) -> Iterator[Segment]:
@@ -161,9 +239,7 @@ def segments(conn: Connection, table: Table, pk: int, frame: str, run: Mapping[s
         try:
             yield Segment(data)
         except (ValueError, KeyError, TypeError, struct.error) as exc:
-            from evalnb.store._loading import invalid
-
-            raise invalid(dict(run), "its rows", f"are damaged ({exc})") from None
+            raise damaged(run, exc) from None
 
 
 def column_of(seg: Segment, name: str, run: Mapping[str, Any]) -> list[Any]:
@@ -171,9 +247,14 @@ def column_of(seg: Segment, name: str, run: Mapping[str, Any]) -> list[Any]:
     try:
         return seg.column(name)
     except (ValueError, zlib.error) as exc:
-        from evalnb.store._loading import invalid
+        raise damaged(run, exc) from None
 
-        raise invalid(dict(run), "its rows", f"are damaged ({exc})") from None
+
+def damaged(run: Mapping[str, Any], exc: BaseException) -> StoreError:
+    """``STORED_RUN_INVALID`` for a run whose segment bytes do not read back."""
+    from evalnb.store._loading import invalid
+
+    return invalid(dict(run), "its rows", f"are damaged ({exc})")
 
 
 def has_segments(conn: Connection, tables: Mapping[str, Table], pks: Sequence[int]) -> set[int]:

@@ -324,7 +324,8 @@ class Store(Views):
         ):
             if len(frame):
                 columns = {str(c): column_values(frame[c]) for c in frame.columns if c != "suite"}
-                write_frame(conn, self._t["segments"], run_pk, name, columns)
+                dtypes = {str(c): str(d) for c, d in frame.dtypes.items()}
+                write_frame(conn, self._t["segments"], run_pk, name, columns, dtypes)
 
     @staticmethod
     def _dtypes(result: Result) -> dict[str, dict[str, str]]:

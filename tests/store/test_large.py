@@ -155,8 +155,7 @@ def test_summary_reads_the_summary_row_not_the_rows(tmp_path: Path) -> None:
     want = store.summary("v1")
     store.engine.dispose()
     with sqlite3.connect(path) as con:  # the rows gone, the summary row stays what it was
-        con.execute("DELETE FROM scores")
-        con.execute("DELETE FROM run_rows")
+        con.execute("DELETE FROM segments")
     got = Store(path).summary("v1")
     assert got.counts == want.counts
     pd.testing.assert_frame_equal(got.checks, want.checks)
