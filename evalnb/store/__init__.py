@@ -1,7 +1,8 @@
 """Saved runs per version: a history to compare and trend (SQLAlchemy Core; a SQLite file by default).
 
 * :mod:`~evalnb.store._schema`: the tables, their migrations and the per-run statistics trends read;
-* :mod:`~evalnb.store._codec`: rows between frames, records and tables;
+* :mod:`~evalnb.store._segments`: a run's frames stored by columns (schema 8), read by :mod:`~evalnb.store._columnar`;
+* :mod:`~evalnb.store._codec`: frame columns as plain values, and runs stored in the row tables read back;
 * :mod:`~evalnb.store._store`: :class:`Store` (save, load, runs, delete, trend, compare), with
   :mod:`~evalnb.store._listing` (the runs listing) and :mod:`~evalnb.comparison._trend` (trends) beside it;
 * :mod:`~evalnb.store._recorder`: :class:`StoreRecorder`, the writer ``evalnb.run(store=...)`` records into.

@@ -1,10 +1,8 @@
-"""Rows between frames, records and tables: plain values for the driver, bulk inserts, typed frames back.
+"""Frames and the row tables: a frame's columns as plain values (what segments store), and the typed frame of
+a run stored in the row tables (schema 7 and before) read back.
 
-Rows are written with the driver's ``executemany`` (``COPY`` on PostgreSQL with psycopg) on plain tuples built
-column by column: SQLAlchemy's per-row parameter processing was most of the save time.
-
-The streamed writer uses the same ``executemany``: sending SQLite a batch as one JSON array (``json_each``) took
-about 3 s more CPU per 100,000 case runs and saved no wall time (benchmarks/store.py --sizes).
+Runs are written as segments from schema 8 on (store/_segments.py): the row tables took three rows per case
+run, inserted with ``executemany`` or ``COPY``, about 70 s of a million-case run's save.
 """
 
 from __future__ import annotations
@@ -19,15 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from sqlalchemy import Connection, Table
 
-__all__ = [
-    "Rows",
-    "column_values",
-    "frame_rows",
-    "insert_many",
-    "plain_values",
-    "read_frame",
-    "tuple_rows",
-]
+__all__ = ["column_values", "plain_values", "read_frame"]
 
 
 def plain_values(values: Iterable[Any]) -> list[Any]:
@@ -51,41 +41,6 @@ def column_values(col: pd.Series) -> list[Any]:
         return plain_values(col.tolist())  # mixed objects: numpy scalars and NaN need a look each
     values: list[Any] = col.to_numpy(dtype=object, na_value=None).tolist()
     return values
-
-
-Rows = tuple[list[str], list[tuple[Any, ...]]]
-
-
-def frame_rows(frame: pd.DataFrame, columns: list[str], *, run_pk: int, seq0: int = 0) -> Rows:
-    """Frame -> (column names, row tuples): typed columns, plus any other column as JSON in ``extra``.
-
-    Built column by column (a frame column converts to python values in one call), then zipped into tuples;
-    columns the frame lacks are left out so the database fills them with NULL.
-    """
-    n = len(frame)
-    names = ["run_pk", "seq"]
-    data: list[list[Any]] = [[run_pk] * n, list(range(seq0, seq0 + n))]
-    for c in columns:
-        if c in frame.columns:
-            names.append(c)
-            data.append(column_values(frame[c]))
-    extra_cols = [c for c in frame.columns if c not in columns and c != "suite"]
-    if extra_cols:
-        ex = [column_values(frame[c]) for c in extra_cols]
-        names.append("extra")
-        data.append(
-            [
-                json.dumps(dict(zip(extra_cols, vals, strict=True)), default=str)
-                for vals in zip(*ex, strict=True)
-            ]
-        )
-    return names, list(zip(*data, strict=True))
-
-
-def tuple_rows(rows: list[tuple[Any, ...]], *, run_pk: int, seq0: int) -> list[tuple[Any, ...]]:
-    """Frame-order row tuples of a record (the suite name first, plain values) -> table tuples:
-    ``(run_pk, seq, *columns, extra)``. A record's rows hold exactly the stored columns: no ``extra``."""
-    return [(run_pk, seq0 + i, *row[1:], None) for i, row in enumerate(rows)]
 
 
 def read_frame(
@@ -159,41 +114,3 @@ def read_frame(
 
 # How a stored column is first read: text as text; numbers and flags as they come (cast below).
 _READ_AS = {"string": "string"}
-
-
-def insert_many(conn: Connection, table: Table, rows: Rows) -> None:
-    """``INSERT`` many row tuples with the driver's ``executemany`` (no per-row SQLAlchemy processing).
-
-    The values are already plain python (bool, int, float, str, None), which both sqlite3 and psycopg adapt
-    themselves; drivers with another parameter style go through Core's insert with dicts.
-    """
-    names, tuples = rows
-    if not tuples:
-        return
-    mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
-    if mark is None:
-        conn.execute(table.insert(), [dict(zip(names, r, strict=True)) for r in tuples])
-        return
-    quote = conn.dialect.identifier_preparer.quote_identifier  # quoted always: "check" is a keyword
-    if conn.dialect.name == "postgresql":
-        # PostgreSQL text cannot hold NUL characters, which an agent's raw output may contain: they are
-        # stored as U+FFFD (the replacement character) rather than losing the whole run.
-        tuples = [_no_nul(row) for row in tuples]
-    if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
-        # COPY streams the rows in one command (executemany sends one INSERT per row); same transaction.
-        copy_sql = f"COPY {quote(table.name)} ({', '.join(quote(c) for c in names)}) FROM STDIN"
-        with conn.connection.driver_connection.cursor() as cur, cur.copy(copy_sql) as copy:  # type: ignore[union-attr]
-            for row in tuples:
-                copy.write_row(row)
-        return
-    sql = (
-        f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in names)}) "
-        f"VALUES ({', '.join([mark] * len(names))})"
-    )
-    conn.exec_driver_sql(sql, tuples)
-
-
-def _no_nul(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    if not any(isinstance(v, str) and "\x00" in v for v in row):
-        return row
-    return tuple(v.replace("\x00", "\ufffd") if isinstance(v, str) else v for v in row)

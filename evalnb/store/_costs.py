@@ -1,8 +1,9 @@
 """``Store.costs``: what each saved version of a suite cost, with its latency percentiles (docs/costs.md).
 
-Token counts and costs are summed in SQL over the agent's rows (``run_rows``) and the judge's (``scores``); a
-version with a call that used tokens and has no cost (a model without a price) costs ``NA``, never the sum of
-the others. Latency percentiles are over the agent calls of the version (the rows that were not skipped).
+Token counts and costs are summed over the agent's rows and the judge's (scores): from the decoded token, cost,
+status and latency columns of a run stored in segments (schema 8), in SQL over ``run_rows`` and ``scores`` for
+a run stored before; a version with a call that used tokens and has no cost (a model without a price) costs
+``NA``, never the sum of the others. Latency percentiles are over the agent calls of the version (the rows that were not skipped).
 """
 
 from __future__ import annotations
@@ -47,6 +48,38 @@ def _sums(conn: Any, table: Any, pks: list[int]) -> dict[int, tuple[Any, ...]]:
     return {int(row[0]): tuple(row[1:]) for row in conn.execute(q)}
 
 
+def _column_sums(conn: Any, table: Any, pk: int, frame: str, names: list[str]) -> dict[str, list[Any]]:
+    from evalnb.store._segments import column_of, segments
+
+    run = {"id": pk, "run_id": str(pk), "suite": "", "version": None}
+    out: dict[str, list[Any]] = {name: [] for name in names}
+    for seg in segments(conn, table, pk, frame, run):
+        for name in names:
+            out[name] += column_of(seg, name, run)
+    return out
+
+
+def _sum(values: list[Any]) -> Any:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def _segment_sums(conn: Any, table: Any, pk: int) -> tuple[tuple[Any, ...], tuple[Any, ...], int, list[float]]:
+    """:func:`_sums` of the agent's and the judge's rows, the cases that ran and the latencies of a run stored
+    in segments, from the columns they need alone."""
+    money = ["prompt_tokens", "completion_tokens", "cost"]
+    runs = _column_sums(conn, table, pk, "runs", [*money, "case_id", "status", "latency_ms"])
+    scores = _column_sums(conn, table, pk, "scores", money)
+    sums = []
+    for cols in (runs, scores):
+        unpriced = sum(1 for t, c in zip(cols["prompt_tokens"], cols["cost"], strict=True) if t is not None and c is None)
+        sums.append((*(_sum(cols[m]) for m in money), unpriced))
+    ran = [s is not None and s != "skipped" for s in runs["status"]]
+    cases = len({c for c, r in zip(runs["case_id"], ran, strict=True) if r})
+    ms = [x for x, r in zip(runs["latency_ms"], ran, strict=True) if r and x is not None]
+    return sums[0], sums[1], cases, ms
+
+
 def costs(store: Store, suite: str, *, include_incomplete: bool = False) -> pd.DataFrame:
     """The frame :meth:`evalnb.store.Store.costs` returns (see there)."""
     import numpy as np
@@ -54,6 +87,7 @@ def costs(store: Store, suite: str, *, include_incomplete: bool = False) -> pd.D
     from sqlalchemy import func, select
 
     from evalnb.results._frames import make_frame
+    from evalnb.store._segments import has_segments
 
     r, rows, scores = store._t["runs"], store._t["run_rows"], store._t["scores"]
     q = select(r.c.id, r.c.run_id, r.c.version).where(r.c.suite == suite).order_by(r.c.id)
@@ -73,6 +107,10 @@ def costs(store: Store, suite: str, *, include_incomplete: bool = False) -> pd.D
                 rows.c.run_pk.in_(pks), rows.c.status != "skipped", rows.c.latency_ms.isnot(None)
             )
         ).fetchall()
+        for pk in has_segments(conn, store._t, pks):
+            a, j, n, ms = _segment_sums(conn, store._t["segments"], pk)
+            agent[pk], judge[pk], cases[pk] = a, j, n
+            lat += [(pk, x) for x in ms]
     latencies = pd.DataFrame(lat, columns=["pk", "ms"]).groupby("pk")["ms"] if lat else None
     out = []
     for pk, run_id, version in runs:

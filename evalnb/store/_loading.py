@@ -20,11 +20,16 @@ from evalnb.errors import StoreError
 from evalnb.results._columns import REPEATED
 from evalnb.results._frames import in_suite_order
 from evalnb.store._codec import read_frame
-from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS
+from evalnb.store._columnar import kept_keys
+from evalnb.store._columnar import read_frame as read_columns
+from evalnb.store._segments import FRAMES, TABLES
 from evalnb.store._suites import suite_from, suite_texts
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from evalnb.results import Result
+    from evalnb.store._where import Narrowing
     from evalnb.store._store import Store
     from evalnb.suite import Suite
 
@@ -129,6 +134,51 @@ def load(store: Store, run: dict[str, Any], *, columns: Any = None, where: Any =
         return _load(store, run, columns=columns, where=where)
 
 
+def _frames(
+    store: Store,
+    conn: Any,
+    run: dict[str, Any],
+    narrow: Narrowing | None,
+    dtypes: dict[str, Any],
+    known: dict[str, dict[str, str]],
+) -> list[pd.DataFrame]:
+    """The run's four frames: from its segments (schema 8), and from the row tables, where runs saved before
+    schema 8 have their rows (a run resumed across the upgrade has both: the older rows first)."""
+    import pandas as pd
+
+    seg = store._t.get("segments")  # a read-only store of schema 7 has none
+    keys = None if seg is None or narrow is None else kept_keys(conn, seg, run, narrow)
+    out = []
+    for name, stored in FRAMES.items():
+        table = TABLES[name]
+        cols = stored if narrow is None else narrow.cols(table)
+        new = None
+        if seg is not None:
+            new = read_columns(
+                conn, seg, run, name, cols, dtypes[name], shared=REPEATED[name], known=known, narrow=narrow,
+                keys=keys,
+            )
+        old = read_frame(
+            conn,
+            store._t[table],
+            cols,
+            run["id"],
+            dtypes[name],
+            run["suite"],
+            REPEATED[name],
+            known,
+            conditions=() if narrow is None else narrow.condition(table, store._t[table]),
+            extra=narrow is None or narrow.extra(),
+        )
+        if new is None:
+            out.append(old)
+        elif len(old):
+            out.append(pd.concat([old, new], ignore_index=True))
+        else:
+            out.append(new)
+    return out
+
+
 def _load(store: Store, run: dict[str, Any], *, columns: Any, where: Any) -> Result:
     from evalnb.store._where import narrowing
 
@@ -164,26 +214,7 @@ def _load(store: Store, run: dict[str, Any], *, columns: Any, where: Any) -> Res
         the_suite = entry
         known = suite_texts(the_suite)  # fresh: reading a frame adds the texts it meets to it
         try:
-            frames = [
-                read_frame(
-                    conn,
-                    store._t[table],
-                    cols if narrow is None else narrow.cols(table),
-                    run["id"],
-                    dtypes[name],
-                    run["suite"],
-                    REPEATED[name],
-                    known,
-                    conditions=() if narrow is None else narrow.condition(table, store._t[table]),
-                    extra=narrow is None or narrow.extra(),
-                )
-                for table, cols, name in (
-                    ("run_rows", RUN_COLS, "runs"),
-                    ("scores", SCORE_COLS, "scores"),
-                    ("mismatches", MISMATCH_COLS, "mismatches"),
-                    ("tool_calls", TOOL_CALL_COLS, "tool_calls"),
-                )
-            ]
+            frames = _frames(store, conn, run, narrow, dtypes, known)
         except (ValueError, TypeError) as exc:  # a dtype the meta names that pandas does not know
             raise invalid(
                 run, "its rows", f"do not read back with the column types its meta names ({exc})"

@@ -16,14 +16,16 @@ import contextlib
 import functools
 import json
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import ConfigError, StoreError
+from evalnb.results._frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS
 from evalnb.results._recorders import Prior, RunInfo
 from evalnb.store import _summary as summary_rows
-from evalnb.store._codec import insert_many, tuple_rows
-from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS, refresh_stats
+from evalnb.store._schema import frame_stats
+from evalnb.store._segments import FRAMES, encode, insert, next_seq
 from evalnb.store._store import Store, as_store
 
 if TYPE_CHECKING:
@@ -33,8 +35,21 @@ if TYPE_CHECKING:
 
 __all__ = ["StoreRecorder"]
 
+_DTYPES = {
+    "runs": RUNS_COLUMNS,
+    "scores": SCORES_COLUMNS,
+    "mismatches": MISMATCH_COLUMNS,
+    "tool_calls": TOOL_CALLS_COLUMNS,
+}
+
 MAX_PENDING = 5_000
 """Case runs waiting for the writer before a finished case run waits for it (memory stays bounded)."""
+
+LINGER = 0.5
+"""Seconds the writer lets pass between two commits while fewer than :data:`BATCH` case runs are pending."""
+
+BATCH = 4_000
+"""Case runs pending that the writer writes at once (below :data:`MAX_PENDING`: the run never waits for it)."""
 
 
 class StoreRecorder:
@@ -83,6 +98,8 @@ class StoreRecorder:
         self._saved = 0  # case runs this recorder committed
         self._prior_keys: set[tuple[str, int]] = set()
         self._planned: int | None = None
+        self._committed = 0.0  # when the last batch was committed (time.monotonic)
+        self._ending = False  # the run ended: the writer writes what is pending without lingering
 
     @property
     def saved(self) -> int:
@@ -132,6 +149,8 @@ class StoreRecorder:
         """
         self._planned = info.planned
         if self.resuming:
+            with self.store.engine.connect() as conn:  # its segments go on after the stored ones
+                self._seq = next_seq(conn, self.store._t["segments"], int(self.run_pk))  # type: ignore[arg-type]
             self._writer()
             return
         meta = {**info.meta, "row_order": "suite"}
@@ -184,6 +203,7 @@ class StoreRecorder:
         return self._pool
 
     async def finish(self, result: Result) -> None:
+        self._ending = True
         if isinstance(self._error, MemoryError):
             self._error = None  # the rows it could not write are still pending: memory may have been freed
         try:
@@ -211,7 +231,7 @@ class StoreRecorder:
                 )
                 if done.rowcount == 0:  # a later run claimed the label and replaced this one meanwhile
                     raise self._replaced(conn)
-                refresh_stats(conn, pk)
+                frame_stats(conn, t, pk, result.runs, result.scores)
                 summary_rows.write(conn, t, pk, result)
                 if self.replace and not interrupted:
                     # Only a complete run replaces: until then the old one stays what the label loads. Runs that
@@ -255,6 +275,7 @@ class StoreRecorder:
         """
         try:
             while True:
+                self._linger()
                 with self._lock:
                     if not self._pending or self._error is not None:
                         self._busy = False
@@ -285,34 +306,43 @@ class StoreRecorder:
                 with self._lock:
                     self._busy = False
 
+    def _linger(self) -> None:
+        """Wait, before a small batch, until :data:`LINGER` seconds have passed since the last commit (or
+        :data:`BATCH` case runs are pending): at high rates a batch is then a few thousand case runs, one
+        segment per frame, where committing each few dozen cost more than writing them. A crash loses only
+        what was not committed, as before; the run's end does not wait (finish)."""
+        while not self._ending:
+            with self._lock:
+                if len(self._pending) >= BATCH or self._error is not None:
+                    return
+            left = self._committed + LINGER - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, LINGER / 5))
+
     def _write(self, batch: list[Rows]) -> None:
         """One transaction: every case run of the batch, whole (its turns, scores, row mismatches and tool
-        calls)."""
+        calls), as one segment per frame (store/_segments.py)."""
         assert self.run_pk is not None
-        t = self.store._t
-        tables = (
-            ("run_rows", RUN_COLS),
-            ("scores", SCORE_COLS),
-            ("mismatches", MISMATCH_COLS),
-            ("tool_calls", TOOL_CALL_COLS),
-        )
-        # One insert per table for the whole batch: a statement per case run cost more than the rows.
-        gathered: list[list[tuple[Any, ...]]] = [[] for _ in tables]
+        # One segment per frame for the whole batch: its rows transposed into columns (the suite's name, the
+        # first value of each row, is the run's and is not stored).
+        gathered: list[list[tuple[Any, ...]]] = [[] for _ in FRAMES]
         for record_rows in batch:
             for into, rows in zip(gathered, record_rows, strict=True):
                 if rows:
                     into += rows
+        encoded = []
         seq = self._seq
+        for (name, cols), rows in zip(FRAMES.items(), gathered, strict=True):
+            if rows:
+                columns = dict(zip(cols, list(zip(*rows, strict=True))[1:], strict=True))
+                encoded.append((name, seq, encode(columns, len(rows), _DTYPES[name]), len(rows)))
+                seq += len(rows)  # a frame's rows of the batch take consecutive numbers, as they were recorded
+        segments = self.store._t["segments"]
         with self.store.engine.begin() as conn:
-            for (name, cols), rows in zip(tables, gathered, strict=True):
-                # a table's rows of the batch take consecutive numbers, in the order they were recorded
-                insert_many(
-                    conn,
-                    t[name],
-                    (["run_pk", "seq", *cols, "extra"], tuple_rows(rows, run_pk=self.run_pk, seq0=seq)),
-                )
-                seq += len(rows)
+            insert(conn, segments, self.run_pk, encoded)
         self._seq = seq  # only once committed: a retried transaction numbers its rows the same way
+        self._committed = time.monotonic()
 
     # -- when the store fails mid-run ------------------------------------------------------------------
 

@@ -14,7 +14,12 @@ Tables::
                       model and cached and reasoning tokens in scores; runs.cost counts agent and judge)
     run_check_stats   per run x check: sufficient statistics (sums per case) so trends aggregate in SQL fast
     run_summaries     per run, written when it ends: its case counts by status and ``Result.summary()``, so a
-                      run's summary is read without its rows (schema 7)
+                      run's summary is read without its rows (schema 7); the cases with rows and the cases
+                      every row of which passed, what the history lists (schema 8)
+    segments          a run's frames by columns (schema 8): per frame and writer batch one row
+                      (run_pk, frame, seq0, n, data), ``data`` the batch's columns (store/_segments.py). Runs
+                      saved from schema 8 on have their rows here and none in run_rows, scores, mismatches or
+                      tool_calls; runs saved before keep theirs there (the migration does not convert them)
 
 The schema is versioned (``SCHEMA_VERSION``); opening an older database runs the missing migrations in one
 transaction (STYLE habit 8: reading an older one goes through a migration, never a guess).
@@ -36,13 +41,14 @@ __all__ = [
     "SCHEMA_VERSION",
     "SCORE_COLS",
     "TOOL_CALL_COLS",
+    "frame_stats",
     "migrate",
     "refresh_stats",
     "schema_version",
     "tables",
 ]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # result frame column -> stored in a typed column. Columns a frame has beyond these go to ``extra`` (JSON).
 RUN_COLS_V1 = [
@@ -172,6 +178,7 @@ def tables(version: int) -> tuple[MetaData, dict[str, Table]]:
         ForeignKey,
         Index,
         Integer,
+        LargeBinary,
         MetaData,
         String,
         Table,
@@ -300,6 +307,17 @@ def tables(version: int) -> tuple[MetaData, dict[str, Table]]:
             Column("cases", Integer),
             Column("counts", Text),  # JSON: status -> cases (Result.counts())
             Column("checks", Text),  # JSON: Result.summary() as columns, dtypes and rows
+            *([Column("ran_cases", Integer), Column("passed_cases", Integer)] if version >= 8 else []),
+        )
+    if version >= 8:
+        t["segments"] = Table(
+            "segments",
+            md,
+            Column("run_pk", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+            Column("frame", String(20), primary_key=True),
+            Column("seq0", Integer, primary_key=True, autoincrement=False),
+            Column("n", Integer, nullable=False),
+            Column("data", LargeBinary, nullable=False),
         )
     return md, t
 
@@ -394,6 +412,17 @@ def _migration_7(conn: Connection) -> None:
     t["run_summaries"].create(conn)
 
 
+def _migration_8(conn: Connection) -> None:
+    """Schema 8: ``segments``, a run's frames by columns (store/_segments.py), and the history's case counts in
+    ``run_summaries``. Runs saved before keep their rows in the row tables, where loads still read them."""
+    from sqlalchemy import text
+
+    for name in ("ran_cases", "passed_cases"):
+        conn.execute(text(f"ALTER TABLE run_summaries ADD COLUMN {name} INTEGER"))
+    _md, t = tables(8)
+    t["segments"].create(conn)
+
+
 _MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migration_1,
     2: _migration_2,
@@ -402,6 +431,7 @@ _MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     5: _migration_5,
     6: _migration_6,
     7: _migration_7,
+    8: _migration_8,
 }
 
 
@@ -486,6 +516,84 @@ def refresh_stats(conn: Connection, run_pk: int, *, agent_cost: bool = True) -> 
         ),
         {"pk": run_pk},
     )
+
+
+def frame_stats(conn: Connection, t: dict[str, Table], run_pk: int, runs: Any, scores: Any) -> None:
+    """:func:`refresh_stats` computed from the run's frames rather than its rows, the same sums (a run stored in
+    segments has no rows for SQL to sum; store/_segments.py)."""
+    import pandas as pd
+
+    stats = t["run_check_stats"]
+    conn.execute(stats.delete().where(stats.c.run_pk == run_pk))
+    s = scores[scores["status"].isna() | ~scores["status"].isin(["not_checked", "skipped"])]
+    s = s[s["check_id"].notna()]
+    if len(s):
+        value = s["value"].astype("float64").to_numpy()
+        frame = pd.DataFrame(
+            {
+                "check_id": s["check_id"].to_numpy(dtype=object),
+                "case_id": s["case_id"].to_numpy(dtype=object, na_value=None),
+                "v": value,
+                "has": ~pd.isna(value),
+                "p": s["passed"].astype("boolean").fillna(False).to_numpy(dtype="float64"),
+            }
+        )
+        # sums per case first (a case's runs and turns are one cluster), then per check, as refresh_stats
+        c = frame.groupby(["check_id", "case_id"], dropna=False, sort=False).agg(
+            n=("has", "sum"), s=("v", "sum"), pn=("p", "size"), ps=("p", "sum")
+        )
+        c = c.assign(
+            cases=(c["n"] > 0).astype("int64"),
+            sq=c["s"] * c["s"],
+            xprod=c["s"] * c["n"],
+            nsq=c["n"] * c["n"],
+            pcases=1,
+            psq=c["ps"] * c["ps"],
+            pcross=c["ps"] * c["pn"],
+            pnsq=c["pn"] * c["pn"],
+        )
+        per = c.groupby(level=0, sort=False).sum()
+        rows = [
+            {
+                "run_pk": run_pk,
+                "check_id": str(check_id),
+                "cases": int(x.cases),
+                "n": int(x.n),
+                "total": float(x.s),
+                "sq": float(x.sq),
+                "xprod": float(x.xprod),
+                "nsq": float(x.nsq),
+                "pcases": int(x.pcases),
+                "pn": int(x.pn),
+                "ptotal": float(x.ps),
+                "psq": float(x.psq),
+                "pcross": float(x.pcross),
+                "pnsq": float(x.pnsq),
+            }
+            for check_id, x in per.iterrows()
+        ]
+        conn.execute(stats.insert(), rows)
+    latency = runs["latency_ms"].astype("float64").dropna() if "latency_ms" in runs else []
+    costs = [f[c].astype("float64").dropna() for f in (runs, scores) for c in ["cost"] if c in f]
+    conn.execute(
+        t["runs"]
+        .update()
+        .where(t["runs"].c.id == run_pk)
+        .values(
+            latency_ms=float(latency.mean()) if len(latency) else None,
+            prompt_tokens=_total(runs, "prompt_tokens"),
+            completion_tokens=_total(runs, "completion_tokens"),
+            cost=float(sum(x.sum() for x in costs)) if any(len(x) for x in costs) else None,
+        )
+    )
+
+
+def _total(frame: Any, column: str) -> int | None:
+    """The sum of a column of counts, ``None`` when no row has one (SQL's ``SUM``)."""
+    if column not in frame:
+        return None
+    values = frame[column].dropna()
+    return int(values.sum()) if len(values) else None
 
 
 # --------------------------------------------------------------------------------------------------

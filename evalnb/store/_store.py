@@ -29,18 +29,10 @@ from evalnb.errors import ConfigError, StoreError
 from evalnb.store import _labels as labels
 from evalnb.store import _sqlite as sqlite
 from evalnb.store import _summary as summary_rows
-from evalnb.store._codec import frame_rows, insert_many
-from evalnb.store._schema import (
-    MISMATCH_COLS,
-    RUN_COLS,
-    SCHEMA_VERSION,
-    SCORE_COLS,
-    TOOL_CALL_COLS,
-    migrate,
-    refresh_stats,
-    tables,
-)
+from evalnb.store._codec import column_values
+from evalnb.store._schema import SCHEMA_VERSION, frame_stats, migrate, tables
 from evalnb.store._schema import schema_version as schema_version_of
+from evalnb.store._segments import write_frame
 from evalnb.store._views import Views
 
 if TYPE_CHECKING:
@@ -53,6 +45,8 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_PATH", "Store", "as_store"]
 
 DEFAULT_PATH = Path(".evals") / "evalnb.db"
+READ_ONLY_OLDEST = 7
+"""The oldest schema a read-only store (which cannot be migrated) is read at: the one before segments."""
 _T = TypeVar("_T")
 
 
@@ -144,11 +138,11 @@ class Store(Views):
             self.engine = create_engine(url)
         if not create and not self.is_sqlite:
             self._check_exists()
+        self._t = tables(SCHEMA_VERSION)[1]
         if self.read_only:
             self._check_readable()
         else:
             self._retry(lambda: migrate(self.engine))
-        self._t = tables(SCHEMA_VERSION)[1]
         #: suites parsed by recent loads, by suite row id (store/_loading.py)
         self._suites_read: dict[int, Suite] = {}
 
@@ -181,6 +175,10 @@ class Store(Views):
         with self._reading() as conn:
             version = schema_version_of(conn)
         if version == SCHEMA_VERSION:
+            return
+        if version == READ_ONLY_OLDEST:
+            # schema 7 differs by what schema 8 adds alone: read as it is (no run of it has segments)
+            self._t = tables(version)[1]
             return
         if version > SCHEMA_VERSION:
             raise StoreError(
@@ -316,15 +314,18 @@ class Store(Views):
         }
 
     def _write_frames(self, conn: Connection, run_pk: int, result: Result) -> None:
-        t = self._t
-        for name, frame, cols in (
-            ("run_rows", result.runs, RUN_COLS),
-            ("scores", result.scores, SCORE_COLS),
-            ("mismatches", result.mismatches, MISMATCH_COLS),
-            ("tool_calls", result.tool_calls, TOOL_CALL_COLS),
+        """The result's frames as segments (store/_segments.py): every column, those beyond the stored ones
+        included, each frame in blocks of ``SEGMENT_ROWS`` rows."""
+        for name, frame in (
+            ("runs", result.runs),
+            ("scores", result.scores),
+            ("mismatches", result.mismatches),
+            ("tool_calls", result.tool_calls),
         ):
             if len(frame):
-                insert_many(conn, t[name], frame_rows(frame, cols, run_pk=run_pk))
+                columns = {str(c): column_values(frame[c]) for c in frame.columns if c != "suite"}
+                dtypes = {str(c): str(d) for c, d in frame.dtypes.items()}
+                write_frame(conn, self._t["segments"], run_pk, name, columns, dtypes)
 
     @staticmethod
     def _dtypes(result: Result) -> dict[str, dict[str, str]]:
@@ -362,7 +363,7 @@ class Store(Views):
                 old = self._taken(conn, result.suite.name, version, replace=replace)
                 pk, run_id = self._insert_run(conn, result.suite, version=version, meta=meta, status=status)
                 self._write_frames(conn, pk, result)
-                refresh_stats(conn, pk)
+                frame_stats(conn, self._t, pk, result.runs, result.scores)
                 summary_rows.write(conn, self._t, pk, result)
                 self._delete_pks(conn, old)
                 return run_id
@@ -601,13 +602,22 @@ class Store(Views):
     # -- resume support ------------------------------------------------------------------------------
 
     def stored_case_runs(self, run_pk: int) -> set[tuple[str, int]]:
-        """The ``(case id, run)`` pairs a run has rows for (what a resumed run need not run again)."""
+        """The ``(case id, run)`` pairs a run has rows for (what a resumed run need not run again): in its
+        segments, and in the row tables for a run stored before schema 8."""
         from sqlalchemy import select
+
+        from evalnb.store._segments import column_of, segments
 
         t = self._t["run_rows"]
         q = select(t.c.case_id, t.c.run).where(t.c.run_pk == run_pk).distinct()
         with self._reading() as conn:
-            return {(str(c), int(r)) for c, r in conn.execute(q)}
+            keys = {(str(c), int(r)) for c, r in conn.execute(q)}
+            if "segments" in self._t:
+                run = {"id": run_pk, "run_id": str(run_pk), "suite": "", "version": None}
+                for seg in segments(conn, self._t["segments"], run_pk, "runs", run):
+                    ids, runs = column_of(seg, "case_id", run), column_of(seg, "run", run)
+                    keys.update((str(c), int(r)) for c, r in zip(ids, runs, strict=True))
+        return keys
 
 
 def as_store(store: Any) -> Store:

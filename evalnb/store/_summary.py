@@ -101,14 +101,26 @@ def write(conn: Connection, tables: dict[str, Any], run_pk: int, result: Result)
     """Store ``result``'s summary as run ``run_pk``'s (replacing one written before: a resumed run's end)."""
     t = tables["run_summaries"]
     conn.execute(t.delete().where(t.c.run_pk == run_pk))
+    listed = listed_cases(result.runs) if "ran_cases" in t.c else {}
     conn.execute(
         t.insert().values(
             run_pk=run_pk,
             cases=len(result.suite.cases),
             counts=json.dumps(result.counts()),
             checks=_frame_json(result.summary()),
+            **listed,
         )
     )
+
+
+def listed_cases(runs: pd.DataFrame) -> dict[str, int]:
+    """What the history lists of a run (store/_listing.py): the cases with rows, and those every row of which
+    passed (a row's status is its turn's, checks included)."""
+    if not len(runs):
+        return {"ran_cases": 0, "passed_cases": 0}
+    ok = (runs["status"] == "passed").fillna(False).astype(bool)
+    per_case = ok.groupby(runs["case_id"].astype(object), dropna=False, sort=False).min()
+    return {"ran_cases": int(len(per_case)), "passed_cases": int(per_case.sum())}
 
 
 def read(store: Store, run: dict[str, Any]) -> RunSummary:

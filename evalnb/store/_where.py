@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Table
     from sqlalchemy.sql.elements import ColumnElement
 
-__all__ = ["KEYS", "Narrowing", "narrowing"]
+__all__ = ["KEYS", "Narrowing", "matches", "narrowing"]
 
 KEYS = ("case_id", "case_name", "category", "run", "turn", "check", "check_id", "status", "passed")
 """Columns read whatever ``columns`` says: a case's status and the Result's views are derived from them."""
@@ -92,6 +92,34 @@ def _operator(op: str) -> Any:
     }[op]
 
 
+def matches(value: Any, values: list[Any]) -> list[bool]:
+    """Which of ``values`` (one stored column) a ``where`` value matches, as SQL has it: a missing value
+    (``None``, NaN) matches only ``None``, never a comparison or a list (runs stored in segments, filtered in
+    Python; store/_segments.py)."""
+    if value is None:
+        return [v is None or v != v for v in values]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        wanted = [v for v in value if v is not None]
+        try:
+            pool: Any = set(wanted)
+        except TypeError:
+            pool = wanted
+        return [v in pool for v in values]
+    if isinstance(value, Mapping):
+        ops = [(_operator(op), x) for op, x in value.items()]
+        return [_compared(v, ops) for v in values]
+    return [v == value for v in values]
+
+
+def _compared(v: Any, ops: list[tuple[Any, Any]]) -> bool:
+    if v is None or v != v:
+        return False
+    try:
+        return all(op(v, x) for op, x in ops)
+    except TypeError:  # text against a number: SQL's comparison across types is not what was asked either
+        return False
+
+
 class Narrowing:
     """What one lazy load reads: per table, its columns and the SQL condition on its rows (besides the run)."""
 
@@ -101,6 +129,12 @@ class Narrowing:
         from sqlalchemy import and_, select, tuple_
 
         self.columns = None if columns is None else set(columns) | set(KEYS)
+        score_terms = {k: v for k, v in where.items() if k in SCORE_COLS}
+        #: per frame, its own ``where`` terms (column -> value), for runs stored in segments
+        self.terms: dict[str, dict[str, Any]] = {
+            "scores": score_terms,
+            "runs": {k: v for k, v in where.items() if k not in score_terms and k in RUN_COLS},
+        }
         score_cond = [_condition(tables["scores"].c[k], k, v) for k, v in where.items() if k in SCORE_COLS]
         run_cond = [
             _condition(tables["run_rows"].c[k], k, v)

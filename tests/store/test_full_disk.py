@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import json
+import random
 import re
 import resource
 import subprocess
@@ -31,8 +32,14 @@ SUITE = {
     "default_evaluators": {"ExactMatch": {}},
     "items": [{"prompt": f"p{i}", "expected_response": "yes"} for i in range(CASES)],
 }
-AGENT = "def long(prompt):\n    return 'yes ' + 'z' * 2000\n"  # 2 kB a case run: the store fills quickly
+AGENT = (  # 3 kB a case run that compression does not shrink below 1.5 kB: the store fills quickly
+    "import random\n\ndef long(prompt):\n    return 'yes ' + random.Random(prompt).randbytes(1500).hex()\n"
+)
 LIMIT = 2_000_000  # bytes: the schema and the suite fit, some hundreds of case runs do, 2,000 do not
+
+
+def _long(prompt: str) -> str:
+    return "yes " + random.Random(prompt).randbytes(1500).hex()
 
 
 def _cli(folder: Path, *args: str, limit: int | None = None) -> subprocess.CompletedProcess[str]:
@@ -81,9 +88,14 @@ def test_a_full_store_mid_run_is_one_line_exit_2_and_the_run_resumes(tmp_path: P
 
 
 def test_the_python_caller_gets_a_store_error_holding_what_finished(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from sqlalchemy import event
+
+    from evalnb.store import _recorder
+
+    # every batch committed at once: the store fills while the run goes on, not in the write at its end
+    monkeypatch.setattr(_recorder, "LINGER", 0.0)
 
     store = Store(tmp_path / "s.db")
 
@@ -94,7 +106,7 @@ def test_the_python_caller_gets_a_store_error_holding_what_finished(
     store.engine.dispose()  # every connection from now on has the limit
     suite = evalnb.load(json.dumps(SUITE), format="dataset-json")
     with pytest.raises(StoreError) as err:
-        evalnb.run(suite, lambda p: "yes " + "z" * 2000, store=store, version="v1", progress=False)
+        evalnb.run(suite, _long, store=store, version="v1", progress=False)
     assert err.value.code == "STORE_FULL"
     message = err.value.message
     assert message.startswith(

@@ -178,10 +178,12 @@ def test_the_last_claim_wins_whichever_finishes_first(
         assert old not in set(store.history()["run_id"])
         assert len(store.load("v1", suite="labelled").runs) == 20
         with store.engine.connect() as conn:  # nothing of a replaced run is left behind
-            orphans = conn.exec_driver_sql(
-                "SELECT COUNT(*) FROM run_rows WHERE run_pk NOT IN (SELECT id FROM runs)"
-            )
-            assert orphans.scalar_one() == 0
+            for table in ("segments", "run_rows"):
+                orphans = conn.exec_driver_sql(
+                    f"SELECT COUNT(*) FROM {table} WHERE run_pk NOT IN (SELECT id FROM runs)"
+                )
+                assert orphans.scalar_one() == 0
+            assert conn.exec_driver_sql("SELECT COUNT(*) FROM segments").scalar_one() > 0
     finally:
         store.engine.dispose()
     if early_done:

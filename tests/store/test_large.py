@@ -155,8 +155,7 @@ def test_summary_reads_the_summary_row_not_the_rows(tmp_path: Path) -> None:
     want = store.summary("v1")
     store.engine.dispose()
     with sqlite3.connect(path) as con:  # the rows gone, the summary row stays what it was
-        con.execute("DELETE FROM scores")
-        con.execute("DELETE FROM run_rows")
+        con.execute("DELETE FROM segments")
     got = Store(path).summary("v1")
     assert got.counts == want.counts
     pd.testing.assert_frame_equal(got.checks, want.checks)
@@ -179,7 +178,7 @@ def test_a_store_written_at_schema_6_opens_migrates_and_reads_as_it_was(tmp_path
     with sqlite3.connect(path) as con:
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
     store = Store(path)
-    assert store.schema_version == SCHEMA_VERSION == 7
+    assert store.schema_version == SCHEMA_VERSION == 8
     runs = store.history()
     assert list(runs["version"]) == ["streamed", "saved"] and set(runs["status"]) == {"complete"}
     streamed, saved = store.load("streamed"), store.load("saved")
@@ -273,3 +272,39 @@ def test_a_whole_load_reads_what_the_narrowed_reading_reads(store: Store, tmp_pa
             pd.testing.assert_frame_equal(getattr(whole, name), getattr(narrowed, name))
         pd.testing.assert_frame_equal(whole.scores, ran.scores)
         assert whole.suite == ran.suite
+
+
+def test_a_read_only_store_of_schema_7_loads_as_it_is(tmp_path: Path) -> None:
+    from sqlalchemy import create_engine
+
+    from evalnb.store._schema import migrate
+    from tests.store.test_faults import read_only
+
+    path = tmp_path / "seven.db"
+    shutil.copy(FIXTURE, path)
+    engine = create_engine(f"sqlite:///{path}")
+    assert migrate(engine, target=7) == 7  # the store as the evalnb before segments left it
+    engine.dispose()
+    with read_only(path):
+        store = Store(path)
+        assert store.read_only and store.schema_version == 7
+        assert list(store.history()["version"]) == ["streamed", "saved"]
+        loaded = store.load("saved")
+        assert len(loaded.runs) == 12 and loaded.counts()["failed"] == 4
+        assert len(store.load("saved", where={"passed": False}).runs) == 4
+        assert not store.costs(loaded.suite.name).empty
+
+
+def test_segments_decode_only_what_a_lazy_load_names(store: Store, tmp_path: Path) -> None:
+    result = _run(store, _suite(tmp_path, 40))
+    store.save(result, version="saved")
+    for version in ("v1", "saved"):
+        part = store.load(version, columns=["latency_ms"], where={"passed": False})
+        failing = result.scores[result.scores["passed"] == False]  # noqa: E712
+        assert sorted(part.scores["case_id"]) == sorted(failing["case_id"])
+        assert part.runs["response"].isna().all() and part.runs["latency_ms"].notna().all()
+        whole = store.load(version)
+        assert list(whole.runs.dtypes.astype(str)) == list(result.runs.dtypes.astype(str))
+        pd.testing.assert_frame_equal(whole.scores, result.scores)
+        slow = store.load(version, where={"latency_ms": {">=": 0}, "case_id": ["c1", "c2", None]})
+        assert set(slow.runs["case_id"]) <= {"c1", "c2"}

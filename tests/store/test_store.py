@@ -190,15 +190,16 @@ def test_crash_then_resume_keeps_finished_and_repeats_none(tmp_path: Path) -> No
     script = tmp_path / "crash.py"
     script.write_text(CRASH_SCRIPT)
     proc = subprocess.Popen([sys.executable, str(script), str(db), str(log)], env=_env())
-    stored: set[str] = set()
+    stored = 0
     deadline = time.monotonic() + 30
     try:
-        while time.monotonic() < deadline and len(stored) < 6:
+        while time.monotonic() < deadline and stored < 6:
             time.sleep(0.05)
             if db.exists():
-                try:
+                try:  # the run rows committed so far (one per case run: single-turn cases)
                     with sqlite3.connect(db, timeout=5) as con:
-                        stored = {r[0] for r in con.execute("SELECT DISTINCT case_id FROM run_rows")}
+                        query = "SELECT COALESCE(SUM(n), 0) FROM segments WHERE frame = 'runs'"
+                        stored = int(con.execute(query).fetchone()[0])
                 except sqlite3.OperationalError:
                     pass
         assert proc.poll() is None, "the run finished before it could be killed"
@@ -320,7 +321,7 @@ def test_migration_from_schema_version_1(tmp_path: Path) -> None:
         assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("1",)
 
     store = Store(db)  # opening migrates 1 -> 7 and backfills the per-check statistics
-    assert store.schema_version == SCHEMA_VERSION == 7
+    assert store.schema_version == SCHEMA_VERSION == 8
     with sqlite3.connect(db) as con:
         assert {"cost", "weighted", "spread", "judge_model"} <= {
             r[1] for r in con.execute("PRAGMA table_info(scores)")

@@ -1,0 +1,193 @@
+"""A stored run's frames read from its segments (store/_segments.py): whole, or the part a lazy load asks for.
+
+Each column of a segment is decoded on its own, so a load that names its columns decodes only those, and a
+``where`` decodes the columns it filters on first: the other columns of a segment are decoded only for the rows
+that matched (the failures of a large run are read without building its passes). The filter is the one
+:mod:`evalnb.store._where` describes, evaluated per value as SQL does for the row tables.
+
+Example::
+
+    frame = read_frame(conn, tables["segments"], run, "scores", SCORE_COLS, dtypes, shared=REPEATED["scores"])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from evalnb.results._columns import Shared
+from evalnb.store._segments import FRAMES, Segment, column_of, damaged, segments
+from evalnb.store._where import matches
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sqlalchemy import Connection, Table
+
+    from evalnb.store._where import Narrowing
+
+__all__ = ["kept_keys", "read_frame"]
+
+_KEY = ("case_id", "run")
+
+
+def _mask(seg: Segment, terms: Mapping[str, Any], run: Mapping[str, Any], got: dict[str, list[Any]]) -> list[bool]:
+    """Which rows of ``seg`` every term matches (the decoded columns kept in ``got``)."""
+    mask: list[bool] | None = None
+    for name, value in terms.items():
+        got[name] = values = got.get(name) or column_of(seg, name, run)
+        hit = matches(value, values)
+        mask = hit if mask is None else [a and b for a, b in zip(mask, hit, strict=True)]
+    return mask if mask is not None else [True] * seg.n
+
+
+def kept_keys(conn: Connection, table: Table, run: Mapping[str, Any], narrow: Narrowing) -> set[Any] | None:
+    """The case runs ``(case id, run)`` with a matching row in each frame ``where`` names; ``None``: every one."""
+    kept: set[Any] | None = None
+    for frame, terms in narrow.terms.items():
+        if not terms:
+            continue
+        found: set[Any] = set()
+        for seg in segments(conn, table, int(run["id"]), frame, run):
+            got: dict[str, list[Any]] = {}
+            mask = _mask(seg, terms, run, got)
+            if not any(mask):
+                continue
+            ids, runs = (got.get(k) or column_of(seg, k, run) for k in _KEY)
+            found.update(k for k, m in zip(zip(ids, runs), mask) if m)
+        kept = found if kept is None else kept & found
+    return kept
+
+
+def read_frame(
+    conn: Connection,
+    table: Table,
+    run: Mapping[str, Any],
+    frame: str,
+    cols: Sequence[str],
+    dtypes: Mapping[str, str],
+    *,
+    shared: Sequence[str] = (),
+    known: Mapping[str, dict[str, str]] | None = None,
+    narrow: Narrowing | None = None,
+    keys: set[Any] | None = None,
+) -> pd.DataFrame | None:
+    """A run's frame from its segments, in the order it was written, with its saved dtypes; ``None`` when it
+    has none (a run stored in the row tables). ``cols``: the stored columns to read; with ``narrow``, only the
+    rows of its terms and of the case runs in ``keys`` (see :func:`kept_keys`), and no columns beyond the
+    stored ones."""
+    terms = {} if narrow is None else narrow.terms.get(frame, {})
+    extra = narrow is None or narrow.extra()
+    stored = set(FRAMES[frame])
+    # per column, its parts: lists of values, or numpy arrays of numbers (never made into python values)
+    acc: dict[str, list[Any]] = {c: [] for c in cols}
+    rows = 0
+    seen = False
+    for seg in segments(conn, table, int(run["id"]), frame, run):
+        seen = True
+        got: dict[str, list[Any]] = {}
+        take: list[int] | None = None
+        if terms or keys is not None:
+            mask = _mask(seg, terms, run, got)
+            if keys is not None:
+                ids, runs = (got.get(k) or column_of(seg, k, run) for k in _KEY)
+                mask = [m and k in keys for m, k in zip(mask, zip(ids, runs), strict=True)]
+            take = [i for i, m in enumerate(mask) if m]
+            if not take:
+                continue
+            if len(take) == seg.n:
+                take = None
+        names = list(cols) + ([c for c in seg.names if c not in stored and c != "suite"] if extra else [])
+        for name in names:
+            values = got.get(name) or _part(seg, name, dtypes.get(name), run)
+            if take is not None:
+                values = values[take] if not isinstance(values, list) else [values[i] for i in take]
+            into = acc.get(name)
+            if into is None:  # a column beyond the stored ones that earlier segments did not have
+                into = acc[name] = [[None] * rows] if rows else []
+            into.append(values)
+        rows += seg.n if take is None else len(take)
+        for name, into in acc.items():
+            have = sum(len(p) for p in into) if name not in names else rows
+            if have < rows:
+                into.append([None] * (rows - have))
+    if not seen:
+        return None
+    return _frame(acc, rows, dtypes, run, shared=shared, known=known or {})
+
+
+def _part(seg: Segment, name: str, dtype: str | None, run: Mapping[str, Any]) -> Any:
+    """A column of one segment: a numpy array for a frame column of numbers stored packed, else its values."""
+    if dtype in ("float64", "Int64"):
+        try:
+            packed = seg.array(name)
+        except (ValueError, zlib.error) as exc:
+            raise damaged(run, exc) from None
+        if packed is not None:
+            return packed
+    return column_of(seg, name, run)
+
+
+def _joined(parts: list[Any]) -> Any:
+    """A column's parts as one: a numpy array when every part is one, else a list of python values."""
+    import numpy as np
+
+    if parts and all(not isinstance(p, list) for p in parts):
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    out: list[Any] = []
+    for p in parts:
+        out += p if isinstance(p, list) else p.tolist()
+    return out
+
+
+def _frame(
+    acc: dict[str, list[Any]],
+    rows: int,
+    dtypes: Mapping[str, str],
+    run: Mapping[str, Any],
+    *,
+    shared: Iterable[str],
+    known: Mapping[str, dict[str, str]],
+) -> pd.DataFrame:
+    """The typed frame of the decoded columns: the suite's name first, then the saved column order."""
+    import pandas as pd
+
+    repeated = set(shared)
+    arrays: dict[str, Any] = {"suite": pd.array([str(run["suite"])] * rows, dtype="string")}
+    for name in list(acc):
+        values, acc[name] = _joined(acc[name]), []
+        if isinstance(values, list) and (name in repeated or name in known):
+            # one object per repeated text, and the suite's own strings (ids, prompts) rather than copies
+            with contextlib.suppress(TypeError):
+                values = list(Shared(known=known.get(name)).many(values))
+        arrays[name] = _typed(values, dtypes.get(name, "object"))
+        del values
+    order = [c for c in dtypes if c in arrays]
+    return pd.DataFrame(arrays, columns=order + [c for c in arrays if c not in order], copy=False)
+
+
+def _typed(values: list[Any], dtype: str) -> Any:
+    """One column in its saved dtype (as ``read_frame`` of the row tables casts it)."""
+    import numpy as np
+    import pandas as pd
+
+    if not isinstance(values, list):  # numbers stored packed: float64 or int64 already
+        return values.astype("float64", copy=False) if dtype == "float64" else pd.array(values, dtype="Int64")
+    try:
+        if dtype == "float64":
+            return np.array(values, dtype="float64")  # None -> NaN
+        if dtype == "string":
+            return pd.array(np.array(values, dtype=object), dtype="string")
+        if dtype in ("Int64", "boolean"):
+            return pd.array(values, dtype=dtype)
+    except (TypeError, ValueError):
+        pass
+    series = pd.Series(values, dtype=object)
+    if dtype == "boolean":
+        return series.where(series.notna(), None).astype("boolean").array
+    if dtype in ("Int64", "float64"):
+        return pd.to_numeric(series, errors="coerce").astype(dtype).array
+    with contextlib.suppress(TypeError, ValueError):
+        return series.astype(dtype).array
+    return series.array
