@@ -32,7 +32,9 @@ __all__ = ["kept_keys", "read_frame"]
 _KEY = ("case_id", "run")
 
 
-def _mask(seg: Segment, terms: Mapping[str, Any], run: Mapping[str, Any], got: dict[str, list[Any]]) -> list[bool]:
+def _mask(
+    seg: Segment, terms: Mapping[str, Any], run: Mapping[str, Any], got: dict[str, list[Any]]
+) -> list[bool]:
     """Which rows of ``seg`` every term matches (the decoded columns kept in ``got``)."""
     mask: list[bool] | None = None
     for name, value in terms.items():
@@ -55,7 +57,7 @@ def kept_keys(conn: Connection, table: Table, run: Mapping[str, Any], narrow: Na
             if not any(mask):
                 continue
             ids, runs = (got.get(k) or column_of(seg, k, run) for k in _KEY)
-            found.update(k for k, m in zip(zip(ids, runs), mask) if m)
+            found.update(k for k, m in zip(zip(ids, runs, strict=True), mask, strict=True) if m)
         kept = found if kept is None else kept & found
     return kept
 
@@ -92,7 +94,7 @@ def read_frame(
             mask = _mask(seg, terms, run, got)
             if keys is not None:
                 ids, runs = (got.get(k) or column_of(seg, k, run) for k in _KEY)
-                mask = [m and k in keys for m, k in zip(mask, zip(ids, runs), strict=True)]
+                mask = [m and k in keys for m, k in zip(mask, zip(ids, runs, strict=True), strict=True)]
             take = [i for i, m in enumerate(mask) if m]
             if not take:
                 continue

@@ -64,7 +64,9 @@ def _sum(values: list[Any]) -> Any:
     return sum(present) if present else None
 
 
-def _segment_sums(conn: Any, table: Any, pk: int) -> tuple[tuple[Any, ...], tuple[Any, ...], int, list[float]]:
+def _segment_sums(
+    conn: Any, table: Any, pk: int
+) -> tuple[tuple[Any, ...], tuple[Any, ...], int, list[float]]:
     """:func:`_sums` of the agent's and the judge's rows, the cases that ran and the latencies of a run stored
     in segments, from the columns they need alone."""
     money = ["prompt_tokens", "completion_tokens", "cost"]
@@ -72,7 +74,9 @@ def _segment_sums(conn: Any, table: Any, pk: int) -> tuple[tuple[Any, ...], tupl
     scores = _column_sums(conn, table, pk, "scores", money)
     sums = []
     for cols in (runs, scores):
-        unpriced = sum(1 for t, c in zip(cols["prompt_tokens"], cols["cost"], strict=True) if t is not None and c is None)
+        unpriced = sum(
+            1 for t, c in zip(cols["prompt_tokens"], cols["cost"], strict=True) if t is not None and c is None
+        )
         sums.append((*(_sum(cols[m]) for m in money), unpriced))
     ran = [s is not None and s != "skipped" for s in runs["status"]]
     cases = len({c for c, r in zip(runs["case_id"], ran, strict=True) if r})

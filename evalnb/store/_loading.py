@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evalnb.results import Result
-    from evalnb.store._where import Narrowing
     from evalnb.store._store import Store
+    from evalnb.store._where import Narrowing
     from evalnb.suite import Suite
 
 __all__ = ["invalid", "load", "stored_meta", "stored_suite"]
@@ -155,7 +155,15 @@ def _frames(
         new = None
         if seg is not None:
             new = read_columns(
-                conn, seg, run, name, cols, dtypes[name], shared=REPEATED[name], known=known, narrow=narrow,
+                conn,
+                seg,
+                run,
+                name,
+                cols,
+                dtypes[name],
+                shared=REPEATED[name],
+                known=known,
+                narrow=narrow,
                 keys=keys,
             )
         old = read_frame(

@@ -45,10 +45,10 @@ __all__ = [
     "SEGMENT_ROWS",
     "TABLES",
     "Segment",
-    "decode",
-    "encode",
     "column_of",
     "damaged",
+    "decode",
+    "encode",
     "has_segments",
     "insert",
     "next_seq",
@@ -226,7 +226,9 @@ def write_frame(
         insert(conn, table, pk, [(frame, seq0, encode(part, rows, dtypes), rows)])
 
 
-def segments(conn: Connection, table: Table, pk: int, frame: str, run: Mapping[str, Any]) -> Iterator[Segment]:
+def segments(
+    conn: Connection, table: Table, pk: int, frame: str, run: Mapping[str, Any]
+) -> Iterator[Segment]:
     """The segments of a run's frame in the order they were written.
 
     Raises:
@@ -274,5 +276,3 @@ def next_seq(conn: Connection, table: Table, pk: int) -> int:
 
     value = conn.execute(select(func.max(table.c.seq0 + table.c.n)).where(table.c.run_pk == pk)).scalar()
     return int(value or 0)
-
-
