@@ -241,7 +241,9 @@ class _Masked(_Column):
         import numpy as np
 
         n = len(values)
-        if values.count(None) == n:  # most such columns of most runs (token counts of an agent that gives none)
+        if (
+            values.count(None) == n
+        ):  # most such columns of most runs (token counts of an agent that gives none)
             self.data.frombytes(bytes(n * (8 if self.dtype == "Int64" else 1)))
             self.mask.extend(b"\x01" * n)
             return
