@@ -135,6 +135,9 @@ def load(
         if fmt is None and path is not None:
             fmt = for_path(path)
         text = _decode(raw, fmt)
+        raw = (
+            b""  # the file's bytes are not needed past their decoding: not held beside the text at the parse
+        )
         with _gc.paused():  # a parsed document and the suite built from it hold no cycles to collect
             if fmt is None:
                 fmt, data = guess(text)  # parsed once: the sniffing parse is the loading parse
@@ -148,7 +151,7 @@ def load(
             # encode it. The models built from the cleaned document need not clean it again.
             if may_hold_surrogates(text):
                 data = clean_data(data)
-            raw = text = ""  # the file's bytes and text are not needed past the parse (a large file's memory)
+            text = ""  # nor is the text past the parse (a large file's memory)
             with cleaned_already(), unsupported_as(unsupported):
                 suite = fmt.build(data, path)
         if path is not None:

@@ -99,6 +99,11 @@ class ResultRecorder:
         self._columns = self._empty()
         self.responses: dict[tuple[str, int, int], Response] = {}
 
+    @property
+    def positions(self) -> dict[str, int]:
+        """Each case id's place in the suite (read, never changed: the runner keys what finished by it)."""
+        return self._order
+
     @staticmethod
     def _empty() -> tuple[Columns, Columns, Columns, Columns]:
         return (

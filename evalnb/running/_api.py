@@ -21,7 +21,7 @@ import dataclasses
 import gc
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from evalnb.results._recorders import Prior, Recorder, ResultRecorder, RunInfo
 from evalnb.running import _setup as setup
 from evalnb.running._budget import Budget, BudgetRule, Spend, check_budget
 from evalnb.running._case_run import Plans, RunJob, skipped
+from evalnb.running._done import Finished
 from evalnb.running._executors import as_executor
 from evalnb.running._loops import progress_bar, run_blocking
 from evalnb.running._options import RunOptions, field_names
@@ -329,7 +330,8 @@ async def _run_job(s: _Setup, source: Any, started: float, started_at: str) -> R
     for r in all_recorders:
         await _maybe(r.begin(RunInfo(suite=s.suite, meta=meta, planned=planned)))
     prior = _prior(all_recorders)
-    done: set[tuple[str, int]] = set(prior.keys) if prior is not None else set()
+    # what finished (a resumed run's stored case runs too), a bit per case run (running/_done.py)
+    done = Finished(collector.positions, prior.keys if prior is not None else ())
     first_model: list[str] = []
     sink = _sink(all_recorders, collector, done, stops, s.rule, first_model)
     bar = progress_bar(o.progress, total=planned - len(done), desc=s.suite.name)
@@ -366,7 +368,7 @@ async def _run_job(s: _Setup, source: Any, started: float, started_at: str) -> R
 
 
 def _sink(
-    recorders: list[Any], collector: ResultRecorder, done: set[tuple[str, int]], stops: Stops,
+    recorders: list[Any], collector: ResultRecorder, done: Finished, stops: Stops,
     rule: StopRule | None, first_model: list[str],
 ) -> Callable[[CaseRunRecord], Awaitable[None]]:  # fmt: skip
     """Where each finished case run goes: the stop rules, then every recorder (a failing store stops the run)."""
@@ -462,7 +464,7 @@ def _ignore(record: CaseRunRecord) -> None:
 
 async def _run_plan(
     rule: StopRule | None, stops: Stops, executor: Any, job: RunJob, runs: int | None,
-    done: set[tuple[str, int]], sink: Any, facts: dict[str, Any], recorders: list[Any], prior: Prior | None,
+    done: Finished, sink: Any, facts: dict[str, Any], recorders: list[Any], prior: Prior | None,
 ) -> tuple[bool, _RecorderFailed | None]:  # fmt: skip
     """Every case run at once (lazily planned), or a stop rule's batches (running/_stopping.py) until it stops;
     either way no case run starts once ``stops`` (a budget: running/_stops.py) says no more."""
@@ -540,7 +542,7 @@ async def _out_of_memory(
     )
 
 
-def _plan(suite: Suite, runs: int | None, done: set[tuple[str, int]]) -> Iterator[tuple[Case, int]]:
+def _plan(suite: Suite, runs: int | None, done: Container[tuple[str, int]]) -> Iterator[tuple[Case, int]]:
     """The case runs still to do, lazily: suite order, each case ``runs`` times (its own count by default)."""
     for case in suite.cases:
         for r in range(case.runs if runs is None else runs):
@@ -552,7 +554,7 @@ def _record_skipped(
     job: RunJob,
     suite: Suite,
     runs: int | None,
-    done: set[tuple[str, int]],
+    done: Finished,
     collector: ResultRecorder,
     reason: str,
 ) -> int:

@@ -22,7 +22,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ async def run_in_batches(
     rule: StopRule,
     suite: Suite,
     runs: int | None,
-    done: set[tuple[str, int]],
+    done: Container[tuple[str, int]],
     execute: Execute,
 ) -> tuple[bool, Any, str | None, list[tuple[Case, int]]]:
     """Run the rule's batches one after another until it stops the run.

@@ -118,3 +118,68 @@ def test_a_bad_item_among_plain_ones_gets_its_exact_error(bad: dict[str, Any], c
     if where:
         assert fast.location == where
     assert fast.location.startswith("items[500]")
+
+
+def _tagged_and_threads(n: int, *, validated: bool) -> list[dict[str, Any]]:
+    """Items with tags and categories, every third a conversation (turns with tags and evaluators of their own)."""
+    items: list[dict[str, Any]] = []
+    for i in range(n):
+        item: dict[str, Any]
+        if i % 3 == 2:
+            turns: list[dict[str, Any]] = [
+                {"prompt": f"What is {i}.{t}?", "expected_response": f"{i}.{t}"} for t in (1, 2)
+            ]
+            if i % 2:
+                turns[1]["tags"] = ["second"]
+                turns[1]["evaluators"] = {"PartialMatch": {"threshold": 0.25}}
+                turns[1]["evaluators_mode"] = "replace"
+            item = {"testId": f"c{i}", "turns": turns}
+            if i % 4 == 1:
+                item["evaluators"] = {"ExactMatch": {"case_sensitive": True}}
+            if validated:
+                item["conversation_id"] = None  # null changes nothing, and takes the item off the fast path
+        else:
+            item = {"testId": f"s{i}", "prompt": f"What is {i}?", "expected_response": str(i)}
+            if validated:
+                item["response"] = None
+        item["category"] = ("billing", "search")[i % 2]
+        item["tags"] = [] if i % 5 == 0 else ["smoke" if i % 2 else "regression", f"batch-{i % 7}"]
+        items.append(item)
+    return items
+
+
+def test_tagged_items_and_conversations_take_the_fast_path_with_equal_cases() -> None:
+    plain = evalnb.load(_doc(_tagged_and_threads(300, validated=False)), format="dataset-json")
+    validated = evalnb.load(_doc(_tagged_and_threads(300, validated=True)), format="dataset-json")
+    assert [c.model_dump() for c in plain.cases] == [c.model_dump() for c in validated.cases]
+    assert plain.cases[0].meta == {"tags": []} and plain.cases[1].meta == {"tags": ["smoke", "batch-1"]}
+    thread = plain.cases[5]
+    assert [t.prompt for t in thread.turns] == ["What is 5.1?", "What is 5.2?"]
+    assert thread.turns[1].meta == {"tags": ["second"]} and thread.turns[0].meta == {}
+    assert [s.type for s in thread.turns[1].checks] == ["PartialMatch"]
+    assert [s.type for s in thread.turns[0].checks] == ["Relevance", "ExactMatch"]
+    # equal tags are one object across items; each case has its own list and dicts
+    assert plain.cases[1].meta["tags"][0] is plain.cases[3].meta["tags"][0]
+    assert plain.cases[1].meta["tags"] is not plain.cases[3].meta["tags"]
+    assert thread.turns[0].checks is not plain.cases[2].turns[0].checks
+
+
+THREAD_BAD: list[tuple[dict[str, Any], str]] = [
+    ({"turns": []}, "items[500].turns"),
+    ({"turns": [{"prompt": " "}]}, "items[500].turns[0].prompt"),
+    ({"turns": [{"prompt": "q", "tags": [1]}]}, "items[500].turns[0].tags[0]"),
+    ({"turns": [{"prompt": "q"}], "tags": "smoke"}, "items[500].tags"),
+    ({"turns": [{"prompt": "q"}], "expected_response": "a"}, "items[500].expected_response"),
+    ({"turns": [{"prompt": "q", "evaluators": {"Bogus": {}}}]}, "items[500].turns[0].evaluators.Bogus"),
+    ({"turns": [{"prompt": "q"}] * 21}, "items[500].turns"),
+]
+
+
+@pytest.mark.parametrize(("bad", "where"), THREAD_BAD)
+def test_a_bad_conversation_among_plain_ones_gets_its_exact_error(bad: dict[str, Any], where: str) -> None:
+    items = _tagged_and_threads(1000, validated=False)
+    items[500] = {"testId": "bad", **bad}
+    fast = _error(items)
+    slow = _error(_tagged_and_threads(500, validated=True) + items[500:501])
+    assert (fast.code, fast.location, str(fast)) == (slow.code, slow.location, str(slow))
+    assert fast.location == where
