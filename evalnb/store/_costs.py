@@ -106,15 +106,17 @@ def costs(store: Store, suite: str, *, include_incomplete: bool = False) -> pd.D
             rows.c.run_pk.in_(pks), rows.c.status != "skipped"
         )
         cases: dict[Any, Any] = dict(conn.execute(ran.group_by(rows.c.run_pk)).fetchall())
-        lat = conn.execute(
-            select(rows.c.run_pk, rows.c.latency_ms).where(
-                rows.c.run_pk.in_(pks), rows.c.status != "skipped", rows.c.latency_ms.isnot(None)
-            )
-        ).fetchall()
+        lat: list[Any] = list(
+            conn.execute(
+                select(rows.c.run_pk, rows.c.latency_ms).where(
+                    rows.c.run_pk.in_(pks), rows.c.status != "skipped", rows.c.latency_ms.isnot(None)
+                )
+            ).fetchall()
+        )
         for pk in has_segments(conn, store._t, pks):
-            a, j, n, ms = _segment_sums(conn, store._t["segments"], pk)
+            a, j, n, seg_ms = _segment_sums(conn, store._t["segments"], pk)
             agent[pk], judge[pk], cases[pk] = a, j, n
-            lat += [(pk, x) for x in ms]
+            lat += [(pk, x) for x in seg_ms]
     latencies = pd.DataFrame(lat, columns=["pk", "ms"]).groupby("pk")["ms"] if lat else None
     out = []
     for pk, run_id, version in runs:

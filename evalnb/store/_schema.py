@@ -580,7 +580,7 @@ def frame_stats(conn: Connection, t: dict[str, Table], run_pk: int, runs: Any, s
         .update()
         .where(t["runs"].c.id == run_pk)
         .values(
-            latency_ms=float(latency.mean()) if len(latency) else None,
+            latency_ms=float(sum(latency) / len(latency)) if len(latency) else None,
             prompt_tokens=_total(runs, "prompt_tokens"),
             completion_tokens=_total(runs, "completion_tokens"),
             cost=float(sum(x.sum() for x in costs)) if any(len(x) for x in costs) else None,

@@ -189,7 +189,7 @@ class Segment:
         if kind == "b":
             return list(map(_UNFLAG.__getitem__, raw))
         if kind in _NUMBERS:
-            return self.array(name).tolist()  # type: ignore[no-any-return]
+            return self.array(name).tolist()
         values: list[Any] = json.loads(raw)
         return values * self.n if kind == "c" else values
 
