@@ -64,7 +64,9 @@ def _sum(values: list[Any]) -> Any:
     return sum(present) if present else None
 
 
-def _segment_sums(conn: Any, table: Any, pk: int) -> tuple[tuple[Any, ...], tuple[Any, ...], int, list[float]]:
+def _segment_sums(
+    conn: Any, table: Any, pk: int
+) -> tuple[tuple[Any, ...], tuple[Any, ...], int, list[float]]:
     """:func:`_sums` of the agent's and the judge's rows, the cases that ran and the latencies of a run stored
     in segments, from the columns they need alone."""
     money = ["prompt_tokens", "completion_tokens", "cost"]
@@ -72,7 +74,9 @@ def _segment_sums(conn: Any, table: Any, pk: int) -> tuple[tuple[Any, ...], tupl
     scores = _column_sums(conn, table, pk, "scores", money)
     sums = []
     for cols in (runs, scores):
-        unpriced = sum(1 for t, c in zip(cols["prompt_tokens"], cols["cost"], strict=True) if t is not None and c is None)
+        unpriced = sum(
+            1 for t, c in zip(cols["prompt_tokens"], cols["cost"], strict=True) if t is not None and c is None
+        )
         sums.append((*(_sum(cols[m]) for m in money), unpriced))
     ran = [s is not None and s != "skipped" for s in runs["status"]]
     cases = len({c for c, r in zip(runs["case_id"], ran, strict=True) if r})
@@ -102,15 +106,17 @@ def costs(store: Store, suite: str, *, include_incomplete: bool = False) -> pd.D
             rows.c.run_pk.in_(pks), rows.c.status != "skipped"
         )
         cases: dict[Any, Any] = dict(conn.execute(ran.group_by(rows.c.run_pk)).fetchall())
-        lat = conn.execute(
-            select(rows.c.run_pk, rows.c.latency_ms).where(
-                rows.c.run_pk.in_(pks), rows.c.status != "skipped", rows.c.latency_ms.isnot(None)
-            )
-        ).fetchall()
+        lat: list[Any] = list(
+            conn.execute(
+                select(rows.c.run_pk, rows.c.latency_ms).where(
+                    rows.c.run_pk.in_(pks), rows.c.status != "skipped", rows.c.latency_ms.isnot(None)
+                )
+            ).fetchall()
+        )
         for pk in has_segments(conn, store._t, pks):
-            a, j, n, ms = _segment_sums(conn, store._t["segments"], pk)
+            a, j, n, stored_ms = _segment_sums(conn, store._t["segments"], pk)
             agent[pk], judge[pk], cases[pk] = a, j, n
-            lat += [(pk, x) for x in ms]
+            lat += [(pk, x) for x in stored_ms]
     latencies = pd.DataFrame(lat, columns=["pk", "ms"]).groupby("pk")["ms"] if lat else None
     out = []
     for pk, run_id, version in runs:

@@ -124,7 +124,15 @@ def delete_runs(conn: Connection, tables: dict[str, Any], pks: list[int]) -> Non
     """Delete these runs and every row they own (within the caller's transaction)."""
     if not pks:
         return
-    for name in ("segments", "run_summaries", "run_check_stats", "tool_calls", "mismatches", "scores", "run_rows"):
+    for name in (
+        "segments",
+        "run_summaries",
+        "run_check_stats",
+        "tool_calls",
+        "mismatches",
+        "scores",
+        "run_rows",
+    ):
         if name in tables:  # segments: schema 8
             conn.execute(tables[name].delete().where(tables[name].c.run_pk.in_(pks)))
     conn.execute(tables["runs"].delete().where(tables["runs"].c.id.in_(pks)))

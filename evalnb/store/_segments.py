@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import StoreError
+from evalnb.store._invalid import invalid
 from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS
 
 if TYPE_CHECKING:
@@ -45,10 +46,10 @@ __all__ = [
     "SEGMENT_ROWS",
     "TABLES",
     "Segment",
-    "decode",
-    "encode",
     "column_of",
     "damaged",
+    "decode",
+    "encode",
     "has_segments",
     "insert",
     "next_seq",
@@ -175,8 +176,8 @@ class Segment:
             return None
         import numpy as np
 
-        kind, raw = self._raw(name)  # type: ignore[misc]
-        return np.frombuffer(raw, dtype=_NUMBERS[kind])
+        kind, a, b = span
+        return np.frombuffer(zlib.decompress(self.data[a:b]), dtype=_NUMBERS[kind])
 
     def column(self, name: str) -> list[Any]:
         """The values of ``name`` (``None`` for every row when the segment has no such column)."""
@@ -189,7 +190,8 @@ class Segment:
         if kind == "b":
             return list(map(_UNFLAG.__getitem__, raw))
         if kind in _NUMBERS:
-            return self.array(name).tolist()  # type: ignore[no-any-return]
+            values_: list[Any] = self.array(name).tolist()
+            return values_
         values: list[Any] = json.loads(raw)
         return values * self.n if kind == "c" else values
 
@@ -226,7 +228,9 @@ def write_frame(
         insert(conn, table, pk, [(frame, seq0, encode(part, rows, dtypes), rows)])
 
 
-def segments(conn: Connection, table: Table, pk: int, frame: str, run: Mapping[str, Any]) -> Iterator[Segment]:
+def segments(
+    conn: Connection, table: Table, pk: int, frame: str, run: Mapping[str, Any]
+) -> Iterator[Segment]:
     """The segments of a run's frame in the order they were written.
 
     Raises:
@@ -252,8 +256,6 @@ def column_of(seg: Segment, name: str, run: Mapping[str, Any]) -> list[Any]:
 
 def damaged(run: Mapping[str, Any], exc: BaseException) -> StoreError:
     """``STORED_RUN_INVALID`` for a run whose segment bytes do not read back."""
-    from evalnb.store._loading import invalid
-
     return invalid(dict(run), "its rows", f"are damaged ({exc})")
 
 
@@ -274,5 +276,3 @@ def next_seq(conn: Connection, table: Table, pk: int) -> int:
 
     value = conn.execute(select(func.max(table.c.seq0 + table.c.n)).where(table.c.run_pk == pk)).scalar()
     return int(value or 0)
-
-

@@ -120,7 +120,7 @@ def listed_cases(runs: pd.DataFrame) -> dict[str, int]:
         return {"ran_cases": 0, "passed_cases": 0}
     ok = (runs["status"] == "passed").fillna(False).astype(bool)
     per_case = ok.groupby(runs["case_id"].astype(object), dropna=False, sort=False).min()
-    return {"ran_cases": int(len(per_case)), "passed_cases": int(per_case.sum())}
+    return {"ran_cases": len(per_case), "passed_cases": int(per_case.sum())}
 
 
 def read(store: Store, run: dict[str, Any]) -> RunSummary:
