@@ -48,7 +48,8 @@ def test_tool_calls_saved_and_loaded_both_ways(tmp_path: Path) -> None:
         assert loaded.response_for("c1", 0, 0).tool_calls[1].arguments == "not json"
     store.delete(streamed.meta["run_id"])
     with sqlite3.connect(tmp_path / "runs.db") as con:
-        assert con.execute("SELECT COUNT(*) FROM tool_calls").fetchone() == (3,)  # v1's rows only
+        query = "SELECT SUM(n) FROM segments WHERE frame = 'tool_calls'"
+        assert con.execute(query).fetchone() == (3,)  # v1's rows only
 
 
 def test_migration_from_schema_3_adds_the_tool_calls_table(tmp_path: Path) -> None:

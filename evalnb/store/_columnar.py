@@ -89,17 +89,9 @@ def read_frame(
     for seg in segments(conn, table, int(run["id"]), frame, run):
         seen = True
         got: dict[str, list[Any]] = {}
-        take: list[int] | None = None
-        if terms or keys is not None:
-            mask = _mask(seg, terms, run, got)
-            if keys is not None:
-                ids, runs = (got.get(k) or column_of(seg, k, run) for k in _KEY)
-                mask = [m and k in keys for m, k in zip(mask, zip(ids, runs, strict=True), strict=True)]
-            take = [i for i, m in enumerate(mask) if m]
-            if not take:
-                continue
-            if len(take) == seg.n:
-                take = None
+        take = _taken(seg, terms, keys, run, got)
+        if take is not None and not take:
+            continue
         names = list(cols) + ([c for c in seg.names if c not in stored and c != "suite"] if extra else [])
         for name in names:
             values = got.get(name) or _part(seg, name, dtypes.get(name), run)
@@ -110,13 +102,34 @@ def read_frame(
                 into = acc[name] = [[None] * rows] if rows else []
             into.append(values)
         rows += seg.n if take is None else len(take)
-        for name, into in acc.items():
-            have = sum(len(p) for p in into) if name not in names else rows
-            if have < rows:
-                into.append([None] * (rows - have))
+        _pad(acc, set(names), rows)
     if not seen:
         return None
     return _frame(acc, rows, dtypes, run, shared=shared, known=known or {})
+
+
+def _taken(
+    seg: Segment, terms: Mapping[str, Any], keys: set[Any] | None, run: Mapping[str, Any], got: dict[str, Any]
+) -> list[int] | None:
+    """The rows of ``seg`` a narrowed load keeps (``None``: all of them), the columns it decoded in ``got``."""
+    if not terms and keys is None:
+        return None
+    mask = _mask(seg, terms, run, got)
+    if keys is not None:
+        ids, runs = (got.get(k) or column_of(seg, k, run) for k in _KEY)
+        mask = [m and k in keys for m, k in zip(mask, zip(ids, runs, strict=True), strict=True)]
+    take = [i for i, m in enumerate(mask) if m]
+    return None if len(take) == seg.n else take
+
+
+def _pad(acc: dict[str, list[Any]], filled: set[str], rows: int) -> None:
+    """Missing values for the columns a segment did not have (a column beyond the stored ones)."""
+    for name, into in acc.items():
+        if name in filled:
+            continue
+        have = sum(len(p) for p in into)
+        if have < rows:
+            into.append([None] * (rows - have))
 
 
 def _part(seg: Segment, name: str, dtype: str | None, run: Mapping[str, Any]) -> Any:

@@ -114,9 +114,9 @@ def costs(store: Store, suite: str, *, include_incomplete: bool = False) -> pd.D
             ).fetchall()
         )
         for pk in has_segments(conn, store._t, pks):
-            a, j, n, seg_ms = _segment_sums(conn, store._t["segments"], pk)
+            a, j, n, stored_ms = _segment_sums(conn, store._t["segments"], pk)
             agent[pk], judge[pk], cases[pk] = a, j, n
-            lat += [(pk, x) for x in seg_ms]
+            lat += [(pk, x) for x in stored_ms]
     latencies = pd.DataFrame(lat, columns=["pk", "ms"]).groupby("pk")["ms"] if lat else None
     out = []
     for pk, run_id, version in runs:

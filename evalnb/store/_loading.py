@@ -16,12 +16,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
-from evalnb.errors import StoreError
 from evalnb.results._columns import REPEATED
 from evalnb.results._frames import in_suite_order
 from evalnb.store._codec import read_frame
 from evalnb.store._columnar import kept_keys
 from evalnb.store._columnar import read_frame as read_columns
+from evalnb.store._invalid import invalid
 from evalnb.store._segments import FRAMES, TABLES
 from evalnb.store._suites import suite_from, suite_texts
 
@@ -37,17 +37,6 @@ __all__ = ["invalid", "load", "stored_meta", "stored_suite"]
 
 SHOWN = 3
 """How many of a definition's validation errors the message names (the rest are counted)."""
-
-
-def invalid(run: dict[str, Any], what: str, detail: str) -> StoreError:
-    """The error of a stored run whose ``what`` (its suite definition, its meta) does not read back."""
-    label = f", version {run['version']!r}" if run.get("version") is not None else ""
-    return StoreError(
-        f"the stored run {run['run_id']} (suite {run['suite']!r}{label}) does not read back: {what} "
-        f"{detail}. It was edited, damaged or written by another version of evalnb: restore the store from a "
-        f"copy, or delete the run (evalnb delete {run['run_id']})",
-        code="STORED_RUN_INVALID",
-    )
 
 
 def stored_suite(definition: Any, run: dict[str, Any]) -> Suite:

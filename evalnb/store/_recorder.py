@@ -337,9 +337,8 @@ class StoreRecorder:
             if rows:
                 columns = dict(zip(cols, list(zip(*rows, strict=True))[1:], strict=True))
                 encoded.append((name, seq, encode(columns, len(rows), _DTYPES[name]), len(rows)))
-                seq += len(
-                    rows
-                )  # a frame's rows of the batch take consecutive numbers, as they were recorded
+                # a frame's rows of the batch take consecutive numbers, in the order they were recorded
+                seq += len(rows)
         segments = self.store._t["segments"]
         with self.store.engine.begin() as conn:
             insert(conn, segments, self.run_pk, encoded)

@@ -573,7 +573,9 @@ def frame_stats(conn: Connection, t: dict[str, Table], run_pk: int, runs: Any, s
             for check_id, x in per.iterrows()
         ]
         conn.execute(stats.insert(), rows)
-    latency = runs["latency_ms"].astype("float64").dropna() if "latency_ms" in runs else []
+    latency = (
+        runs["latency_ms"].astype("float64").dropna() if "latency_ms" in runs else pd.Series([], dtype=float)
+    )
     costs = [f[c].astype("float64").dropna() for f in (runs, scores) for c in ["cost"] if c in f]
     conn.execute(
         t["runs"]

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import StoreError
+from evalnb.store._invalid import invalid
 from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS
 
 if TYPE_CHECKING:
@@ -175,8 +176,8 @@ class Segment:
             return None
         import numpy as np
 
-        kind, raw = self._raw(name)  # type: ignore[misc]
-        return np.frombuffer(raw, dtype=_NUMBERS[kind])
+        kind, a, b = span
+        return np.frombuffer(zlib.decompress(self.data[a:b]), dtype=_NUMBERS[kind])
 
     def column(self, name: str) -> list[Any]:
         """The values of ``name`` (``None`` for every row when the segment has no such column)."""
@@ -189,7 +190,8 @@ class Segment:
         if kind == "b":
             return list(map(_UNFLAG.__getitem__, raw))
         if kind in _NUMBERS:
-            return self.array(name).tolist()
+            values_: list[Any] = self.array(name).tolist()
+            return values_
         values: list[Any] = json.loads(raw)
         return values * self.n if kind == "c" else values
 
@@ -254,8 +256,6 @@ def column_of(seg: Segment, name: str, run: Mapping[str, Any]) -> list[Any]:
 
 def damaged(run: Mapping[str, Any], exc: BaseException) -> StoreError:
     """``STORED_RUN_INVALID`` for a run whose segment bytes do not read back."""
-    from evalnb.store._loading import invalid
-
     return invalid(dict(run), "its rows", f"are damaged ({exc})")
 
 
