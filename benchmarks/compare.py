@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import _fresh as fresh  # benchmarks/_fresh.py: this script's folder is on the path
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = 2
@@ -120,10 +120,6 @@ def build(cases: int, seed: int) -> Any:
     return Result.from_frames(suite=suite, runs=runs, scores=scores, meta=meta)
 
 
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def child(step: str, db: str, src: str) -> None:
     """One step in this process; prints one JSON line (and writes the comparison's frames for the check)."""
     sys.path.insert(0, src)
@@ -137,19 +133,14 @@ def child(step: str, db: str, src: str) -> None:
         cmp = evalnb.compare(store.load("v1"), store.load("v2"), labels=("v1", "v2"))
     else:
         cmp = store.compare("v1", "v2")
-    out = {"s": time.perf_counter() - t0, "cpu": time.process_time() - c0, "peak_mb": _peak_mb()}
+    out = {"s": time.perf_counter() - t0, "cpu": time.process_time() - c0, "peak_mb": fresh.peak_mb()}
     cmp.checks.to_pickle(f"{db}.{step}.checks.pkl")
     cmp.cases.to_pickle(f"{db}.{step}.cases.pkl")
     print(json.dumps(out))
 
 
 def _step(step: str, db: Path, src: Path) -> dict[str, float]:
-    cmd = [sys.executable, __file__, "--child", step, str(db), str(src)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
-    out: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+    return fresh.step(__file__, step, db, src)
 
 
 def _equal(db: Path, x: str, y: str) -> bool:

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import _fresh as fresh  # benchmarks/_fresh.py: this script's folder is on the path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -127,10 +126,6 @@ def write_dataset(path: Path, n: int) -> None:
     path.write_text(json.dumps({"schemaVersion": "1.1.0", "items": items}))
 
 
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def scale_child(step: str, dataset: str, db: str) -> None:
     """One step of ``--sizes`` in this process; prints one JSON line."""
     import evalnb
@@ -159,17 +154,12 @@ def scale_child(step: str, dataset: str, db: str) -> None:
         else:
             out["rows"] = len(store.summary("v1").checks)
         out["s"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
-    out["peak_mb"] = _peak_mb()
+    out["peak_mb"] = fresh.peak_mb()
     print(json.dumps(out))
 
 
 def _step(step: str, dataset: Path, db: Path) -> dict[str, float]:
-    cmd = [sys.executable, __file__, "--child", step, str(dataset), str(db)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
-    out: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+    return fresh.step(__file__, step, dataset, db)
 
 
 def scale(sizes: list[int]) -> None:

@@ -135,9 +135,8 @@ def load(
         if fmt is None and path is not None:
             fmt = for_path(path)
         text = _decode(raw, fmt)
-        raw = (
-            b""  # the file's bytes are not needed past their decoding: not held beside the text at the parse
-        )
+        # the file's bytes are not needed past their decoding: not held beside the text at the parse
+        raw = b""
         with _gc.paused():  # a parsed document and the suite built from it hold no cycles to collect
             if fmt is None:
                 fmt, data = guess(text)  # parsed once: the sniffing parse is the loading parse

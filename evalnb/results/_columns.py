@@ -241,9 +241,8 @@ class _Masked(_Column):
         import numpy as np
 
         n = len(values)
-        if (
-            values.count(None) == n
-        ):  # most such columns of most runs (token counts of an agent that gives none)
+        # most such columns of most runs are all missing (token counts of an agent that gives none)
+        if values.count(None) == n:
             self.data.frombytes(bytes(n * (8 if self.dtype == "Int64" else 1)))
             self.mask.extend(b"\x01" * n)
             return
@@ -293,7 +292,8 @@ class _Text(_Column):
             # what pd.array(..., dtype="string") makes of str and None, without its per-cell checks
             chunk = pa.array(values, type=pa.large_string(), from_pandas=True)
         except (TypeError, ValueError, pa.ArrowException):
-            chunk = _cast(list(values), "string").__arrow_array__().combine_chunks()
+            # (cast: the buffers below are read with large_string's 64-bit offsets, whatever pandas made)
+            chunk = _cast(list(values), "string").__arrow_array__().combine_chunks().cast(pa.large_string())
         _, offsets, data = chunk.buffers()
         ends = np.frombuffer(offsets, dtype=np.int64, count=n + 1, offset=chunk.offset * 8)
         base = self.offsets[-1]

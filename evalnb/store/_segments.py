@@ -11,11 +11,20 @@ The bytes of ``data`` (version 1) need nothing beyond the standard library::
     b"evs1"  uint32 little-endian: the header's length  header (JSON)  column 1  column 2 ...
 
 The header is ``{"n": rows, "columns": [[name, kind, size], ...]}`` in the frame's column order; each column is
-``size`` bytes: ``kind`` ``"j"``, its values as a JSON array compressed with zlib (level 1); ``kind`` ``"c"``,
-one value that every row holds, as a one-element JSON array compressed the same way (a run's agent, most
-statuses, the columns no agent reported). JSON keeps text, integers, floats (``repr``-exact, NaN included),
-flags and missing values (``null``) exactly, NUL characters too; text is written ASCII-escaped, so any string
-Python holds reads back the same. A reader takes only the columns it needs: the header says where each one is.
+``size`` bytes, compressed with zlib (level 1), by its ``kind``:
+
+* ``"c"``: one value every row holds (text or missing), as a one-element JSON array (a run's agent, most
+  statuses, the columns no agent reported);
+* ``"s"``: a ``string`` column of text alone, its values joined by NUL in UTF-8 (a value holding NUL goes
+  as JSON);
+* ``"d"`` / ``"q"``: a ``float64`` / ``Int64`` column as little-endian doubles / 64-bit integers (missing
+  floats as NaN, as the frame holds them; an integer column with missing values goes as JSON);
+* ``"b"``: a ``boolean`` column, a byte per row (0 false, 1 true, 2 missing);
+* ``"j"``: anything else, its values as a JSON array: JSON keeps text, integers, floats (``repr``-exact, NaN
+  included), flags and missing values (``null``) exactly, NUL characters too; text is written ASCII-escaped,
+  so any string Python holds reads back the same.
+
+A reader takes only the columns it needs: the header says where each one is.
 
 Example::
 

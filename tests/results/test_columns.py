@@ -113,3 +113,21 @@ def test_a_shared_column_with_a_value_that_is_not_text_keeps_its_chunk_as_given(
     cols.extend([(["not", "hashable"], "x"), ("y", "x")])
     frame = cols.frame()
     assert frame["a"].tolist() == [["not", "hashable"], "y"] and frame["b"].tolist() == ["x", "x"]
+
+
+def test_text_of_another_type_and_missing_chunks_come_back_in_order() -> None:
+    # a chunk with a number in a text column takes the cast path; an all-missing chunk the short one
+    cols = Columns({"t": "string", "n": "Int64", "f": "float64", "b": "boolean"})
+    cols.add([("a", 1, 0.5, True), (None, None, None, None)], position=1, run=0)
+    cols.add([(5, "2", "1.5", False)], position=0, run=0)
+    cols.add([(None, None, None, None)], position=2, run=0)
+    frame = cols.frame()
+    assert (
+        frame["t"].iloc[0] == "5"
+        and frame["t"].iloc[1] == "a"
+        and frame["t"].isna().tolist()[2:] == [True, True]
+    )
+    assert frame["n"].tolist()[:2] == [2, 1] and frame["n"].isna().tolist()[2:] == [True, True]
+    assert frame["f"].tolist()[:2] == [1.5, 0.5] and frame["f"].isna().tolist()[2:] == [True, True]
+    assert frame["b"].tolist()[:2] == [False, True] and frame["b"].isna().tolist()[2:] == [True, True]
+    assert list(frame.dtypes.astype(str)) == ["string", "Int64", "float64", "boolean"]
