@@ -2,9 +2,10 @@
 
 A run of a million case runs makes a million run rows and two million score rows. Kept as one tuple per row
 until the end and then transposed, they took ~3 KB per case run at the peak; gathered here they are transposed
-in chunks as they arrive (one list per column), repeated text (statuses, check names, the reasons that checks
-write the same way for many answers) is kept once, and each column becomes its typed array on its own, its list
-freed before the next one is built. The frames handed out keep their documented dtypes (``frames.py``).
+in chunks as they arrive, each column into its final layout (numbers and flags in typed buffers; text in Arrow's
+buffers when pandas stores text in Arrow, else Python strings with repeated text kept once), and each column
+becomes the frame's array from those buffers, freed before the next one is built (docs/results.md, text
+columns). The frames handed out keep their documented dtypes (``frames.py``).
 
 Example::
 
