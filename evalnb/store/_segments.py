@@ -216,9 +216,12 @@ def decode(data: bytes, names: Iterable[str] | None = None) -> dict[str, list[An
 
 def insert(conn: Connection, table: Table, pk: int, parts: Sequence[tuple[str, int, bytes, int]]) -> None:
     """Store segments ``(frame, seq0, data, n)`` (within the caller's transaction)."""
-    if parts:
-        rows = [{"run_pk": pk, "frame": f, "seq0": seq0, "n": n, "data": data} for f, seq0, data, n in parts]
-        conn.execute(table.insert(), rows)
+    rows = [{"run_pk": pk, "frame": f, "seq0": seq0, "n": n, "data": data} for f, seq0, data, n in parts]
+    # One multi-row INSERT per chunk, not an executemany: psycopg runs the latter in pipeline mode, and a run
+    # whose row a later claim deleted meanwhile (docs/results.md, the store) would log "error ignored terminating pipeline"
+    # to stderr beside the clear error it raises. 100 rows x 5 values stay under every backend's limit.
+    for start in range(0, len(rows), 100):
+        conn.execute(table.insert().values(rows[start : start + 100]))
 
 
 def write_frame(

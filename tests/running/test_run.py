@@ -78,10 +78,11 @@ def test_request_fields_and_agent_gets_prompt_or_request() -> None:
 
     s = Suite(name="suite-x", format="tasks-toml", cases=[task("a", "hello", runs=1), task("b", runs=1)])
     evalnb.run(s, by_request, progress=False)
-    req = seen[0]
+    by_case = {r.case: r for r in seen}  # the two run at once: either may ask first
+    req = by_case["a"]
     assert (req.prompt, req.case, req.turn, req.run, req.suite) == ("hello", "a", 0, 0, "suite-x")
     assert req.workdir is not None and not req.workdir.exists()  # it passed: its directory is removed
-    assert seen[1].workdir is None  # never read while it ran: it had none, and none is made afterwards
+    assert by_case["b"].workdir is None  # never read while it ran: it had none, and none is made afterwards
     s = Suite(name="suite-x", format="tasks-toml", cases=[task("a", "hello", runs=1)])
     prompts: list[str] = []
     evalnb.run(s, lambda p: prompts.append(p) or "ok", progress=False)
