@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-__all__ = ["canonical", "content_hash"]
+__all__ = ["canonical", "content_hash", "document"]
 
 _SEP = (",", ":")
 
@@ -33,20 +34,40 @@ def canonical(value: Any) -> str:
 def content_hash(suite: Any) -> str:
     """The first 16 hex digits of SHA-256 over the suite's canonical JSON (see the module docstring)."""
     h = hashlib.sha256()
+    for part in _parts(suite):
+        h.update(part.encode())
+    return h.hexdigest()[:16]
+
+
+def document(suite: Any) -> tuple[str, str]:
+    """The suite's content hash and its whole canonical JSON, made in one pass: the hashed document with the
+    load path and the warnings added as its last keys (still in sorted order). A store keeps the document as
+    the suite's definition; reading it back, the hash of all but those two keys says it is what evalnb wrote
+    (``store/_suites.py``)."""
+    h = hashlib.sha256()
+    parts = list(_parts(suite))
+    for part in parts:
+        h.update(part.encode())
+    last = parts[-1]
+    parts[-1] = f'{last[:-1]},"path":{_plain(suite.path)},"warnings":{canonical(list(suite.warnings))}}}'
+    return h.hexdigest()[:16], "".join(parts)
+
+
+def _parts(suite: Any) -> Iterator[str]:
+    """The hashed document in pieces: its head, each case (after a comma but the first), its tail."""
     specs: dict[int, str] = {}  # by id: the suite holds its specs (so their ids) while it is hashed
     # Top-level keys in sorted order: cases, description, format, meta, name (``path`` is not hashed).
-    h.update(b'{"cases":[')
+    yield '{"cases":['
     for i, case in enumerate(suite.cases):
         if i:
-            h.update(b",")
-        h.update(_case(case, specs).encode())
+            yield ","
+        yield _case(case, specs)
     rest = {"description": suite.description, "format": suite.format, "meta": suite.meta, "name": suite.name}
     try:
         tail = canonical(rest)
     except (TypeError, ValueError):
         tail = canonical(suite.model_dump(mode="json", include=set(rest)))
-    h.update(b"]," + tail[1:].encode())
-    return h.hexdigest()[:16]
+    yield "]," + tail[1:]
 
 
 def _case(case: Any, specs: dict[int, str]) -> str:

@@ -225,13 +225,18 @@ class Result:
         case_ids = [c.id for c in suite_cases]
         names: list[Any] = [c.name for c in suite_cases]
         cats: list[Any] = [c.category for c in suite_cases]
-        if n_runs:
+        index = pd.Index(ids)
+        code = index.get_indexer(case_ids) if len(ids) else np.full(len(case_ids), -1)
+        hit = np.zeros(len(ids), dtype=bool)
+        hit[code[code >= 0]] = True
+        if n_runs and not hit.all():  # the frames hold cases the suite does not (rare: looked for only then)
             extra = runs.drop_duplicates("case_id")
-            extra = extra[~extra["case_id"].isin(case_ids)]
-            case_ids += extra["case_id"].tolist()
+            extra = extra[extra["case_id"].isin(ids[~hit])]
+            added = extra["case_id"].tolist()
+            case_ids += added
             names += extra["case_name"].tolist()
             cats += [plain(c) for c in extra["category"].tolist()]
-        code = pd.Index(ids).get_indexer(case_ids) if len(ids) else np.full(len(case_ids), -1)
+            code = np.concatenate([code, index.get_indexer(added)])
         # per_case is indexed by code; a case with a code but no row there, or no code, was never run
         at = per_case.index.get_indexer(code) if len(per_case) else np.full(len(code), -1)
         ran = at >= 0

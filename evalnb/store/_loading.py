@@ -39,7 +39,7 @@ SHOWN = 3
 """How many of a definition's validation errors the message names (the rest are counted)."""
 
 
-def stored_suite(definition: Any, run: dict[str, Any]) -> Suite:
+def stored_suite(definition: Any, run: dict[str, Any], content_hash: str | None = None) -> Suite:
     """The run's suite from its stored definition.
 
     Raises:
@@ -52,7 +52,7 @@ def stored_suite(definition: Any, run: dict[str, Any]) -> Suite:
     if not isinstance(definition, str):
         raise invalid(run, "its suite definition", "is missing")
     try:
-        return suite_from(definition)
+        return suite_from(definition, content_hash)
     except ValidationError as exc:
         said = describe(exc, limit=SHOWN, whole="(the whole definition)", values=False)
         raise invalid(run, "its suite definition does not validate:", said) from None
@@ -201,10 +201,11 @@ def _load(store: Store, run: dict[str, Any], *, columns: Any, where: Any) -> Res
         # of a load's time). The last two are kept.
         entry = store._suites_read.pop(run["suite_id"], None)
         if entry is None:
-            definition = conn.execute(
-                select(s.c.definition).where(s.c.id == run["suite_id"])
-            ).scalar_one_or_none()
-            entry = stored_suite(definition, run)
+            row = conn.execute(
+                select(s.c.definition, s.c.content_hash).where(s.c.id == run["suite_id"])
+            ).first()
+            definition, digest = (None, None) if row is None else row
+            entry = stored_suite(definition, run, digest)
         store._suites_read[run["suite_id"]] = entry
         while len(store._suites_read) > 2:
             store._suites_read.pop(next(iter(store._suites_read)))

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from evalnb._canonical import document
 from evalnb._deprecation import deprecated_method
 from evalnb._numbers import seconds
 from evalnb._retry import retry_until
@@ -254,7 +255,9 @@ class Store(Views):
         from sqlalchemy import select
 
         t = self._t["suites"]
-        h = suite.content_hash()
+        # The definition is the canonical JSON the content hash is taken over (made in the same pass), so a
+        # load can tell it is what evalnb wrote and build the suite without validating it again (_suites.py).
+        h, definition = document(suite)
         where = select(t.c.id).where(t.c.name == suite.name, t.c.content_hash == h)
         row = conn.execute(where).fetchone()
         if row:
@@ -263,7 +266,7 @@ class Store(Views):
             "name": suite.name,
             "format": suite.format,
             "content_hash": h,
-            "definition": suite.model_dump_json(),
+            "definition": definition,
             "created_at": _now(),
         }
         if conn.dialect.name in ("sqlite", "postgresql"):

@@ -15,16 +15,21 @@ if TYPE_CHECKING:
 __all__ = ["suite_from", "suite_texts"]
 
 
-def suite_from(definition: str) -> Suite:
-    """A stored suite definition as a Suite; text stored clean is not cleaned again (evalnb._unicode)."""
+def suite_from(definition: str, content_hash: str | None = None) -> Suite:
+    """A stored suite definition as a Suite; text stored clean is not cleaned again (evalnb._unicode). One
+    that evalnb wrote (its hash is ``content_hash``) is built without validating it again (_trusted.py)."""
     from evalnb._unicode import cleaned_already, may_hold_surrogates
+    from evalnb.store._trusted import trusted_suite
     from evalnb.suite import Suite
 
     if may_hold_surrogates(definition):
-        suite = Suite.model_validate_json(definition)
-    else:
-        with cleaned_already():
-            suite = Suite.model_validate_json(definition)
+        return _shared(Suite.model_validate_json(definition))
+    with cleaned_already():
+        trusted = trusted_suite(definition, content_hash)
+        return trusted if trusted is not None else _shared(Suite.model_validate_json(definition))
+
+
+def _shared(suite: Suite) -> Suite:
     # Parsed from JSON, every case has check objects of its own; equal ones become one object, as a loaded
     # suite's defaults are (a million cases held two copies of each check each).
     same: dict[Any, Any] = {}
