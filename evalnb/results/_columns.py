@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["REPEATED", "Columns", "Shared"]
+__all__ = ["REPEATED", "Columns", "Shared", "arrow_text"]
 
 CHUNK = 4096
 """Rows held as tuples before they are transposed into the columns."""
@@ -114,7 +114,7 @@ class Columns:
         self.add(rows, position=0, run=0)
 
     def _make(self) -> list[_Column]:
-        arrow = _arrow_text()
+        arrow = arrow_text()
         out: list[_Column] = []
         for name, dtype in self.schema.items():
             kind = _KINDS.get(dtype, _Objects)
@@ -332,7 +332,7 @@ _KINDS: dict[str, type[_Column]] = {"float64": _Floats, "Int64": _Masked, "boole
 _DONE: Any = None
 
 
-def _arrow_text() -> bool:
+def arrow_text() -> bool:
     """Whether pandas keeps ``string`` columns in Arrow buffers (pyarrow installed: docs/results.md, text
     columns)."""
     import pandas as pd

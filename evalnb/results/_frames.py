@@ -259,6 +259,8 @@ def conform(frame: pd.DataFrame, schema: Mapping[str, str], *, copy: bool = True
     casts: dict[str, Any] = {}
     for col, dtype in schema.items():
         if not copy and str(frame[col].dtype) == dtype:
+            if dtype == "string" and str(getattr(frame[col].dtype, "storage", "")).startswith("pyarrow"):
+                continue  # Arrow holds text as valid UTF-8: no lone surrogate to clean
             if dtype == "string":
                 values = frame[col].tolist()
                 cleaned = _encodable(values)

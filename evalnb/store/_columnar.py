@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalnb.results._columns import Shared
+from evalnb.results._columns import Shared, arrow_text
 from evalnb.store._segments import FRAMES, Segment, column_of, damaged, segments
 from evalnb.store._where import matches
 
@@ -96,7 +96,13 @@ def read_frame(
         for name in names:
             values = got.get(name) or _part(seg, name, dtypes.get(name), run)
             if take is not None:
-                values = values[take] if not isinstance(values, list) else [values[i] for i in take]
+                values = (
+                    [values[i] for i in take]
+                    if isinstance(values, list)
+                    else values.take(take)
+                    if _is_arrow(values)
+                    else values[take]
+                )
             into = acc.get(name)
             if into is None:  # a column beyond the stored ones that earlier segments did not have
                 into = acc[name] = [[None] * rows] if rows else []
@@ -133,7 +139,15 @@ def _pad(acc: dict[str, list[Any]], filled: set[str], rows: int) -> None:
 
 
 def _part(seg: Segment, name: str, dtype: str | None, run: Mapping[str, Any]) -> Any:
-    """A column of one segment: a numpy array for a frame column of numbers stored packed, else its values."""
+    """A column of one segment: a numpy array for a frame column of numbers stored packed, an Arrow array
+    for text stored as text where pandas keeps text in Arrow buffers, else its values."""
+    if dtype == "string" and arrow_text():
+        try:
+            text = seg.text(name)
+        except (ValueError, zlib.error) as exc:
+            raise damaged(run, exc) from None
+        if text is not None:
+            return text
     if dtype in ("float64", "Int64"):
         try:
             packed = seg.array(name)
@@ -144,15 +158,27 @@ def _part(seg: Segment, name: str, dtype: str | None, run: Mapping[str, Any]) ->
     return column_of(seg, name, run)
 
 
+def _is_arrow(values: Any) -> bool:
+    return type(values).__module__.startswith("pyarrow")
+
+
 def _joined(parts: list[Any]) -> Any:
-    """A column's parts as one: a numpy array when every part is one, else a list of python values."""
+    """A column's parts as one: a numpy array when every part is one; an Arrow array of text when some part
+    is one and the rest is text; else a list of python values."""
     import numpy as np
 
-    if parts and all(not isinstance(p, list) for p in parts):
+    if parts and all(isinstance(p, np.ndarray) for p in parts):
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    if any(_is_arrow(p) for p in parts):
+        import pyarrow as pa
+
+        with contextlib.suppress(TypeError, ValueError, pa.ArrowException):
+            text = pa.large_string()
+            arrays = [p if _is_arrow(p) else pa.array(list(p), type=text, from_pandas=True) for p in parts]
+            return arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
     out: list[Any] = []
     for p in parts:
-        out += p if isinstance(p, list) else p.tolist()
+        out += p if isinstance(p, list) else p.to_pylist() if _is_arrow(p) else p.tolist()
     return out
 
 
@@ -187,8 +213,12 @@ def _typed(values: list[Any], dtype: str) -> Any:
     import numpy as np
     import pandas as pd
 
-    if not isinstance(values, list):  # numbers stored packed: float64 or int64 already
-        return values.astype("float64", copy=False) if dtype == "float64" else pd.array(values, dtype="Int64")
+    if _is_arrow(values):  # text stored as text: the frame's column is made of its buffers
+        return pd.arrays.ArrowStringArray(values)
+    if not isinstance(values, list):  # numbers stored packed: float64 or int64 already (none missing)
+        if dtype == "float64":
+            return values.astype("float64", copy=False)
+        return pd.arrays.IntegerArray(values.astype("int64", copy=False), np.zeros(len(values), dtype=bool))
     try:
         if dtype == "float64":
             return np.array(values, dtype="float64")  # None -> NaN

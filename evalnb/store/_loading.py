@@ -16,7 +16,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
-from evalnb.results._columns import REPEATED
+from evalnb.results._columns import REPEATED, arrow_text
 from evalnb.results._frames import in_suite_order
 from evalnb.store._codec import read_frame
 from evalnb.store._columnar import kept_keys
@@ -210,7 +210,9 @@ def _load(store: Store, run: dict[str, Any], *, columns: Any, where: Any) -> Res
         while len(store._suites_read) > 2:
             store._suites_read.pop(next(iter(store._suites_read)))
         the_suite = entry
-        known = suite_texts(the_suite)  # fresh: reading a frame adds the texts it meets to it
+        # fresh: reading a frame adds the texts it meets to it. Text read into Arrow buffers makes no Python
+        # strings to share (results/_columns.py, arrow_text).
+        known = {} if arrow_text() else suite_texts(the_suite)
         try:
             frames = _frames(store, conn, run, narrow, dtypes, known)
         except (ValueError, TypeError) as exc:  # a dtype the meta names that pandas does not know

@@ -188,6 +188,43 @@ class Segment:
         kind, a, b = span
         return np.frombuffer(zlib.decompress(self.data[a:b]), dtype=_NUMBERS[kind])
 
+    def text(self, name: str) -> Any:
+        """A column of text alone (kind ``"s"``, or ``"c"`` of text or missing) as a pyarrow ``LargeStringArray`` made from its bytes, no
+        Python string per value; ``None`` for another kind, or text that is not valid UTF-8 (a lone surrogate,
+        which only Python's strings hold: :meth:`column` reads it)."""
+        span = self.spans.get(name)
+        if span is None or span[0] not in ("s", "c"):
+            return None
+        import numpy as np
+        import pyarrow as pa
+
+        kind, a, b = span
+        if kind == "c":  # one value every row holds
+            (value,) = json.loads(zlib.decompress(self.data[a:b]))
+            if value is None:
+                return pa.nulls(self.n, pa.large_string())
+            if type(value) is not str or (not value.isascii() and _lone_surrogate(value)):
+                return None
+            return pa.repeat(pa.scalar(value, pa.large_string()), self.n)
+        raw = np.frombuffer(zlib.decompress(self.data[a:b]), dtype=np.uint8)
+        nul = np.flatnonzero(raw == 0)  # the separators: UTF-8 has no zero byte but NUL's own
+        if len(nul) != self.n - 1:
+            return None
+        offsets = np.empty(self.n + 1, dtype=np.int64)
+        offsets[0] = 0
+        offsets[1:-1] = nul - np.arange(
+            len(nul)
+        )  # each value ends where its separator was, less those before
+        offsets[-1] = len(raw) - len(nul)
+        values = pa.LargeStringArray.from_buffers(
+            self.n, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(raw[raw != 0]))
+        )
+        try:
+            values.validate(full=True)
+        except pa.ArrowInvalid:
+            return None
+        return values
+
     def column(self, name: str) -> list[Any]:
         """The values of ``name`` (``None`` for every row when the segment has no such column)."""
         got = self._raw(name)
@@ -288,3 +325,11 @@ def next_seq(conn: Connection, table: Table, pk: int) -> int:
 
     value = conn.execute(select(func.max(table.c.seq0 + table.c.n)).where(table.c.run_pk == pk)).scalar()
     return int(value or 0)
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -22,11 +22,16 @@ def suite_from(definition: str, content_hash: str | None = None) -> Suite:
     from evalnb.store._trusted import trusted_suite
     from evalnb.suite import Suite
 
+    # What evalnb wrote holds no lone surrogate (a suite's text is cleaned when it is made): it is not looked
+    # for (a pass over the whole text), and its text is not cleaned again.
+    with cleaned_already():
+        trusted = trusted_suite(definition, content_hash)
+    if trusted is not None:
+        return trusted
     if may_hold_surrogates(definition):
         return _shared(Suite.model_validate_json(definition))
     with cleaned_already():
-        trusted = trusted_suite(definition, content_hash)
-        return trusted if trusted is not None else _shared(Suite.model_validate_json(definition))
+        return _shared(Suite.model_validate_json(definition))
 
 
 def _shared(suite: Suite) -> Suite:
