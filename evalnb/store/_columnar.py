@@ -175,7 +175,7 @@ def _joined(parts: list[Any]) -> Any:
         with contextlib.suppress(TypeError, ValueError, pa.ArrowException):
             text = pa.large_string()
             arrays = [p if _is_arrow(p) else pa.array(list(p), type=text, from_pandas=True) for p in parts]
-            return arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
+            return pa.chunked_array(arrays, type=text)  # the segments' buffers as they are, not a copy
     out: list[Any] = []
     for p in parts:
         out += p if isinstance(p, list) else p.to_pylist() if _is_arrow(p) else p.tolist()
@@ -219,6 +219,14 @@ def _typed(values: list[Any], dtype: str) -> Any:
         if dtype == "float64":
             return values.astype("float64", copy=False)
         return pd.arrays.IntegerArray(values.astype("int64", copy=False), np.zeros(len(values), dtype=bool))
+    if dtype in ("Int64", "boolean") and values.count(None) == len(values):  # a column nobody reported
+        zeros = np.zeros(len(values), dtype="int64" if dtype == "Int64" else bool)
+        missing = np.ones(len(values), dtype=bool)
+        return (
+            pd.arrays.IntegerArray(zeros, missing)
+            if dtype == "Int64"
+            else pd.arrays.BooleanArray(zeros, missing)
+        )
     try:
         if dtype == "float64":
             return np.array(values, dtype="float64")  # None -> NaN

@@ -219,10 +219,11 @@ class Segment:
         values = pa.LargeStringArray.from_buffers(
             self.n, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(raw[raw != 0]))
         )
-        try:
-            values.validate(full=True)
-        except pa.ArrowInvalid:
-            return None
+        if len(raw) and raw.max() >= 0x80:  # ASCII is valid UTF-8 as it is; anything else is checked
+            try:
+                values.validate(full=True)
+            except pa.ArrowInvalid:
+                return None
         return values
 
     def column(self, name: str) -> list[Any]:
