@@ -141,21 +141,19 @@ def _pad(acc: dict[str, list[Any]], filled: set[str], rows: int) -> None:
 def _part(seg: Segment, name: str, dtype: str | None, run: Mapping[str, Any]) -> Any:
     """A column of one segment: a numpy array for a frame column of numbers stored packed, an Arrow array
     for text stored as text where pandas keeps text in Arrow buffers, else its values."""
-    if dtype == "string" and arrow_text():
+    packed = seg.text if dtype == "string" and arrow_text() else seg.array if dtype in _NUMBERS else None
+    if packed is not None:
         try:
-            text = seg.text(name)
+            values = packed(name)
         except (ValueError, zlib.error) as exc:
             raise damaged(run, exc) from None
-        if text is not None:
-            return text
-    if dtype in ("float64", "Int64"):
-        try:
-            packed = seg.array(name)
-        except (ValueError, zlib.error) as exc:
-            raise damaged(run, exc) from None
-        if packed is not None:
-            return packed
+        if values is not None:
+            return values
     return column_of(seg, name, run)
+
+
+_NUMBERS = ("float64", "Int64")
+"""Frame dtypes whose columns a segment may hold packed (``Segment.array``)."""
 
 
 def _is_arrow(values: Any) -> bool:

@@ -43,6 +43,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalnb._unicode import may_hold_surrogates
 from evalnb.errors import StoreError
 from evalnb.store._invalid import invalid
 from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_COLS
@@ -189,9 +190,9 @@ class Segment:
         return np.frombuffer(zlib.decompress(self.data[a:b]), dtype=_NUMBERS[kind])
 
     def text(self, name: str) -> Any:
-        """A column of text alone (kind ``"s"``, or ``"c"`` of text or missing) as a pyarrow ``LargeStringArray`` made from its bytes, no
-        Python string per value; ``None`` for another kind, or text that is not valid UTF-8 (a lone surrogate,
-        which only Python's strings hold: :meth:`column` reads it)."""
+        """A column of text alone (kind ``"s"``, or ``"c"`` of text or missing) as a pyarrow
+        ``LargeStringArray`` made from its bytes, no Python string per value; ``None`` for another kind, or text
+        that is not valid UTF-8 (a lone surrogate, which only Python's strings hold: :meth:`column` reads it)."""
         span = self.spans.get(name)
         if span is None or span[0] not in ("s", "c"):
             return None
@@ -203,7 +204,7 @@ class Segment:
             (value,) = json.loads(zlib.decompress(self.data[a:b]))
             if value is None:
                 return pa.nulls(self.n, pa.large_string())
-            if type(value) is not str or (not value.isascii() and _lone_surrogate(value)):
+            if type(value) is not str or may_hold_surrogates(value):
                 return None
             return pa.repeat(pa.scalar(value, pa.large_string()), self.n)
         raw = np.frombuffer(zlib.decompress(self.data[a:b]), dtype=np.uint8)
@@ -212,9 +213,8 @@ class Segment:
             return None
         offsets = np.empty(self.n + 1, dtype=np.int64)
         offsets[0] = 0
-        offsets[1:-1] = nul - np.arange(
-            len(nul)
-        )  # each value ends where its separator was, less those before
+        # each value ends where its separator was, less the separators before it
+        offsets[1:-1] = nul - np.arange(len(nul))
         offsets[-1] = len(raw) - len(nul)
         values = pa.LargeStringArray.from_buffers(
             self.n, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(raw[raw != 0]))
@@ -256,8 +256,9 @@ def insert(conn: Connection, table: Table, pk: int, parts: Sequence[tuple[str, i
     """Store segments ``(frame, seq0, data, n)`` (within the caller's transaction)."""
     rows = [{"run_pk": pk, "frame": f, "seq0": seq0, "n": n, "data": data} for f, seq0, data, n in parts]
     # One multi-row INSERT per chunk, not an executemany: psycopg runs the latter in pipeline mode, and a run
-    # whose row a later claim deleted meanwhile (docs/results.md, the store) would log "error ignored terminating pipeline"
-    # to stderr beside the clear error it raises. 100 rows x 5 values stay under every backend's limit.
+    # whose row a later claim deleted meanwhile (docs/results.md, the store) would log "error ignored
+    # terminating pipeline" to stderr beside the clear error it raises. 100 rows x 5 values stay under every
+    # backend's limit.
     for start in range(0, len(rows), 100):
         conn.execute(table.insert().values(rows[start : start + 100]))
 
@@ -326,11 +327,3 @@ def next_seq(conn: Connection, table: Table, pk: int) -> int:
 
     value = conn.execute(select(func.max(table.c.seq0 + table.c.n)).where(table.c.run_pk == pk)).scalar()
     return int(value or 0)
-
-
-def _lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False

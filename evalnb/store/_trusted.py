@@ -27,12 +27,14 @@ _CHUNK = 1 << 22
 
 def trusted_suite(definition: str, content_hash: str | None) -> Suite | None:
     """The suite of a definition evalnb wrote whose hash is ``content_hash``; else None."""
+    if content_hash is None or not definition.startswith(_HEAD) or not definition.isascii():
+        return None  # evalnb writes ASCII (escapes): text edited in by hand may not be
     end = definition.rfind(_PATH)  # no string holds it (a quote in one is escaped): the top-level key
-    if content_hash is None or end < 0 or not definition.startswith(_HEAD):
+    if end < 0:
         return None
     h = hashlib.sha256()
     for start in range(0, end, _CHUNK):  # the document is ASCII (escapes): its characters are its bytes
-        h.update(definition[start : min(start + _CHUNK, end)].encode("ascii", "strict"))
+        h.update(definition[start : min(start + _CHUNK, end)].encode("ascii"))
     h.update(b"}")
     if h.hexdigest()[:16] != content_hash:
         return None

@@ -106,6 +106,15 @@ def test_a_stored_suite_reads_back_as_it_was_without_a_second_validation(
         assert json.loads(definition)["cases"] == json.loads(suite.model_dump_json())["cases"]
 
 
+def test_a_suite_of_no_cases_reads_back() -> None:
+    from evalnb._canonical import document
+
+    empty = Suite(name="empty", format="tasks-toml", cases=[], warnings=["nothing to run"])
+    digest, definition = document(empty)
+    built = trusted_suite(definition, digest)
+    assert built is not None and built.model_dump() == empty.model_dump()
+
+
 def test_equal_checks_and_labels_are_one_object_each_after_the_read(tmp_path: Path) -> None:
     items = [
         {
@@ -127,7 +136,7 @@ def test_equal_checks_and_labels_are_one_object_each_after_the_read(tmp_path: Pa
     assert len(checks) == 2 and len(categories) == 1
 
 
-@pytest.mark.parametrize("how", ["edited by hand", "written by an earlier evalnb"])
+@pytest.mark.parametrize("how", ["edited by hand", "edited by hand in UTF-8", "written by an earlier evalnb"])
 def test_any_other_definition_is_validated(tmp_path: Path, how: str) -> None:
     suite = _unusual()
     db = tmp_path / "s.db"
@@ -135,10 +144,11 @@ def test_any_other_definition_is_validated(tmp_path: Path, how: str) -> None:
     store.save(evalnb.run(suite, lambda p: "yes", progress=False), version="v1")
     store.engine.dispose()
     definition, digest = _row(db)
-    if how == "edited by hand":
+    if how.startswith("edited by hand"):
         doc = json.loads(definition)
-        doc["cases"][0]["turns"][0]["prompt"] = "a prompt edited by hand"
-        changed = json.dumps(doc)
+        doc["cases"][0]["turns"][0]["prompt"] = "a prompt edited by hand é"
+        # compact, as evalnb writes it: only the hash (and, in UTF-8, the raw text) tells the edit apart
+        changed = json.dumps(doc, ensure_ascii=how == "edited by hand", separators=(",", ":"))
     else:  # the model's own JSON, as evalnb wrote definitions before they were canonical
         changed = suite.model_dump_json()
     with sqlite3.connect(db) as con:
@@ -146,7 +156,7 @@ def test_any_other_definition_is_validated(tmp_path: Path, how: str) -> None:
     con.close()
     assert trusted_suite(changed, digest) is None
     loaded = Store(db).load("v1").suite
-    first = "a prompt edited by hand" if how == "edited by hand" else suite.cases[0].turns[0].prompt
+    first = "a prompt edited by hand é" if how.startswith("edited") else suite.cases[0].turns[0].prompt
     assert loaded.cases[0].turns[0].prompt == first
     assert [c.model_dump() for c in loaded.cases[1:]] == [c.model_dump() for c in suite.cases[1:]]
     one = {id(t.checks[0]) for c in loaded.cases if not int(c.id[1:]) % 2 for t in c.turns[:1]}
