@@ -290,11 +290,17 @@ def _random_subsets(n: int, draws: int, seed: int) -> np.ndarray:
 
 _HELD_BITS = 4_000_000
 """Up to this many sign bits (draws x cases) a test's subsets are made at once, as floats, and kept for the next
-test of as many cases; beyond it they are drawn in blocks of ``_BLOCK_BITS`` and let go (100,000 cases: 1 GB of
+test of as many cases; beyond it they are drawn in blocks of ``_BLOCK_ROWS`` and let go (100,000 cases: 1 GB of
 bits, and a float copy of 3 GB per 4,096 of them, before)."""
 
-_BLOCK_BITS = 32_000_000
-"""At most this many sign bits are drawn and multiplied at once when they are not held (see ``_streamed_sums``)."""
+_BLOCK_ROWS = 16
+"""Random subsets drawn and multiplied at once when they are not held: a float buffer this many rows high is
+filled again for each block, so no block allocates (a fresh 800 MB buffer per block cost more in page faults
+than the product), and the product is the float kernel's (numpy's mixed uint8 x float product is not BLAS's)."""
+
+_GROUPED_SHARE = 64
+"""Differences with at most one distinct value per this many cases are flipped value by value (see
+``_grouped_sums``): a binomial draw costs about as much as 64 sign bits' share of the product."""
 
 
 @functools.lru_cache(maxsize=16)
@@ -306,50 +312,90 @@ def _subsets(n: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return bits.astype(np.float64), bits.sum(axis=1).astype(float)
 
 
+@functools.lru_cache(maxsize=1)
+def _byte_ones() -> np.ndarray:
+    import numpy as np
+
+    return np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
+
+
+def _set_bits(raw: np.ndarray) -> np.ndarray:
+    """The number of bits set in each row of bytes."""
+    import numpy as np
+
+    count = getattr(np, "bitwise_count", None)  # numpy 2.0 and later
+    if count is not None:
+        return count(raw).sum(axis=1, dtype=np.int64)
+    return _byte_ones()[raw].sum(axis=1)
+
+
 def _streamed_sums(d: np.ndarray, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The sums of ``d`` over the random subsets and the subsets' sizes, the subsets drawn block by block.
 
-    The numbers of ``_random_subsets(n, draws, seed)`` multiplied in blocks of 4,096 rows, as they were when
-    those bits were held whole: the generator gives the same bytes drawn in parts of a multiple of 4 bytes
-    (it draws 4 at a time and drops the rest at the end of a call), and a block is a power of two of rows
-    that divides 4,096, so the product's kernel sums the same rows together (4 at a time, split between
-    threads at multiples of 4, the last 1-3 rows another way).
+    The subsets of ``_random_subsets(n, draws, seed)``, as they were when those bits were held whole: the
+    generator gives the same bytes drawn in parts of a multiple of 4 bytes (it draws 4 at a time and drops
+    the rest at the end of a call). The sums are the same up to the rounding of the product's order.
     """
     import numpy as np
 
     n = len(d)
     width = (n + 7) // 8
     rng = np.random.default_rng([seed, n, draws])
-    rows = 4096
-    while rows > 4 and rows * n > _BLOCK_BITS:
-        rows //= 2
+    buffer = np.empty((_BLOCK_ROWS, n))
     sums: list[np.ndarray] = []
     sizes: list[np.ndarray] = []
-    held = np.empty((0, n), dtype=np.uint8)
-    held_size = np.empty(0, dtype=np.int64)
-    # the subsets' sizes from the bytes (bits set per byte, the last byte's bits beyond n masked off)
-    ones = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
-    tail = (0xFF << (8 * width - n)) & 0xFF
-    for start in range(0, draws, rows):
-        count = min(rows, draws - start)
-        raw = rng.integers(0, 256, size=(count, width), dtype=np.uint8)
+    tail = (0xFF << (8 * width - n)) & 0xFF  # the last byte's bits beyond n masked off
+    for start in range(0, draws, _BLOCK_ROWS):
+        raw = rng.integers(0, 256, size=(min(_BLOCK_ROWS, draws - start), width), dtype=np.uint8)
         raw[:, -1] &= tail
-        size = ones[raw].sum(axis=1)
-        bits = np.unpackbits(raw, axis=1)[:, :n]
+        size = _set_bits(raw)
         # the empty subset is left out (it is the observed data: the +1 of the p-value)
         if not size.all():
-            bits, size = bits[size > 0], size[size > 0]
-        held = np.concatenate([held, bits]) if len(held) else bits
-        held_size = np.concatenate([held_size, size]) if len(held_size) else size
-        last = start + count >= draws
-        while len(held) >= rows or (last and len(held)):
-            block, held = held[:rows], held[rows:]
-            sums.append(block @ d)
-            sizes.append(held_size[:rows].astype(float))
-            held_size = held_size[rows:]
+            raw, size = raw[size > 0], size[size > 0]
+        block = buffer[: len(raw)]
+        np.copyto(block, np.unpackbits(raw, axis=1, count=n))
+        sums.append(block @ d)
+        sizes.append(size.astype(float))
     if not sums:
         return np.empty(0), np.empty(0)
     return np.concatenate(sums), np.concatenate(sizes)
+
+
+def _grouped_sums(
+    values: np.ndarray, counts: np.ndarray, draws: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sums and sizes of ``draws`` random subsets of differences that take few distinct values.
+
+    A subset's sum and size depend only on how many cases of each value it holds, and with fair independent
+    signs that number is binomial (count, 1/2), independently per value: drawing those numbers gives the
+    subsets' sums and sizes the same distribution as drawing every case's sign, in draws x values steps
+    instead of draws x cases (pass/fail differences of a million cases take five values).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng([seed, int(counts.sum()), draws, len(values)])
+    rows = max(1, _HELD_BITS // len(values))
+    sums: list[np.ndarray] = []
+    sizes: list[np.ndarray] = []
+    for start in range(0, draws, rows):
+        flipped = rng.binomial(counts, 0.5, size=(min(rows, draws - start), len(values))).astype(float)
+        size = flipped.sum(axis=1)
+        flipped = flipped[size > 0]  # the empty subset is the observed data (the +1 of the p-value)
+        sums.append(flipped @ values)
+        sizes.append(size[size > 0])
+    return np.concatenate(sums), np.concatenate(sizes)
+
+
+def _drawn_means(d: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    """The means of ``d`` over random subsets, sorted, for a test past the held size."""
+    import numpy as np
+
+    values, counts = np.unique(d, return_counts=True)
+    if len(values) * _GROUPED_SHARE <= len(d):
+        sums, sizes = _grouped_sums(values, counts, draws, seed)
+    else:
+        sums, sizes = _streamed_sums(d, draws, seed)
+    return np.sort(sums / sizes)
 
 
 class SignFlip:
@@ -376,8 +422,7 @@ class SignFlip:
         if self.n == 0:
             self.means = np.empty(0)
         elif self.n > EXACT_CASES and draws * self.n > _HELD_BITS:
-            sums, sizes = _streamed_sums(d, draws, seed)
-            self.means = np.sort(sums / sizes)
+            self.means = _drawn_means(d, draws, seed)
         else:
             subsets, sizes = _subsets(self.n, draws, seed)
             self.means = np.sort((subsets @ d) / sizes)

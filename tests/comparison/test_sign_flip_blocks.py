@@ -35,3 +35,46 @@ def test_blocks_are_smaller_than_the_held_subsets() -> None:
     d[:10] = 1.0
     test = _stats.SignFlip(d, draws=999, seed=0)
     assert test.total <= 1_000 and np.all(test.means >= 0)
+
+
+def _grouped_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_stats, "_GROUPED_SHARE", 10**12)
+
+
+@pytest.mark.parametrize("values", [(-1.0, 0.0, 1.0), (-1.0, -0.5, 0.0, 0.5, 1.0)])
+def test_few_values_are_flipped_value_by_value_with_the_distribution_of_every_sign(
+    values: tuple[float, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pass/fail differences of many cases take a handful of values: drawing how many of each value flip
+    # gives the subsets' means the distribution that drawing each case's sign gives
+    n, draws = 20_001, 4_000
+    rng = np.random.default_rng(7)
+    weights = np.linspace(1.0, 2.0, len(values))
+    d = rng.choice(values, size=n, p=weights / weights.sum())
+    assert len(values) * _stats._GROUPED_SHARE <= n and draws * n > _stats._HELD_BITS
+    grouped = _stats.SignFlip(d, draws=draws, seed=1)
+    _grouped_off(monkeypatch)
+    streamed = _stats.SignFlip(d, draws=draws, seed=1)
+    assert not np.array_equal(grouped.means, streamed.means)  # the two ways were taken
+    assert grouped.total == pytest.approx(streamed.total, abs=2)
+    for q in (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99):
+        x = float(np.quantile(streamed.means, q))
+        # within four standard errors of two independent estimates of the same tail
+        se = np.sqrt(2 * q * (1 - q) / draws)
+        assert abs(grouped.p_above(x) - streamed.p_above(x)) <= 4 * se + 2 / draws
+
+
+def test_few_values_match_the_exact_distribution_of_a_subset_mean() -> None:
+    # values 0 and 1: a subset's mean is X / (X + Y) with X ~ Bin(ones, 1/2) and Y ~ Bin(zeros, 1/2)
+    from scipy import stats
+
+    ones, zeros, draws = 30, 9_970, 20_000
+    d = np.array([1.0] * ones + [0.0] * zeros)
+    test = _stats.SignFlip(d, draws=draws, seed=5)
+    x = np.arange(ones + 1)
+    px = stats.binom.pmf(x, ones, 0.5)
+    for cut in (0.00251, 0.00301, 0.00351):
+        # P(X / (X + Y) <= cut) summed over X exactly, Y's tail from the binomial survival function
+        exact = sum(px[k] * (stats.binom.sf(np.ceil(k / cut - k) - 1, zeros, 0.5) if k else 1.0) for k in x)
+        drawn = test.p_above(cut)
+        assert abs(drawn - exact) <= 4 * np.sqrt(exact * (1 - exact) / draws) + 2 / draws, (cut, drawn, exact)
