@@ -61,11 +61,11 @@ def per_case(result: Any) -> tuple[pd.Series, pd.Series] | None:
         scores[["case_id", "run", "cost", "prompt_tokens"]],
     ]
     calls = pd.concat(parts, ignore_index=True)
-    calls = calls[calls["case_id"].isin(ran["case_id"])]
     unknown = calls["prompt_tokens"].notna() & calls["cost"].isna()
-    by_case = calls.groupby("case_id", sort=False)
-    total = by_case["cost"].sum(min_count=1)
-    total[unknown.groupby(calls["case_id"], sort=False).any()] = math.nan  # an unpriced call: NA, never 0
+    # the cases that ran, in their order (a skipped case's scores fall out here: cheaper than filtering rows)
+    total = calls.groupby("case_id", sort=False)["cost"].sum(min_count=1).reindex(latency.index)
+    unpriced = unknown.groupby(calls["case_id"], sort=False).any().reindex(latency.index, fill_value=False)
+    total[unpriced.to_numpy(bool)] = math.nan  # an unpriced call: NA, never 0
     n_runs = ran.groupby("case_id", sort=False)["run"].nunique()
     cost = (total / n_runs.reindex(total.index)).astype("float64")
     return cost, latency.astype("float64")
