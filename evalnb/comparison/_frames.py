@@ -323,7 +323,8 @@ def _positions(column: pd.Series, keys: list[str]) -> np.ndarray:
         # Arrow's hash lookup on the column's own buffers (a dict lookup per row took 0.3 s per 800,000)
         values = column.array.__arrow_array__()  # the column's chunks as they are (the Arrow array protocol)
         found = pc.index_in(values, value_set=pa.array(keys, type=values.type))
-        return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+        if not found.null_count:  # a missing id is matched as its text below, as the keys were made
+            return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
     return np.asarray(pd.Index(keys, dtype=object).get_indexer(column.astype(str)), dtype=np.int64)
 
 

@@ -78,3 +78,22 @@ def test_few_values_match_the_exact_distribution_of_a_subset_mean() -> None:
         exact = sum(px[k] * (stats.binom.sf(np.ceil(k / cut - k) - 1, zeros, 0.5) if k else 1.0) for k in x)
         drawn = test.p_above(cut)
         assert abs(drawn - exact) <= 4 * np.sqrt(exact * (1 - exact) / draws) + 2 / draws, (cut, drawn, exact)
+
+
+def test_few_values_keep_the_false_alarm_rate_and_find_a_known_drop() -> None:
+    # 20,001 pass/fail cases, the values-drawn path: identical agents reject "no worse" at most 5% of the time
+    # (plus the noise of 400 trials), a 1.5-point drop (3.7 standard errors) is found nearly always
+    trials, n, alpha = 400, 20_001, 0.05
+    rng = np.random.default_rng(11)
+    fired = {0.0: 0, 0.015: 0}
+    for t in range(trials):
+        for drop in fired:
+            a = rng.random(n) < 0.8
+            b = rng.random(n) < 0.8 - drop
+            d = b.astype(float) - a.astype(float)
+            test = _stats.SignFlip(d, draws=999, seed=t)
+            fired[drop] += test.p_below(0.0) <= alpha
+    false_alarms, power = fired[0.0] / trials, fired[0.015] / trials
+    print(f"\n20,001 pass/fail cases: false alarms {false_alarms:.3f}, power on a 1.5-point drop {power:.3f}")
+    assert false_alarms <= alpha + 2.33 * np.sqrt(alpha * (1 - alpha) / trials), false_alarms
+    assert power >= 0.9, power
