@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.scales import Scale, higher_is_better, scale_of
+from evalnb.results import Result
+from evalnb.results._deferred import case_columns
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,6 +48,7 @@ __all__ = [
     "build_cells",
     "label_of",
     "scores_of",
+    "suite_case_ids",
     "suite_of",
 ]
 
@@ -91,18 +94,24 @@ def suite_of(x: Any) -> str | None:
     if isinstance(x, pd.DataFrame):
         names = x["suite"].dropna().unique() if "suite" in x else []
         return str(names[0]) if len(names) == 1 else None
-    name = getattr(getattr(x, "suite", None), "name", None)
+    name = x.suite_name if isinstance(x, Result) else getattr(getattr(x, "suite", None), "name", None)
     return None if name is None else str(name)
+
+
+def suite_case_ids(x: Any) -> list[str] | None:
+    """The case ids of the suite of ``x`` in order (a stored run's suite is not built for them:
+    results/_deferred.py); None when it has no suite."""
+    if isinstance(x, Result):
+        return [str(i) for i in case_columns(x._suite)[0]]
+    suite = getattr(x, "suite", None)
+    return None if suite is None else [str(c.id) for c in getattr(suite, "cases", None) or []]
 
 
 def _case_order(x: Any, scores: pd.DataFrame) -> list[str]:
     """The suite's case order for a Result, then any other case of its frame in first-appearance order."""
     import pandas as pd
 
-    seen: dict[str, None] = {}
-    suite = None if isinstance(x, pd.DataFrame) else getattr(x, "suite", None)
-    for case in getattr(suite, "cases", None) or []:
-        seen.setdefault(str(case.id), None)
+    seen: dict[str, None] = dict.fromkeys(() if isinstance(x, pd.DataFrame) else suite_case_ids(x) or ())
     for cid in scores["case_id"].astype(str).unique():
         seen.setdefault(cid, None)
     return list(seen)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.scales import scale_of
-from evalnb.comparison._frames import Cells, build_cells, label_of
+from evalnb.comparison._frames import Cells, build_cells, label_of, suite_case_ids
 from evalnb.comparison._sequential import NOT_DECIDED, NOT_WORSE, WORSE, Track, decide_tracks
 from evalnb.comparison._verdicts import Margin, check_options, fmt, margin_for, unit_words
 
@@ -321,12 +321,9 @@ def replay(
 ) -> tuple[Cells, list[Decision], dict[str, Any]]:
     """The sequential decisions of a stored run ``b`` against ``a``, from its rows and its design: the same
     order, looks and family share; ``margin`` and ``confidence`` as the run's unless given."""
-    suite = getattr(b, "suite", None)
-    ids = (
-        [c.id for c in suite.cases]
-        if suite is not None
-        else list(dict.fromkeys(b.scores["case_id"].astype(str)))
-    )
+    ids = suite_case_ids(b)
+    if ids is None:
+        ids = list(dict.fromkeys(b.scores["case_id"].astype(str)))
     order = run_order(ids, int(design["seed"]))
     n = len(order)
     size = batch_size(n)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalnb._unicode import clean
@@ -165,13 +165,15 @@ def json_cell(value: Any) -> str | None:
         return json.dumps(str(value), ensure_ascii=False)
 
 
-def in_suite_order(frame: pd.DataFrame, suite: Suite) -> pd.DataFrame:
-    """Rows sorted by the case's place in the suite, then run, then turn (stable: ties keep saved order)."""
+def in_suite_order(frame: pd.DataFrame, suite: Suite | Sequence[str]) -> pd.DataFrame:
+    """Rows sorted by the case's place in the suite (or in a sequence of its case ids), then run, then turn
+    (stable: ties keep saved order)."""
     import numpy as np
 
     if not len(frame):
         return frame
-    order = {c.id: i for i, c in enumerate(suite.cases)}
+    ids = [c.id for c in suite.cases] if hasattr(suite, "cases") else suite
+    order = {case_id: i for i, case_id in enumerate(ids)}
     position = frame["case_id"].map(order).fillna(len(order)).to_numpy(dtype="int64")
     run = frame["run"].to_numpy(dtype="float64", na_value=0)
     turn = frame["turn"].to_numpy(dtype="float64", na_value=0)

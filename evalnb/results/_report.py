@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb._scoring import STATUSES
 from evalnb.checks._judged import NO_JUDGE_HINT, NO_JUDGE_REASON
+from evalnb.results._deferred import case_columns
 from evalnb.results._frames import FAILURE_COLUMNS, conform, in_suite_order, make_frame, records
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from evalnb.results._result import Result
@@ -27,32 +29,15 @@ def summary(scores: pd.DataFrame) -> pd.DataFrame:
 
     ``n`` counts rows that were checked (not ``not_checked`` or ``skipped``); ``pass_rate`` is over them.
     """
+    import numpy as np
     import pandas as pd
 
+    # Per check, positions into whole columns taken once: a filtered copy of the frame per check (every column,
+    # answers included) was most of it at a million rows.
     sc = scores
-    checked = sc[~sc["status"].isin(["not_checked", "skipped"])]
-    order = list(dict.fromkeys(sc["check_id"].tolist()))
-    rows = []
-    for cid in order:
-        part = checked[checked["check_id"] == cid]
-        allp = sc[sc["check_id"] == cid]
-        passed = part["passed"].astype("boolean")
-        rows.append(
-            {
-                "check_id": cid,
-                "check": allp["check"].iloc[0],
-                "n": len(part),
-                "mean": part["value"].mean() if part["value"].notna().any() else float("nan"),
-                "pass_rate": float(passed.fillna(False).mean()) if len(part) else float("nan"),
-                "degraded": int((part["status"] == "degraded").sum()),
-                "judge": ", ".join(sorted(set(allp["judge"].dropna().tolist()))) or None,
-                "prompt_tokens": allp["prompt_tokens"].sum() if allp["prompt_tokens"].notna().any() else None,
-                "completion_tokens": allp["completion_tokens"].sum()
-                if allp["completion_tokens"].notna().any()
-                else None,
-                "cost": allp["cost"].sum() if allp["cost"].notna().any() else None,
-            }
-        )
+    codes, check_ids = pd.factorize(sc["check_id"], sort=False)  # first-appearance order
+    cols = _summary_columns(sc)
+    rows = [_check_row(str(cid), np.flatnonzero(codes == k), cols) for k, cid in enumerate(check_ids)]
     schema = {
         "check_id": "string",
         "check": "string",
@@ -69,6 +54,49 @@ def summary(scores: pd.DataFrame) -> pd.DataFrame:
     # judge/token/cost columns only when some check has them (keeps the deterministic view small).
     drop = [c for c in ("judge", "prompt_tokens", "completion_tokens", "cost") if frame[c].isna().all()]
     return pd.DataFrame(frame.drop(columns=drop))
+
+
+def _summary_columns(sc: pd.DataFrame) -> dict[str, Any]:
+    """The columns a summary reads, each as one array (see :func:`summary`)."""
+    import numpy as np
+
+    status = sc["status"]
+    return {
+        "checked": (~status.isin(["not_checked", "skipped"])).to_numpy(dtype=bool),
+        "degraded": (status == "degraded").fillna(False).to_numpy(dtype=bool),
+        "value": sc["value"].to_numpy(dtype="float64", na_value=np.nan),
+        "passed": sc["passed"].astype("boolean").fillna(False).to_numpy(dtype=bool),
+        "check": sc["check"],
+        "judge": sc["judge"],
+        "has_judge": sc["judge"].notna().to_numpy(dtype=bool),
+        **{c: sc[c] for c in ("prompt_tokens", "completion_tokens", "cost")},
+    }
+
+
+def _check_row(cid: str, at: np.ndarray, cols: dict[str, Any]) -> dict[str, Any]:
+    """One check's summary row from the rows ``at`` of the columns :func:`_summary_columns` took."""
+    import numpy as np
+
+    part = at[cols["checked"][at]]
+    values = cols["value"][part]
+    judged = at[cols["has_judge"][at]]
+
+    def total(name: str) -> Any:
+        taken = cols[name].iloc[at]
+        return taken.sum() if taken.notna().any() else None
+
+    return {
+        "check_id": cid,
+        "check": cols["check"].iloc[at[0]],
+        "n": len(part),
+        "mean": float(values[~np.isnan(values)].mean()) if (~np.isnan(values)).any() else float("nan"),
+        "pass_rate": float(cols["passed"][part].mean()) if len(part) else float("nan"),
+        "degraded": int(cols["degraded"][part].sum()),
+        "judge": ", ".join(sorted(set(cols["judge"].iloc[judged].tolist()))) or None,
+        "prompt_tokens": total("prompt_tokens"),
+        "completion_tokens": total("completion_tokens"),
+        "cost": total("cost"),
+    }
 
 
 def by_category(scores: pd.DataFrame, value: str = "pass_rate") -> pd.DataFrame:
@@ -116,7 +144,8 @@ def failures(result: Result) -> pd.DataFrame:
     frame = conform(frame, FAILURE_COLUMNS)
     order = {cid: i for i, cid in enumerate(dict.fromkeys(sc["check_id"].tolist()))}
     frame = frame.iloc[frame["check_id"].map(order).fillna(-1).astype("int64").argsort(kind="stable")]
-    return in_suite_order(frame.reset_index(drop=True), result.suite)
+    # the case ids alone: a stored run's suite is not built for its failures (results/_deferred.py)
+    return in_suite_order(frame.reset_index(drop=True), case_columns(result._suite)[0])
 
 
 def text(result: Result, *, passes: bool | None = None) -> str:

@@ -20,6 +20,7 @@ from evalnb.agents._base import Response, ToolCall
 from evalnb.errors import FailuresError
 from evalnb.results import _report as report
 from evalnb.results import outputs
+from evalnb.results._deferred import DeferredSuite, case_columns
 from evalnb.results._frames import (
     CASES_COLUMNS,
     MISMATCH_COLUMNS,
@@ -34,6 +35,7 @@ from evalnb.results._frames import records as records_of
 from evalnb.results._meta import RunMeta
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from evalnb.suite import Suite
@@ -84,7 +86,7 @@ class Result:
     def __init__(
         self,
         *,
-        suite: Suite,
+        suite: Suite | DeferredSuite,
         runs: pd.DataFrame,
         scores: pd.DataFrame,
         mismatches: pd.DataFrame | None = None,
@@ -92,7 +94,8 @@ class Result:
         responses: Mapping[tuple[str, int, int], Response] | None = None,
         tool_calls: pd.DataFrame | None = None,
     ) -> None:
-        self.suite = suite
+        # A DeferredSuite (a stored run's: results/_deferred.py) becomes the Suite when something asks for it.
+        self._suite: Suite | DeferredSuite = suite
         self.runs = runs
         self.scores = scores
         self.mismatches = mismatches if mismatches is not None else make_frame([], MISMATCH_COLUMNS)
@@ -101,6 +104,30 @@ class Result:
         self.responses: dict[tuple[str, int, int], Response] = dict(responses or {})
         # per frame attribute: (the frame indexed, its length then, row positions by (case_id, run, turn))
         self._indexes: dict[str, tuple[pd.DataFrame, int, dict[tuple[str, int, int], list[int]]]] = {}
+
+    @property
+    def suite(self) -> Suite:
+        """The Suite that ran (a stored run's is built from its definition on first use: docs/results.md,
+        the store)."""
+        suite = self._suite
+        if isinstance(suite, DeferredSuite):
+            suite = self._suite = suite.get()
+        return suite
+
+    @suite.setter
+    def suite(self, value: Suite) -> None:
+        self._suite = value
+
+    @property
+    def suite_name(self) -> str:
+        """The suite's name (known without building a stored run's suite)."""
+        return self._suite.name
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled (an executor, a copy) with its Suite: what builds a deferred one (a store) stays here
+        state = self.__dict__.copy()
+        state["_suite"] = self.suite
+        return state
 
     @property
     def meta(self) -> RunMeta:
@@ -118,7 +145,7 @@ class Result:
     def from_frames(
         cls,
         *,
-        suite: Suite,
+        suite: Suite | DeferredSuite,
         runs: pd.DataFrame,
         scores: pd.DataFrame,
         mismatches: pd.DataFrame | None = None,
@@ -194,21 +221,11 @@ class Result:
 
         runs, sc = self.runs, self.scores
         n_runs = len(runs)
-        # Per row: its rank. A run row that is not a status counts as skipped; a score row only makes its run
-        # failed or degraded (a moot check does not make an answered run skipped: scoring.turn_status).
-        rank = np.concatenate(
-            [
-                runs["status"].map(RANK).fillna(RANK["skipped"]).to_numpy(dtype="int64"),
-                sc["status"]
-                .map({"failed": RANK["failed"], "degraded": RANK["degraded"]})
-                .fillna(0)
-                .to_numpy(dtype="int64"),
-            ]
-        )
-        codes, ids = pd.factorize(pd.concat([runs["case_id"], sc["case_id"]], ignore_index=True))
+        rank, codes, ids = self._row_ranks()
         run_no = pd.concat([runs["run"], sc["run"]], ignore_index=True).astype("Int64").fillna(-1)
         latency = np.concatenate([runs["latency_ms"].to_numpy(dtype="float64"), np.full(len(sc), np.nan)])
         rows = pd.DataFrame({"c": codes, "r": run_no.to_numpy(dtype="int64"), "rank": rank, "lat": latency})
+        rows = rows[codes >= 0]  # a row without a case id is no case's (factorize's -1)
         per_run = rows.groupby(["c", "r"], sort=False).agg(rank=("rank", "max"), lat=("lat", "sum"))
         has_lat = rows["lat"].notna().groupby([rows["c"], rows["r"]], sort=False).any()
         # a run's latency is the sum over its turns; a skipped run (never called) has none
@@ -221,10 +238,8 @@ class Result:
         )
         # Cases in suite order, then any case the frames hold that the suite does not; built column by column
         # (a million cases must not become a million tuples and dicts).
-        suite_cases = self.suite.cases
-        case_ids = [c.id for c in suite_cases]
-        names: list[Any] = [c.name for c in suite_cases]
-        cats: list[Any] = [c.category for c in suite_cases]
+        # (a stored run's suite is not built for them: results/_deferred.py)
+        case_ids, names, cats = case_columns(self._suite)
         index = pd.Index(ids)
         code = index.get_indexer(case_ids) if len(ids) else np.full(len(case_ids), -1)
         hit = np.zeros(len(ids), dtype=bool)
@@ -233,9 +248,9 @@ class Result:
             extra = runs.drop_duplicates("case_id")
             extra = extra[extra["case_id"].isin(ids[~hit])]
             added = extra["case_id"].tolist()
-            case_ids += added
-            names += extra["case_name"].tolist()
-            cats += [plain(c) for c in extra["category"].tolist()]
+            case_ids = [*case_ids, *added]
+            names = [*names, *extra["case_name"].tolist()]
+            cats = [*cats, *(plain(c) for c in extra["category"].tolist())]
             code = np.concatenate([code, index.get_indexer(added)])
         # per_case is indexed by code; a case with a code but no row there, or no code, was never run
         at = per_case.index.get_indexer(code) if len(per_case) else np.full(len(code), -1)
@@ -254,7 +269,7 @@ class Result:
             rate = np.where(ran, ok_of / np.maximum(n_of, 1), np.nan)
         frame = pd.DataFrame(
             {
-                "suite": pd.array([self.suite.name] * len(case_ids), dtype="string"),
+                "suite": pd.array([self.suite_name] * len(case_ids), dtype="string"),
                 "case_id": pd.array(case_ids, dtype="string"),
                 "case_name": pd.array(names, dtype="string"),
                 "category": pd.array(cats, dtype="string"),
@@ -268,10 +283,54 @@ class Result:
         )
         return frame
 
+    def _row_ranks(self) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+        """Per row of ``runs`` then ``scores``: its rank, and its case's code in ``ids`` (-1: no case id).
+
+        A run row that is not a status counts as skipped; a score row only makes its run failed or degraded
+        (a moot check does not make an answered run skipped: scoring.turn_status).
+        """
+        import numpy as np
+        import pandas as pd
+
+        runs, sc = self.runs, self.scores
+        rank = np.concatenate(
+            [
+                runs["status"].map(RANK).fillna(RANK["skipped"]).to_numpy(dtype="int64"),
+                sc["status"]
+                .map({"failed": RANK["failed"], "degraded": RANK["degraded"]})
+                .fillna(0)
+                .to_numpy(dtype="int64"),
+            ]
+        )
+        codes, ids = pd.factorize(pd.concat([runs["case_id"], sc["case_id"]], ignore_index=True))
+        return rank, codes, ids
+
     def counts(self) -> dict[str, int]:
-        """Number of cases per status: ``{"passed": 9, "failed": 1, "degraded": 0, "skipped": 0}``."""
-        vc = self.cases["status"].value_counts()
-        return {s: int(vc.get(s, 0)) for s in STATUSES}
+        """Number of cases per status: ``{"passed": 9, "failed": 1, "degraded": 0, "skipped": 0}``.
+
+        The statuses of :attr:`cases`, counted without building it: a case's status is the worst rank of its
+        rows (the worst of its runs' worst), a suite case without rows is skipped.
+        """
+        import numpy as np
+        import pandas as pd
+
+        rank, codes, ids = self._row_ranks()
+        mine = codes >= 0
+        worst = np.full(len(ids), -1, dtype="int64")
+        np.maximum.at(worst, codes[mine], rank[mine])
+        code = pd.Index(ids).get_indexer(case_columns(self._suite)[0]) if len(ids) else None
+        if code is None:
+            code = np.full(len(case_columns(self._suite)[0]), -1)
+        hit = np.zeros(len(ids), dtype=bool)
+        hit[code[code >= 0]] = True
+        # the frames' other cases, as `cases` lists them: those with a run row
+        in_runs = np.zeros(len(ids), dtype=bool)
+        of_runs = codes[: len(self.runs)]
+        in_runs[of_runs[of_runs >= 0]] = True
+        listed = np.where(code >= 0, worst[np.maximum(code, 0)], RANK["skipped"])
+        ranks = np.concatenate([listed, worst[~hit & in_runs]])
+        per_rank = np.bincount(ranks, minlength=len(RANK))
+        return {s: int(per_rank[RANK[s]]) for s in STATUSES}
 
     # -- wide views ----------------------------------------------------------------------------------
 
@@ -391,7 +450,7 @@ class Result:
             bad = cases[cases["status"].isin(["failed", "degraded"])]["case_id"].tolist()
             raise FailuresError(
                 f"{c['failed']} failed, {c['degraded']} degraded, {c['skipped']} skipped "
-                f"in suite {self.suite.name!r}: {', '.join(bad[:10])}{' ...' if len(bad) > 10 else ''}"
+                f"in suite {self.suite_name!r}: {', '.join(bad[:10])}{' ...' if len(bad) > 10 else ''}"
             )
         return self
 
@@ -518,6 +577,6 @@ class Result:
     def __repr__(self) -> str:
         c = self.counts()
         return (
-            f"Result(suite={self.suite.name!r}, cases={sum(c.values())}, passed={c['passed']}, "
+            f"Result(suite={self.suite_name!r}, cases={sum(c.values())}, passed={c['passed']}, "
             f"failed={c['failed']}, degraded={c['degraded']}, skipped={c['skipped']})"
         )

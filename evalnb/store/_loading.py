@@ -12,18 +12,22 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
 from evalnb.results._columns import REPEATED, arrow_text
+from evalnb.results._deferred import DeferredSuite, case_columns
 from evalnb.results._frames import in_suite_order
+from evalnb.store import _case_index as case_index
 from evalnb.store._codec import read_frame
 from evalnb.store._columnar import kept_keys
 from evalnb.store._columnar import read_frame as read_columns
 from evalnb.store._invalid import invalid
 from evalnb.store._segments import FRAMES, TABLES
 from evalnb.store._suites import suite_from, suite_texts
+from evalnb.store._trusted import written_by_evalnb
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,15 +84,16 @@ def stored_meta(text: Any, run: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def _in_suite_order(frames: list[Any], suite: Suite) -> list[Any]:
+def _in_suite_order(frames: list[Any], suite: Suite | DeferredSuite) -> list[Any]:
     """``in_suite_order`` of each frame, the case positions looked up in one index of the suite's case ids
     (a mapping through a dict per row was most of it at a million rows)."""
     import numpy as np
     import pandas as pd
 
-    ids = pd.Index([c.id for c in suite.cases], dtype="string")
+    case_ids = case_columns(suite)[0]
+    ids = pd.Index(case_ids, dtype="string")
     if not ids.is_unique:  # one position per id is what in_suite_order gives: its own way
-        return [in_suite_order(f, suite) for f in frames]
+        return [in_suite_order(f, list(case_ids)) for f in frames]
     out = []
     for frame in frames:
         if not len(frame):
@@ -104,6 +109,47 @@ def _in_suite_order(frames: list[Any], suite: Suite) -> list[Any]:
         else:
             out.append(frame.iloc[order].reset_index(drop=True))
     return out
+
+
+def _suite_of(store: Store, conn: Any, run: dict[str, Any]) -> Suite | DeferredSuite:
+    """The run's suite: deferred (results/_deferred.py) when the run has its case index and a definition
+    evalnb wrote (it builds without a doubt), else built now, so a definition that does not validate is
+    named at load."""
+    definition, digest = _definition(store, conn, run)
+    seg = store._t.get("segments")
+    index = None
+    if (
+        seg is not None
+        and arrow_text()
+        and isinstance(definition, str)
+        and written_by_evalnb(definition, digest)
+    ):
+        index = case_index.read(conn, seg, int(run["id"]), run)
+    if index is None:
+        return stored_suite(definition, run, digest)
+    del definition  # read again when the suite is asked for: a million cases' text is not held meanwhile
+    return DeferredSuite(str(run["suite"]), *index, build=functools.partial(_built, store, dict(run)))
+
+
+def _definition(store: Store, conn: Any, run: dict[str, Any]) -> tuple[Any, Any]:
+    """The run's suite definition and content hash (``None`` each when its suite row is gone)."""
+    from sqlalchemy import select
+
+    s = store._t["suites"]
+    row = conn.execute(select(s.c.definition, s.c.content_hash).where(s.c.id == run["suite_id"])).first()
+    return (None, None) if row is None else (row[0], row[1])
+
+
+def _built(store: Store, run: dict[str, Any]) -> Suite:
+    """A deferred suite built: its definition read again (a suite row never changes: its content is its key).
+
+    Raises:
+        StoreError: ``STORED_RUN_INVALID`` when the definition is gone (its runs were deleted meanwhile).
+    """
+    with store._reading() as conn:
+        definition, digest = _definition(store, conn, run)
+    with _gc.paused():
+        return stored_suite(definition, run, digest)
 
 
 def load(store: Store, run: dict[str, Any], *, columns: Any = None, where: Any = None) -> Result:
@@ -180,12 +226,10 @@ def _load(store: Store, run: dict[str, Any], *, columns: Any, where: Any) -> Res
     from evalnb.store._where import narrowing
 
     narrow = narrowing(store._t, int(run["id"]), columns=columns, where=where)
-    from sqlalchemy import select
 
     from evalnb.results import Result
     from evalnb.results._frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS
 
-    s = store._t["suites"]
     meta = stored_meta(run["meta"], run)
     default = {
         "runs": RUNS_COLUMNS,
@@ -201,18 +245,18 @@ def _load(store: Store, run: dict[str, Any], *, columns: Any, where: Any) -> Res
         # of a load's time). The last two are kept.
         entry = store._suites_read.pop(run["suite_id"], None)
         if entry is None:
-            row = conn.execute(
-                select(s.c.definition, s.c.content_hash).where(s.c.id == run["suite_id"])
-            ).first()
-            definition, digest = (None, None) if row is None else row
-            entry = stored_suite(definition, run, digest)
+            entry = _suite_of(store, conn, run)
         store._suites_read[run["suite_id"]] = entry
         while len(store._suites_read) > 2:
             store._suites_read.pop(next(iter(store._suites_read)))
         the_suite = entry
         # fresh: reading a frame adds the texts it meets to it. Text read into Arrow buffers makes no Python
         # strings to share (results/_columns.py, arrow_text).
-        known = {} if arrow_text() else suite_texts(the_suite)
+        known = (
+            {}
+            if arrow_text()
+            else suite_texts(the_suite.get() if isinstance(the_suite, DeferredSuite) else the_suite)
+        )
         try:
             frames = _frames(store, conn, run, narrow, dtypes, known)
         except (ValueError, TypeError) as exc:  # a dtype the meta names that pandas does not know

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from evalnb.errors import ConfigError, StoreError
 from evalnb.results._frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS
 from evalnb.results._recorders import Prior, RunInfo
+from evalnb.store import _case_index as case_index
 from evalnb.store import _summary as summary_rows
 from evalnb.store._schema import frame_stats
 from evalnb.store._segments import FRAMES, encode, insert, next_seq
@@ -251,6 +252,7 @@ class StoreRecorder:
                     raise self._replaced(conn)
                 frame_stats(conn, t, pk, result.runs, result.scores)
                 summary_rows.write(conn, t, pk, result)
+                case_index.write(conn, t["segments"], pk, result)
                 if self.replace and not interrupted:
                     # Only a complete run replaces: until then the old one stays what the label loads. Runs that
                     # claimed the label after this one are left alone: the last claim wins (store/_labels.py).

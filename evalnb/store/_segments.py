@@ -325,5 +325,9 @@ def next_seq(conn: Connection, table: Table, pk: int) -> int:
     """The first free row number of a run: where a resumed run's segments go on."""
     from sqlalchemy import func, select
 
-    value = conn.execute(select(func.max(table.c.seq0 + table.c.n)).where(table.c.run_pk == pk)).scalar()
+    # of the frames' rows: a run's case index (store/_case_index.py) numbers its own
+    q = select(func.max(table.c.seq0 + table.c.n)).where(
+        table.c.run_pk == pk, table.c.frame.in_(list(FRAMES))
+    )
+    value = conn.execute(q).scalar()
     return int(value or 0)

@@ -27,6 +27,7 @@ from evalnb._deprecation import deprecated_method
 from evalnb._numbers import seconds
 from evalnb._retry import retry_until
 from evalnb.errors import ConfigError, StoreError
+from evalnb.store import _case_index as case_index
 from evalnb.store import _labels as labels
 from evalnb.store import _sqlite as sqlite
 from evalnb.store import _summary as summary_rows
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
     from evalnb.results import Result
+    from evalnb.results._deferred import DeferredSuite
     from evalnb.suite import Suite
 
 __all__ = ["DEFAULT_PATH", "Store", "as_store"]
@@ -145,7 +147,7 @@ class Store(Views):
         else:
             self._retry(lambda: migrate(self.engine))
         #: suites parsed by recent loads, by suite row id (store/_loading.py)
-        self._suites_read: dict[int, Suite] = {}
+        self._suites_read: dict[int, Suite | DeferredSuite] = {}
 
     def _not_there(self, why: str) -> StoreError:
         """The error of a reading command given a store that is not there: it never creates one."""
@@ -368,6 +370,7 @@ class Store(Views):
                 self._write_frames(conn, pk, result)
                 frame_stats(conn, self._t, pk, result.runs, result.scores)
                 summary_rows.write(conn, self._t, pk, result)
+                case_index.write(conn, self._t["segments"], pk, result)
                 self._delete_pks(conn, old)
                 return run_id
 

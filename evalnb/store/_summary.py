@@ -19,6 +19,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalnb.results._deferred import case_columns
+
 if TYPE_CHECKING:
     import pandas as pd
     from sqlalchemy import Connection
@@ -105,7 +107,7 @@ def write(conn: Connection, tables: dict[str, Any], run_pk: int, result: Result)
     conn.execute(
         t.insert().values(
             run_pk=run_pk,
-            cases=len(result.suite.cases),
+            cases=len(case_columns(result._suite)[0]),
             counts=json.dumps(result.counts()),
             checks=_frame_json(result.summary()),
             **listed,
@@ -136,7 +138,7 @@ def read(store: Store, run: dict[str, Any]) -> RunSummary:
         from evalnb.store._loading import load
 
         result = load(store, run)
-        cases, counts, checks = len(result.suite.cases), result.counts(), result.summary()
+        cases, counts, checks = len(case_columns(result._suite)[0]), result.counts(), result.summary()
     return RunSummary(
         run_id=str(run["run_id"]),
         suite=str(run["suite"]),

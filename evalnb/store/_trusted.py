@@ -18,25 +18,30 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evalnb.suite import Suite
 
-__all__ = ["trusted_suite"]
+__all__ = ["trusted_suite", "written_by_evalnb"]
 
 _HEAD = '{"cases":['
 _PATH = ',"path":'
 _CHUNK = 1 << 22
 
 
-def trusted_suite(definition: str, content_hash: str | None) -> Suite | None:
-    """The suite of a definition evalnb wrote whose hash is ``content_hash``; else None."""
+def written_by_evalnb(definition: str, content_hash: str | None) -> bool:
+    """Whether ``definition`` is what evalnb wrote of a suite whose hash is ``content_hash``."""
     if content_hash is None or not definition.startswith(_HEAD) or not definition.isascii():
-        return None  # evalnb writes ASCII (escapes): text edited in by hand may not be
+        return False  # evalnb writes ASCII (escapes): text edited in by hand may not be
     end = definition.rfind(_PATH)  # no string holds it (a quote in one is escaped): the top-level key
     if end < 0:
-        return None
+        return False
     h = hashlib.sha256()
     for start in range(0, end, _CHUNK):  # the document is ASCII (escapes): its characters are its bytes
         h.update(definition[start : min(start + _CHUNK, end)].encode("ascii"))
     h.update(b"}")
-    if h.hexdigest()[:16] != content_hash:
+    return h.hexdigest()[:16] == content_hash
+
+
+def trusted_suite(definition: str, content_hash: str | None) -> Suite | None:
+    """The suite of a definition evalnb wrote whose hash is ``content_hash``; else None."""
+    if not written_by_evalnb(definition, content_hash):
         return None
     try:
         return _build(definition)

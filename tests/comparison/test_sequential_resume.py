@@ -52,9 +52,10 @@ def test_a_killed_sequential_run_resumes_to_the_same_decision(tmp_path: Path) ->
             time.sleep(0.1)
             try:
                 with sqlite3.connect(db, timeout=5) as con:
+                    # the run rows committed so far (store schema 8 keeps them in segments)
                     stored = con.execute(
-                        "SELECT COUNT(DISTINCT case_id) FROM run_rows r JOIN runs u ON r.run_pk = u.id "
-                        "WHERE u.status = 'interrupted'"
+                        "SELECT COALESCE(SUM(s.n), 0) FROM segments s JOIN runs u ON s.run_pk = u.id "
+                        "WHERE s.frame = 'runs' AND u.status = 'interrupted'"
                     ).fetchone()[0]
             except sqlite3.OperationalError:
                 pass

@@ -418,3 +418,45 @@ def test_a_large_suite_s_report_lists_its_failures_and_counts_its_passes() -> No
     small = evalnb.run(make_suite(), agent, progress=False)
     assert small.report() == small.report(passes=True)  # a suite of a few cases: every case has its line
     assert "PASS" not in small.report(passes=False)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_counts_are_the_statuses_of_cases_whatever_the_frames_hold(seed: int) -> None:
+    """counts() takes each case's worst row without building `cases`: the two agree on frames with cases
+    the suite lacks, suite cases without rows, rows of scores alone, statuses that are none of the four,
+    missing case ids and a suite that lists an id twice."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    ids = [f"c{i}" for i in range(int(rng.integers(0, 8)))]
+    if ids and rng.random() < 0.3:
+        ids.append(ids[0])  # a suite that lists a case twice
+    suite = Suite(
+        name="s", format="tasks-toml", cases=[Case(id=i, name=i, turns=[Turn(prompt="p")]) for i in ids]
+    )
+    pool = [*ids, "extra1", "extra2", None]
+    statuses = ["passed", "failed", "degraded", "skipped", "odd", None]
+
+    def rows(n: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "suite": "s",
+                "case_id": pool[int(rng.integers(0, len(pool)))],
+                "run": int(rng.integers(0, 3)),
+                "turn": 0,
+                "status": statuses[int(rng.integers(0, len(statuses)))],
+            }
+            for _ in range(n)
+        ]
+
+    r = Result.from_frames(
+        suite=suite,
+        runs=pd.DataFrame(
+            rows(int(rng.integers(0, 12))), columns=["suite", "case_id", "run", "turn", "status"]
+        ),
+        scores=pd.DataFrame(
+            rows(int(rng.integers(0, 12))), columns=["suite", "case_id", "run", "turn", "status"]
+        ),
+    )
+    vc = r.cases["status"].value_counts()
+    assert r.counts() == {s: int(vc.get(s, 0)) for s in ("passed", "failed", "degraded", "skipped")}
