@@ -525,21 +525,27 @@ def frame_stats(conn: Connection, t: dict[str, Table], run_pk: int, runs: Any, s
 
     stats = t["run_check_stats"]
     conn.execute(stats.delete().where(stats.c.run_pk == run_pk))
-    s = scores[scores["status"].isna() | ~scores["status"].isin(["not_checked", "skipped"])]
-    s = s[s["check_id"].notna()]
+    status = scores["status"]
+    kept = ((status.isna() | ~status.isin(["not_checked", "skipped"])) & scores["check_id"].notna()).to_numpy(
+        dtype=bool
+    )
+    s = scores.loc[kept, ["check_id", "case_id", "value", "passed"]]  # the columns summed, not every one
     if len(s):
         value = s["value"].astype("float64").to_numpy()
+        # grouped by codes, not by the text (a million rows of object keys): first-appearance order either way
+        checks, check_ids = pd.factorize(s["check_id"], sort=False)
+        cases, _ = pd.factorize(s["case_id"], sort=False, use_na_sentinel=False)
         frame = pd.DataFrame(
             {
-                "check_id": s["check_id"].to_numpy(dtype=object),
-                "case_id": s["case_id"].to_numpy(dtype=object, na_value=None),
+                "check_id": checks,
+                "case_id": cases,
                 "v": value,
                 "has": ~pd.isna(value),
                 "p": s["passed"].astype("boolean").fillna(False).to_numpy(dtype="float64"),
             }
         )
         # sums per case first (a case's runs and turns are one cluster), then per check, as refresh_stats
-        c = frame.groupby(["check_id", "case_id"], dropna=False, sort=False).agg(
+        c = frame.groupby(["check_id", "case_id"], sort=False).agg(
             n=("has", "sum"), s=("v", "sum"), pn=("p", "size"), ps=("p", "sum")
         )
         c = c.assign(
@@ -556,7 +562,7 @@ def frame_stats(conn: Connection, t: dict[str, Table], run_pk: int, runs: Any, s
         rows = [
             {
                 "run_pk": run_pk,
-                "check_id": str(check_id),
+                "check_id": str(check_ids[code]),
                 "cases": int(x.cases),
                 "n": int(x.n),
                 "total": float(x.s),
@@ -570,7 +576,7 @@ def frame_stats(conn: Connection, t: dict[str, Table], run_pk: int, runs: Any, s
                 "pcross": float(x.pcross),
                 "pnsq": float(x.pnsq),
             }
-            for check_id, x in per.iterrows()
+            for code, x in per.iterrows()
         ]
         conn.execute(stats.insert(), rows)
     latency = (
