@@ -120,9 +120,16 @@ def listed_cases(runs: pd.DataFrame) -> dict[str, int]:
     passed (a row's status is its turn's, checks included)."""
     if not len(runs):
         return {"ran_cases": 0, "passed_cases": 0}
-    ok = (runs["status"] == "passed").fillna(False).astype(bool)
-    per_case = ok.groupby(runs["case_id"].astype(object), dropna=False, sort=False).min()
-    return {"ran_cases": len(per_case), "passed_cases": int(per_case.sum())}
+    import numpy as np
+    import pandas as pd
+
+    ok = (runs["status"] == "passed").fillna(False).to_numpy(dtype=bool)
+    # by codes (a missing id is a case of its own, as a group of its own was): grouping a million ids as
+    # objects took a second at a run's end
+    codes, ids = pd.factorize(runs["case_id"], sort=False, use_na_sentinel=False)
+    every = np.ones(len(ids), dtype=bool)
+    np.logical_and.at(every, codes, ok)
+    return {"ran_cases": len(ids), "passed_cases": int(every.sum())}
 
 
 def read(store: Store, run: dict[str, Any]) -> RunSummary:
