@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from evalnb.results._columns import arrow_text
 from evalnb.results._deferred import case_columns
 from evalnb.store._segments import damaged, encode, insert, segments
 
@@ -60,7 +61,7 @@ def read(conn: Connection, table: Table, pk: int, run: Mapping[str, Any]) -> tup
 
 
 def _column(seg: Any, name: str) -> Any:
-    text = seg.text(name)
+    text = seg.text(name) if arrow_text() else None  # without pyarrow: python strings
     if text is not None:
         import pandas as pd
 

@@ -118,12 +118,7 @@ def _suite_of(store: Store, conn: Any, run: dict[str, Any]) -> Suite | DeferredS
     definition, digest = _definition(store, conn, run)
     seg = store._t.get("segments")
     index = None
-    if (
-        seg is not None
-        and arrow_text()
-        and isinstance(definition, str)
-        and written_by_evalnb(definition, digest)
-    ):
+    if seg is not None and isinstance(definition, str) and written_by_evalnb(definition, digest):
         index = case_index.read(conn, seg, int(run["id"]), run)
     if index is None:
         return stored_suite(definition, run, digest)
@@ -252,11 +247,7 @@ def _load(store: Store, run: dict[str, Any], *, columns: Any, where: Any) -> Res
         the_suite = entry
         # fresh: reading a frame adds the texts it meets to it. Text read into Arrow buffers makes no Python
         # strings to share (results/_columns.py, arrow_text).
-        known = (
-            {}
-            if arrow_text()
-            else suite_texts(the_suite.get() if isinstance(the_suite, DeferredSuite) else the_suite)
-        )
+        known = {} if arrow_text() else suite_texts(the_suite)
         try:
             frames = _frames(store, conn, run, narrow, dtypes, known)
         except (ValueError, TypeError) as exc:  # a dtype the meta names that pandas does not know

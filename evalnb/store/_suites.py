@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalnb.results._deferred import DeferredSuite
+
 if TYPE_CHECKING:
     from evalnb.suite import Suite
 
@@ -52,8 +54,14 @@ def _one_of(same: dict[Any, Any], spec: Any) -> Any:
         return spec
 
 
-def suite_texts(suite: Suite) -> dict[str, dict[str, str]]:
-    """The suite's own strings by column, for a stored run's rows to share (not equal copies of each)."""
+def suite_texts(suite: Suite | DeferredSuite) -> dict[str, dict[str, str]]:
+    """The suite's own strings by column, for a stored run's rows to share (not equal copies of each); of a
+    suite not built yet, its case ids and names (its prompts are not held: each row keeps its own)."""
+    if isinstance(suite, DeferredSuite):
+        return {
+            "case_id": {i: i for i in suite.ids},
+            "case_name": {n: n for n in suite.names},
+        }
     ids: dict[str, str] = {}
     names: dict[str, str] = {}
     prompts: dict[str, str] = {}

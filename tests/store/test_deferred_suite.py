@@ -129,3 +129,24 @@ def test_the_index_does_not_move_where_a_resumed_run_numbers_its_rows(
         assert next_seq(conn, store._t["segments"], pk) == 30 + 30  # 30 run rows, 30 score rows
         count = "SELECT COUNT(*) FROM segments WHERE frame = 'cases'"
         assert conn.exec_driver_sql(count).scalar() == 1
+
+
+def test_without_arrow_text_the_suite_is_deferred_too(tmp_path: Path) -> None:
+    """pandas keeping text as python strings (no pyarrow): the index is read as python lists, the rows share
+    its ids and names, and the suite is still built only when asked for."""
+    import pandas as pd
+
+    with pd.option_context("mode.string_storage", "python"):
+        from evalnb.results._columns import arrow_text
+
+        assert not arrow_text()
+        store = Store(tmp_path / "s.db")
+        ran = evalnb.run(_suite(), _agent, concurrency=8, progress=False, store=store, version="v1")
+        loaded = store.load("v1")
+        assert isinstance(loaded._suite, DeferredSuite) and loaded._suite.built is None
+        assert isinstance(loaded._suite.ids, list)
+        _assert_views_equal(loaded, ran)
+        # one string per case id: a row's id is the index's own object
+        first = {id(x) for x in loaded.runs["case_id"].tolist()[:5]}
+        assert first <= {id(x) for x in loaded._suite.ids}
+        assert loaded.suite.content_hash() == ran.suite.content_hash()
