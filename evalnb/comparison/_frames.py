@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.scales import Scale, higher_is_better, scale_of
 from evalnb.results import Result
-from evalnb.results._deferred import case_columns
+from evalnb.results._deferred import case_ids
 
 if TYPE_CHECKING:
     import numpy as np
@@ -102,7 +102,7 @@ def suite_case_ids(x: Any) -> list[str] | None:
     """The case ids of the suite of ``x`` in order (a stored run's suite is not built for them:
     results/_deferred.py); None when it has no suite."""
     if isinstance(x, Result):
-        return [str(i) for i in case_columns(x._suite)[0]]
+        return [str(i) for i in case_ids(x._suite)]
     suite = getattr(x, "suite", None)
     return None if suite is None else [str(c.id) for c in getattr(suite, "cases", None) or []]
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evalnb.suite import Suite
 
-__all__ = ["DeferredSuite", "case_columns"]
+__all__ = ["DeferredSuite", "case_columns", "case_count", "case_ids"]
 
 
 class DeferredSuite:
@@ -63,12 +63,32 @@ class DeferredSuite:
             return self._suite
 
 
+def _unbuilt(suite: Suite | DeferredSuite) -> DeferredSuite | None:
+    return suite if isinstance(suite, DeferredSuite) and suite.built is None else None
+
+
+def _cases(suite: Suite | DeferredSuite) -> Any:
+    built = suite.built if isinstance(suite, DeferredSuite) else suite
+    assert built is not None
+    return built.cases
+
+
 def case_columns(suite: Suite | DeferredSuite) -> tuple[Sequence[Any], Sequence[Any], Sequence[Any]]:
     """The suite's case ids, names and categories in order, without building a deferred one."""
-    if isinstance(suite, DeferredSuite):
-        built = suite.built
-        if built is None:
-            return suite.ids, suite.names, suite.categories
-        suite = built
-    cases = suite.cases
+    later = _unbuilt(suite)
+    if later is not None:
+        return later.ids, later.names, later.categories
+    cases = _cases(suite)
     return [c.id for c in cases], [c.name for c in cases], [c.category for c in cases]
+
+
+def case_ids(suite: Suite | DeferredSuite) -> Sequence[Any]:
+    """The suite's case ids in order, without building a deferred one."""
+    later = _unbuilt(suite)
+    return later.ids if later is not None else [c.id for c in _cases(suite)]
+
+
+def case_count(suite: Suite | DeferredSuite) -> int:
+    """How many cases the suite has, without building a deferred one."""
+    later = _unbuilt(suite)
+    return len(later.ids) if later is not None else len(_cases(suite))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb._scoring import STATUSES
 from evalnb.checks._judged import NO_JUDGE_HINT, NO_JUDGE_REASON
-from evalnb.results._deferred import case_columns
+from evalnb.results._deferred import case_ids
 from evalnb.results._frames import FAILURE_COLUMNS, conform, in_suite_order, make_frame, records
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ def _check_row(cid: str, at: np.ndarray, cols: dict[str, Any]) -> dict[str, Any]
 
     part = at[cols["checked"][at]]
     values = cols["value"][part]
+    values = values[~np.isnan(values)]
     judged = at[cols["has_judge"][at]]
 
     def total(name: str) -> Any:
@@ -89,7 +90,7 @@ def _check_row(cid: str, at: np.ndarray, cols: dict[str, Any]) -> dict[str, Any]
         "check_id": cid,
         "check": cols["check"].iloc[at[0]],
         "n": len(part),
-        "mean": float(values[~np.isnan(values)].mean()) if (~np.isnan(values)).any() else float("nan"),
+        "mean": float(values.mean()) if len(values) else float("nan"),
         "pass_rate": float(cols["passed"][part].mean()) if len(part) else float("nan"),
         "degraded": int(cols["degraded"][part].sum()),
         "judge": ", ".join(sorted(set(cols["judge"].iloc[judged].tolist()))) or None,
@@ -145,7 +146,7 @@ def failures(result: Result) -> pd.DataFrame:
     order = {cid: i for i, cid in enumerate(dict.fromkeys(sc["check_id"].tolist()))}
     frame = frame.iloc[frame["check_id"].map(order).fillna(-1).astype("int64").argsort(kind="stable")]
     # the case ids alone: a stored run's suite is not built for its failures (results/_deferred.py)
-    return in_suite_order(frame.reset_index(drop=True), case_columns(result._suite)[0])
+    return in_suite_order(frame.reset_index(drop=True), case_ids(result._suite))
 
 
 def text(result: Result, *, passes: bool | None = None) -> str:

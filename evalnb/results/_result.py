@@ -20,7 +20,7 @@ from evalnb.agents._base import Response, ToolCall
 from evalnb.errors import FailuresError
 from evalnb.results import _report as report
 from evalnb.results import outputs
-from evalnb.results._deferred import DeferredSuite, case_columns
+from evalnb.results._deferred import DeferredSuite, case_columns, case_ids
 from evalnb.results._frames import (
     CASES_COLUMNS,
     MISMATCH_COLUMNS,
@@ -318,9 +318,8 @@ class Result:
         mine = codes >= 0
         worst = np.full(len(ids), -1, dtype="int64")
         np.maximum.at(worst, codes[mine], rank[mine])
-        code = pd.Index(ids).get_indexer(case_columns(self._suite)[0]) if len(ids) else None
-        if code is None:
-            code = np.full(len(case_columns(self._suite)[0]), -1)
+        suite_ids = case_ids(self._suite)
+        code = pd.Index(ids).get_indexer(suite_ids) if len(ids) else np.full(len(suite_ids), -1)
         hit = np.zeros(len(ids), dtype=bool)
         hit[code[code >= 0]] = True
         # the frames' other cases, as `cases` lists them: those with a run row

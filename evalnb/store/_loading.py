@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
 from evalnb.results._columns import REPEATED, arrow_text
-from evalnb.results._deferred import DeferredSuite, case_columns
+from evalnb.results._deferred import DeferredSuite, case_ids
 from evalnb.results._frames import in_suite_order
 from evalnb.store import _case_index as case_index
 from evalnb.store._codec import read_frame
@@ -90,10 +90,10 @@ def _in_suite_order(frames: list[Any], suite: Suite | DeferredSuite) -> list[Any
     import numpy as np
     import pandas as pd
 
-    case_ids = case_columns(suite)[0]
-    ids = pd.Index(case_ids, dtype="string")
+    suite_ids = case_ids(suite)
+    ids = pd.Index(suite_ids, dtype="string")
     if not ids.is_unique:  # one position per id is what in_suite_order gives: its own way
-        return [in_suite_order(f, list(case_ids)) for f in frames]
+        return [in_suite_order(f, list(suite_ids)) for f in frames]
     out = []
     for frame in frames:
         if not len(frame):
@@ -117,10 +117,9 @@ def _suite_of(store: Store, conn: Any, run: dict[str, Any]) -> Suite | DeferredS
     named at load."""
     definition, digest = _definition(store, conn, run)
     seg = store._t.get("segments")
-    index = None
-    if seg is not None and isinstance(definition, str) and written_by_evalnb(definition, digest):
-        index = case_index.read(conn, seg, int(run["id"]), run)
-    if index is None:
+    # the index first (one small segment): a run without one is built at once, its definition hashed once
+    index = None if seg is None else case_index.read(conn, seg, int(run["id"]), run)
+    if index is None or not (isinstance(definition, str) and written_by_evalnb(definition, digest)):
         return stored_suite(definition, run, digest)
     del definition  # read again when the suite is asked for: a million cases' text is not held meanwhile
     return DeferredSuite(str(run["suite"]), *index, build=functools.partial(_built, store, dict(run)))

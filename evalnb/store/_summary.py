@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalnb.results._deferred import case_columns
+from evalnb.results._deferred import case_count
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,7 +107,7 @@ def write(conn: Connection, tables: dict[str, Any], run_pk: int, result: Result)
     conn.execute(
         t.insert().values(
             run_pk=run_pk,
-            cases=len(case_columns(result._suite)[0]),
+            cases=case_count(result._suite),
             counts=json.dumps(result.counts()),
             checks=_frame_json(result.summary()),
             **listed,
@@ -145,7 +145,7 @@ def read(store: Store, run: dict[str, Any]) -> RunSummary:
         from evalnb.store._loading import load
 
         result = load(store, run)
-        cases, counts, checks = len(case_columns(result._suite)[0]), result.counts(), result.summary()
+        cases, counts, checks = case_count(result._suite), result.counts(), result.summary()
     return RunSummary(
         run_id=str(run["run_id"]),
         suite=str(run["suite"]),

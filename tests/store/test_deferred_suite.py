@@ -123,12 +123,17 @@ def test_a_definition_gone_before_the_suite_is_built_is_named(stored: tuple[Stor
 def test_the_index_does_not_move_where_a_resumed_run_numbers_its_rows(
     stored: tuple[Store, evalnb.Result],
 ) -> None:
-    store, _ = stored
-    pk = int(store._resolve("v1")["id"])
+    store, ran = stored
+    # rows of 5 of the 30 cases: an index of 30 counted as rows would number the next ones from 30
+    part = evalnb.Result.from_frames(
+        suite=ran.suite, runs=ran.runs.iloc[:5], scores=ran.scores.iloc[:5], meta=ran.meta
+    )
+    store.save(part, version="v2")
+    pk = int(store._resolve("v2")["id"])
     with store.engine.connect() as conn:
-        assert next_seq(conn, store._t["segments"], pk) == 30 + 30  # 30 run rows, 30 score rows
-        count = "SELECT COUNT(*) FROM segments WHERE frame = 'cases'"
-        assert conn.exec_driver_sql(count).scalar() == 1
+        assert next_seq(conn, store._t["segments"], pk) == 5  # numbered per frame from 0: 5 run rows
+        count = f"SELECT COUNT(*), MAX(n) FROM segments WHERE frame = 'cases' AND run_pk = {pk}"
+        assert tuple(conn.exec_driver_sql(count).one()) == (1, 30)
 
 
 def test_without_arrow_text_the_suite_is_deferred_too(tmp_path: Path) -> None:
