@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import mmap
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -169,7 +170,70 @@ class Columns:
 #
 # Numbers, flags and (with pyarrow) text are kept in growing buffers of their final layout, appended to a chunk
 # at a time, and handed to the frame as they are (no copy at the end unless rows must be reordered): no Python
-# object per cell outlives its chunk, and the frame's build does not hold a column twice.
+# object per cell outlives its chunk, and the frame's build does not hold a column twice. The buffers are
+# memory maps of their own (:class:`_Grown`), not memory of the C allocator: a buffer the allocator grows by
+# moving it leaves a hole behind that the process keeps, and a million-case run held ~500 MB of such holes at
+# its end. A column that stays missing throughout (token counts of an agent that gives none, a cube's columns in
+# a dataset's run) keeps only its length, and is made at the end of zero-filled memory the system hands out
+# lazily: it costs no resident memory at all.
+
+
+class _Grown:
+    """A byte buffer that grows in an anonymous memory map of its own: grown in place by the system where it
+    can (``mremap``), else copied into a larger map and the old one unmapped; what is never written is never
+    resident, and what the frame no longer needs goes back to the system at once."""
+
+    __slots__ = ("_map", "used")
+
+    def __init__(self) -> None:
+        self._map: mmap.mmap | None = None
+        self.used = 0
+
+    def extend(self, data: Any) -> None:
+        """Append the bytes of ``data`` (bytes, a bytearray, a contiguous numpy array)."""
+        n = memoryview(data).nbytes
+        if not n:
+            return
+        end = self.used + n
+        if self._map is None or end > len(self._map):
+            self._grow(end)
+        assert self._map is not None
+        self._map[self.used : end] = data
+        self.used = end
+
+    def _grow(self, need: int) -> None:
+        size = max(need, _FIRST_MAP, (len(self._map) * 3) // 2 if self._map is not None else 0)
+        if self._map is None:
+            self._map = _anonymous(size)
+            return
+        try:
+            self._map.resize(size)
+        except (OSError, SystemError, ValueError):  # no mremap (macOS): a larger map, the bytes copied
+            bigger = _anonymous(size)
+            bigger[: self.used] = self._map[: self.used]
+            self._map.close()
+            self._map = bigger
+
+    def take(self) -> Any:
+        """The bytes written, as a buffer the frame's arrays can be made on (the map is let go by this buffer
+        and lives as long as they do)."""
+        taken, self._map, used, self.used = self._map, None, self.used, 0
+        if taken is None:
+            return b""
+        with contextlib.suppress(OSError, SystemError, ValueError):
+            taken.resize(used)  # the unwritten tail back to the system (where it can be)
+        return memoryview(taken)[:used]
+
+
+_FIRST_MAP = 1 << 16
+"""The first map's size in bytes (a small run's columns are small)."""
+
+
+def _anonymous(size: int) -> mmap.mmap:
+    """A private anonymous map (mmap adds the anonymity for ``-1``): a shared one, mmap's default, is a file of
+    its first size in the kernel, and the pages a resize adds past that size fault when touched."""
+    private = getattr(mmap, "MAP_PRIVATE", None)  # none on Windows, whose maps of -1 are private already
+    return mmap.mmap(-1, size) if private is None else mmap.mmap(-1, size, flags=private)
 
 
 class _Column:
@@ -211,7 +275,7 @@ class _Objects(_Column):
 class _Floats(_Column):
     def __init__(self, dtype: str, shared: Shared | None) -> None:
         super().__init__(dtype, shared)
-        self.data = array("d")
+        self.data = _Grown()
 
     def append(self, values: tuple[Any, ...]) -> None:
         import numpy as np
@@ -220,13 +284,12 @@ class _Floats(_Column):
             chunk = np.array(values, dtype="float64")  # None -> NaN
         except (TypeError, ValueError):
             chunk = _cast(list(values), "float64").to_numpy(dtype="float64", na_value=np.nan)
-        self.data.frombytes(chunk.tobytes())
+        self.data.extend(chunk)
 
     def array(self, order: Any) -> Any:
         import numpy as np
 
-        out = np.frombuffer(self.data, dtype="float64")
-        self.data = array("d")
+        out = np.frombuffer(self.data.take(), dtype="float64")
         return out if order is None else out[order]
 
 
@@ -235,8 +298,10 @@ class _Masked(_Column):
 
     def __init__(self, dtype: str, shared: Shared | None) -> None:
         super().__init__(dtype, shared)
-        self.data = array("q" if dtype == "Int64" else "B")
-        self.mask = bytearray()
+        self.kind = "int64" if dtype == "Int64" else "bool"
+        self.data = _Grown()
+        self.mask = _Grown()
+        self.missing = 0  # rows missing before the first value (kept as a count until a value comes)
 
     def append(self, values: tuple[Any, ...]) -> None:
         import numpy as np
@@ -244,29 +309,40 @@ class _Masked(_Column):
         n = len(values)
         # most such columns of most runs are all missing (token counts of an agent that gives none)
         if values.count(None) == n:
-            self.data.frombytes(bytes(n * (8 if self.dtype == "Int64" else 1)))
+            if not self.data.used:
+                self.missing += n
+                return
+            self.data.extend(bytes(n * (8 if self.dtype == "Int64" else 1)))
             self.mask.extend(b"\x01" * n)
             return
+        self._fill()
         try:
             chunk = _typed(list(values), self.dtype, None)
         except (TypeError, ValueError):
             chunk = _cast(list(values), self.dtype)
-        kind = "int64" if self.dtype == "Int64" else "bool"
         fill = 0 if self.dtype == "Int64" else False
-        self.data.frombytes(chunk.to_numpy(dtype=kind, na_value=fill).tobytes())
-        self.mask.extend(np.asarray(chunk.isna(), dtype=bool).tobytes())
+        self.data.extend(chunk.to_numpy(dtype=self.kind, na_value=fill))
+        self.mask.extend(np.asarray(chunk.isna(), dtype=bool))
+
+    def _fill(self) -> None:
+        """The missing rows before the first value, written out."""
+        if self.missing and not self.data.used:
+            self.data.extend(bytes(self.missing * (8 if self.dtype == "Int64" else 1)))
+            self.mask.extend(b"\x01" * self.missing)
+            self.missing = 0
 
     def array(self, order: Any) -> Any:
         import numpy as np
         import pandas as pd
 
-        kind = "int64" if self.dtype == "Int64" else "bool"
-        data = np.frombuffer(self.data, dtype=kind)
-        mask = np.frombuffer(self.mask, dtype=bool)
-        self.data, self.mask = array(self.data.typecode), bytearray()
+        made = pd.arrays.IntegerArray if self.dtype == "Int64" else pd.arrays.BooleanArray
+        if not self.data.used:  # missing throughout (or no rows): the order does not matter
+            n, self.missing = self.missing, 0
+            return made(np.zeros(n, dtype=self.kind), np.ones(n, dtype=bool))
+        data = np.frombuffer(self.data.take(), dtype=self.kind)
+        mask = np.frombuffer(self.mask.take(), dtype=bool)
         if order is not None:
             data, mask = data[order], mask[order]
-        made = pd.arrays.IntegerArray if self.dtype == "Int64" else pd.arrays.BooleanArray
         return made(data, mask)
 
 
@@ -276,9 +352,11 @@ class _Text(_Column):
 
     def __init__(self, dtype: str, shared: Shared | None) -> None:
         super().__init__(dtype, shared)
-        self.data = bytearray()
-        self.offsets = array("q", [0])
-        self.valid = bytearray()
+        self.data = _Grown()
+        self.offsets = _Grown()
+        self.valid = _Grown()
+        self.last = 0  # the offset the next value starts at
+        self.missing = 0  # rows missing before the first value (kept as a count until a value comes)
 
     def append(self, values: tuple[Any, ...]) -> None:
         import numpy as np
@@ -286,9 +364,13 @@ class _Text(_Column):
 
         n = len(values)
         if values.count(None) == n:
-            self.offsets.frombytes(np.full(n, self.offsets[-1], dtype=np.int64).tobytes())
+            if not self.offsets.used:
+                self.missing += n
+                return
+            self.offsets.extend(np.full(n, self.last, dtype=np.int64))
             self.valid.extend(bytes(n))
             return
+        self._fill()
         try:
             # what pd.array(..., dtype="string") makes of str and None, without its per-cell checks
             chunk = pa.array(values, type=pa.large_string(), from_pandas=True)
@@ -297,28 +379,43 @@ class _Text(_Column):
             chunk = _cast(list(values), "string").__arrow_array__().combine_chunks().cast(pa.large_string())
         _, offsets, data = chunk.buffers()
         ends = np.frombuffer(offsets, dtype=np.int64, count=n + 1, offset=chunk.offset * 8)
-        base = self.offsets[-1]
-        self.offsets.frombytes((ends[1:] - ends[0] + base).tobytes())
+        self.offsets.extend(ends[1:] - ends[0] + self.last)
+        self.last += int(ends[-1] - ends[0])
         if data is not None:
-            self.data += memoryview(data)[int(ends[0]) : int(ends[-1])]
+            self.data.extend(memoryview(data)[int(ends[0]) : int(ends[-1])])
         if chunk.null_count:
-            self.valid.extend(chunk.is_valid().to_numpy(zero_copy_only=False).tobytes())
+            self.valid.extend(chunk.is_valid().to_numpy(zero_copy_only=False))
         else:
             self.valid.extend(b"\x01" * n)
+
+    def _fill(self) -> None:
+        """The first offset, and the missing rows before the first value, written out."""
+        import numpy as np
+
+        if not self.offsets.used:
+            self.offsets.extend(np.zeros(self.missing + 1, dtype=np.int64))
+            self.valid.extend(bytes(self.missing))
+            self.missing = 0
 
     def array(self, order: Any) -> Any:
         import numpy as np
         import pandas as pd
         import pyarrow as pa
 
-        valid = np.frombuffer(self.valid, dtype=bool)
+        if not self.offsets.used:  # missing throughout (or no rows): zero pages, never written
+            n, self.missing = self.missing, 0
+            offsets = pa.py_buffer(np.zeros(n + 1, dtype=np.int64))
+            bitmap = pa.py_buffer(np.zeros((n + 7) // 8, dtype=np.uint8))
+            empty = pa.LargeStringArray.from_buffers(n, offsets, pa.py_buffer(b""), bitmap, n)
+            return pd.arrays.ArrowStringArray(empty)
+        valid = np.frombuffer(self.valid.take(), dtype=bool)
         n = len(valid)
         nulls = n - int(np.count_nonzero(valid))
         bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
-        whole = pa.LargeStringArray.from_buffers(
-            n, pa.py_buffer(self.offsets), pa.py_buffer(self.data), bitmap, nulls
-        )
-        self.data, self.offsets, self.valid = bytearray(), array("q", [0]), bytearray()
+        del valid
+        offsets, data = pa.py_buffer(self.offsets.take()), pa.py_buffer(self.data.take())
+        whole = pa.LargeStringArray.from_buffers(n, offsets, data, bitmap, nulls)
+        self.last = 0
         if order is not None:
             import pyarrow.compute as pc
 

@@ -131,3 +131,53 @@ def test_text_of_another_type_and_missing_chunks_come_back_in_order() -> None:
     assert frame["f"].tolist()[:2] == [1.5, 0.5] and frame["f"].isna().tolist()[2:] == [True, True]
     assert frame["b"].tolist()[:2] == [False, True] and frame["b"].isna().tolist()[2:] == [True, True]
     assert list(frame.dtypes.astype(str)) == ["string", "Int64", "float64", "boolean"]
+
+
+def test_a_column_missing_for_whole_chunks_before_its_first_value_keeps_every_row_in_place() -> None:
+    # the first value comes two chunks in: the missing rows before it are kept as a count, then written out
+    n = 2 * CHUNK + 10
+    rows = [
+        (f"t{i}", i, i / 2, i % 2 == 0) if i >= 2 * CHUNK + 3 else (None, None, None, None) for i in range(n)
+    ]
+    cols = Columns({"t": "string", "n": "Int64", "f": "float64", "b": "boolean"})
+    for i in reversed(range(n)):  # out of suite order, so the reordering path is taken too
+        cols.add([rows[i]], position=i, run=0)
+    got = cols.frame()
+    pd.testing.assert_frame_equal(got, frame_from_tuples(rows, dict(got.dtypes.astype(str))))
+    assert got["t"].isna().sum() == 2 * CHUNK + 3 and got["n"].iloc[-1] == n - 1
+
+
+def _resident_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as status:
+        line = next(row for row in status if row.startswith("VmRSS"))
+    return int(line.split()[1]) / 1024
+
+
+def test_columns_missing_throughout_cost_no_resident_memory() -> None:
+    # 2M rows of four all-missing columns took 9 bytes a row each (offsets or values, and a byte saying
+    # missing): ~70 MB; now the text is zero pages never touched, and the numbers keep their mask byte only
+    n = 2_000_000
+    cols = Columns({"t": "string", "u": "string", "n": "Int64", "c": "string"})
+    before = _resident_mb()
+    for start in range(0, n, CHUNK):
+        cols.extend([(None, None, None, "x")] * min(CHUNK, n - start))
+    frame = cols.frame()
+    grown = _resident_mb() - before
+    assert frame["t"].isna().all() and frame["u"].isna().all() and frame["n"].isna().all()
+    assert (frame["c"] == "x").all() and len(frame) == n
+    # the one text column written: 8 bytes of offset, 1 of text a row (~17 MB); the Int64 mask 2 MB
+    assert grown < 40, f"{grown:.0f} MB resident for 2,000,000 rows"
+
+
+def test_a_buffer_grown_many_times_keeps_its_bytes() -> None:
+    from evalnb.results._columns import _Grown
+
+    buffer = _Grown()
+    written = bytearray()
+    rng = random.Random(5)
+    for i in range(300):
+        piece = bytes([i % 251]) * rng.randrange(1, 20_000)
+        buffer.extend(piece)
+        written += piece
+    assert bytes(buffer.take()) == bytes(written)
+    assert bytes(buffer.take()) == b""  # taken: the buffer starts again empty
