@@ -135,9 +135,41 @@ def test_repeated_categories_and_tags_are_one_object_each(tmp_path: Path) -> Non
     assert {c.category for c in cases} == {"arithmetic", "counting"}
     tags = [t for c in cases for t in c.meta["tags"]]
     assert len({id(t) for t in tags}) == 4 and set(tags) == {"smoke", "batch-0", "batch-1", "batch-2"}
-    # each case keeps its own list (a user may change one), holding the shared texts
-    assert cases[0].meta["tags"] is not cases[6].meta["tags"]
-    assert cases[0].meta["tags"] == cases[6].meta["tags"] == ["smoke", "batch-0"]
+    # equal tags are one meta, shared and frozen: changing it under one case would change it under all
+    assert cases[0].meta is cases[6].meta and cases[0].meta is not cases[1].meta
+    assert cases[0].meta == {"tags": ["smoke", "batch-0"]} and len({id(c.meta) for c in cases}) == 3
+    with pytest.raises(TypeError, match="shared by every case with the same tags"):
+        cases[0].meta["reviewed"] = True
+    with pytest.raises(TypeError, match="give the case one of its own"):
+        cases[0].meta["tags"].append("new")
+    cases[0].meta = {**cases[0].meta, "reviewed": True}  # the way the message gives
+    assert cases[6].meta == {"tags": ["smoke", "batch-0"]} and cases[0].meta["reviewed"] is True
+
+
+def test_shared_tags_survive_pickling_copying_dumping_and_hashing(tmp_path: Path) -> None:
+    import copy
+    import pickle
+
+    from evalnb._canonical import canonical
+
+    suite = evalnb.load(_tagged(tmp_path))
+    again = pickle.loads(pickle.dumps(suite))
+    assert again.cases[0].meta is again.cases[6].meta  # shared as it went
+    assert again.content_hash() == suite.content_hash()
+    with pytest.raises(TypeError):
+        again.cases[0].meta["x"] = 1
+    # the hash is pydantic's own dump's, and a dump or a copy is the caller's to change
+    dumped = suite.model_dump(mode="json", exclude={"path", "warnings"})
+    import hashlib
+
+    assert hashlib.sha256(canonical(dumped).encode()).hexdigest()[:16] == suite.content_hash()
+    assert type(dumped["cases"][0]["meta"]) is dict and dumped["cases"][0]["meta"] == {
+        "tags": ["smoke", "batch-0"]
+    }
+    mine = copy.deepcopy(suite.cases[0])
+    mine.meta["reviewed"] = True
+    mine.meta["tags"].append("new")
+    assert suite.cases[6].meta == {"tags": ["smoke", "batch-0"]}
 
 
 def test_cases_built_without_a_second_validation_are_the_models_own(tmp_path: Path) -> None:

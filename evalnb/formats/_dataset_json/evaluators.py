@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from evalnb._frozen import FrozenDict, FrozenList
 from evalnb.checks import _registry as registry
 from evalnb.formats._common import Loc, Problems, nearest, shown, type_name
 from evalnb.formats._dataset_json.models import (
@@ -195,6 +196,7 @@ class SpecCache:
         self.specs: dict[tuple[str, str], CheckSpec] = {}
         self.valid_maps: set[str] = set()
         self.texts: dict[str, str] = {}
+        self.tag_sets: dict[tuple[str, ...], dict[str, Any]] = {}
         # (the base's names and spec ids, the map's key, the mode) -> (the result, the base's specs): holding the
         # base's specs keeps their ids from being reused by other objects while the key names them.
         self.merged: dict[tuple[Any, ...], tuple[dict[str, CheckSpec], tuple[CheckSpec, ...]]] = {}
@@ -214,6 +216,18 @@ class SpecCache:
         """A list of texts (tags) with each one :meth:`text`; other values as they are."""
         texts = self.texts
         return [texts.setdefault(v, v) if isinstance(v, str) else v for v in values]
+
+    def tags_meta(self, tags: list[Any]) -> dict[str, Any]:
+        """The ``meta`` of a case or turn that gives only ``tags``: equal lists of texts give one frozen meta,
+        shared (``evalnb._frozen``: a million items of a few tag sets held a million equal dicts); other tags a
+        meta of their own, each text one object."""
+        if not all(type(v) is str for v in tags):
+            return {"tags": self.texts_of(tags)}
+        key = tuple(tags)
+        meta = self.tag_sets.get(key)
+        if meta is None:
+            meta = self.tag_sets[key] = FrozenDict({"tags": FrozenList(self.texts_of(tags))})
+        return meta
 
     def spec(self, name: str, options: Any, loc: Loc, problems: Problems) -> CheckSpec | None:
         """:func:`evaluator_spec`, once per distinct ``(name, options)`` that resolves."""

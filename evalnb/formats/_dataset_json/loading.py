@@ -169,8 +169,10 @@ def _meta(raw: Mapping[str, Any], keys: tuple[str, ...], cache: SpecCache) -> di
         return {}  # the common case, found in C
     out = {k: raw[k] for k in keys if raw.get(k) is not None}
     tags = out.get("tags")
+    if tags and type(tags) is list and len(out) == 1:
+        return cache.tags_meta(tags)  # equal tags are one object across items
     if tags:
-        out["tags"] = cache.texts_of(tags)  # equal tags are one object across items
+        out["tags"] = cache.texts_of(tags)
     return out
 
 

@@ -171,7 +171,7 @@ class Plain:
         tags = raw.get("tags")
         if tags is None:
             return {}
-        return {"tags": self.cache.texts_of(tags) if tags else tags}
+        return self.cache.tags_meta(tags) if tags else {"tags": tags}
 
     def _checks(self, raw: dict[str, Any], base: dict[str, CheckSpec]) -> dict[str, CheckSpec] | None:
         """The checks of an item or turn over ``base`` when its evaluator keys are plain (resolved without a
