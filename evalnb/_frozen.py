@@ -1,7 +1,7 @@
 """A dict and a list that refuse to change: what equal cases of a large suite share.
 
 A dataset's items that give the same ``tags`` get one ``meta`` of a case, one object for all of them
-(docs/dataset-json.md, equal things are held once): a million items of a few tag sets held a million equal
+(docs/dataset-json.md, evaluators): a million items of a few tag sets held a million equal
 dicts and lists, ~250 MB. Shared, they must not change under one case and so under all; changing one says how
 to give that case a meta of its own. They are a ``dict`` and a ``list`` for everything else (equality, JSON,
 ``model_dump``, ``isinstance``); a copy (``dict(meta)``, ``copy.copy``, ``copy.deepcopy``) is an ordinary
