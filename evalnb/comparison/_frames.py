@@ -148,10 +148,21 @@ class Side:
 
     def run_values(self) -> list[np.ndarray]:
         """The run values of every cell, in cell order (an empty array for an absent cell)."""
+        bounds = self._bounds()
+        return [self.run_y[bounds[i] : bounds[i + 1]] for i in range(len(self.runs))]
+
+    def _bounds(self) -> np.ndarray:
         import numpy as np
 
-        bounds = np.concatenate([[0], np.cumsum(self.runs.astype(np.int64))])
-        return [self.run_y[bounds[i] : bounds[i + 1]] for i in range(len(self.runs))]
+        return np.concatenate([[0], np.cumsum(self.runs.astype(np.int64))])
+
+    def runs_of(self, cells: np.ndarray, runs: int) -> np.ndarray:
+        """The run values of ``cells`` that each have ``runs`` measured runs, as a ``cells x runs`` array (one
+        gather, not a slice per cell: a million cells took seconds that way)."""
+        import numpy as np
+
+        start = self._bounds()[cells]
+        return np.asarray(self.run_y[start[:, None] + np.arange(runs)])
 
 
 @dataclass

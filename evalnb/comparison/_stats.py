@@ -388,13 +388,58 @@ def _grouped_sums(
     return np.concatenate(sums), np.concatenate(sizes)
 
 
+def berry_esseen(d: np.ndarray) -> float:
+    """The Berry-Esseen bound of the subset means of ``d``: how far their distribution's CDF can be from the
+    normal one, at most ``0.56 * sum |c|^3 / (sum c^2)^1.5`` with ``c = d - mean(d)`` (Shevtsova's constant for
+    independent terms; a subset mean is ``mean(d) + sum (b_i - 1/2) c_i / (n / 2)`` to first order, with fair
+    independent ``b_i``). ``inf`` when nothing varies."""
+    import numpy as np
+
+    c = d - d.mean()
+    sq = float(np.dot(c, c))
+    if not sq > 0.0:
+        return math.inf
+    return 0.56 * float(np.abs(c).dot(c * c)) / sq**1.5
+
+
+def near_normal(d: np.ndarray, draws: int) -> bool:
+    """Whether the normal limit of the subset means is at least as close to their distribution as ``draws``
+    random subsets would be: its Berry-Esseen bound is at most the draws' standard error at a p-value of 0.05
+    (0.0022 at 9,999 draws; about 66,000 cases of similar differences reach it; docs/comparison.md, comparing
+    stored versions)."""
+    return berry_esseen(d) <= math.sqrt(0.05 * 0.95 / draws)
+
+
+@functools.lru_cache(maxsize=4)
+def _normal_grid(draws: int) -> np.ndarray:
+    """``draws`` standard normal quantiles at ``k / (draws + 1)``: the grid the random subsets' ranks fall on."""
+    import numpy as np
+
+    return np.array([_NORMAL.inv_cdf(k / (draws + 1)) for k in range(1, draws + 1)])
+
+
+def _normal_means(d: np.ndarray, draws: int) -> np.ndarray:
+    """The subset means of ``d`` as the normal limit gives them, at ``draws`` quantiles, sorted: centred on
+    ``mean(d)`` (a random subset's mean is unbiased) with the spread ``sqrt(sum c^2) / n`` of the first-order
+    term, so p-values and bounds read from them as from drawn means, on the same grid of ``1 / (draws + 1)``."""
+    import numpy as np
+
+    c = d - d.mean()
+    spread = math.sqrt(float(np.dot(c, c))) / len(d)
+    return float(d.mean()) + spread * _normal_grid(draws)
+
+
 def _drawn_means(d: np.ndarray, draws: int, seed: int) -> np.ndarray:
-    """The means of ``d`` over random subsets, sorted, for a test past the held size."""
+    """The means of ``d`` over random subsets, sorted, for a test past the held size: drawn value by value
+    when the differences take few values, the normal limit when it is as close as the draws would be, else
+    drawn case by case."""
     import numpy as np
 
     values, counts = np.unique(d, return_counts=True)
     if len(values) * _GROUPED_SHARE <= len(d):
         sums, sizes = _grouped_sums(values, counts, draws, seed)
+    elif near_normal(d, draws):
+        return _normal_means(d, draws)
     else:
         sums, sizes = _streamed_sums(d, draws, seed)
     return np.sort(sums / sizes)

@@ -60,7 +60,6 @@ def _p_values(cells: Cells, tested: np.ndarray, *, draws: int, seed: int) -> np.
     import numpy as np
 
     p = np.full(len(tested), np.nan)
-    runs_a, runs_b = cells.a.run_values(), cells.b.run_values()
     size = len(tested)
     # a cell is pass/fail when every run of both sides is 0 or 1
     other = np.zeros(size)
@@ -68,22 +67,22 @@ def _p_values(cells: Cells, tested: np.ndarray, *, draws: int, seed: int) -> np.
         other += np.bincount(side.run_cell, weights=~np.isin(side.run_y, (0.0, 1.0)), minlength=size)
     wins_a = np.bincount(cells.a.run_cell, weights=cells.a.run_y, minlength=size)
     wins_b = np.bincount(cells.b.run_cell, weights=cells.b.run_y, minlength=size)
-    groups: dict[tuple[int, int], list[int]] = {}
-    fisher: dict[tuple[int, int, int, int], float] = {}  # a few tables recur over a million cells: each once
-    for i in np.flatnonzero(tested):
-        na, nb = int(cells.a.runs[i]), int(cells.b.runs[i])
-        if other[i] == 0:
-            table = (round(wins_a[i]), na, round(wins_b[i]), nb)
-            if table not in fisher:
-                fisher[table] = fisher_exact(*table)
-            p[i] = fisher[table]
-        else:
-            groups.setdefault((na, nb), []).append(int(i))
+    na, nb = cells.a.runs.astype(np.int64), cells.b.runs.astype(np.int64)
+    counted = np.flatnonzero(tested & (other == 0))
+    tables = np.stack([np.rint(wins_a[counted]), na[counted], np.rint(wins_b[counted]), nb[counted]], axis=1)
+    # a few tables recur over a million cells: each is computed once
+    uniq, which = np.unique(tables.astype(np.int64), axis=0, return_inverse=True)
+    exact = np.array([fisher_exact(*map(int, t)) for t in uniq], dtype=float)
+    p[counted] = exact[which.reshape(-1)]
+    scored = np.flatnonzero(tested & (other != 0))
+    pairs = np.stack([na[scored], nb[scored]], axis=1)
+    kinds, first, group = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
+    group = group.reshape(-1)
     rng = np.random.default_rng(seed)
-    for idx in groups.values():
-        a = np.stack([runs_a[i] for i in idx])
-        b = np.stack([runs_b[i] for i in idx])
-        p[idx] = permutation_p(a, b, draws=draws, rng=rng)
+    for k in np.argsort(first, kind="stable"):  # the run counts in cell order: the draws' order as before
+        idx = scored[group == k]
+        ra, rb = (int(x) for x in kinds[k])
+        p[idx] = permutation_p(cells.a.runs_of(idx, ra), cells.b.runs_of(idx, rb), draws=draws, rng=rng)
     return p
 
 

@@ -16,6 +16,7 @@ def test_blocks_give_the_distribution_of_the_held_subsets(
 ) -> None:
     rng = np.random.default_rng(n)
     d = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], size=n) + rng.normal(0, 0.01, size=n)
+    _normal_off(monkeypatch)
     streamed = _stats.SignFlip(d, draws=draws, seed=3)
     assert draws * n > _stats._HELD_BITS  # each case is past the held size
     monkeypatch.setattr(_stats, "_HELD_BITS", 10**12)
@@ -41,6 +42,10 @@ def _grouped_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_stats, "_GROUPED_SHARE", 10**12)
 
 
+def _normal_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_stats, "near_normal", lambda d, draws: False)
+
+
 @pytest.mark.parametrize("values", [(-1.0, 0.0, 1.0), (-1.0, -0.5, 0.0, 0.5, 1.0)])
 def test_few_values_are_flipped_value_by_value_with_the_distribution_of_every_sign(
     values: tuple[float, ...], monkeypatch: pytest.MonkeyPatch
@@ -54,6 +59,7 @@ def test_few_values_are_flipped_value_by_value_with_the_distribution_of_every_si
     assert len(values) * _stats._GROUPED_SHARE <= n and draws * n > _stats._HELD_BITS
     grouped = _stats.SignFlip(d, draws=draws, seed=1)
     _grouped_off(monkeypatch)
+    _normal_off(monkeypatch)
     streamed = _stats.SignFlip(d, draws=draws, seed=1)
     assert not np.array_equal(grouped.means, streamed.means)  # the two ways were taken
     assert grouped.total == pytest.approx(streamed.total, abs=2)
@@ -97,3 +103,76 @@ def test_few_values_keep_the_false_alarm_rate_and_find_a_known_drop() -> None:
     print(f"\n20,001 pass/fail cases: false alarms {false_alarms:.3f}, power on a 1.5-point drop {power:.3f}")
     assert false_alarms <= alpha + 2.33 * np.sqrt(alpha * (1 - alpha) / trials), false_alarms
     assert power >= 0.9, power
+
+
+# -- the normal limit of many cases' differences (docs/comparison.md, comparing stored versions) -------------
+
+
+def _scores(rng: np.random.Generator, n: int, drop: float = 0.0) -> np.ndarray:
+    """Per-case differences of a 0-1 score between two flaky agents (two runs each), b lower by ``drop``."""
+    level = rng.uniform(0.3, 0.9, n)
+    a = np.clip(level[:, None] + rng.normal(0, 0.15, (n, 2)), 0, 1).mean(axis=1)
+    b = np.clip(level[:, None] - drop + rng.normal(0, 0.15, (n, 2)), 0, 1).mean(axis=1)
+    return b - a
+
+
+def test_the_normal_limit_stands_in_only_where_it_is_as_close_as_the_draws() -> None:
+    rng = np.random.default_rng(2)
+    many = _scores(rng, 200_000)
+    assert _stats.near_normal(many, 9999)
+    # 100,000 cases: the bound (0.0028) is above the draws' error at 0.05 (0.0022), so the draws are kept
+    assert not _stats.near_normal(many[:100_000], 9999)
+    # a few huge differences among small ones: the sum is theirs, far from normal, and the draws are kept
+    skewed = many.copy()
+    skewed[:20] = 500.0
+    assert _stats.berry_esseen(skewed) > 0.05 and not _stats.near_normal(skewed, 9999)
+    assert not _stats.near_normal(np.zeros(200_000), 9999)  # nothing varies: no normal limit
+    # fewer draws are coarser, so the limit stands in for fewer cases
+    assert _stats.near_normal(many[:20_000], 300) and not _stats.near_normal(many[:20_000], 9999)
+
+
+def test_the_normal_limit_gives_the_drawn_distribution(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 200,000 cases of score differences: the limit and 9,999 drawn subsets agree within the draws' own noise
+    n, draws = 200_000, 9999
+    d = _scores(np.random.default_rng(4), n, drop=0.001)
+    assert len(np.unique(d)) * _stats._GROUPED_SHARE > n and _stats.near_normal(d, draws)
+    limit = _stats.SignFlip(d, draws=draws, seed=1)
+    _normal_off(monkeypatch)
+    drawn = _stats.SignFlip(d, draws=draws, seed=1)
+    assert not np.array_equal(limit.means, drawn.means)  # the two ways were taken
+    assert limit.total == pytest.approx(drawn.total, abs=2)
+    for q in (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99):
+        x = float(np.quantile(drawn.means, q))
+        se = np.sqrt(q * (1 - q) / draws)
+        assert abs(limit.p_above(x) - drawn.p_above(x)) <= 4 * se + 2 / draws, q
+    for alpha in (0.01, 0.05):
+        se = float(np.std(drawn.means))
+        assert abs(limit.upper(alpha) - drawn.upper(alpha)) <= 0.1 * se
+        assert abs(limit.lower(alpha) - drawn.lower(alpha)) <= 0.1 * se
+
+
+def test_the_normal_limit_keeps_the_false_alarm_rate_coverage_and_power() -> None:
+    # 200,000 cases of score differences, the normal limit's path: identical flaky agents reject "no worse"
+    # at most 5% of the time, the one-sided 95% bounds hold the true difference 95% of the time, and a drop
+    # sized for 80% power is found about 80% of the time
+    trials, n, alpha = 300, 200_000, 0.05
+    rng = np.random.default_rng(13)
+    sd = float(np.std(_scores(rng, n)))
+    drop = (_stats.norm_isf(alpha) + _stats.norm_isf(0.2)) * sd / np.sqrt(n)
+    fired = {0.0: 0, drop: 0}
+    covered = 0
+    for t in range(trials):
+        for shift in fired:
+            d = _scores(rng, n, drop=shift)
+            assert _stats.near_normal(d, 9999)
+            test = _stats.SignFlip(d, seed=t)
+            fired[shift] += test.p_below(0.0) <= alpha
+            if shift == 0.0:
+                covered += test.lower(alpha) <= 0.0 <= test.upper(alpha)
+    false_alarms, power, coverage = fired[0.0] / trials, fired[drop] / trials, covered / trials
+    print(f"\n200,000 cases, normal limit: false alarms {false_alarms:.3f}, power {power:.3f} (promised 0.80), "
+          f"two one-sided 95% bounds both hold {coverage:.3f} (promised 0.90)")
+    band = 2.58 * np.sqrt(alpha * (1 - alpha) / trials)
+    assert false_alarms <= alpha + band, false_alarms
+    assert abs(power - 0.8) <= 2.58 * np.sqrt(0.8 * 0.2 / trials), power
+    assert abs(coverage - 0.9) <= 2.58 * np.sqrt(0.9 * 0.1 / trials), coverage
