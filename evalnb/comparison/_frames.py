@@ -112,8 +112,9 @@ def _case_order(x: Any, scores: pd.DataFrame) -> list[str]:
     import pandas as pd
 
     seen: dict[str, None] = dict.fromkeys(() if isinstance(x, pd.DataFrame) else suite_case_ids(x) or ())
-    for cid in scores["case_id"].astype(str).unique():
-        seen.setdefault(cid, None)
+    # distinct ids first, then their text: the text of every row cost seconds at a million cases
+    for cid in scores["case_id"].unique():
+        seen.setdefault(str(cid), None)
     return list(seen)
 
 
@@ -304,6 +305,45 @@ def _column(s: pd.DataFrame, name: str) -> np.ndarray:
     return s[name].to_numpy(dtype="float64", na_value=np.nan)
 
 
+def _first_rows(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct codes and the row where each first appears."""
+    import numpy as np
+
+    return np.unique(code, return_index=True)
+
+
+def _check_names(frames: tuple[pd.DataFrame, ...], checks: list[np.ndarray], check_ids: list[str]) -> list[str]:
+    """Per check id: the ``check`` of its first row (the baseline's first), else the id before any ``#``."""
+    names: dict[int, str] = {}
+    for frame, chk in zip(frames, checks, strict=True):
+        if "check" not in frame:
+            continue
+        code, row = _first_rows(chk)
+        for k, name in zip(code.tolist(), frame["check"].iloc[row].astype(str).tolist(), strict=True):
+            names.setdefault(k, name)
+    return [names.get(k, c.split("#", 1)[0]) for k, c in enumerate(check_ids)]
+
+
+def _case_labels(
+    frames: tuple[pd.DataFrame, ...], cases: list[np.ndarray], n_case: int
+) -> tuple[list[str | None], list[str | None]]:
+    """Per case: the name and category of its first row in the first frame that has it (the rows of each
+    case's first appearance alone: the text of every row cost seconds at a million cases)."""
+    import pandas as pd
+
+    labels: list[tuple[str | None, str | None] | None] = [None] * n_case
+    for frame, cse in zip(frames, cases, strict=True):
+        code, row = _first_rows(cse)
+        got = [
+            frame[c].iloc[row].astype(object).tolist() if c in frame else [None] * len(row)
+            for c in ("case_name", "category")
+        ]
+        for k, name, cat in zip(code.tolist(), *got, strict=True):
+            if labels[k] is None:
+                labels[k] = (None if pd.isna(name) else str(name), None if pd.isna(cat) else str(cat))
+    return [x[0] if x else None for x in labels], [x[1] if x else None for x in labels]
+
+
 def _same_judges(
     sa: pd.DataFrame, sb: pd.DataFrame, codes: list[tuple[np.ndarray, np.ndarray]], n_check: int
 ) -> np.ndarray:
@@ -318,16 +358,17 @@ def _same_judges(
     same = np.ones(n_check, dtype=bool)
     if "judge" not in sa or "judge" not in sb:
         return same
-    pairs = []
-    for side, (frame, (chk, _)) in enumerate(zip((sa, sb), codes, strict=True)):
+    seen: list[set[tuple[int, str]]] = []
+    for frame, (chk, _) in zip((sa, sb), codes, strict=True):
         numeric = ~np.isnan(_column(frame, "value"))
-        judge = frame["judge"].astype("string").fillna("").to_numpy(dtype=object)
-        pairs.append(pd.DataFrame({"check": chk[numeric], "judge": judge[numeric], "side": side}))
-    both = pd.concat(pairs, ignore_index=True).drop_duplicates()
+        # the judges' codes, not a python string per row (a million cases' scores: seconds)
+        code, names = pd.factorize(frame["judge"].astype("string").fillna(""))
+        width = max(len(names), 1)
+        pairs = np.unique(chk[numeric].astype(np.int64) * width + code[numeric])
+        seen.append({(int(k // width), str(names[k % width])) for k in pairs.tolist()})
     # a (check, judge) seen on one side only: the sides' judges of that check differ
-    one_sided = both.groupby(["check", "judge"])["side"].nunique() < 2
-    for k in one_sided[one_sided].index.get_level_values("check").unique():
-        same[int(k)] = False
+    for k, _ in seen[0] ^ seen[1]:
+        same[k] = False
     return same
 
 
@@ -359,16 +400,7 @@ def build_cells(a: Any, b: Any) -> Cells:
     case_order += [c for c in _case_order(b, sb) if c not in known]
     both = pd.concat([sa[["check_id"]].astype(str), sb[["check_id"]].astype(str)], ignore_index=True)
     check_ids = [str(c) for c in both["check_id"].unique()]
-    names: dict[str, str] = {}
-    for frame in (sa, sb):
-        if "check" in frame:
-            first = frame[["check_id", "check"]].astype(str).drop_duplicates("check_id")
-            for cid, name in zip(first["check_id"], first["check"], strict=True):
-                names.setdefault(cid, name)
-    check_names = [names.get(c, c.split("#", 1)[0]) for c in check_ids]
-    scales = [scale_of(n) for n in check_names]
     n_check, n_case = len(check_ids), len(case_order)
-
     codes = []
     has_value = np.zeros(n_check, dtype=bool)
     # per check and side: scored rows, and scored rows with a weighted score
@@ -384,6 +416,8 @@ def build_cells(a: Any, b: Any) -> Cells:
         with_weighted[side] = np.bincount(
             chk[numeric & ~np.isnan(_column(frame, "weighted"))], minlength=n_check
         )
+    check_names = _check_names((sa, sb), [chk for chk, _ in codes], check_ids)
+    scales = [scale_of(n) for n in check_names]
     pass_only = ~has_value
     weighted = ((scored > 0) & (with_weighted == scored)).all(axis=0) & _same_judges(sa, sb, codes, n_check)
     higher = _directions((sa, sb), check_ids, check_names)
@@ -398,26 +432,15 @@ def build_cells(a: Any, b: Any) -> Cells:
     worst[~np.isfinite(worst)] = np.nan
     worst[pass_only] = 0.0
 
-    labels: dict[str, tuple[str | None, str | None]] = {}
-    for frame in (sb, sa):  # names and categories: the candidate's first
-        first = pd.DataFrame(
-            {
-                "case_id": frame["case_id"].astype(str),
-                **{c: frame[c].astype(object) if c in frame else None for c in ("case_name", "category")},
-            }
-        ).drop_duplicates("case_id")
-        columns = (first["case_id"].tolist(), first["case_name"].tolist(), first["category"].tolist())
-        for cid, name, cat in zip(*columns, strict=True):
-            if cid not in labels:
-                labels[cid] = (None if pd.isna(name) else str(name), None if pd.isna(cat) else str(cat))
+    case_names, categories = _case_labels((sb, sa), [cse for _, cse in codes[::-1]], n_case)
     return Cells(
         check_ids=check_ids,
         check_names=check_names,
         scales=scales,
         pass_only=pass_only,
         case_ids=case_order,
-        case_names=[labels.get(c, (None, None))[0] for c in case_order],
-        categories=[labels.get(c, (None, None))[1] for c in case_order],
+        case_names=case_names,
+        categories=categories,
         a=_side(sa, *codes[0], n_check, n_case, pass_only, worst, weighted),
         b=_side(sb, *codes[1], n_check, n_case, pass_only, worst, weighted),
         weighted=weighted,

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalnb.results._columns import Shared, arrow_text
+from evalnb.results._frames import missing_array
 from evalnb.store._segments import FRAMES, Segment, column_of, damaged, segments
 from evalnb.store._where import matches
 
@@ -141,7 +142,15 @@ def _pad(acc: dict[str, list[Any]], filled: set[str], rows: int) -> None:
 def _part(seg: Segment, name: str, dtype: str | None, run: Mapping[str, Any]) -> Any:
     """A column of one segment: a numpy array for a frame column of numbers stored packed, an Arrow array
     for text stored as text where pandas keeps text in Arrow buffers, else its values."""
-    packed = seg.text if dtype == "string" and arrow_text() else seg.array if dtype in _NUMBERS else None
+    packed = (
+        seg.text
+        if dtype == "string" and arrow_text()
+        else seg.array
+        if dtype in _NUMBERS
+        else seg.flags
+        if dtype == "boolean"
+        else None
+    )
     if packed is not None:
         try:
             values = packed(name)
@@ -164,9 +173,12 @@ def _joined(parts: list[Any]) -> Any:
     """A column's parts as one: a numpy array when every part is one; an Arrow array of text when some part
     is one and the rest is text; else a list of python values."""
     import numpy as np
+    import pandas as pd
 
     if parts and all(isinstance(p, np.ndarray) for p in parts):
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    if parts and all(isinstance(p, pd.arrays.BooleanArray) for p in parts):  # flags read as such
+        return pd.arrays.BooleanArray._concat_same_type(parts)
     if any(_is_arrow(p) for p in parts):
         import pyarrow as pa
 
@@ -193,7 +205,7 @@ def _frame(
     import pandas as pd
 
     repeated = set(shared)
-    arrays: dict[str, Any] = {"suite": pd.array([str(run["suite"])] * rows, dtype="string")}
+    arrays: dict[str, Any] = {"suite": _repeated(str(run["suite"]), rows)}
     for name in list(acc):
         values, acc[name] = _joined(acc[name]), []
         if isinstance(values, list) and (name in repeated or name in known):
@@ -206,6 +218,18 @@ def _frame(
     return pd.DataFrame(arrays, columns=order + [c for c in arrays if c not in order], copy=False)
 
 
+def _repeated(text: str, rows: int) -> Any:
+    """A ``string`` column that holds ``text`` in every row (Arrow's repeat where pandas keeps text in
+    Arrow: a list of the same string made into an array took seconds at a million case runs' scores)."""
+    import pandas as pd
+
+    if arrow_text():
+        import pyarrow as pa
+
+        return pd.arrays.ArrowStringArray(pa.repeat(pa.scalar(text, pa.large_string()), rows))
+    return pd.array([text] * rows, dtype="string")
+
+
 def _typed(values: list[Any], dtype: str) -> Any:
     """One column in its saved dtype (as ``read_frame`` of the row tables casts it)."""
     import numpy as np
@@ -213,18 +237,14 @@ def _typed(values: list[Any], dtype: str) -> Any:
 
     if _is_arrow(values):  # text stored as text: the frame's column is made of its buffers
         return pd.arrays.ArrowStringArray(values)
+    if isinstance(values, pd.arrays.BooleanArray):  # flags read as such
+        return values
     if not isinstance(values, list):  # numbers stored packed: float64 or int64 already (none missing)
         if dtype == "float64":
             return values.astype("float64", copy=False)
         return pd.arrays.IntegerArray(values.astype("int64", copy=False), np.zeros(len(values), dtype=bool))
     if dtype in ("Int64", "boolean") and values.count(None) == len(values):  # a column nobody reported
-        zeros = np.zeros(len(values), dtype="int64" if dtype == "Int64" else bool)
-        missing = np.ones(len(values), dtype=bool)
-        return (
-            pd.arrays.IntegerArray(zeros, missing)
-            if dtype == "Int64"
-            else pd.arrays.BooleanArray(zeros, missing)
-        )
+        return missing_array(dtype, len(values))
     try:
         if dtype == "float64":
             return np.array(values, dtype="float64")  # None -> NaN

@@ -308,3 +308,26 @@ def test_segments_decode_only_what_a_lazy_load_names(store: Store, tmp_path: Pat
         pd.testing.assert_frame_equal(whole.scores, result.scores)
         slow = store.load(version, where={"latency_ms": {">=": 0}, "case_id": ["c1", "c2", None]})
         assert set(slow.runs["case_id"]) <= {"c1", "c2"}
+
+
+def test_flags_read_as_a_boolean_array_with_their_missing_values_and_beside_json() -> None:
+    # a boolean column stored as flags reads as a BooleanArray from its bytes; a part that went as JSON (an
+    # older writer, a value beyond the flags) joins it with the same values; a flag beyond 2 is damage
+    import zlib
+
+    from evalnb.store._columnar import _joined, _typed
+    from evalnb.store._segments import Segment, encode
+
+    seg = Segment(encode({"passed": [True, None, False]}, 3, {"passed": "boolean"}))
+    flags = seg.flags("passed")
+    assert isinstance(flags, pd.arrays.BooleanArray)
+    assert flags.tolist() == [True, pd.NA, False]
+    assert seg.flags("absent") is None
+    joined = _typed(_joined([flags, [False, None], flags]), "boolean")
+    assert pd.Series(joined).tolist() == [True, pd.NA, False, False, pd.NA, True, pd.NA, False]
+    assert str(pd.Series(_typed(_joined([flags, flags]), "boolean")).dtype) == "boolean"
+    kind, a, b = seg.spans["passed"]
+    bad = Segment(seg.data[:a] + zlib.compress(bytes([1, 3, 0])) + seg.data[b:])
+    bad.spans["passed"] = (kind, a, len(bad.data) - (len(seg.data) - b))
+    with pytest.raises(ValueError, match="flags"):
+        bad.flags("passed")
