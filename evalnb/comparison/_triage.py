@@ -86,6 +86,19 @@ def _p_values(cells: Cells, tested: np.ndarray, *, draws: int, seed: int) -> np.
     return p
 
 
+_SELECTED = ("degraded", "new", "gone", "changed", "regressed", "improved")
+"""The changes the table's conditions select, in the order they are tried (else ``same``)."""
+
+
+def _text(values: list[str | None], at: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """``values`` taken at ``at`` as a ``string`` column: the distinct texts made into the column's array once,
+    then taken (a million cases' rows of python strings made into text took seconds)."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.array(np.asarray(values, dtype=object), dtype="string").take(at)
+
+
 def case_table(cells: Cells, *, confidence: float, draws: int = 9999, seed: int = 0) -> pd.DataFrame:
     """One row per case x check present on either side, in case order then check order."""
     import numpy as np
@@ -116,9 +129,9 @@ def case_table(cells: Cells, *, confidence: float, draws: int = 9999, seed: int 
             direction < 0,
             direction > 0,
         ],
-        ["degraded", "new", "gone", "changed", "regressed", "improved"],
-        default="same",
-    )
+        range(len(_SELECTED)),
+        default=len(_SELECTED),
+    )  # codes into _SELECTED and "same": made text once per row of the table, in its column
     tested = (ra >= 2) & (rb >= 2)
     p = _p_values(cells, tested, draws=draws, seed=seed)
     adjusted = np.full(n_cell, np.nan)
@@ -133,10 +146,10 @@ def case_table(cells: Cells, *, confidence: float, draws: int = 9999, seed: int 
     check_of, case_of = keep // max(n_case, 1), keep % max(n_case, 1)
     frame = pd.DataFrame(
         {
-            "case_id": np.asarray(cells.case_ids, dtype=object)[case_of],
-            "case_name": np.asarray(cells.case_names, dtype=object)[case_of],
-            "category": np.asarray(cells.categories, dtype=object)[case_of],
-            "check_id": np.asarray(cells.check_ids, dtype=object)[check_of],
+            "case_id": _text(cells.case_ids, case_of),
+            "case_name": _text(cells.case_names, case_of),
+            "category": _text(cells.categories, case_of),
+            "check_id": _text(cells.check_ids, check_of),
             "a": np.where(has_a, cells.a.y, np.nan)[keep],
             "b": np.where(has_b, cells.b.y, np.nan)[keep],
             "delta": delta[keep],
@@ -147,7 +160,7 @@ def case_table(cells: Cells, *, confidence: float, draws: int = 9999, seed: int 
             "p_value": p[keep],
             "p_adjusted": adjusted[keep],
             "significant": significant[keep],
-            "change": change[keep],
+            "change": _text([*_SELECTED, "same"], change[keep]),
             "judge_sd_a": np.where(has_a, cells.a.judge_sd, np.nan)[keep],
             "judge_sd_b": np.where(has_b, cells.b.judge_sd, np.nan)[keep],
             "degraded_a": cells.a.degraded[keep],
