@@ -230,6 +230,21 @@ def _repeated(text: str, rows: int) -> Any:
     return pd.array([text] * rows, dtype="string")
 
 
+def _text(values: list[Any]) -> Any:
+    """A ``string`` column of text and missing values: converted by Arrow where pandas keeps text in Arrow (a
+    python loop over each value took seconds at a million case runs' scores); text Arrow cannot hold (a lone
+    surrogate) or values that are not text take pandas' own conversion, which cleans or refuses them."""
+    import numpy as np
+    import pandas as pd
+
+    if arrow_text():
+        import pyarrow as pa
+
+        with contextlib.suppress(pa.ArrowException, UnicodeEncodeError):
+            return pd.arrays.ArrowStringArray(pa.array(values, type=pa.large_string(), from_pandas=True))
+    return pd.array(np.array(values, dtype=object), dtype="string")
+
+
 def _typed(values: list[Any], dtype: str) -> Any:
     """One column in its saved dtype (as ``read_frame`` of the row tables casts it)."""
     import numpy as np
@@ -249,7 +264,7 @@ def _typed(values: list[Any], dtype: str) -> Any:
         if dtype == "float64":
             return np.array(values, dtype="float64")  # None -> NaN
         if dtype == "string":
-            return pd.array(np.array(values, dtype=object), dtype="string")
+            return _text(values)
         if dtype in ("Int64", "boolean"):
             return pd.array(values, dtype=dtype)
     except (TypeError, ValueError):
