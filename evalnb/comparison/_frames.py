@@ -312,7 +312,9 @@ def _first_rows(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(code, return_index=True)
 
 
-def _check_names(frames: tuple[pd.DataFrame, ...], checks: list[np.ndarray], check_ids: list[str]) -> list[str]:
+def _check_names(
+    frames: tuple[pd.DataFrame, ...], checks: list[np.ndarray], check_ids: list[str]
+) -> list[str]:
     """Per check id: the ``check`` of its first row (the baseline's first), else the id before any ``#``."""
     names: dict[int, str] = {}
     for frame, chk in zip(frames, checks, strict=True):

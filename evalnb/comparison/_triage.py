@@ -24,6 +24,8 @@ from evalnb.comparison._frames import Cells
 from evalnb.comparison._stats import fisher_exact, holm, permutation_p
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy as np
     import pandas as pd
 
@@ -90,7 +92,7 @@ _SELECTED = ("degraded", "new", "gone", "changed", "regressed", "improved")
 """The changes the table's conditions select, in the order they are tried (else ``same``)."""
 
 
-def _text(values: list[str | None], at: np.ndarray) -> pd.api.extensions.ExtensionArray:
+def _text(values: Sequence[str | None], at: np.ndarray) -> pd.api.extensions.ExtensionArray:
     """``values`` taken at ``at`` as a ``string`` column: the distinct texts made into the column's array once,
     then taken (a million cases' rows of python strings made into text took seconds)."""
     import numpy as np

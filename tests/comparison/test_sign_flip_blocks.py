@@ -170,8 +170,10 @@ def test_the_normal_limit_keeps_the_false_alarm_rate_coverage_and_power() -> Non
             if shift == 0.0:
                 covered += test.lower(alpha) <= 0.0 <= test.upper(alpha)
     false_alarms, power, coverage = fired[0.0] / trials, fired[drop] / trials, covered / trials
-    print(f"\n200,000 cases, normal limit: false alarms {false_alarms:.3f}, power {power:.3f} (promised 0.80), "
-          f"two one-sided 95% bounds both hold {coverage:.3f} (promised 0.90)")
+    print(
+        f"\n200,000 cases, normal limit: false alarms {false_alarms:.3f}, power {power:.3f} (promised 0.80), "
+        f"two one-sided 95% bounds both hold {coverage:.3f} (promised 0.90)"
+    )
     band = 2.58 * np.sqrt(alpha * (1 - alpha) / trials)
     assert false_alarms <= alpha + band, false_alarms
     assert abs(power - 0.8) <= 2.58 * np.sqrt(0.8 * 0.2 / trials), power
