@@ -4,9 +4,10 @@ Loading a large suite and running it allocate millions of objects that live as l
 form reference cycles. CPython's collector scans every tracked object on each full collection, so at a million
 case runs collection took ~40% of the time. Two measured remedies, each undone when the work ends:
 
-* :func:`paused` while a document becomes a suite, or a stored run a Result: nothing they build is cyclic
+* :func:`paused` while a document becomes a suite, or a stored run a Result, and while a run is set up (its
+  store's imports made full collections over the suite: 3 s at a million cases): nothing they build is cyclic
   garbage;
-* :func:`frozen` while a run lasts: what existed before the run (the suite, the caller's data) moves to the
+* :func:`frozen` while a run lasts, from its recorders' begin to their finish: what existed before the run (the suite, the caller's data) moves to the
   permanent generation (``gc.freeze``) and is not scanned again; it goes back at the end (``gc.unfreeze``), so
   cycles the caller drops later are still collected. Young collections come every :data:`YOUNG` allocations
   instead of 700 meanwhile (the thresholds are put back at the end);

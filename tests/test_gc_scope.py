@@ -157,3 +157,42 @@ def test_the_exit_of_a_process_that_ran_skips_collecting_what_is_alive(tmp_path:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["after the run 0", "at exit True"]
+
+
+def test_a_stored_run_makes_no_full_collection_of_the_suite(tmp_path: Path) -> None:
+    # evalnb/_gc.py: the store's imports at set-up made full collections over the suite (3 s at a million
+    # cases), and its begin and finish ran outside the freeze. In a fresh process (the store's modules not
+    # imported yet), a run with store= makes no full collection from its start to its end.
+    script = textwrap.dedent(
+        """
+        import gc, json, sys, evalnb
+        items = [{"testId": f"q{i}", "prompt": f"p{i}", "expected_response": f"p{i}"} for i in range(5000)]
+        suite = evalnb.load(json.dumps({"schemaVersion": "1.1.0", "items": items}), format="dataset-json")
+        assert "sqlalchemy" not in sys.modules
+        full = []
+        gc.callbacks.append(lambda phase, info: phase == "start" and info["generation"] == 2 and full.append(1))
+        seen = []
+
+        class Watch:
+            def begin(self, info):
+                seen.append(("begin", gc.get_freeze_count() > 0))
+
+            def completed(self):
+                return None
+
+            def record(self, record):
+                pass
+
+            def finish(self, result):
+                seen.append(("finish", gc.get_freeze_count() > 0))
+
+        result = evalnb.run(suite, lambda p: p, store="runs.db", version="v1", recorders=[Watch()], progress=False)
+        print(len(result.cases), len(full), seen)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "5000 0 [('begin', True), ('finish', True)]"
