@@ -321,7 +321,9 @@ class Result:
         suite_ids = case_ids(self._suite)
         # looked up as objects on both sides: an Index of Arrow text looking up a list took 1 s at a million cases
         code = (
-            pd.Index(np.asarray(ids, dtype=object), dtype=object).get_indexer(pd.Index(suite_ids, dtype=object))
+            pd.Index(np.asarray(ids, dtype=object), dtype=object).get_indexer(
+                pd.Index(suite_ids, dtype=object)
+            )
             if len(ids)
             else np.full(len(suite_ids), -1)
         )
