@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import errno
 import mmap
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -233,7 +234,14 @@ def _anonymous(size: int) -> mmap.mmap:
     """A private anonymous map (mmap adds the anonymity for ``-1``): a shared one, mmap's default, is a file of
     its first size in the kernel, and the pages a resize adds past that size fault when touched."""
     private = getattr(mmap, "MAP_PRIVATE", None)  # none on Windows, whose maps of -1 are private already
-    return mmap.mmap(-1, size) if private is None else mmap.mmap(-1, size, flags=private)
+    try:
+        return mmap.mmap(-1, size) if private is None else mmap.mmap(-1, size, flags=private)
+    except OSError as exc:
+        if exc.errno != errno.ENOMEM:
+            raise
+        # No room for the map is the run's memory running out, not a file error: as a MemoryError the run
+        # stops as one that ran out of memory and says what it finished and saved (docs/results.md).
+        raise MemoryError(f"no memory for {size:,} bytes of the run's columns") from None
 
 
 class _Column:

@@ -200,3 +200,32 @@ def test_a_buffer_grown_many_times_keeps_its_bytes() -> None:
         written += piece
     assert bytes(buffer.take()) == bytes(written)
     assert bytes(buffer.take()) == b""  # taken: the buffer starts again empty
+
+
+def test_no_room_for_a_buffer_is_running_out_of_memory_not_a_file_error() -> None:
+    # docs/results.md: a run whose columns find no room stops as one that ran out of memory (what finished is
+    # counted and saved), not with the OSError "[Errno 12] Cannot allocate memory" of the map
+    code = (
+        "import resource\n"
+        "from evalnb.results._columns import _Grown\n"
+        "buffer = _Grown()\n"
+        "buffer.extend(b'x' * 1000)\n"
+        "limit = 1 << 30\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+        "try:\n"
+        "    buffer.extend(b'y' * (1 << 20))\n"
+        "    buffer._grow(2 << 30)\n"
+        "except MemoryError as exc:\n"
+        "    print('MemoryError', exc)\n"
+        "    taken = buffer.take()\n"
+        "    print(bytes(taken[:3]), len(taken))\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "MemoryError no memory for 2,147,483,648 bytes of the run's columns",
+        f"b'xxx' {1000 + (1 << 20)}",  # what was written before is kept
+    ], done.stdout
