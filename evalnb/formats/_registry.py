@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalnb._registry import Registry
 from evalnb.errors import SuiteError
+from evalnb.formats._takers import takes_promptfoo
 
 if TYPE_CHECKING:
     from evalnb.suite import Suite
@@ -159,13 +160,15 @@ class Format:
 
 @dataclass(frozen=True)
 class _Builtin:
-    """A built-in format as declared here: the module that registers it, the file endings that mean it, and the
-    formats whose files it may take (``Sniff.takes_from``)."""
+    """A built-in format as declared here: the module that registers it, the file endings that mean it, the
+    formats whose files it may take (``Sniff.takes_from``) and which of their documents it takes (its
+    ``Sniff.accepts``, from ``formats/_takers.py``: asked before its module is imported)."""
 
     module: str
     suffixes: tuple[str, ...] = ()
     file_names: tuple[str, ...] = ()
     takes_from: tuple[str, ...] = ()
+    accepts: Callable[[Any], bool] | None = None
 
 
 # The built-in formats, declared like entry points (name -> module, imported on first use), with the file
@@ -183,6 +186,7 @@ _BUILTINS: dict[str, _Builtin] = {
         "evalnb.formats.promptfoo",
         file_names=("promptfooconfig.yaml", "promptfooconfig.yml", "promptfooconfig.json"),
         takes_from=("cube-yaml", "dataset-json"),
+        accepts=takes_promptfoo,
     ),
     "inspect-log": _Builtin("evalnb.formats._inspect_log"),
 }
@@ -225,12 +229,14 @@ def names() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class _Declared:
-    """What a format says of the files it reads, known without importing its module."""
+    """What a format says of the files it reads, known without importing its module; ``accepts`` is None when
+    only the format's module can tell which documents it takes."""
 
     name: str
     suffixes: tuple[str, ...]
     file_names: tuple[str, ...]
     takes_from: tuple[str, ...]
+    accepts: Callable[[Any], bool] | None = None
 
 
 def _declared() -> list[_Declared]:
@@ -241,11 +247,13 @@ def _declared() -> list[_Declared]:
     for name, builtin in _BUILTINS.items():
         fmt = registered.get(name)
         if fmt is not None:
-            out.append(_Declared(name, fmt.suffixes, fmt.file_names, fmt.sniff.takes_from))
+            out.append(_Declared(name, fmt.suffixes, fmt.file_names, fmt.sniff.takes_from, fmt.sniff.accepts))
         elif builtin.module not in sys.modules:  # imported and not registered: unregistered since
-            out.append(_Declared(name, builtin.suffixes, builtin.file_names, builtin.takes_from))
+            out.append(
+                _Declared(name, builtin.suffixes, builtin.file_names, builtin.takes_from, builtin.accepts)
+            )
     out.extend(
-        _Declared(name, fmt.suffixes, fmt.file_names, fmt.sniff.takes_from)
+        _Declared(name, fmt.suffixes, fmt.file_names, fmt.sniff.takes_from, fmt.sniff.accepts)
         for name, fmt in registered.items()
         if name not in _BUILTINS
     )
@@ -316,9 +324,9 @@ def unsupported_as(mode: str) -> Iterator[None]:
 def taken(fmt: Format, data: Any) -> Format:
     """The format that builds a document ``fmt`` parsed: a format that takes ``fmt``'s files when the
     document is one of its own (``Sniff.takes_from``), else ``fmt`` itself. Only the formats that may take
-    ``fmt``'s files are imported."""
+    ``fmt``'s files, and whose declared test accepts the document, are imported."""
     for d in _declared():
-        if fmt.name in d.takes_from:
+        if fmt.name in d.takes_from and (d.accepts is None or d.accepts(data)):
             other = _FORMATS.get(d.name)
             if other is not None and fmt.name in other.sniff.takes_from and other.sniff.accepts(data):
                 return other

@@ -23,6 +23,7 @@ from typing import Any
 
 from evalnb.errors import SuiteError
 from evalnb.formats._registry import Format, Sniff, Text, register, unsupported_mode
+from evalnb.formats._takers import is_promptfoo_asserts, is_promptfoo_config, takes_promptfoo
 from evalnb.formats.promptfoo._asserts import MAPPED, PROMPTFOO_TYPES
 from evalnb.formats.promptfoo._config import build as build_config
 from evalnb.formats.promptfoo._yaml import parse as parse_yaml
@@ -39,15 +40,11 @@ def is_config(data: Any) -> bool:
         is_config({"prompts": ["Hi {{name}}"], "tests": [{"vars": {"name": "Ada"}}]})
         # True
     """
-    return isinstance(data, dict) and "prompts" in data and ("tests" in data or "providers" in data)
-
-
-def _is_assert_list(data: Any) -> bool:
-    return isinstance(data, list) and bool(data) and all(isinstance(a, dict) and "type" in a for a in data)
+    return is_promptfoo_config(data)
 
 
 def _build(data: Any, path: Path | None) -> Suite:
-    if _is_assert_list(data):
+    if is_promptfoo_asserts(data):
         raise SuiteError(
             "INVALID_VALUE",
             "this is a list of promptfoo asserts (for promptfoo eval --assertions), not a config with prompts; "
@@ -79,7 +76,7 @@ def read_asserts(path: str | Path, *, unsupported: str = "error") -> list[CheckS
         data = parse_yaml(p.read_text(encoding="utf-8-sig"))
     except OSError as exc:
         raise SuiteError("FILE_NOT_FOUND", f"cannot read {p}: {exc}", path=str(p)) from None
-    if not _is_assert_list(data):
+    if not is_promptfoo_asserts(data):
         raise SuiteError(
             "TYPE_MISMATCH", "the file must hold a list of asserts (mappings with a 'type')", path=str(p)
         )
@@ -148,7 +145,7 @@ register(
         sniff=Sniff(
             order=25,
             tries=_tries,
-            accepts=lambda data: is_config(data) or _is_assert_list(data),
+            accepts=takes_promptfoo,
             takes_from=("cube-yaml", "dataset-json"),
         ),
         what="promptfoo configs",
