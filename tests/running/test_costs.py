@@ -83,6 +83,24 @@ def test_usage_of_reads_every_shape() -> None:
         "reasoning_tokens": 1,
     }
     assert usage_of({"prompt_tokens": "12"}) is None and usage_of(None) is None and usage_of({}) is None
+    # what is not a count is skipped (a later path may still give it); a mapping of another kind reads alike
+    from types import MappingProxyType
+
+    odd: dict[str, object] = {
+        "prompt_tokens": -1,
+        "input_tokens": 7.0,
+        "completion_tokens": True,
+        "output_tokens": float("nan"),
+    }
+    odd |= {
+        "cached_tokens": None,
+        "prompt_tokens_details": None,
+        "input_tokens_details": {"cached_tokens": 2},
+    }
+    odd["completion_tokens_details"] = MappingProxyType({"reasoning_tokens": 3})
+    assert usage_of(odd) == {"prompt_tokens": 7, "cached_tokens": 2, "reasoning_tokens": 3}
+    assert usage_of(MappingProxyType({"prompt_tokens": 4})) == {"prompt_tokens": 4}
+    assert usage_of(["prompt_tokens"]) is None  # type: ignore[arg-type]
 
 
 def test_the_cost_rule_reasoning_not_charged_twice_and_cached_as_input_without_a_price() -> None:
