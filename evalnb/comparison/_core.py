@@ -489,6 +489,7 @@ def compare(
         la, lb = f"{la} (a)", f"{lb} (b)"
     design = design_of(b)
     if design is not None:
+        _no_spend_margins(cost_share, latency_share)
         parts = compare_sequential(
             a, b, design, confidence=confidence, margin=margin, fail_on_missing=fail_on_missing,
             fail_on_degraded=fail_on_degraded, draws=draws, seed=seed,
@@ -555,3 +556,21 @@ def _family_size(states: list[list[str]]) -> tuple[int, int]:
     tested = sum(s == "tested" for st in states for s in st)
     compared = sum(s not in ("new", "gone") for st in states for s in st)
     return tested, compared
+
+
+def _no_spend_margins(cost: float | None, latency: float | None) -> None:
+    """A candidate the sequential gate ran gates on its checks only (docs/comparison.md, the sequential
+    gate): its cost and latency were never watched by the anytime-valid test, and a fixed-sample test over the
+    cases it chose to run would read an optional stop as evidence. A margin asked for is refused, not ignored."""
+    from evalnb.errors import ConfigError
+
+    asked = [
+        name for name, share in (("cost_margin", cost), ("latency_margin", latency)) if share is not None
+    ]
+    if asked:
+        raise ConfigError(
+            f"{' and '.join(asked)}: b is a run of the sequential gate, which gates on its checks only (its cost "
+            "and latency are not part of its anytime-valid test); to gate on cost or latency, compare a run of "
+            "every case (evalnb run without --sequential)",
+            code="INVALID_VALUE",
+        )

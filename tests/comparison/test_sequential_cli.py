@@ -58,6 +58,11 @@ def test_sequential_run_stops_early_saves_and_gates(tmp_path: Path, monkeypatch)
     again = evalnb_cli("compare", "v1", "v2", "--store", "e.db", cwd=tmp_path)
     assert again.returncode == 1, again.stdout[-2000:] + again.stderr[-2000:]
     assert f"decided after {ran} of 400 cases" in again.stdout + again.stderr
+    # a spend margin is refused for it, in one line (exit 2: the comparison could not be made as asked)
+    spend = evalnb_cli("compare", "v1", "v2", "--store", "e.db", "--cost-margin", "10%", cwd=tmp_path)
+    assert spend.returncode == 2, spend.stdout[-2000:] + spend.stderr[-2000:]
+    assert spend.stderr.startswith("error: cost_margin: b is a run of the sequential gate"), spend.stderr
+    assert len(spend.stderr.splitlines()) == 1
 
 
 def test_sequential_needs_a_baseline(tmp_path: Path) -> None:

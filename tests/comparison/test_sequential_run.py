@@ -219,3 +219,24 @@ def test_a_budget_and_the_sequential_gate_stop_one_run_together(baseline: evalnb
     assert 0 < len(ran) <= 30
     assert result.budget_exhausted
     assert runs.loc[runs["status"] == "skipped", "error"].str.startswith("skipped: ").all()
+
+
+def test_cost_and_latency_margins_are_refused_for_a_sequential_candidate(baseline: evalnb.Result) -> None:
+    # docs/comparison.md, the sequential gate: its verdict covers its checks; a spend margin is not ignored
+    result = evalnb.run(
+        suite(), agent(0.6, "cand"), runs=1, progress=False, baseline=baseline, stop="decided", seed=3
+    )
+    for margins in (
+        {"cost_margin": 0.1},
+        {"latency_margin": "10%"},
+        {"cost_margin": 0, "latency_margin": 0.2},
+    ):
+        with pytest.raises(ConfigError) as err:
+            evalnb.compare(baseline, result, **margins)  # type: ignore[arg-type]
+        assert err.value.code == "INVALID_VALUE"
+        assert " and ".join(margins) in str(err.value) and "a run of every case" in str(err.value)
+    assert evalnb.compare(baseline, result).exit_code == 1  # without them, the sequential verdict as before
+    fixed = evalnb.run(suite(), agent(0.6, "cand"), runs=1, progress=False)
+    assert (
+        evalnb.compare(baseline, fixed, cost_margin=0.1, latency_margin=0.2).exit_code == 1
+    )  # a fixed run takes them
