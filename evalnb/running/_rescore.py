@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from evalnb._costs import usage_of
+from evalnb._costs import PriceTable, price_table, usage_of
 from evalnb._numbers import count
 from evalnb._scoring import TurnPlan, score_turn, status_of, turn_status
 from evalnb.agents._base import Request
 from evalnb.checks._registry import CheckContext, Score
+from evalnb.errors import CostWarning
 from evalnb.results import Result
 from evalnb.results._frames import RUNS_COLUMNS, SCORES_COLUMNS, is_na, make_frame
 from evalnb.running import _setup as setup
@@ -51,6 +53,7 @@ def rescore(
     cache: Any = None,
     concurrency: int = 8,
     preflight: bool = True,
+    prices: Any = None,
 ) -> Result:
     """A new Result whose judged checks are scored again by ``judge``; the agent is not called.
 
@@ -63,6 +66,8 @@ def rescore(
         cache: the judge cache option (see ``as_judge``).
         concurrency: judge calls in flight at once.
         preflight: first check that the judge can be reached (as ``run`` does); ``False`` skips it.
+        prices: what the judge's calls cost, as ``run(prices=...)`` takes them (docs/costs.md); a judge's own
+            ``prices=`` come first. Without either, the new scores have tokens and no cost.
 
     Returns:
         A new Result: the same runs, with those score rows replaced and run statuses updated.
@@ -75,7 +80,9 @@ def rescore(
         strict = evalnb.rescore(result, judge="openai:gpt-4o")
         evalnb.judges.agreement(result.scores, strict.scores)
     """
-    options = dict(judge=judge, checks=checks, cache=cache, concurrency=concurrency, preflight=preflight)
+    options = dict(
+        judge=judge, checks=checks, cache=cache, concurrency=concurrency, preflight=preflight, prices=prices
+    )
     out: Result = run_blocking(lambda: rescore_async(result, **options))
     return out
 
@@ -88,25 +95,43 @@ async def rescore_async(
     cache: Any = None,
     concurrency: int = 8,
     preflight: bool = True,
+    prices: Any = None,
 ) -> Result:
     """The async form of :func:`rescore` (same arguments)."""
     count("concurrency", concurrency, minimum=1)
+    table = price_table(prices)
     the_judge = setup.make_judge(judge, cache)
     wanted = set(checks) if checks is not None else None
     suite = result.suite
     if preflight and the_judge is not None:
         await setup.preflight([], the_judge)
-    jobs = _jobs(result, the_judge, wanted, asyncio.Semaphore(max(1, concurrency)))
+    jobs = _jobs(result, the_judge, wanted, asyncio.Semaphore(max(1, concurrency)), table)
     done = await asyncio.gather(*(j[3] for j in jobs))
     new: dict[tuple[str, int, int, str], Score] = {}
     for (key, picked, plan, _), scores in zip(jobs, done, strict=True):
         for i, score in zip(picked, scores, strict=True):
             new[(key[0], key[1], key[2], plan.ids[i])] = score
     run_records, records = _rescored(result, new)
+    priced = table is not None or bool(getattr(the_judge, "prices", None))
+    # Without any prices the new scores are not expected to have a cost: nothing to say.
+    added = sorted(
+        {
+            sc.model or f"the judge {sc.judge}"
+            for sc in new.values()
+            if priced and sc.usage and sc.cost is None
+        }
+    )
     meta = result.meta.replace(
         judge=setup.judge_name(the_judge),
         rescored_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        unpriced=_unpriced(result, new, added),
     )
+    if added:  # docs/costs.md: said once, as a run says it
+        warnings.warn(
+            f"no price for {', '.join(added)}: the cost of their calls is NA (add them to prices=)",
+            CostWarning,
+            stacklevel=3,
+        )
     return Result(
         suite=suite,
         runs=make_frame(run_records, RUNS_COLUMNS),
@@ -122,7 +147,9 @@ _Job = tuple[tuple[str, int, int], list[int], TurnPlan, Any]
 """A turn to judge again: its key, the checks picked (by position), its plan, the coroutine judging them."""
 
 
-def _jobs(result: Result, judge: Any, wanted: set[str] | None, sem: asyncio.Semaphore) -> list[_Job]:
+def _jobs(
+    result: Result, judge: Any, wanted: set[str] | None, sem: asyncio.Semaphore, prices: PriceTable | None
+) -> list[_Job]:
     """The turns whose picked judged checks are scored again, each with the conversation the run built."""
     suite = result.suite
     plans = Plans()
@@ -166,6 +193,7 @@ def _jobs(result: Result, judge: Any, wanted: set[str] | None, sem: asyncio.Sema
                         response=response,
                         judge=judge,
                         conversation=history,
+                        prices=prices,
                     )
                     jobs.append(((case_id, run, t), picked, plan, _judged(sem, plan, turn, picked, ctx)))
                 text = result.response_for(case_id, run, t).text or ""
@@ -173,6 +201,21 @@ def _jobs(result: Result, judge: Any, wanted: set[str] | None, sem: asyncio.Sema
                 text = "" if row.response is None or is_na(row.response) else str(row.response)
             conversation = after_turn(history, turn.prompt, text)
     return jobs
+
+
+def _unpriced(
+    result: Result, new: dict[tuple[str, int, int, str], Score], added: list[str]
+) -> list[str] | None:
+    """The models without a price after re-scoring (docs/costs.md): the Result's own, less the judges of the
+    scores replaced, plus those the new scores could not price."""
+    scores = result.scores
+    keys = zip(scores["case_id"], scores["run"], scores["turn"], scores["check_id"], strict=True)
+    old_judges = {
+        str(model)
+        for (case, run, turn, check), model in zip(keys, scores["judge_model"], strict=True)
+        if (str(case), int(run), int(turn), str(check)) in new and not is_na(model)
+    }
+    return sorted((set(result.meta.unpriced or []) - old_judges) | set(added)) or None
 
 
 def _rescored(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -438,3 +439,38 @@ def test_the_html_and_junit_reports_show_the_totals(tmp_path: Path) -> None:
     xml = junit_xml(result)
     assert '<property name="tokens" value="6000" />' in xml
     assert f'<property name="cost" value="{4 * AGENT_CALL:.6g}" />' in xml
+
+
+def test_rescore_prices_the_new_judge_and_says_which_it_could_not() -> None:
+    # docs/costs.md, prices: rescore(prices=) prices the new judge's calls as a run prices its judge's
+    def judged(req: Recorded) -> Reply:
+        return Reply(content='{"verdict": "PASS", "reason": "names Paris"}', usage=JUDGE_USAGE)
+
+    with OpenAIServer(default=answer) as server:
+        agent = OpenAIChat("agent-model", base_url=server.base_url)
+        judge = OpenAIJudge("judge-model", base_url=server.base_url, cache=False)
+        with pytest.warns(CostWarning):  # the agent's model has no price here
+            result = evalnb.run(
+                table_suite(3, judged=True), agent, judge=judge, prices={"judge-model": PRICES["judge-model"]},
+                progress=False,
+            )  # fmt: skip
+    assert result.meta["unpriced"] == ["agent-model-2025-01-01"]
+    with OpenAIServer(default=judged) as server:
+        other = OpenAIJudge("judge-2", base_url=server.base_url, cache=False)
+        priced = evalnb.rescore(result, judge=other, prices={"judge-2": {"input": 1.0, "output": 2.0}})
+        with pytest.warns(CostWarning) as caught:
+            unpriced = evalnb.rescore(result, judge=other, prices=PRICES)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no prices asked for: no cost expected, nothing said
+            plain = evalnb.rescore(result, judge=other)
+    # (400 * 1.0 + 20 * 2.0) / 1e6 per call
+    assert priced.scores["cost"].tolist() == pytest.approx([440 / 1e6] * 3, rel=1e-12)
+    assert priced.scores["judge_model"].tolist() == ["judge-2"] * 3
+    assert priced.meta["unpriced"] == ["agent-model-2025-01-01"]  # the agent's, kept; the old judge's gone
+    assert len(caught) == 1 and "judge-2" in str(caught[0].message)
+    assert unpriced.scores["cost"].isna().all() and unpriced.scores["prompt_tokens"].tolist() == [400] * 3
+    assert unpriced.meta["unpriced"] == ["agent-model-2025-01-01", "judge-2"]
+    assert plain.scores["cost"].isna().all() and plain.meta["unpriced"] == ["agent-model-2025-01-01"]
+    assert priced.runs["cost"].isna().all()  # the agent was not called again: its rows as they were
+    with pytest.raises(ConfigError):
+        evalnb.rescore(result, judge=other, prices={"judge-2": {"input": "cheap"}})
