@@ -559,8 +559,8 @@ def _family_size(states: list[list[str]]) -> tuple[int, int]:
 
 
 def _no_spend_margins(cost: float | None, latency: float | None) -> None:
-    """A candidate the sequential gate ran gates on its checks only (docs/comparison.md, the sequential
-    gate): its cost and latency were never watched by the anytime-valid test, and a fixed-sample test over the
+    """A candidate the sequential gate ran gates on its checks only (docs/comparison.md, deciding with fewer
+    cases): its cost and latency were never watched by the anytime-valid test, and a fixed-sample test over the
     cases it chose to run would read an optional stop as evidence. A margin asked for is refused, not ignored."""
     from evalnb.errors import ConfigError
 

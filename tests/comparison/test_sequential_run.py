@@ -222,7 +222,7 @@ def test_a_budget_and_the_sequential_gate_stop_one_run_together(baseline: evalnb
 
 
 def test_cost_and_latency_margins_are_refused_for_a_sequential_candidate(baseline: evalnb.Result) -> None:
-    # docs/comparison.md, the sequential gate: its verdict covers its checks; a spend margin is not ignored
+    # docs/comparison.md, deciding with fewer cases: its verdict covers its checks; a spend margin is not ignored
     result = evalnb.run(
         suite(), agent(0.6, "cand"), runs=1, progress=False, baseline=baseline, stop="decided", seed=3
     )
