@@ -579,17 +579,7 @@ def _record_skipped(
 
 def _warned(result: Result) -> Result:
     """docs/costs.md: the run says once which models it could not price (their calls cost NA)."""
-    models = result.meta.unpriced
-    if models:
-        import warnings
-
-        from evalnb.errors import CostWarning
-
-        warnings.warn(
-            f"no price for {', '.join(models)}: the cost of their calls is NA (add them to prices=)",
-            CostWarning,
-            stacklevel=3,
-        )
+    setup.warn_unpriced(result.meta.unpriced or [], stacklevel=3)  # the caller of run / run_async
     return result
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,6 @@ from evalnb._numbers import count
 from evalnb._scoring import TurnPlan, score_turn, status_of, turn_status
 from evalnb.agents._base import Request
 from evalnb.checks._registry import CheckContext, Score
-from evalnb.errors import CostWarning
 from evalnb.results import Result
 from evalnb.results._frames import RUNS_COLUMNS, SCORES_COLUMNS, is_na, make_frame
 from evalnb.running import _setup as setup
@@ -80,11 +78,19 @@ def rescore(
         strict = evalnb.rescore(result, judge="openai:gpt-4o")
         evalnb.judges.agreement(result.scores, strict.scores)
     """
-    options = dict(
-        judge=judge, checks=checks, cache=cache, concurrency=concurrency, preflight=preflight, prices=prices
+    done: tuple[Result, list[str]] = run_blocking(
+        lambda: _rescore(
+            result,
+            judge=judge,
+            checks=checks,
+            cache=cache,
+            concurrency=concurrency,
+            preflight=preflight,
+            prices=prices,
+        )
     )
-    out: Result = run_blocking(lambda: rescore_async(result, **options))
-    return out
+    setup.warn_unpriced(done[1], stacklevel=2)  # the caller of rescore
+    return done[0]
 
 
 async def rescore_async(
@@ -98,6 +104,25 @@ async def rescore_async(
     prices: Any = None,
 ) -> Result:
     """The async form of :func:`rescore` (same arguments)."""
+    out, unpriced = await _rescore(
+        result, judge=judge, checks=checks, cache=cache, concurrency=concurrency, preflight=preflight,
+        prices=prices,
+    )  # fmt: skip
+    setup.warn_unpriced(unpriced, stacklevel=2)  # the caller of rescore_async
+    return out
+
+
+async def _rescore(
+    result: Result,
+    *,
+    judge: JudgeLike,
+    checks: Iterable[str] | None,
+    cache: Any,
+    concurrency: int,
+    preflight: bool,
+    prices: Any,
+) -> tuple[Result, list[str]]:
+    """The re-scored Result, and the models of the new scores that could not be priced."""
     count("concurrency", concurrency, minimum=1)
     table = price_table(prices)
     the_judge = setup.make_judge(judge, cache)
@@ -126,13 +151,7 @@ async def rescore_async(
         rescored_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         unpriced=_unpriced(result, new, added),
     )
-    if added:  # docs/costs.md: said once, as a run says it
-        warnings.warn(
-            f"no price for {', '.join(added)}: the cost of their calls is NA (add them to prices=)",
-            CostWarning,
-            stacklevel=3,
-        )
-    return Result(
+    out = Result(
         suite=suite,
         runs=make_frame(run_records, RUNS_COLUMNS),
         scores=make_frame(records, SCORES_COLUMNS),
@@ -141,6 +160,7 @@ async def rescore_async(
         responses=result.responses,
         tool_calls=result.tool_calls,
     )
+    return out, added
 
 
 _Job = tuple[tuple[str, int, int], list[int], TurnPlan, Any]
@@ -206,16 +226,17 @@ def _jobs(
 def _unpriced(
     result: Result, new: dict[tuple[str, int, int, str], Score], added: list[str]
 ) -> list[str] | None:
-    """The models without a price after re-scoring (docs/costs.md): the Result's own, less the judges of the
-    scores replaced, plus those the new scores could not price."""
+    """The models without a price after re-scoring (docs/costs.md): the Result's own, less the judges whose
+    every score was replaced, plus those the new scores could not price."""
     scores = result.scores
     keys = zip(scores["case_id"], scores["run"], scores["turn"], scores["check_id"], strict=True)
-    old_judges = {
-        str(model)
-        for (case, run, turn, check), model in zip(keys, scores["judge_model"], strict=True)
-        if (str(case), int(run), int(turn), str(check)) in new and not is_na(model)
-    }
-    return sorted((set(result.meta.unpriced or []) - old_judges) | set(added)) or None
+    replaced: set[str] = set()
+    kept: set[str] = set()  # judges of the scores left as they were: still unpriced if they were
+    for (case, run, turn, check), model in zip(keys, scores["judge_model"], strict=True):
+        if not is_na(model):
+            key = (str(case), int(run), int(turn), str(check))
+            (replaced if key in new else kept).add(str(model))
+    return sorted((set(result.meta.unpriced or []) - (replaced - kept)) | set(added)) or None
 
 
 def _rescored(

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +190,21 @@ async def _await_check(check: Any) -> None:
     out = check()
     if inspect.isawaitable(out):
         await out
+
+
+def warn_unpriced(models: Sequence[str], *, stacklevel: int) -> None:
+    """docs/costs.md: say once which models could not be priced (their calls cost NA); ``stacklevel`` counts
+    from the caller of this function, as ``warnings.warn`` counts from its own."""
+    if models:
+        import warnings
+
+        from evalnb.errors import CostWarning
+
+        warnings.warn(
+            f"no price for {', '.join(models)}: the cost of their calls is NA (add them to prices=)",
+            CostWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 def check_dependencies(suite: Suite) -> None:

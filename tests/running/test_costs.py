@@ -6,6 +6,7 @@ cached and reasoning tokens, as OpenAI's API reports them.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import sys
 import textwrap
@@ -466,11 +467,40 @@ def test_rescore_prices_the_new_judge_and_says_which_it_could_not() -> None:
     # (400 * 1.0 + 20 * 2.0) / 1e6 per call
     assert priced.scores["cost"].tolist() == pytest.approx([440 / 1e6] * 3, rel=1e-12)
     assert priced.scores["judge_model"].tolist() == ["judge-2"] * 3
-    assert priced.meta["unpriced"] == ["agent-model-2025-01-01"]  # the agent's, kept; the old judge's gone
+    assert priced.meta["unpriced"] == ["agent-model-2025-01-01"]  # the agent's, kept
     assert len(caught) == 1 and "judge-2" in str(caught[0].message)
+    assert caught[0].filename == __file__  # said at the caller's line, as run says it
     assert unpriced.scores["cost"].isna().all() and unpriced.scores["prompt_tokens"].tolist() == [400] * 3
     assert unpriced.meta["unpriced"] == ["agent-model-2025-01-01", "judge-2"]
     assert plain.scores["cost"].isna().all() and plain.meta["unpriced"] == ["agent-model-2025-01-01"]
     assert priced.runs["cost"].isna().all()  # the agent was not called again: its rows as they were
     with pytest.raises(ConfigError):
         evalnb.rescore(result, judge=other, prices={"judge-2": {"input": "cheap"}})
+
+
+def test_rescore_keeps_an_unpriced_judge_that_still_judges_other_checks() -> None:
+    # docs/costs.md, prices: a judge leaves meta["unpriced"] only when every score of it was replaced
+    def judged(req: Recorded) -> Reply:
+        return Reply(content='{"verdict": "PASS", "reason": "fine"}', usage=JUDGE_USAGE)
+
+    checks = [LLMJudgeCheck(rubric="The answer names Paris."), LLMJudgeCheck(rubric="The answer is short.")]
+    two = Suite(
+        name="costs",
+        format="tasks-toml",
+        cases=[Case(id=f"c{i}", name=f"c{i}", turns=[Turn(prompt=f"q{i}", checks=checks)]) for i in range(2)],
+    )
+    with OpenAIServer(default=judged) as server:
+        old = OpenAIJudge("judge-model", base_url=server.base_url, cache=False)
+        with pytest.warns(CostWarning):
+            result = evalnb.run(two, lambda p: "Paris", judge=old, prices={"other": PRICES["judge-model"]},
+                                progress=False)  # fmt: skip
+        assert result.meta["unpriced"] == ["judge-model"]
+        second = sorted(set(result.scores["check_id"]))[-1]  # llm_judge#2 ("llm_judge" names both)
+        new = OpenAIJudge(
+            "judge-2", base_url=server.base_url, cache=False, prices={"judge-2": PRICES["judge-model"]}
+        )
+        one = evalnb.rescore(result, judge=new, checks=[second])
+        every = asyncio.run(evalnb.running.rescore_async(result, judge=new))
+    assert one.meta["unpriced"] == ["judge-model"]  # it still judges the other check
+    assert "unpriced" not in every.meta  # every score of it replaced, the new judge priced
+    assert every.scores["cost"].tolist() == pytest.approx([JUDGE_CALL] * 4, rel=1e-12)
