@@ -12,8 +12,9 @@ the answers fail), an instant async agent, concurrency 64, each step in a fresh 
 process): the run without a store and with ``store=`` (SQLite; the difference is what the streamed save adds;
 the CPU time of the whole process beside it, what a shared machine does not blur),
 then ``Store.load`` of the run, ``store.load(v, where={"passed": False})`` (the failures alone) and
-``store.summary(v)``, each with its peak RSS. Aims at 1M: the save adds <= 15 s, load <= 10 s and <= 2 GB,
-summary < 1 s.
+``store.summary(v)``, each with its peak RSS; then a second version is saved and ``store.compare`` of the two
+and ``store.trend`` are timed. Aims at 1M: the save adds <= 15 s, load <= 10 s and <= 2 GB, summary < 1 s,
+compare and trend in seconds.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def scale_child(step: str, dataset: str, db: str) -> None:
     import evalnb
 
     out: dict[str, float] = {}
-    if step in ("run", "run-store"):
+    if step in ("run", "run-store", "run-store-v2"):
 
         async def agent(prompt: str) -> str:
             i = int(prompt[13:-1])
@@ -139,8 +140,9 @@ def scale_child(step: str, dataset: str, db: str) -> None:
 
         suite = evalnb.load(dataset)
         t0, c0 = time.perf_counter(), time.process_time()
-        store = db if step == "run-store" else None
-        evalnb.run(suite, agent, concurrency=64, progress=False, store=store, version="v1" if store else None)
+        store = db if step.startswith("run-store") else None
+        version = ("v2" if step.endswith("v2") else "v1") if store else None
+        evalnb.run(suite, agent, concurrency=64, progress=False, store=store, version=version)
         out["s"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
     else:
         import pandas  # noqa: F401 (imported as a notebook has it: the step times the store alone)
@@ -151,6 +153,10 @@ def scale_child(step: str, dataset: str, db: str) -> None:
             out["rows"] = len(store.load("v1").scores)
         elif step == "failures":
             out["rows"] = len(store.load("v1", where={"passed": False}).scores)
+        elif step == "compare":
+            out["rows"] = len(store.compare("v1", "v2").checks)
+        elif step == "trend":
+            out["rows"] = len(store.trend(store.suites()[0]))
         else:
             out["rows"] = len(store.summary("v1").checks)
         out["s"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
@@ -175,12 +181,16 @@ def scale(sizes: list[int]) -> None:
                 failures, summary = _step("failures", dataset, db), _step("summary", dataset, db)
             except SystemExit:  # an evalnb without lazy loads and summary rows, measured for comparison
                 failures = summary = dict.fromkeys(("s", "cpu", "rows", "peak_mb"), float("nan"))
+            _step("run-store-v2", dataset, db)
+            cmp, trend = _step("compare", dataset, db), _step("trend", dataset, db)
             print(
                 f"{n:>9,} cases: run {bare['s']:6.1f} s, with store= {streamed['s']:6.1f} s "
                 f"(the save adds {streamed['s'] - bare['s']:5.1f} s; CPU {bare['cpu']:.1f} -> {streamed['cpu']:.1f} s)  "
                 f"Store.load {load['s']:6.1f} s (CPU {load['cpu']:.1f} s, peak {load['peak_mb']:6,.0f} MB)  "
                 f"failures {failures['s']:6.1f} s ({failures['rows']:,.0f} rows, peak {failures['peak_mb']:6,.0f} MB)  "
-                f"summary {summary['s']:6.3f} s  database {db.stat().st_size / 1e6:,.0f} MB",
+                f"summary {summary['s']:6.3f} s  database {db.stat().st_size / 1e6:,.0f} MB  "
+                f"a second version saved: store.compare {cmp['s']:6.1f} s (peak {cmp['peak_mb']:6,.0f} MB)  "
+                f"store.trend {trend['s']:6.3f} s",
                 flush=True,
             )
             dataset.unlink()
