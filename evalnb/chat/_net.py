@@ -10,7 +10,7 @@ import contextlib
 import email.utils
 import math
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +73,12 @@ async def read_body(resp: Any, limit: int = MAX_BODY) -> tuple[bytes, bool]:
         async with session.post(url, json=body) as resp:
             raw, cut = await read_body(resp)
     """
+    content = resp.content
+    if content.is_eof():
+        # Nearly every answer arrives whole with its head: it is in memory already, so it is taken at once (a
+        # large one never is: the stream stops reading when its buffer fills).
+        whole = content.read_nowait()
+        return (whole[:limit], True) if len(whole) > limit else (whole, False)
     buf = bytearray()
     async for chunk in resp.content.iter_chunked(64 * 1024):
         room = limit - len(buf)
@@ -130,6 +136,10 @@ async def require_reachable(
 ) -> None:
     """Raise :class:`ConfigError` when :func:`probe` cannot connect to ``url``.
 
+    A reachable endpoint's callers send their requests with aiohttp, which is loaded here, at start-up, rather
+    than by the first call: a run begins importing its frames' libraries in a thread as its case runs start
+    (results/_warm.py), and the two imports sharing one interpreter lock would delay every first request.
+
     Args:
         url: the endpoint (only its scheme, host and port are used; messages show it without credentials).
         what: what the endpoint is, for the message (``"judge endpoint"``).
@@ -145,6 +155,8 @@ async def require_reachable(
     """
     reason = await probe(url, timeout=timeout, proxy=proxy)
     if reason is None:
+        import aiohttp  # noqa: F401  (see above)
+
         return
     via = f" through the proxy {safe_url(proxy)}" if proxy else ""
     raise ConfigError(f"{what} {safe_url(url)} is not reachable{via}: {reason}; {hint}", code="UNREACHABLE")
@@ -215,8 +227,7 @@ class Sent:
         return f" (redirected to another origin, {self.elsewhere}, which was sent none of the configured headers)"
 
 
-@contextlib.asynccontextmanager
-async def send(
+def send(
     session: Any,
     method: str,
     url: str,
@@ -226,7 +237,7 @@ async def send(
     timeout: float,
     proxy: str | None = None,
     max_redirects: int = MAX_REDIRECTS,
-) -> AsyncIterator[Sent]:
+) -> _Sending:
     """Send one request, following redirects as a browser does, and give the final answer.
 
     Secrets stay with their origin: once a redirect leads to another origin (scheme, host or port), every
@@ -245,44 +256,110 @@ async def send(
         async with send(session, "POST", url, headers={"Authorization": "Bearer k"}, data=body, timeout=60) as sent:
             raw, cut = await read_body(sent.response)
     """
-    import urllib.parse
+    return _Sending(session, method, url, headers, data, timeout, proxy, max_redirects)
 
-    import aiohttp
 
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    home = origin_of(url)
-    current = dict(headers)
-    elsewhere: str | None = None
-    for _ in range(max_redirects + 1):
-        remaining = max(deadline - loop.time(), 0.001)
-        resp = await session.request(
-            method,
-            url,
-            headers=current,
-            data=data,
-            proxy=proxy,
+class _Sending:
+    """What :func:`send` returns: ``async with`` it sends the request (and follows its redirects) on entry and
+    releases the final answer on exit.
+
+    A class rather than a generator-based context manager: every agent and judge call enters one, and an
+    answer that is not a redirect needs none of the redirect bookkeeping (the origin of the URL, a copy of
+    the headers).
+    """
+
+    __slots__ = (
+        "_data",
+        "_headers",
+        "_method",
+        "_proxy",
+        "_redirects",
+        "_resp",
+        "_session",
+        "_timeout",
+        "_url",
+    )
+
+    def __init__(
+        self,
+        session: Any,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        data: str | bytes | None,
+        timeout: float,
+        proxy: str | None,
+        max_redirects: int,
+    ) -> None:
+        self._session = session
+        self._method = method
+        self._url = url
+        self._headers = headers
+        self._data = data
+        self._timeout = timeout
+        self._proxy = proxy
+        self._redirects = max_redirects
+        self._resp: Any = None
+
+    async def __aenter__(self) -> Sent:
+        import aiohttp
+
+        started = asyncio.get_running_loop().time()
+        resp = await self._session.request(
+            self._method,
+            self._url,
+            headers=self._headers,
+            data=self._data,
+            proxy=self._proxy,
             allow_redirects=False,
-            timeout=aiohttp.ClientTimeout(total=remaining),
+            timeout=aiohttp.ClientTimeout(total=max(self._timeout, 0.001)),
         )
-        location = resp.headers.get("Location")
-        if resp.status not in _REDIRECTS or not location:
-            try:
-                yield Sent(resp, url, elsewhere)
-            finally:
-                resp.release()
-            return
-        resp.release()
-        target = urllib.parse.urljoin(url, location.strip())
-        if urllib.parse.urlsplit(target).scheme.lower() not in ("http", "https"):
-            raise aiohttp.ClientError(f"redirected to {safe_url(target)!r}, which is not an http(s) URL")
-        if (resp.status == 303 and method != "HEAD") or (resp.status in (301, 302) and method == "POST"):
-            method, data = "GET", None
-            current = {
-                k: v for k, v in current.items() if k.lower() not in ("content-type", "content-length")
-            }
-        if elsewhere is None and origin_of(target) != home:
-            elsewhere = safe_url(target)
-            current = {k: v for k, v in current.items() if k.lower() in _NEUTRAL}
-        url = target
-    raise aiohttp.ClientError(f"more than {max_redirects} redirects")
+        if resp.status in _REDIRECTS and resp.headers.get("Location"):
+            sent = await self._follow(resp, deadline=started + self._timeout)
+        else:
+            sent = Sent(resp, self._url)
+        self._resp = sent.response
+        return sent
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._resp.release()
+
+    async def _follow(self, resp: Any, *, deadline: float) -> Sent:
+        """The redirects after the first answer ``resp`` (a redirect), to the final answer."""
+        import urllib.parse
+
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        method, url, data = self._method, self._url, self._data
+        home = origin_of(url)
+        current = dict(self._headers)
+        elsewhere: str | None = None
+        for hop in range(self._redirects + 1):  # each redirect answered, the first one's too
+            resp.release()
+            target = urllib.parse.urljoin(url, resp.headers["Location"].strip())
+            if urllib.parse.urlsplit(target).scheme.lower() not in ("http", "https"):
+                raise aiohttp.ClientError(f"redirected to {safe_url(target)!r}, which is not an http(s) URL")
+            if (resp.status == 303 and method != "HEAD") or (resp.status in (301, 302) and method == "POST"):
+                method, data = "GET", None
+                current = {
+                    k: v for k, v in current.items() if k.lower() not in ("content-type", "content-length")
+                }
+            if elsewhere is None and origin_of(target) != home:
+                elsewhere = safe_url(target)
+                current = {k: v for k, v in current.items() if k.lower() in _NEUTRAL}
+            url = target
+            if hop == self._redirects:
+                break
+            resp = await self._session.request(
+                method,
+                url,
+                headers=current,
+                data=data,
+                proxy=self._proxy,
+                allow_redirects=False,
+                timeout=aiohttp.ClientTimeout(total=max(deadline - loop.time(), 0.001)),
+            )
+            if resp.status not in _REDIRECTS or not resp.headers.get("Location"):
+                return Sent(resp, url, elsewhere)
+        raise aiohttp.ClientError(f"more than {self._redirects} redirects")
