@@ -8,6 +8,7 @@ spellings by :func:`normalise_key`. :func:`parse_number` reads one cell as a len
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -52,9 +53,15 @@ def _number_pattern(*, decimal_comma: bool) -> str:
 
 
 _NUMBER = {comma: _number_pattern(decimal_comma=comma) for comma in (False, True)}
-_NUMBER_RE = {comma: re.compile(pattern) for comma, pattern in _NUMBER.items()}
 _NOT_DIGITS = {False: "[^0-9.eE+-]", True: "[^0-9,eE+-]"}  # what a matched number loses before float()
-_NOT_DIGITS_RE = {comma: re.compile(pattern) for comma, pattern in _NOT_DIGITS.items()}
+
+
+@functools.cache
+def _compiled(decimal_comma: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    # Compiled when a cell is first read, not when the check modules load: every run loads them (5 ms).
+    return re.compile(_NUMBER[decimal_comma]), re.compile(_NOT_DIGITS[decimal_comma])
+
+
 _MAYBE_NUMBER = f"{_BLANK}*[-+($£€¥.,0-9]"  # a cheap first test: labels fail it at their first character
 
 
@@ -163,9 +170,10 @@ def parse_number(value: Any, *, decimal_comma: bool = False) -> float | None:
             return float(value)
         except (TypeError, ValueError):
             return None
-    if not _NUMBER_RE[decimal_comma].fullmatch(value):
+    number_re, not_digits_re = _compiled(decimal_comma)
+    if not number_re.fullmatch(value):
         return None
-    digits = _NOT_DIGITS_RE[decimal_comma].sub("", value)
+    digits = not_digits_re.sub("", value)
     number = float(digits.replace(",", ".") if decimal_comma else digits)
     return -number if "(" in value else number
 

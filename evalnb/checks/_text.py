@@ -28,11 +28,6 @@ from evalnb.suite import (
     RetrievalResultCheck,
 )
 
-try:  # the third-party `regex` engine can stop a match after a timeout; the stdlib `re` cannot.
-    import regex as _regex_engine
-except ImportError:  # pragma: no cover - regex is a dependency; the thread fallback keeps it optional
-    _regex_engine = None
-
 __all__ = [
     "REGEX_TIMEOUT",
     "RegexTimeout",
@@ -62,6 +57,17 @@ _fallback_pool: ThreadPoolExecutor | None = None
 _fallback_lock = threading.Lock()
 
 
+@functools.cache
+def _regex_engine() -> Any:
+    """The third-party ``regex`` engine, which can stop a match after a timeout (the stdlib ``re`` cannot); None
+    without it. Imported by the first pattern, not with the checks: most runs have none (6 ms of start-up)."""
+    try:
+        import regex
+    except ImportError:  # pragma: no cover - regex is a dependency; the thread fallback keeps it optional
+        return None
+    return regex
+
+
 def compile_pattern(pattern: str) -> Any:
     """Compile ``pattern`` with the engine that runs the ``regex`` check (cached), in Unicode NFC as the text
     it searches (docs/tasks-toml.md, keys and assertions).
@@ -75,7 +81,7 @@ def compile_pattern(pattern: str) -> Any:
     compiled = _COMPILED.get(pattern)
     if compiled is not None:
         return compiled
-    engine: Any = _regex_engine if _regex_engine is not None else re
+    engine: Any = _regex_engine() or re
     try:
         compiled = engine.compile(nfc(pattern))
     except (engine.error, RecursionError, OverflowError, ValueError, TypeError) as exc:
@@ -102,7 +108,7 @@ def regex_search(pattern: str, text: str, *, timeout: float | None = None, concu
         timeout = REGEX_TIMEOUT
     compiled = compile_pattern(pattern)
     text = nfc(text)
-    if _regex_engine is not None:
+    if _regex_engine() is not None:
         try:
             return compiled.search(text, timeout=timeout, concurrent=concurrent)
         except TimeoutError as exc:

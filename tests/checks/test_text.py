@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -18,6 +21,21 @@ from evalnb.suite import (
 from tests.checks._ctx import score
 
 # --- regex -------------------------------------------------------------------------------------------
+
+
+def test_the_regex_engine_is_loaded_by_the_first_pattern_not_by_the_checks() -> None:
+    # A fresh process: every run loads the built-in checks, and most runs have no pattern to search.
+    code = (
+        "import json, sys\n"
+        "from evalnb.checks import _registry\n"
+        "_registry._CHECKS.names()\n"
+        "loaded = ['regex' in sys.modules]\n"
+        "from evalnb.checks._text import regex_search\n"
+        "loaded += [bool(regex_search(r'\\p{L}+', 'Zürich')), 'regex' in sys.modules]\n"
+        "print(json.dumps(loaded))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == [False, True, True]
 
 
 def test_regex_tasks_spec_example_on_stdout() -> None:
