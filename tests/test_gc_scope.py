@@ -95,6 +95,29 @@ def test_a_process_that_froze_objects_itself_keeps_its_freeze() -> None:
         gc.unfreeze()
 
 
+def test_a_freeze_inside_a_freeze_leaves_it_to_the_outer_one(
+    own_thresholds: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalnb import _gc
+
+    asked: list[int] = []
+    count = gc.get_freeze_count
+
+    def counted() -> int:
+        asked.append(1)
+        return count()
+
+    monkeypatch.setattr(gc, "get_freeze_count", counted)
+    with _gc.frozen():
+        assert gc.get_threshold()[0] == _gc.YOUNG and count() > 0
+        with _gc.frozen():  # a run's executor inside the run
+            pass
+        assert gc.get_threshold()[0] == _gc.YOUNG and count() > 0  # still frozen, still tuned
+    assert (gc.get_threshold(), count()) == (own_thresholds, 0)
+    # the inner one did not walk the frozen objects to learn that they were frozen
+    assert len(asked) == 1
+
+
 def test_ctrl_c_during_a_run_restores_the_collector(tmp_path: Path) -> None:
     # A real SIGINT to a real process, as Ctrl-C in a terminal or "interrupt the kernel" in Jupyter sends.
     script = textwrap.dedent(
