@@ -64,6 +64,13 @@ _PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 
 
+# _PATHS as (key, ((first key, key inside it or None), ...)): read on every call an agent or judge makes.
+_STEPS = tuple(
+    (key, tuple((path[0], path[1] if len(path) > 1 else None) for path in paths))
+    for key, paths in _PATHS.items()
+)
+
+
 def _count(value: Any) -> int | None:
     # A missing count and a JSON integer first: the ABC check of numbers.Real costs more than the rest, and
     # every provider response is read this way (two paths of three miss for each count).
@@ -99,11 +106,13 @@ def usage_of(raw: Mapping[str, Any] | None) -> dict[str, int] | None:
         return None
     out: dict[str, int] = {}
     get = raw.get
-    for key, paths in _PATHS.items():
-        for first, *rest in paths:
+    for key, paths in _STEPS:
+        for first, part in paths:
             value: Any = get(first)
-            for part in rest:  # a count inside a details object
-                value = value.get(part) if value is not None and _is_mapping(value) else None
+            if value is None:
+                continue
+            if part is not None:  # a count inside a details object
+                value = value.get(part) if _is_mapping(value) else None
             n = _count(value)
             if n is not None:
                 out[key] = n

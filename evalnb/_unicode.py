@@ -83,6 +83,8 @@ def clean_data(data: Any, _seen: dict[int, Any] | None = None) -> Any:
         return clean(data)
     if type(data) not in (dict, list, tuple):
         return data  # numbers, None, and objects of a caller's own (a namedtuple, a frame) stay as they are
+    if _flat_and_ascii(data):
+        return data  # the common case (an answer's meta, a usage object): nothing in it can hold a surrogate
     seen: dict[int, Any] = {} if _seen is None else _seen
     key = id(data)
     if key in seen:
@@ -98,6 +100,26 @@ def clean_data(data: Any, _seen: dict[int, Any] | None = None) -> Any:
         out = data if same else type(data)(values)
     seen[key] = out
     return out
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _flat_and_ascii(data: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
+    """Whether ``data`` holds only ASCII text and numbers (keys too), no container: then it is clean as it is."""
+    values = data.values() if type(data) is dict else data
+    if type(data) is dict:
+        for key in data:
+            if type(key) is not str or not key.isascii():
+                return False
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            if not value.isascii():
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
 
 
 def _xml_escape(match: re.Match[str]) -> str:

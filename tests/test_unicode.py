@@ -48,6 +48,16 @@ def test_clean_joins_pairs_and_replaces_lone_ones() -> None:
     assert clean_data(same) is same
 
 
+def test_flat_data_is_cleaned_alike_and_kept_as_it_is_when_clean() -> None:
+    # Flat containers of text and numbers (an answer's meta, a usage object) are read without the general walk.
+    for same in ({"attempts": 1, "ok": True, "x": None, "f": 0.5}, ["a", 1], ("a", 2.0), {}, []):
+        assert clean_data(same) is same
+    assert clean_data({"note": "é \ud800"}) == {"note": "é \ufffd"}
+    assert clean_data({"k\ud800": 1}) == {"k\ufffd": 1}
+    assert clean_data(("\ud83d\ude00", 3)) == ("😀", 3)
+    assert clean_data(["plain", "\udfff"]) == ["plain", "\ufffd"]
+
+
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
