@@ -118,6 +118,31 @@ def test_a_freeze_inside_a_freeze_leaves_it_to_the_outer_one(
     assert len(asked) == 1
 
 
+def test_an_import_beside_a_run_is_not_collected_and_joins_the_run_s_freeze(
+    own_thresholds: tuple[int, int, int],
+) -> None:
+    from evalnb import _gc
+
+    with _gc.frozen():
+        before = gc.get_freeze_count()
+        with _gc.imported():
+            assert not gc.isenabled()
+            made = [[i] for i in range(1000)]  # what an import makes, alive after it
+        assert gc.isenabled() and gc.get_freeze_count() >= before + len(made)
+    assert (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()) == (True, own_thresholds, 0)
+    # without a run's freeze in force (the run ended first), nothing is frozen
+    with _gc.imported():
+        assert not gc.isenabled()
+    assert (gc.isenabled(), gc.get_freeze_count()) == (True, 0)
+    gc.disable()  # a caller's own choice is kept
+    try:
+        with _gc.imported():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_ctrl_c_during_a_run_restores_the_collector(tmp_path: Path) -> None:
     # A real SIGINT to a real process, as Ctrl-C in a terminal or "interrupt the kernel" in Jupyter sends.
     script = textwrap.dedent(

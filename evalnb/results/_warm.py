@@ -17,6 +17,8 @@ import asyncio
 import sys
 import threading
 
+from evalnb import _gc
+
 __all__ = ["warm_frames"]
 
 _started = threading.Event()
@@ -43,8 +45,9 @@ def _start() -> None:
 
 def _import() -> None:
     try:
-        from evalnb.results._frames import RUNS_COLUMNS, frame_from_tuples
+        with _gc.imported():
+            from evalnb.results._frames import RUNS_COLUMNS, frame_from_tuples
 
-        frame_from_tuples([], RUNS_COLUMNS)  # a typed empty frame: pandas' text storage loaded too
+            frame_from_tuples([], RUNS_COLUMNS)  # a typed empty frame: pandas' text storage loaded too
     except Exception:  # a failure here shows again where the frames are built, in the run's own thread
         return
