@@ -143,6 +143,18 @@ def test_an_import_beside_a_run_is_not_collected_and_joins_the_run_s_freeze(
         gc.enable()
 
 
+def test_importing_evalnb_leaves_the_collector_as_it_found_it() -> None:
+    # Its imports run with the collector paused: a fresh process, enabled before and disabled before.
+    code = "import gc, sys; sys.argv[1] == 'off' and gc.disable(); import evalnb; print(gc.isenabled())"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for before, after in (("on", "True"), ("off", "False")):
+        proc = subprocess.run(
+            [sys.executable, "-c", code, before], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == after
+
+
 def test_ctrl_c_during_a_run_restores_the_collector(tmp_path: Path) -> None:
     # A real SIGINT to a real process, as Ctrl-C in a terminal or "interrupt the kernel" in Jupyter sends.
     script = textwrap.dedent(
