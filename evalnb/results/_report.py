@@ -3,7 +3,6 @@ the text report), the notebook scorecard."""
 
 from __future__ import annotations
 
-import html as _html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -312,10 +311,11 @@ def _failure_lines(result: Result, cases: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def html(result: Result) -> str:
+    from html import escape as esc  # here: its entity tables are a good part of the results' import (1 ms)
+
     cases = result.cases
     c = _counts(cases)
     total = sum(c.values())
-    esc = _html.escape
     elapsed = result.meta.elapsed_ms
     colour = {"passed": "#1a7f37", "failed": "#cf222e", "degraded": "#9a6700", "skipped": "#6e7781"}
     badges = " ".join(
@@ -345,7 +345,8 @@ def _judge_note(scores: pd.DataFrame) -> str:
     unjudged = scores.loc[scores["reason"] == NO_JUDGE_REASON, "check_id"]
     if unjudged.empty:
         return ""
-    esc = _html.escape
+    from html import escape as esc
+
     checks = list(dict.fromkeys(str(c) for c in unjudged.tolist()))
     names = ", ".join(esc(c) for c in checks)
     return (
