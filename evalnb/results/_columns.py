@@ -7,6 +7,10 @@ buffers when pandas stores text in Arrow, else Python strings with repeated text
 becomes the frame's array from those buffers, freed before the next one is built (docs/results.md, text
 columns). The frames handed out keep their documented dtypes (``frames.py``).
 
+Each flush makes a :class:`Chunk`: the rows it took, column by column in their typed form (:class:`Piece`), which
+the columns keep and which a listener may take as they are (the store writes them as segments without
+transposing the rows again: store/_segments.py).
+
 Example::
 
     cols = Columns(RUNS_COLUMNS, shared=("status",))
@@ -21,12 +25,12 @@ import errno
 import mmap
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["REPEATED", "Columns", "Shared", "arrow_text"]
+__all__ = ["REPEATED", "Chunk", "Columns", "Piece", "Shared", "arrow_text"]
 
 CHUNK = 4096
 """Rows held as tuples before they are transposed into the columns."""
@@ -64,6 +68,41 @@ class Shared:
         return map(seen.get, values, values)
 
 
+class Piece(NamedTuple):
+    """One column's values of a chunk of rows, in the typed form the column keeps them.
+
+    ``kind`` says what ``values`` is: ``"objects"`` a tuple of python values (repeated text as one object
+    each); ``"floats"`` a float64 numpy array (missing as NaN); ``"masked"`` an int64 or bool numpy array
+    with ``mask`` (a bool array, True where missing); ``"text"`` a pyarrow ``LargeStringArray``; ``"missing"``
+    nothing: every value is missing.
+    """
+
+    kind: str
+    n: int
+    values: Any = None
+    mask: Any = None
+
+    @property
+    def nbytes(self) -> int:
+        """The memory its buffers hold (a pointer per value of python values, which the rows share)."""
+        if self.kind == "objects":
+            return 8 * self.n
+        held = 0 if self.values is None else int(self.values.nbytes)
+        return held + (0 if self.mask is None else int(self.mask.nbytes))
+
+
+class Chunk(NamedTuple):
+    """The rows one flush took from a frame: ``n`` rows, one :class:`Piece` per column in the schema's order."""
+
+    n: int
+    names: list[str]
+    pieces: list[Piece]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(p.nbytes for p in self.pieces)
+
+
 class Columns:
     """The rows of one frame, gathered column by column (see the module docstring).
 
@@ -72,6 +111,8 @@ class Columns:
         shared: the text columns whose values repeat (kept once each, through one :class:`Shared`).
         known: per column, texts held elsewhere whose objects the column takes instead of equal copies (a stored
             run's case ids and prompts are the loaded suite's own strings).
+        manual: rows are flushed only when :meth:`flush` is called (a Result's recorder flushes its frames
+            together, at the end of a case run); else every :data:`CHUNK` rows.
     """
 
     def __init__(
@@ -80,11 +121,13 @@ class Columns:
         *,
         shared: Sequence[str] = (),
         known: Mapping[str, Mapping[str, str]] | None = None,
+        manual: bool = False,
     ) -> None:
         self.schema = dict(schema)
         self._names = list(schema)
         self._shared_names = set(shared)
         self._known = known or {}
+        self._manual = manual
         self._columns: list[_Column] | None = None  # made at the first chunk (pandas is imported by then)
         self._chunk: list[tuple[Any, ...]] = []
         # Where each row belongs: the case's position in the suite and the run (rows of one case run arrive
@@ -95,10 +138,16 @@ class Columns:
     def __len__(self) -> int:
         return len(self._position)
 
-    def add(self, rows: Sequence[tuple[Any, ...]], *, position: int, run: int) -> None:
-        """The rows of one case run (tuples in the schema's column order)."""
+    @property
+    def waiting(self) -> int:
+        """Rows added since the last flush."""
+        return len(self._chunk)
+
+    def add(self, rows: Sequence[tuple[Any, ...]], *, position: int, run: int) -> bool:
+        """The rows of one case run (tuples in the schema's column order). Flushed every :data:`CHUNK` rows,
+        or with ``manual`` the caller's to flush: True once that many wait."""
         if not rows:
-            return
+            return False
         n = len(rows)
         if n == 1:  # a single-turn case run's one row
             self._position.append(position)
@@ -108,12 +157,16 @@ class Columns:
             self._position.extend([position] * n)
             self._run.extend([run] * n)
             self._chunk.extend(rows)
-        if len(self._chunk) >= CHUNK:
-            self._flush()
+        full = len(self._chunk) >= CHUNK
+        if full and not self._manual:
+            self.flush()
+            return False
+        return full
 
     def extend(self, rows: Sequence[tuple[Any, ...]]) -> None:
         """Rows that come in their final order (read back from a store): no sorting at :meth:`frame`."""
-        self.add(rows, position=0, run=0)
+        if self.add(rows, position=0, run=0):
+            self.flush()
 
     def _make(self) -> list[_Column]:
         arrow = arrow_text()
@@ -128,17 +181,46 @@ class Columns:
             out.append(kind(dtype, shared))
         return out
 
-    def _flush(self) -> None:
-        chunk, self._chunk = self._chunk, []
-        if not chunk:
-            return
+    def flush(self) -> Chunk | None:
+        """The rows added since the last flush, transposed into the columns; they as a :class:`Chunk` (None
+        when there were none)."""
+        chunk = self.pieces()
+        if chunk is not None:
+            self.keep(chunk)
+        return chunk
+
+    def pieces(self) -> Chunk | None:
+        """The rows added since the last flush as a :class:`Chunk`, still waiting (:meth:`keep` takes them): a
+        chunk that cannot be made (short of memory) loses none of them."""
+        rows = self._chunk
+        if not rows:
+            return None
         width = len(self._names)
-        if any(len(row) != width for row in chunk):
+        if any(len(row) != width for row in rows):
             raise ValueError(f"rows must hold the {width} columns of the schema")
         if self._columns is None:
             self._columns = self._make()
-        for column, values in zip(self._columns, zip(*chunk, strict=True), strict=True):
-            column.append(values)
+        made = [
+            column.piece(values)
+            for column, values in zip(self._columns, zip(*rows, strict=True), strict=True)
+        ]
+        return Chunk(len(rows), self._names, made)
+
+    def keep(self, chunk: Chunk) -> None:
+        """The rows of ``chunk`` (:meth:`pieces` made it of the rows waiting) kept in the columns."""
+        self._chunk = []
+        assert self._columns is not None
+        for column, piece in zip(self._columns, chunk.pieces, strict=True):
+            column.keep(piece)
+
+    def unkept(self) -> Chunk | None:
+        """The rows added since the last flush as a :class:`Chunk`, every row kept before let go first (a run
+        short of memory hands these to its store once the memory of its columns is free)."""
+        self._columns = None
+        self._position, self._run = array("q"), array("q")
+        chunk = self.pieces()
+        self._chunk = []
+        return chunk
 
     def frame(self) -> pd.DataFrame:
         """The typed frame of every row added, in (position, run) order; the gathered rows are let go."""
@@ -147,7 +229,7 @@ class Columns:
 
         from evalnb.results._frames import frame_from_tuples
 
-        self._flush()
+        self.flush()
         n = len(self)
         if not n or self._columns is None:
             return frame_from_tuples([], self.schema)
@@ -248,7 +330,12 @@ class _Column:
     def __init__(self, dtype: str, shared: Shared | None) -> None:
         self.dtype = dtype
 
-    def append(self, values: tuple[Any, ...]) -> None:
+    def piece(self, values: tuple[Any, ...]) -> Piece:
+        """A chunk's values in the column's typed form."""
+        raise NotImplementedError
+
+    def keep(self, piece: Piece) -> None:
+        """A piece of this column's appended to its buffers."""
         raise NotImplementedError
 
     def array(self, order: Any) -> Any:
@@ -264,12 +351,15 @@ class _Objects(_Column):
         self.shared = shared
         self.values: list[Any] = []
 
-    def append(self, values: tuple[Any, ...]) -> None:
+    def piece(self, values: tuple[Any, ...]) -> Piece:
         if self.shared is not None:
             # a value that is not hashable (not text): the chunk is kept as it is
             with contextlib.suppress(TypeError):
                 values = tuple(self.shared.many(values))
-        self.values.extend(values)
+        return Piece("objects", len(values), values)
+
+    def keep(self, piece: Piece) -> None:
+        self.values.extend(piece.values)
 
     def array(self, order: Any) -> Any:
         values, self.values = self.values, []
@@ -285,14 +375,17 @@ class _Floats(_Column):
         super().__init__(dtype, shared)
         self.data = _Grown()
 
-    def append(self, values: tuple[Any, ...]) -> None:
+    def piece(self, values: tuple[Any, ...]) -> Piece:
         import numpy as np
 
         try:
             chunk = np.array(values, dtype="float64")  # None -> NaN
         except (TypeError, ValueError):
             chunk = _cast(list(values), "float64").to_numpy(dtype="float64", na_value=np.nan)
-        self.data.extend(chunk)
+        return Piece("floats", len(chunk), chunk)
+
+    def keep(self, piece: Piece) -> None:
+        self.data.extend(piece.values)
 
     def array(self, order: Any) -> Any:
         import numpy as np
@@ -311,12 +404,25 @@ class _Masked(_Column):
         self.mask = _Grown()
         self.missing = 0  # rows missing before the first value (kept as a count until a value comes)
 
-    def append(self, values: tuple[Any, ...]) -> None:
+    def piece(self, values: tuple[Any, ...]) -> Piece:
         import numpy as np
 
         n = len(values)
         # most such columns of most runs are all missing (token counts of an agent that gives none)
         if values.count(None) == n:
+            return Piece("missing", n)
+        try:
+            chunk = _typed(list(values), self.dtype, None)
+        except (TypeError, ValueError):
+            chunk = _cast(list(values), self.dtype)
+        fill = 0 if self.dtype == "Int64" else False
+        return Piece(
+            "masked", n, chunk.to_numpy(dtype=self.kind, na_value=fill), np.asarray(chunk.isna(), dtype=bool)
+        )
+
+    def keep(self, piece: Piece) -> None:
+        n = piece.n
+        if piece.kind == "missing":
             if not self.data.used:
                 self.missing += n
                 return
@@ -324,13 +430,8 @@ class _Masked(_Column):
             self.mask.extend(b"\x01" * n)
             return
         self._fill()
-        try:
-            chunk = _typed(list(values), self.dtype, None)
-        except (TypeError, ValueError):
-            chunk = _cast(list(values), self.dtype)
-        fill = 0 if self.dtype == "Int64" else False
-        self.data.extend(chunk.to_numpy(dtype=self.kind, na_value=fill))
-        self.mask.extend(np.asarray(chunk.isna(), dtype=bool))
+        self.data.extend(piece.values)
+        self.mask.extend(piece.mask)
 
     def _fill(self) -> None:
         """The missing rows before the first value, written out."""
@@ -366,12 +467,25 @@ class _Text(_Column):
         self.last = 0  # the offset the next value starts at
         self.missing = 0  # rows missing before the first value (kept as a count until a value comes)
 
-    def append(self, values: tuple[Any, ...]) -> None:
-        import numpy as np
+    def piece(self, values: tuple[Any, ...]) -> Piece:
         import pyarrow as pa
 
         n = len(values)
         if values.count(None) == n:
+            return Piece("missing", n)
+        try:
+            # what pd.array(..., dtype="string") makes of str and None, without its per-cell checks
+            chunk = pa.array(values, type=pa.large_string(), from_pandas=True)
+        except (TypeError, ValueError, pa.ArrowException):
+            # (cast: the buffers below are read with large_string's 64-bit offsets, whatever pandas made)
+            chunk = _cast(list(values), "string").__arrow_array__().combine_chunks().cast(pa.large_string())
+        return Piece("text", n, chunk)
+
+    def keep(self, piece: Piece) -> None:
+        import numpy as np
+
+        n = piece.n
+        if piece.kind == "missing":
             if not self.offsets.used:
                 self.missing += n
                 return
@@ -379,12 +493,7 @@ class _Text(_Column):
             self.valid.extend(bytes(n))
             return
         self._fill()
-        try:
-            # what pd.array(..., dtype="string") makes of str and None, without its per-cell checks
-            chunk = pa.array(values, type=pa.large_string(), from_pandas=True)
-        except (TypeError, ValueError, pa.ArrowException):
-            # (cast: the buffers below are read with large_string's 64-bit offsets, whatever pandas made)
-            chunk = _cast(list(values), "string").__arrow_array__().combine_chunks().cast(pa.large_string())
+        chunk = piece.values
         _, offsets, data = chunk.buffers()
         ends = np.frombuffer(offsets, dtype=np.int64, count=n + 1, offset=chunk.offset * 8)
         self.offsets.extend(ends[1:] - ends[0] + self.last)

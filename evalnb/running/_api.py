@@ -333,6 +333,10 @@ async def _run_job(s: _Setup, source: Any, started: float, started_at: str) -> R
     planned = sum(case.runs if o.runs is None else o.runs for case in s.suite.cases)
     for r in all_recorders:
         await _maybe(r.begin(RunInfo(suite=s.suite, meta=meta, planned=planned)))
+    for r in all_recorders:
+        attach = getattr(r, "attach", None)
+        if attach is not None and r is not collector:
+            attach(collector)  # it takes the rows the collector gathers (results/_recorders.py)
     prior = _prior(all_recorders)
     # what finished (a resumed run's stored case runs too), a bit per case run (running/_done.py)
     done = Finished(collector.positions, prior.keys if prior is not None else ())
@@ -347,6 +351,7 @@ async def _run_job(s: _Setup, source: Any, started: float, started_at: str) -> R
         finally:
             if bar is not None:
                 bar.close()
+        collector.unsubscribe()  # the case runs that ran are the recorders'; those recorded skipped below are not
         if interrupted or stops.reason is not None:
             why = "the run was interrupted" if interrupted else str(stops.reason)
             left = _record_skipped(job, s.suite, o.runs, done, collector, f"skipped: {why}")

@@ -146,7 +146,9 @@ def _part(seg: Segment, name: str, dtype: str | None, run: Mapping[str, Any]) ->
         seg.text
         if dtype == "string" and arrow_text()
         else seg.array
-        if dtype in _NUMBERS
+        if dtype == "float64"
+        else seg.integers
+        if dtype == "Int64"
         else seg.flags
         if dtype == "boolean"
         else None
@@ -161,10 +163,6 @@ def _part(seg: Segment, name: str, dtype: str | None, run: Mapping[str, Any]) ->
     return column_of(seg, name, run)
 
 
-_NUMBERS = ("float64", "Int64")
-"""Frame dtypes whose columns a segment may hold packed (``Segment.array``)."""
-
-
 def _is_arrow(values: Any) -> bool:
     return type(values).__module__.startswith("pyarrow")
 
@@ -177,8 +175,9 @@ def _joined(parts: list[Any]) -> Any:
 
     if parts and all(isinstance(p, np.ndarray) for p in parts):
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
-    if parts and all(isinstance(p, pd.arrays.BooleanArray) for p in parts):  # flags read as such
-        return pd.arrays.BooleanArray._concat_same_type(parts)
+    for masked in (pd.arrays.BooleanArray, pd.arrays.IntegerArray):  # flags and integers read as such
+        if parts and all(isinstance(p, masked) for p in parts):
+            return parts[0] if len(parts) == 1 else masked._concat_same_type(parts)
     if any(_is_arrow(p) for p in parts):
         import pyarrow as pa
 
@@ -252,7 +251,9 @@ def _typed(values: list[Any], dtype: str) -> Any:
 
     if _is_arrow(values):  # text stored as text: the frame's column is made of its buffers
         return pd.arrays.ArrowStringArray(values)
-    if isinstance(values, pd.arrays.BooleanArray):  # flags read as such
+    if isinstance(
+        values, (pd.arrays.BooleanArray, pd.arrays.IntegerArray)
+    ):  # flags and integers read as such
         return values
     if not isinstance(values, list):  # numbers stored packed: float64 or int64 already (none missing)
         if dtype == "float64":

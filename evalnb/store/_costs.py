@@ -60,8 +60,13 @@ def _column_sums(conn: Any, table: Any, pk: int, frame: str, names: list[str]) -
 
 
 def _sum(values: list[Any]) -> Any:
-    present = [v for v in values if v is not None]
+    present = [v for v in values if not _missing(v)]
     return sum(present) if present else None
+
+
+def _missing(value: Any) -> bool:
+    """None, or NaN (a float column holds its missing values as NaN: store/_segments.py)."""
+    return value is None or value != value
 
 
 def _segment_sums(
@@ -75,12 +80,14 @@ def _segment_sums(
     sums = []
     for cols in (runs, scores):
         unpriced = sum(
-            1 for t, c in zip(cols["prompt_tokens"], cols["cost"], strict=True) if t is not None and c is None
+            1
+            for t, c in zip(cols["prompt_tokens"], cols["cost"], strict=True)
+            if t is not None and _missing(c)
         )
         sums.append((*(_sum(cols[m]) for m in money), unpriced))
     ran = [s is not None and s != "skipped" for s in runs["status"]]
     cases = len({c for c, r in zip(runs["case_id"], ran, strict=True) if r})
-    ms = [x for x, r in zip(runs["latency_ms"], ran, strict=True) if r and x is not None]
+    ms = [x for x, r in zip(runs["latency_ms"], ran, strict=True) if r and not _missing(x)]
     return sums[0], sums[1], cases, ms
 
 

@@ -7,6 +7,11 @@ the end; ``evalnb.run(..., store=store, resume=run_id)`` (``evalnb run --resume`
 stored and the runner runs the others. The writes happen in a writer thread, off the event loop: the case runs
 in flight go on while a transaction commits, and at high rates the writer takes everything that finished
 during the last commit as one batch.
+
+The rows come from the run's collector (``ResultRecorder``), which gathers them column by column anyway: the
+recorder subscribes to its batches of whole case runs and writes each as segments of those typed columns
+(store/_segments.py, ``encode_chunk``), so the writer thread mostly compresses and inserts, which let the
+interpreter lock go. A case run waits at most :data:`LINGER` seconds in the collector before it is written.
 """
 
 from __future__ import annotations
@@ -17,21 +22,22 @@ import functools
 import json
 import threading
 import time
+from collections.abc import Awaitable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import ConfigError, StoreError
 from evalnb.results._frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS
-from evalnb.results._recorders import Prior, RunInfo
+from evalnb.results._recorders import Batch, Prior, ResultRecorder, RunInfo
 from evalnb.store import _case_index as case_index
 from evalnb.store import _summary as summary_rows
 from evalnb.store._schema import frame_stats
-from evalnb.store._segments import FRAMES, encode, insert, next_seq
+from evalnb.store._segments import FRAMES, encode_chunk, insert, next_seq
 from evalnb.store._store import Store, as_store
 
 if TYPE_CHECKING:
     from evalnb.results import Result
-    from evalnb.results._records import CaseRunRecord, Rows
+    from evalnb.results._records import CaseRunRecord
     from evalnb.suite import Suite
 
 __all__ = ["StoreRecorder"]
@@ -43,14 +49,17 @@ _DTYPES = {
     "tool_calls": TOOL_CALLS_COLUMNS,
 }
 
-MAX_PENDING = 5_000
+MAX_PENDING = 20_000
 """Case runs waiting for the writer before a finished case run waits for it (memory stays bounded)."""
 
-LINGER = 0.5
-"""Seconds the writer lets pass between two commits while fewer than :data:`BATCH` case runs are pending."""
+MAX_PENDING_BYTES = 64 * 2**20
+"""Bytes of rows waiting for the writer before a finished case run waits for it (long answers fill memory
+before many case runs wait)."""
 
-BATCH = 4_000
-"""Case runs pending that the writer writes at once (below :data:`MAX_PENDING`: the run never waits for it)."""
+LINGER = 0.5
+"""Seconds between two hand-overs of the collector's rows to the writer at most: a case run finished that long
+after the last one is handed over at once, one finished sooner when that long has passed (at high rates the
+collector's chunks come sooner: ``evalnb.results._columns.CHUNK`` rows)."""
 
 
 class StoreRecorder:
@@ -90,7 +99,9 @@ class StoreRecorder:
                 self.version = info["version"]
             self.replace = replace or bool((json.loads(info["options"] or "{}") or {}).get("replace"))
         self._lock = threading.Lock()
-        self._pending: list[Rows] = []
+        self._pending: list[Batch] = []
+        self._pending_runs = 0  # case runs in the pending batches
+        self._pending_bytes = 0  # and the bytes their columns hold
         self._busy = False
         self._error: BaseException | None = None
         self._future: asyncio.Future[None] | None = None
@@ -99,11 +110,11 @@ class StoreRecorder:
         self._saved = 0  # case runs this recorder committed
         self._prior_keys: set[tuple[str, int]] = set()
         self._planned: int | None = None
-        self._committed = 0.0  # when the last batch was committed (time.monotonic)
-        self._ending = False  # the run ended: the writer writes what is pending without lingering
-        # Wakes a lingering writer: a batch is pending, the run waits for room, or the run ended.
-        self._wake = threading.Event()
         self._waiting: list[asyncio.Future[None]] = []  # finished case runs waiting for room (record)
+        self._collector: ResultRecorder | None = None
+        self._timer: asyncio.TimerHandle | None = None  # hands the collector's rows over after LINGER
+        self._handed = 0.0  # when the collector last handed rows over (time.monotonic)
+        self._deferred: BaseException | None = None  # what a hand-over in a timer raised
 
     @property
     def saved(self) -> int:
@@ -179,35 +190,69 @@ class StoreRecorder:
         self._prior_keys = self.store.stored_case_runs(self.run_pk)
         return Prior(keys=self._prior_keys, result=self._prior)
 
-    async def record(self, record: CaseRunRecord) -> None:
+    def attach(self, collector: ResultRecorder) -> None:
+        """Take the run's rows from its collector, in batches of whole case runs (see the module docstring)."""
+        self._collector = collector
+        collector.subscribe(self._take)
+
+    def record(self, record: CaseRunRecord) -> Awaitable[None] | None:
+        """Note a finished case run: its rows come with the collector's next batch, at most :data:`LINGER`
+        seconds from now; a run whose writer is :data:`MAX_PENDING` case runs behind waits for it here."""
         if self._error is not None:
             if not isinstance(self._error, MemoryError):
                 self.close()  # short of memory, the writer stays: finish writes what is pending once memory is freed
             # the same error for every case run still arriving: its traceback is the latest raise alone
             raise self._error.with_traceback(None)
-        rows = record.rows()
+        if self._deferred is not None:
+            deferred, self._deferred = self._deferred, None
+            raise deferred
+        if self._timer is None and self._collector is not None:
+            # at most LINGER seconds after the last hand-over: at once when that long has passed (a slow run's
+            # case runs are written as they finish), else when it has
+            left = self._handed + LINGER - time.monotonic()
+            if left <= 0:
+                self._collector.flush()
+            else:
+                self._timer = asyncio.get_running_loop().call_later(left, self._due)
+        if self._full() and self._future is not None:
+            return self._room(self._future)
+        return None
+
+    def _full(self) -> bool:
+        return self._pending_runs >= MAX_PENDING or self._pending_bytes >= MAX_PENDING_BYTES
+
+    def _due(self) -> None:
+        """The collector's waiting rows handed over (to :meth:`_take`); what that raised (the run short of
+        memory) is raised by the next :meth:`record` in the run's own call chain, not lost in the event loop."""
+        self._timer = None
+        if self._collector is not None:
+            try:
+                self._collector.flush()
+            except BaseException as exc:
+                self._deferred = exc
+
+    def _take(self, batch: Batch) -> None:
+        """A batch of the collector's rows, for the writer (in the event loop's thread)."""
+        self._handed = time.monotonic()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         with self._lock:
-            self._pending.append(rows)
-            waiting = len(self._pending)
+            self._pending.append(batch)
+            self._pending_runs += batch.case_runs
+            self._pending_bytes += batch.nbytes
             start = not self._busy
             self._busy = True
         if start:
             self._future = asyncio.get_running_loop().run_in_executor(self._writer(), self._drain)
-        if waiting >= BATCH:
-            self._wake.set()
-        if waiting >= MAX_PENDING and self._future is not None:
-            await self._room(self._future)
 
     async def _room(self, writer: asyncio.Future[None]) -> None:
-        """Wait until the writer has taken what is pending (it writes it meanwhile), or has stopped. Waiting
-        for the whole drain instead held the run through the writer's linger after each batch: at 20,000 case
-        runs a second the save took twice the run's own time."""
+        """Wait until the writer has taken what is pending (it writes it meanwhile), or has stopped."""
         taken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         with self._lock:
-            if len(self._pending) < MAX_PENDING:
+            if not self._full():
                 return
             self._waiting.append(taken)
-        self._wake.set()
         await asyncio.wait((taken, writer), return_when=asyncio.FIRST_COMPLETED)
 
     def _writer(self) -> ThreadPoolExecutor:
@@ -221,8 +266,9 @@ class StoreRecorder:
         return self._pool
 
     async def finish(self, result: Result) -> None:
-        self._ending = True
-        self._wake.set()
+        if self._timer is not None:  # the collector handed its last rows over when the Result was built
+            self._timer.cancel()
+            self._timer = None
         if isinstance(self._error, MemoryError):
             self._error = None  # the rows it could not write are still pending: memory may have been freed
         try:
@@ -295,12 +341,13 @@ class StoreRecorder:
         """
         try:
             while True:
-                self._linger()
                 with self._lock:
                     if not self._pending or self._error is not None:
                         self._busy = False
                         return
                     batch, self._pending = self._pending, []
+                    runs, self._pending_runs = self._pending_runs, 0
+                    held, self._pending_bytes = self._pending_bytes, 0
                     waiting, self._waiting = self._waiting, []
                 for taken in waiting:
                     _set_soon(taken)
@@ -311,8 +358,9 @@ class StoreRecorder:
                     # kept for another try once memory is freed (finish): a run that runs out of memory keeps
                     # every case run it finished
                     with contextlib.suppress(BaseException), self._lock:
-                        batch.extend(self._pending)
-                        self._pending = batch
+                        self._pending = batch + self._pending
+                        self._pending_runs += runs
+                        self._pending_bytes += held
                     return
                 except BaseException as exc:
                     error: BaseException = exc
@@ -320,7 +368,7 @@ class StoreRecorder:
                         error = self._stopped(exc)
                     self._error = error  # once, whole: the run raises it as soon as it is set
                     return
-                self._saved += len(batch)
+                self._saved += runs
         except BaseException as exc:  # short of memory even for the bookkeeping
             if self._error is None:
                 self._error = exc
@@ -329,45 +377,23 @@ class StoreRecorder:
                 with self._lock:
                     self._busy = False
 
-    def _linger(self) -> None:
-        """Wait, before a small batch, until :data:`LINGER` seconds have passed since the last commit (or
-        :data:`BATCH` case runs are pending): at high rates a batch is then a few thousand case runs, one
-        segment per frame, where committing each few dozen cost more than writing them. A crash loses only
-        what was not committed, as before; the run's end does not wait (finish)."""
-        while not self._ending:
-            with self._lock:
-                if len(self._pending) >= BATCH or self._error is not None or self._waiting:
-                    return
-                self._wake.clear()  # under the lock: a record that comes after this check sets it again
-            left = self._committed + LINGER - time.monotonic()
-            if left <= 0:
-                return
-            self._wake.wait(left)
-
-    def _write(self, batch: list[Rows]) -> None:
-        """One transaction: every case run of the batch, whole (its turns, scores, row mismatches and tool
-        calls), as one segment per frame (store/_segments.py)."""
+    def _write(self, batches: list[Batch]) -> None:
+        """One transaction: every case run of the batches, whole (its turns, scores, row mismatches and tool
+        calls), one segment per frame and batch (store/_segments.py); the suite's name, each frame's first
+        column, is the run's and is not stored."""
         assert self.run_pk is not None
-        # One segment per frame for the whole batch: its rows transposed into columns (the suite's name, the
-        # first value of each row, is the run's and is not stored).
-        gathered: list[list[tuple[Any, ...]]] = [[] for _ in FRAMES]
-        for record_rows in batch:
-            for into, rows in zip(gathered, record_rows, strict=True):
-                if rows:
-                    into += rows
         encoded = []
         seq = self._seq
-        for (name, cols), rows in zip(FRAMES.items(), gathered, strict=True):
-            if rows:
-                columns = dict(zip(cols, list(zip(*rows, strict=True))[1:], strict=True))
-                encoded.append((name, seq, encode(columns, len(rows), _DTYPES[name]), len(rows)))
-                # a frame's rows of the batch take consecutive numbers, in the order they were recorded
-                seq += len(rows)
+        for batch in batches:
+            for (name, cols), chunk in zip(FRAMES.items(), batch.frames, strict=True):
+                if chunk is not None and chunk.n:
+                    encoded.append((name, seq, encode_chunk(chunk, cols, _DTYPES[name]), chunk.n))
+                    # a frame's rows take consecutive numbers, in the order they were recorded
+                    seq += chunk.n
         segments = self.store._t["segments"]
         with self.store.engine.begin() as conn:
             insert(conn, segments, self.run_pk, encoded)
         self._seq = seq  # only once committed: a retried transaction numbers its rows the same way
-        self._committed = time.monotonic()
 
     # -- when the store fails mid-run ------------------------------------------------------------------
 

@@ -20,11 +20,18 @@ The header is ``{"n": rows, "columns": [[name, kind, size], ...]}`` in the frame
 * ``"d"`` / ``"q"``: a ``float64`` / ``Int64`` column as little-endian doubles / 64-bit integers (missing
   floats as NaN, as the frame holds them; an integer column with missing values goes as JSON);
 * ``"b"``: a ``boolean`` column, a byte per row (0 false, 1 true, 2 missing);
+* ``"m"``: an ``Int64`` column with missing values: little-endian 64-bit integers (0 where missing), then a
+  byte per row (1 where missing);
+* ``"t"``: a ``string`` column in Arrow's layout: ``n + 1`` little-endian 64-bit offsets from 0, a byte per row
+  (1 where there is a value, 0 where missing), then the values' UTF-8 bytes one after another (what a run's
+  collector holds: written without making a python string per value);
 * ``"j"``: anything else, its values as a JSON array: JSON keeps text, integers, floats (``repr``-exact, NaN
   included), flags and missing values (``null``) exactly, NUL characters too; text is written ASCII-escaped,
   so any string Python holds reads back the same.
 
-A reader takes only the columns it needs: the header says where each one is.
+A reader takes only the columns it needs: the header says where each one is. A streamed run's segments are
+made from the rows its collector gathered column by column (:func:`encode_chunk`); ``Store.save`` encodes a
+frame's values (:func:`encode`).
 
 Example::
 
@@ -51,6 +58,8 @@ from evalnb.store._schema import MISMATCH_COLS, RUN_COLS, SCORE_COLS, TOOL_CALL_
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Table
 
+    from evalnb.results._columns import Chunk, Piece
+
 __all__ = [
     "FRAMES",
     "SEGMENT_ROWS",
@@ -60,6 +69,7 @@ __all__ = [
     "damaged",
     "decode",
     "encode",
+    "encode_chunk",
     "has_segments",
     "insert",
     "next_seq",
@@ -129,27 +139,106 @@ def _little(packed: array[Any]) -> bytes:
     return packed.tobytes()
 
 
+def _values(values: Sequence[Any], n: int, dtype: str | None) -> tuple[str, bytes]:
+    """A column of python values in its kind: one value every row holds, packed, else JSON."""
+    first = values[0] if n else None
+    # One value for every row: text or missing only (1 == True == 1.0 would make a column of numbers one value
+    # of another type; NaN != NaN).
+    if n and (first is None or type(first) is str) and values.count(first) == n:
+        return "c", _DUMPS([first]).encode("ascii")
+    return _packed(values, n, dtype) or ("j", _DUMPS(list(values)).encode("ascii"))
+
+
 def encode(columns: Mapping[str, Sequence[Any]], n: int, dtypes: Mapping[str, str] | None = None) -> bytes:
     """The bytes of one segment: ``n`` rows of ``columns`` (name -> values, in the frame's order); ``dtypes``
     (the frame's) let text, numbers and flags take their compact kinds."""
-    head: list[list[Any]] = []
-    parts: list[bytes] = []
     dtypes = dtypes or {}
+    made = []
     for name, values in columns.items():
         if len(values) != n:
             raise ValueError(f"column {name!r} holds {len(values)} values, not {n}")
-        first = values[0] if n else None
-        # One value for every row: text or missing only (1 == True == 1.0 would make a column of numbers
-        # one value of another type; NaN != NaN).
-        if n and (first is None or type(first) is str) and values.count(first) == n:
-            kind, raw = "c", _DUMPS([first]).encode("ascii")
-        else:
-            kind, raw = _packed(values, n, dtypes.get(name)) or ("j", _DUMPS(list(values)).encode("ascii"))
-        part = zlib.compress(raw, LEVEL)
+        made.append((name, *_values(values, n, dtypes.get(name))))
+    return _segment(n, made)
+
+
+def encode_chunk(chunk: Chunk, names: Sequence[str], dtypes: Mapping[str, str]) -> bytes:
+    """The bytes of one segment of a collector's :class:`~evalnb.results._columns.Chunk`: its columns
+    ``names`` (in that order), each written from its typed piece (numbers and text as their buffers are)."""
+    where = {name: i for i, name in enumerate(chunk.names)}
+    made = []
+    for name in names:
+        piece = chunk.pieces[where[name]]
+        made.append((name, *_PIECES[piece.kind](piece, dtypes.get(name))))
+    return _segment(chunk.n, made)
+
+
+def _segment(n: int, columns: Sequence[tuple[str, str, bytes]]) -> bytes:
+    """A segment of ``n`` rows from its columns ``(name, kind, raw bytes)``, each compressed."""
+    head: list[list[Any]] = []
+    parts: list[bytes] = []
+    for name, kind, raw in columns:
+        part = zlib.compress(raw, LEVEL)  # the interpreter lock is let go while it compresses
         head.append([name, kind, len(part)])
         parts.append(part)
     header = json.dumps({"n": n, "columns": head}, separators=(",", ":")).encode("ascii")
     return b"".join([MAGIC, _LEN.pack(len(header)), header, *parts])
+
+
+def _objects_piece(piece: Piece, dtype: str | None) -> tuple[str, bytes]:
+    return _values(piece.values, piece.n, dtype)
+
+
+def _floats_piece(piece: Piece, dtype: str | None) -> tuple[str, bytes]:
+    import numpy as np
+
+    values = piece.values
+    # missing throughout (a cost nobody priced): one missing value, as encode writes it
+    if np.isnan(values).all():
+        return "c", b"[null]"
+    return "d", values.astype("<f8", copy=False).tobytes()
+
+
+def _masked_piece(piece: Piece, dtype: str | None) -> tuple[str, bytes]:
+    import numpy as np
+
+    values, mask = piece.values, piece.mask
+    if values.dtype == np.bool_:
+        return "b", np.where(mask, 2, values).astype(np.uint8).tobytes()
+    data = values.astype("<i8", copy=False).tobytes()
+    if not mask.any():
+        return "q", data
+    return "m", data + mask.astype(np.uint8).tobytes()
+
+
+def _text_piece(piece: Piece, dtype: str | None) -> tuple[str, bytes]:
+    import numpy as np
+
+    text = piece.values  # a pyarrow LargeStringArray
+    n = len(text)
+    _, offsets, data = text.buffers()
+    ends = np.frombuffer(offsets, dtype=np.int64, count=n + 1, offset=text.offset * 8)
+    start, stop = int(ends[0]), int(ends[-1])
+    valid = (
+        b"\x01" * n
+        if not text.null_count
+        else text.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8)
+    )
+    body = b"" if data is None else memoryview(data)[start:stop]
+    return "t", b"".join([(ends - start).astype("<i8", copy=False).tobytes(), bytes(valid), body])
+
+
+def _missing_piece(piece: Piece, dtype: str | None) -> tuple[str, bytes]:
+    return "c", b"[null]"
+
+
+_PIECES = {
+    "objects": _objects_piece,
+    "floats": _floats_piece,
+    "masked": _masked_piece,
+    "text": _text_piece,
+    "missing": _missing_piece,
+}
+"""How each kind of :class:`~evalnb.results._columns.Piece` is written (its segment kind and raw bytes)."""
 
 
 class Segment:
@@ -178,6 +267,47 @@ class Segment:
             return None
         kind, a, b = span
         return kind, zlib.decompress(self.data[a:b])
+
+    def integers(self, name: str) -> Any:
+        """An ``Int64`` column stored packed (kinds ``"q"`` and ``"m"``) as a pandas ``IntegerArray`` made from
+        its bytes; ``None`` for another kind."""
+        span = self.spans.get(name)
+        if span is None or span[0] not in ("q", "m"):
+            return None
+        import numpy as np
+        import pandas as pd
+
+        kind, a, b = span
+        raw = zlib.decompress(self.data[a:b])
+        if kind == "q":
+            return pd.arrays.IntegerArray(
+                np.frombuffer(raw, dtype="<i8").astype(np.int64), np.zeros(self.n, bool)
+            )
+        values, mask = self._masked(raw)
+        return pd.arrays.IntegerArray(values, mask)
+
+    def _masked(self, raw: bytes) -> tuple[Any, Any]:
+        import numpy as np
+
+        if len(raw) != 9 * self.n:
+            raise ValueError(f"a column of {self.n} integers with a mask of {len(raw):,} bytes")
+        values = np.frombuffer(raw, dtype="<i8", count=self.n).astype(np.int64)
+        mask = np.frombuffer(raw, dtype=np.uint8, offset=8 * self.n) != 0
+        return values, mask
+
+    def _arrow_parts(self, raw: bytes) -> tuple[Any, Any, bytes]:
+        """A ``"t"`` column's offsets (int64), validity (bool) and UTF-8 bytes."""
+        import numpy as np
+
+        n = self.n
+        head = 9 * n + 8
+        if len(raw) < head:
+            raise ValueError(f"a column of {n} texts in {len(raw):,} bytes")
+        offsets = np.frombuffer(raw, dtype="<i8", count=n + 1).astype(np.int64)
+        valid = np.frombuffer(raw, dtype=np.uint8, count=n, offset=8 * (n + 1)) != 0
+        if offsets[0] != 0 or offsets[-1] != len(raw) - head or (n and np.any(offsets[1:] < offsets[:-1])):
+            raise ValueError("a column of text whose offsets do not fit its bytes")
+        return offsets, valid, raw[head:]
 
     def array(self, name: str) -> Any:
         """The values of a column of numbers as a numpy array (float64 or int64); ``None`` for another kind."""
@@ -209,12 +339,14 @@ class Segment:
         ``LargeStringArray`` made from its bytes, no Python string per value; ``None`` for another kind, or text
         that is not valid UTF-8 (a lone surrogate, which only Python's strings hold: :meth:`column` reads it)."""
         span = self.spans.get(name)
-        if span is None or span[0] not in ("s", "c"):
+        if span is None or span[0] not in ("s", "c", "t"):
             return None
         import numpy as np
         import pyarrow as pa
 
         kind, a, b = span
+        if kind == "t":
+            return self._arrow_text(zlib.decompress(self.data[a:b]))
         if kind == "c":  # one value every row holds
             (value,) = json.loads(zlib.decompress(self.data[a:b]))
             if value is None:
@@ -243,6 +375,38 @@ class Segment:
                 return None
         return values
 
+    def _arrow_text(self, raw: bytes) -> Any:
+        """A ``"t"`` column as a ``LargeStringArray`` on its bytes; ``None`` for text that is not UTF-8."""
+        import numpy as np
+        import pyarrow as pa
+
+        offsets, valid, body = self._arrow_parts(raw)
+        nulls = self.n - int(np.count_nonzero(valid))
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        values = pa.LargeStringArray.from_buffers(
+            self.n, pa.py_buffer(offsets), pa.py_buffer(body), bitmap, nulls
+        )
+        if len(body) and max(body) >= 0x80:  # ASCII is valid UTF-8 as it is; anything else is checked
+            try:
+                values.validate(full=True)
+            except pa.ArrowInvalid:
+                return None
+        return values
+
+    def _text_values(self, raw: bytes) -> list[Any]:
+        """A ``"t"`` column as python strings (``None`` where missing), without pyarrow."""
+        offsets, valid, body = self._arrow_parts(raw)
+        ends = offsets.tolist()
+        text = body.decode("utf-8", "surrogatepass")
+        if len(text) == len(body):  # ASCII: a character per byte, so the offsets index the text too
+            return [
+                text[a:b] if ok else None for a, b, ok in zip(ends, ends[1:], valid.tolist(), strict=False)
+            ]
+        return [
+            body[a:b].decode("utf-8", "surrogatepass") if ok else None
+            for a, b, ok in zip(ends, ends[1:], valid.tolist(), strict=False)
+        ]
+
     def column(self, name: str) -> list[Any]:
         """The values of ``name`` (``None`` for every row when the segment has no such column)."""
         got = self._raw(name)
@@ -251,6 +415,11 @@ class Segment:
         kind, raw = got
         if kind == "s":
             return raw.decode("utf-8", "surrogatepass").split("\x00")
+        if kind == "t":
+            return self._text_values(raw)
+        if kind == "m":
+            numbers, mask = self._masked(raw)
+            return [None if m else v for v, m in zip(numbers.tolist(), mask.tolist(), strict=True)]
         if kind == "b":
             return list(map(_UNFLAG.__getitem__, raw))
         if kind in _NUMBERS:
