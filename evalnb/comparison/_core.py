@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalnb._deprecation import deprecated_property, text_summary
-from evalnb.comparison._frames import build_cells, label_of, suite_of
+from evalnb.comparison._aggregates import Aggregates, aggregates_of
+from evalnb.comparison._frames import cells_of, label_of
 from evalnb.comparison._spend import check_spend_margin, spend_rows
 from evalnb.comparison._stopping import compare_sequential, design_of, report_head
 from evalnb.comparison._triage import CHANGES, case_table, check_counts, triage_order
@@ -48,7 +49,7 @@ from evalnb.comparison._verdicts import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["Comparison", "compare", "compare_aggregates"]
 
 _TRIAGE_LINES = 20
 
@@ -499,33 +500,63 @@ def compare(
             **parts, a_label=la, b_label=lb, fail_on_missing=fail_on_missing, fail_on_degraded=fail_on_degraded,
             _results=(a, b) if both else None,
         )  # fmt: skip
+    both = all(hasattr(x, "runs") and hasattr(x, "responses") for x in (a, b))
+    return compare_aggregates(
+        aggregates_of(a), aggregates_of(b), labels=(la, lb), results=(a, b) if both else None,
+        confidence=confidence, margin=margin, fail_on_missing=fail_on_missing, fail_on_degraded=fail_on_degraded,
+        draws=draws, seed=seed, cost_margin=cost_share, latency_margin=latency_share,
+    )  # fmt: skip
+
+
+def compare_aggregates(
+    ga: Aggregates,
+    gb: Aggregates,
+    *,
+    labels: tuple[str, str],
+    results: tuple[Any, Any] | None = None,
+    confidence: float | None = None,
+    margin: Margin | None = None,
+    fail_on_missing: bool = False,
+    fail_on_degraded: bool = False,
+    draws: int = 9999,
+    seed: int = 0,
+    cost_margin: float | str | None = None,
+    latency_margin: float | str | None = None,
+) -> Comparison:
+    """:func:`compare` of two results' sums (comparison/_aggregates.py): what ``store.compare`` reads of two
+    stored runs instead of their rows. ``results`` are the two Results for ``explore()``; the other options are
+    :func:`compare`'s."""
+    cost_margin = check_spend_margin("cost_margin", cost_margin)
+    latency_margin = check_spend_margin("latency_margin", latency_margin)
+    la, lb = labels
+    if la == lb:
+        la, lb = f"{la} (a)", f"{lb} (b)"
     confidence = 0.95 if confidence is None else confidence
     margin = 0.0 if margin is None else margin
     check_options(margin, confidence)
-    cells = build_cells(a, b)
+    cells = cells_of(ga, gb)
     raw, states = check_tests(cells, confidence=confidence, margin=margin, draws=draws, seed=seed)
     cases = case_table(cells, confidence=confidence, draws=draws, seed=seed)
     notes = []
     unknown = unknown_margins(margin, set(cells.check_ids) | set(cells.check_names))
     if unknown:
         notes.append(f"Note: the margin for {', '.join(map(repr, unknown))} names no check compared here.")
-    suites = [suite_of(x) for x in (a, b)]
-    if suites[0] and suites[1] and suites[0] != suites[1]:
+    if ga.suite and gb.suite and ga.suite != gb.suite:
         notes.append(
-            f"Note: a is suite {suites[0]!r} and b is suite {suites[1]!r}; cases are paired by id alone."
+            f"Note: a is suite {ga.suite!r} and b is suite {gb.suite!r}; cases are paired by id alone."
         )
     spend, latency_line = spend_rows(
-        a,
-        b,
+        ga,
+        gb,
         confidence=confidence,
-        cost_margin=cost_share,
-        latency_margin=latency_share,
+        cost_margin=cost_margin,
+        latency_margin=latency_margin,
         draws=draws,
         seed=seed,
     )
     if latency_line:
         notes.append(latency_line)
-    if spend is None and (cost_share is not None or latency_share is not None):
+    if spend is None and (cost_margin is not None or latency_margin is not None):
         notes.append(
             "Note: cost and latency margins need two Results (scores frames hold no cost or latency)."
         )
@@ -538,11 +569,11 @@ def compare(
         fail_on_degraded=fail_on_degraded,
         a_label=la,
         b_label=lb,
-        suite=suites[1] or suites[0],
+        suite=gb.suite or ga.suite,
         notes=notes,
         _raw=raw,
         _states=states,
-        _results=(a, b) if all(hasattr(x, "runs") and hasattr(x, "responses") for x in (a, b)) else None,
+        _results=results,
         _spend=spend,
     )
     ((p_worse, p_better),) = adjust([raw], [states])

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.scales import Scale, higher_is_better, scale_of
+from evalnb.comparison._aggregates import UNANSWERED, Aggregates, aggregates_of
 from evalnb.results import Result
 from evalnb.results._deferred import case_ids
 
@@ -46,7 +47,9 @@ __all__ = [
     "Cells",
     "Side",
     "build_cells",
+    "cells_of",
     "label_of",
+    "merged",
     "scores_of",
     "suite_case_ids",
     "suite_of",
@@ -59,10 +62,6 @@ COMPARED_COLUMNS = (
 """Every column of ``result.scores`` and ``result.runs`` a comparison reads (the cells here, the cost and
 latency rows in ``_spend.py``): ``store.compare`` loads these alone (docs/comparison.md, comparing stored
 versions), and a comparison of Results holding only these gives the same numbers as of the whole Results."""
-
-UNANSWERED = "not checked:"
-"""How the reason of a degraded score of a turn without an answer starts (``running/_case_run.py`` writes it;
-``results/_report.py`` reads it too)."""
 
 
 def scores_of(x: Any) -> pd.DataFrame:
@@ -112,17 +111,6 @@ def _texts(values: Any) -> list[str]:
     values taken one by one cost 0.7 s per million)."""
     plain = values.tolist() if hasattr(values, "tolist") else list(values)
     return plain if all(type(v) is str for v in plain) else [str(v) for v in plain]
-
-
-def _case_order(x: Any, scores: pd.DataFrame) -> list[str]:
-    """The suite's case order for a Result, then any other case of its frame in first-appearance order."""
-    import pandas as pd
-
-    seen: dict[str, None] = dict.fromkeys(() if isinstance(x, pd.DataFrame) else suite_case_ids(x) or ())
-    # distinct ids first, then their text: the text of every row cost seconds at a million cases
-    for cid in _texts(scores["case_id"].unique()):
-        seen.setdefault(cid, None)
-    return list(seen)
 
 
 @dataclass
@@ -209,234 +197,32 @@ def _group_mean(key: np.ndarray, x: np.ndarray, size: int) -> np.ndarray:
         return tot / cnt
 
 
-def _side(
-    s: pd.DataFrame,
-    check: np.ndarray,
-    case: np.ndarray,
-    n_check: int,
-    n_case: int,
-    pass_only: np.ndarray,
-    worst: np.ndarray,
-    weighted: np.ndarray,
-) -> Side:
-    import numpy as np
-
-    value = _column(s, "value")
-    # the judge's probability-weighted score where the check is compared on it (see the module docstring)
-    value = np.where(weighted[check], _column(s, "weighted"), value)
-    pass_f = s["passed"].astype("boolean").to_numpy(dtype="float64", na_value=np.nan)
-    degraded, unanswered = _degraded(s)
-    # a check that could not run says nothing of the agent: left out (docs/comparison.md, degraded scores)
-    value = np.where(degraded & ~unanswered, np.nan, value)
-    pass_f = np.where(degraded & ~unanswered, np.nan, pass_f)
-    # a failed score without a value is the worst outcome of the check's scale, not a missing value
-    y = np.where(np.isnan(value), np.where(pass_f == 0.0, worst[check], np.nan), value)
-    # a check that only says pass or fail is measured by that, or a case going from always passing to
-    # always failing would not count as changed
-    y = np.where(pass_only[check], pass_f, y)
-    run = (
-        s["run"].to_numpy(dtype="float64", na_value=0.0).astype(np.int64) if "run" in s else np.zeros(len(s))
-    )
-    run = run.astype(np.int64)
-    width = int(run.max(initial=0)) + 1
-    cell = check.astype(np.int64) * n_case + case
-    size = n_check * n_case
-    uniq, inv = np.unique(cell * width + run, return_inverse=True)
-    r_y = _group_mean(inv, y, len(uniq))
-    r_p = _group_mean(inv, pass_f, len(uniq))
-    r_cell = uniq // width
-    measured = ~np.isnan(r_y)
-    runs = np.bincount(r_cell[measured], minlength=size).astype(float)
-    r_deg = np.bincount(inv, weights=degraded, minlength=len(uniq)) > 0
-    r_unanswered = np.bincount(inv, weights=unanswered, minlength=len(uniq)) > 0
-    return Side(
-        runs=runs,
-        y=_group_mean(r_cell[measured], r_y[measured], size),
-        passed=_group_mean(r_cell[measured], r_p[measured], size),
-        run_cell=r_cell[measured],
-        run_y=r_y[measured],
-        judge_sd=_group_mean(cell, _column(s, "spread"), size),
-        degraded=np.bincount(r_cell, weights=r_deg, minlength=size),
-        unanswered=np.bincount(r_cell, weights=r_unanswered, minlength=size),
-    )
-
-
-def _degraded(s: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Per score row: degraded, and degraded because its turn got no answer (see the module docstring).
-
-    A frame without reasons cannot tell the two apart: its degraded scores are taken as checks that could not
-    run (left out and named, never counted as the agent's failure)."""
-    import numpy as np
-
-    if "status" not in s:
-        none = np.zeros(len(s), dtype=bool)
-        return none, none
-    degraded = (s["status"].astype("string") == "degraded").to_numpy(dtype=bool, na_value=False)
-    if "reason" not in s or not degraded.any():
-        return degraded, np.zeros(len(s), dtype=bool)
-    reason = s["reason"].astype("string").str.startswith(UNANSWERED)
-    return degraded, degraded & reason.to_numpy(dtype=bool, na_value=False)
-
-
-def _directions(frames: tuple[pd.DataFrame, ...], check_ids: list[str], names: list[str]) -> np.ndarray:
-    """Per check: what the runs' options record (``higher_is_better``), else the registry's or scale's."""
-    import json
-
-    import numpy as np
-
-    said: dict[str, bool] = {}
-    for frame in frames:
-        if "options" not in frame:
-            continue
-        first = frame[["check_id", "options"]].astype("string").drop_duplicates("check_id")
-        for cid, text in zip(first["check_id"], first["options"], strict=True):
-            if cid in said or not isinstance(text, str) or "higher_is_better" not in text:
-                continue
-            try:
-                value = json.loads(text).get("higher_is_better")
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(value, bool):
-                said[cid] = value
-    return np.array(
-        [said.get(c, higher_is_better(n)) for c, n in zip(check_ids, names, strict=True)], dtype=bool
-    )
-
-
-def _column(s: pd.DataFrame, name: str) -> np.ndarray:
-    """A float column of a scores frame, NaN for NA (and everywhere when the frame lacks it)."""
-    import numpy as np
-
-    if name not in s:
-        return np.full(len(s), np.nan)
-    return s[name].to_numpy(dtype="float64", na_value=np.nan)
-
-
-def _first_rows(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct codes and the row where each first appears."""
-    import numpy as np
-
-    return np.unique(code, return_index=True)
-
-
-def _check_names(
-    frames: tuple[pd.DataFrame, ...], checks: list[np.ndarray], check_ids: list[str]
-) -> list[str]:
-    """Per check id: the ``check`` of its first row (the baseline's first), else the id before any ``#``."""
-    names: dict[int, str] = {}
-    for frame, chk in zip(frames, checks, strict=True):
-        if "check" not in frame:
-            continue
-        code, row = _first_rows(chk)
-        for k, name in zip(code.tolist(), frame["check"].iloc[row].astype(str).tolist(), strict=True):
-            names.setdefault(k, name)
-    return [names.get(k, c.split("#", 1)[0]) for k, c in enumerate(check_ids)]
-
-
-def _case_labels(
-    frames: tuple[pd.DataFrame, ...], cases: list[np.ndarray], n_case: int
-) -> tuple[list[str | None], list[str | None]]:
-    """Per case: the name and category of its first row in the first frame that has it (the rows of each
-    case's first appearance alone, as arrays: the text of every row cost seconds at a million cases)."""
-    import numpy as np
-
-    labels = {c: np.full(n_case, None, dtype=object) for c in ("case_name", "category")}
-    filled = np.zeros(n_case, dtype=bool)
-    for frame, cse in zip(frames, cases, strict=True):
-        code, row = _first_rows(cse)
-        new = ~filled[code]
-        code, row = code[new], row[new]
-        for column, out in labels.items():
-            if column in frame and len(row):
-                out[code] = _labels(frame[column].iloc[row])
-        filled[code] = True
-    return labels["case_name"].tolist(), labels["category"].tolist()
-
-
-def _labels(values: pd.Series) -> list[str | None]:
-    """Text per value, ``None`` for a missing one."""
-    missing = values.isna().to_numpy(dtype=bool)
-    plain = values.astype(object).tolist()
-    return [None if m else v if type(v) is str else str(v) for v, m in zip(plain, missing, strict=True)]
-
-
-def _same_judges(
-    sa: pd.DataFrame, sb: pd.DataFrame, codes: list[tuple[np.ndarray, np.ndarray]], n_check: int
-) -> np.ndarray:
-    """Per check: whether both sides' scored rows name the same judges (True where a frame has no ``judge``).
-
-    Continuous scores of two judges are two measurements (a model's probability-weighted score, the embedding
-    judge's cosine on the 1-5 scale): compared across judges, the change of judge would read as a change of
-    the agent. Then both sides are compared on the levels the judges wrote (docs/comparison.md)."""
-    import numpy as np
-    import pandas as pd
-
-    same = np.ones(n_check, dtype=bool)
-    if "judge" not in sa or "judge" not in sb:
-        return same
-    seen: list[set[tuple[int, str]]] = []
-    for frame, (chk, _) in zip((sa, sb), codes, strict=True):
-        numeric = ~np.isnan(_column(frame, "value"))
-        # the judges' codes, not a python string per row (a million cases' scores: seconds)
-        code, names = pd.factorize(frame["judge"].astype("string").fillna(""))
-        width = max(len(names), 1)
-        pairs = np.unique(chk[numeric].astype(np.int64) * width + code[numeric])
-        seen.append({(int(k // width), str(names[k % width])) for k in pairs.tolist()})
-    # a (check, judge) seen on one side only: the sides' judges of that check differ
-    for k, _ in seen[0] ^ seen[1]:
-        same[k] = False
-    return same
-
-
-def _positions(column: pd.Series, keys: list[str]) -> np.ndarray:
-    """Each value's position in ``keys``, which hold every value of ``column`` as text."""
-    import numpy as np
-    import pandas as pd
-
-    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        # Arrow's hash lookup on the column's own buffers (a dict lookup per row took 0.3 s per 800,000)
-        values = column.array.__arrow_array__()  # the column's chunks as they are (the Arrow array protocol)
-        found = pc.index_in(values, value_set=pa.array(keys, type=values.type))
-        if not found.null_count:  # a missing id is matched as its text below, as the keys were made
-            return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
-    return np.asarray(pd.Index(keys, dtype=object).get_indexer(column.astype(str)), dtype=np.int64)
-
-
 def build_cells(a: Any, b: Any) -> Cells:
     """Align two results (``Result`` objects or scores frames) by case and check."""
-    import numpy as np
-    import pandas as pd
+    return cells_of(aggregates_of(a), aggregates_of(b))
 
-    sa, sb = scores_of(a), scores_of(b)
-    case_order = _case_order(a, sa)
-    known = set(case_order)  # once: a set per case made this quadratic (20,000 cases: 28 s)
-    case_order += [c for c in _case_order(b, sb) if c not in known]
-    both = pd.concat([sa[["check_id"]].astype(str), sb[["check_id"]].astype(str)], ignore_index=True)
-    check_ids = [str(c) for c in both["check_id"].unique()]
-    n_check, n_case = len(check_ids), len(case_order)
-    codes = []
-    has_value = np.zeros(n_check, dtype=bool)
+
+def cells_of(ga: Aggregates, gb: Aggregates) -> Cells:
+    """Align the sums of two results (comparison/_aggregates.py) by case and check: the baseline's cases and checks
+    first, then the ones only the candidate has."""
+    import numpy as np
+
+    case_ids, case_map = merged(ga.case_ids, gb.case_ids)
+    check_ids, check_map = merged(ga.check_ids, gb.check_ids)
+    n_check, n_case = len(check_ids), len(case_ids)
     # per check and side: scored rows, and scored rows with a weighted score
     scored = np.zeros((2, n_check))
     with_weighted = np.zeros((2, n_check))
-    for side, frame in enumerate((sa, sb)):
-        chk = _positions(frame["check_id"], check_ids)
-        cse = _positions(frame["case_id"], case_order)
-        codes.append((chk, cse))
-        numeric = ~np.isnan(_column(frame, "value"))
-        has_value[chk[numeric]] = True
-        scored[side] = np.bincount(chk[numeric], minlength=n_check)
-        with_weighted[side] = np.bincount(
-            chk[numeric & ~np.isnan(_column(frame, "weighted"))], minlength=n_check
-        )
-    check_names = _check_names((sa, sb), [chk for chk, _ in codes], check_ids)
+    for side, (g, cmap) in enumerate(((ga, check_map[0]), (gb, check_map[1]))):
+        np.add.at(scored[side], cmap, g.numeric)
+        np.add.at(with_weighted[side], cmap, g.with_weighted)
+    check_names = _check_names((ga, gb), check_map, check_ids)
     scales = [scale_of(n) for n in check_names]
-    pass_only = ~has_value
-    weighted = ((scored > 0) & (with_weighted == scored)).all(axis=0) & _same_judges(sa, sb, codes, n_check)
-    higher = _directions((sa, sb), check_ids, check_names)
+    pass_only = np.asarray((scored == 0).all(axis=0), dtype=bool)
+    weighted = ((scored > 0) & (with_weighted == scored)).all(axis=0) & _same_judges(
+        ga, gb, check_map, n_check
+    )
+    higher = _directions((ga, gb), check_map, check_ids, check_names)
     # the worst value of the scale; a lower-is-better count has none (its unanswered turns are not measured)
     worst = np.array(
         [
@@ -447,18 +233,196 @@ def build_cells(a: Any, b: Any) -> Cells:
     )
     worst[~np.isfinite(worst)] = np.nan
     worst[pass_only] = 0.0
-
-    case_names, categories = _case_labels((sb, sa), [cse for _, cse in codes[::-1]], n_case)
+    case_names, categories = _case_labels((gb, ga), case_map[::-1], n_case)
+    rules = (n_check, n_case, pass_only, worst, weighted)
     return Cells(
         check_ids=check_ids,
         check_names=check_names,
         scales=scales,
         pass_only=pass_only,
-        case_ids=case_order,
+        case_ids=case_ids,
         case_names=case_names,
         categories=categories,
-        a=_side(sa, *codes[0], n_check, n_case, pass_only, worst, weighted),
-        b=_side(sb, *codes[1], n_check, n_case, pass_only, worst, weighted),
+        a=_side(ga, check_map[0], case_map[0], *rules),
+        b=_side(gb, check_map[1], case_map[1], *rules),
         weighted=weighted,
         higher=higher,
     )
+
+
+def merged(first: list[str], second: list[str]) -> tuple[list[str], tuple[np.ndarray, np.ndarray]]:
+    """``first`` then what only ``second`` has; each side's positions in it (two runs of one suite: the same
+    list, compared at C speed, not looked up value by value)."""
+    import numpy as np
+
+    if first == second:
+        same = np.arange(len(first))
+        return list(first), (same, same)
+    place = {v: i for i, v in enumerate(first)}  # once: a set per case made this quadratic
+    both = list(first)
+    for v in second:
+        if v not in place:
+            place[v] = len(both)
+            both.append(v)
+    return both, (np.arange(len(first)), np.fromiter((place[v] for v in second), np.int64, len(second)))
+
+
+def _side(
+    g: Aggregates,
+    check_map: np.ndarray,
+    case_map: np.ndarray,
+    n_check: int,
+    n_case: int,
+    pass_only: np.ndarray,
+    worst: np.ndarray,
+    weighted: np.ndarray,
+) -> Side:
+    """One side's cells from its sums under both sides' rules (see the module docstring), a chunk of entries
+    at a time (a chunk never splits a cell: each cell's sums are made in one chunk, in its runs' order)."""
+    import numpy as np
+
+    size = n_check * n_case
+    sums = {name: np.zeros(size) for name in ("runs", "y", "passed", "passed_n", "sd", "sd_n", "deg", "ans")}
+    run_cell: list[np.ndarray] = []
+    run_y: list[np.ndarray] = []
+    rules = (check_map, case_map, n_case, pass_only, worst, weighted)
+    for chunk in g.entries:
+        cell, r_y, r_p, e = _run_values(chunk, *rules)
+        if not len(cell):
+            continue
+        # summed over the chunk's own span of cells (a stored run's chunk covers a sliver of a million cells)
+        lo, hi = int(cell.min()), int(cell.max()) + 1
+        local, span = cell - lo, hi - lo
+        measured = ~np.isnan(r_y)
+        at, y, p = local[measured], r_y[measured], r_p[measured]
+        has_p = ~np.isnan(p)
+        for name, where, weights in (
+            ("runs", at, None),
+            ("y", at, y),
+            ("passed", at[has_p], p[has_p]),
+            ("passed_n", at[has_p], None),
+            ("sd", local, e["s_sum"]),
+            ("sd_n", local, e["s_n"]),
+            ("deg", local, e["degraded"]),
+            ("ans", local, e["unanswered"]),
+        ):
+            sums[name][lo:hi] += np.bincount(where, weights=weights, minlength=span)
+        run_cell.append(cell[measured])
+        run_y.append(y)
+    cells, ys = (
+        np.concatenate(x) if x else np.zeros(0, dtype=t) for x, t in ((run_cell, np.int64), (run_y, float))
+    )
+    if len(cells) and np.any(
+        cells[1:] < cells[:-1]
+    ):  # the candidate's own order differs: by cell, runs in order
+        order = np.argsort(cells, kind="stable")
+        cells, ys = cells[order], ys[order]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return Side(
+            runs=sums["runs"],
+            y=sums["y"] / sums["runs"],
+            passed=sums["passed"] / sums["passed_n"],
+            run_cell=cells,
+            run_y=ys,
+            judge_sd=sums["sd"] / sums["sd_n"],
+            degraded=sums["deg"],
+            unanswered=sums["ans"],
+        )
+
+
+def _run_values(
+    e: Mapping[str, np.ndarray],
+    check_map: np.ndarray,
+    case_map: np.ndarray,
+    n_case: int,
+    pass_only: np.ndarray,
+    worst: np.ndarray,
+    weighted: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Mapping[str, np.ndarray]]:
+    """Per entry (a case x check x run): its cell, its value and its pass rate (NaN where it has none)."""
+    import numpy as np
+
+    chk = check_map[e["check"]]
+    cell = chk * n_case + case_map[e["case"]]
+    wt, wv = weighted[chk], worst[chk]
+    n = np.where(wt, e["w_n"], e["v_n"])
+    # a failed score without a value is the worst outcome of the check's scale, not a missing value
+    fails = np.where(np.isnan(wv), 0, np.where(wt, e["w_fail"], e["v_fail"]))
+    total = np.where(wt, e["w_sum"], e["v_sum"]) + fails * np.nan_to_num(wv)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_p = e["p_sum"] / e["p_n"]
+        # a check that only says pass or fail is measured by that, or a case going from always passing to
+        # always failing would not count as changed
+        r_y = np.where(pass_only[chk], r_p, total / (n + fails))
+    return cell, r_y, r_p, e
+
+
+def _check_names(
+    sides: tuple[Aggregates, Aggregates], maps: tuple[np.ndarray, np.ndarray], check_ids: list[str]
+) -> list[str]:
+    """Per check id: the ``check`` of its first row (the baseline's first), else the id before any ``#``."""
+    names: dict[int, str] = {}
+    for g, cmap in zip(sides, maps, strict=True):
+        for k, name in zip(cmap.tolist(), g.check_names, strict=True):
+            if name is not None:
+                names.setdefault(k, name)
+    return [names.get(k, c.split("#", 1)[0]) for k, c in enumerate(check_ids)]
+
+
+def _directions(
+    sides: tuple[Aggregates, Aggregates],
+    maps: tuple[np.ndarray, np.ndarray],
+    check_ids: list[str],
+    names: list[str],
+) -> np.ndarray:
+    """Per check: what the runs' options record (``higher_is_better``), else the registry's or scale's."""
+    import numpy as np
+
+    said: dict[int, bool] = {}
+    for g, cmap in zip(sides, maps, strict=True):
+        for k, value in zip(cmap.tolist(), g.said_higher, strict=True):
+            if value is not None:
+                said.setdefault(k, value)
+    return np.array([said.get(k, higher_is_better(n)) for k, n in enumerate(names)], dtype=bool)
+
+
+def _case_labels(
+    sides: tuple[Aggregates, Aggregates], maps: tuple[np.ndarray, np.ndarray], n_case: int
+) -> tuple[list[str | None], list[str | None]]:
+    """Per case: the name and category of its first row in the first side that has it (the candidate's first)."""
+    import numpy as np
+
+    labels = {c: np.full(n_case, None, dtype=object) for c in ("case_name", "category")}
+    filled = np.zeros(n_case, dtype=bool)
+    for g, cmap in zip(sides, maps, strict=True):
+        at = np.flatnonzero(g.scored_cases)  # the cases with a score row on this side
+        place = cmap[at]
+        new = ~filled[place]
+        at, place = at[new], place[new]
+        labels["case_name"][place] = np.asarray(g.case_names, dtype=object)[at]
+        labels["category"][place] = np.asarray(g.categories, dtype=object)[at]
+        filled[place] = True
+    return labels["case_name"].tolist(), labels["category"].tolist()
+
+
+def _same_judges(
+    ga: Aggregates, gb: Aggregates, maps: tuple[np.ndarray, np.ndarray], n_check: int
+) -> np.ndarray:
+    """Per check: whether both sides' scored rows name the same judges (True where a side names none).
+
+    Continuous scores of two judges are two measurements (a model's probability-weighted score, the embedding
+    judge's cosine on the 1-5 scale): compared across judges, the change of judge would read as a change of
+    the agent. Then both sides are compared on the levels the judges wrote (docs/comparison.md)."""
+    import numpy as np
+
+    same = np.ones(n_check, dtype=bool)
+    if ga.judges is None or gb.judges is None:
+        return same
+    seen = [
+        {(int(maps[0][k]), name) for k, name in ga.judges},
+        {(int(maps[1][k]), name) for k, name in gb.judges},
+    ]
+    # a (check, judge) seen on one side only: the sides' judges of that check differ
+    for k, _ in seen[0] ^ seen[1]:
+        same[k] = False
+    return same

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from evalnb.comparison._aggregates import Aggregates
+
 __all__ = ["SPEND", "check_spend_margin", "per_case", "spend_rows"]
 
 SPEND = ("cost", "latency")
@@ -46,41 +48,52 @@ def check_spend_margin(name: str, value: float | str | None) -> float | None:
     return share
 
 
-def per_case(result: Any) -> tuple[pd.Series, pd.Series] | None:
-    """Cost and latency per case id of a Result (None for a scores frame: it holds neither)."""
-    runs = getattr(result, "runs", None)
-    scores = getattr(result, "scores", None)
-    if runs is None or scores is None:
-        return None
-    import pandas as pd
+def per_case(ga: Aggregates, gb: Aggregates) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+    """Cost and latency per case of both sides, aligned on the comparison's case order (comparison/_aggregates.py;
+    None when a side is a scores frame, which holds neither)."""
+    import numpy as np
 
-    ran = runs[runs["status"] != "skipped"]
-    latency = ran.groupby("case_id", sort=False)["latency_ms"].mean()
-    parts = [
-        ran[["case_id", "run", "cost", "prompt_tokens"]],
-        scores[["case_id", "run", "cost", "prompt_tokens"]],
-    ]
-    calls = pd.concat(parts, ignore_index=True)
-    unknown = calls["prompt_tokens"].notna() & calls["cost"].isna()
-    # the cases that ran, in their order (a skipped case's scores fall out here: cheaper than filtering rows)
-    total = calls.groupby("case_id", sort=False)["cost"].sum(min_count=1).reindex(latency.index)
-    unpriced = unknown.groupby(calls["case_id"], sort=False).any().reindex(latency.index, fill_value=False)
-    total[unpriced.to_numpy(bool)] = math.nan  # an unpriced call: NA, never 0
-    n_runs = ran.groupby("case_id", sort=False)["run"].nunique()
-    cost = (total / n_runs.reindex(total.index)).astype("float64")
-    return cost, latency.astype("float64")
+    from evalnb.comparison._frames import merged
+
+    if ga.spend is None or gb.spend is None:
+        return None
+    cases, (ma, mb) = merged(ga.case_ids, gb.case_ids)
+    out = []
+    for spend, at in ((ga.spend, ma), (gb.spend, mb)):
+        side = {}
+        for name in ("cost", "latency"):
+            values = np.full(len(cases), np.nan)
+            values[at] = spend[name]
+            side[name] = values
+        ran = np.zeros(len(cases), dtype=bool)
+        ran[at] = spend["ran"]
+        side["ran"] = ran
+        out.append(side)
+    return out[0], out[1]
 
 
 def _row(
-    name: str, a: pd.Series, b: pd.Series, *, margin: float | None, confidence: float, draws: int, seed: int
+    name: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    ran: np.ndarray,
+    *,
+    margin: float | None,
+    confidence: float,
+    draws: int,
+    seed: int,
 ) -> dict[str, Any] | None:
+    """The row of ``cost`` or ``latency``: ``a`` and ``b`` per case in the comparison's order (NaN where a case
+    has none), ``ran`` where either side ran the case."""
+    import numpy as np
 
     from evalnb.comparison._stats import SignFlip
 
-    both = a.dropna().index.intersection(b.dropna().index)
-    if not len(both):
+    has_a, has_b = ~np.isnan(a), ~np.isnan(b)
+    both = has_a & has_b
+    if not both.any():
         return None
-    ya, yb = a.loc[both].to_numpy(float), b.loc[both].to_numpy(float)
+    ya, yb = a[both], b[both]
     mean_a, mean_b = float(ya.mean()), float(yb.mean())
     alpha = 1.0 - confidence
     m = margin or 0.0
@@ -96,8 +109,8 @@ def _row(
         "check_id": name,
         "check": name,
         "scale": "USD per case" if name == "cost" else "ms per case",
-        "cases": len(a.dropna().index.union(b.dropna().index)),
-        "paired": len(both),
+        "cases": int(np.count_nonzero(has_a | has_b)),
+        "paired": int(np.count_nonzero(both)),
         "mean_a": mean_a,
         "mean_b": mean_b,
         "diff": mean_b - mean_a,
@@ -113,11 +126,11 @@ def _row(
         "words": words,
         "weighted": False,
         "higher_is_better": False,
-        "mean_a_all": float(a.dropna().mean()),
-        "mean_b_all": float(b.dropna().mean()),
+        "mean_a_all": float(a[has_a].mean()),
+        "mean_b_all": float(b[has_b].mean()),
         "degraded_a": 0,
         "degraded_b": 0,
-        "not_compared": int(len(a.index.union(b.index)) - len(both)),
+        "not_compared": int(np.count_nonzero(ran) - np.count_nonzero(both)),
     }
 
 
@@ -176,8 +189,8 @@ def _words(
 
 
 def spend_rows(
-    a: Any,
-    b: Any,
+    ga: Aggregates,
+    gb: Aggregates,
     *,
     confidence: float,
     cost_margin: float | None,
@@ -193,12 +206,16 @@ def spend_rows(
     from evalnb.comparison._verdicts import CHECK_COLUMNS
     from evalnb.results._frames import make_frame
 
-    pa, pb = per_case(a), per_case(b)
-    if pa is None or pb is None:
+    sides = per_case(ga, gb)
+    if sides is None:
         return None, None
+    pa, pb = sides
+    ran = pa["ran"] | pb["ran"]
     rows: list[dict[str, Any]] = []
-    for i, (name, margin) in enumerate((("cost", cost_margin), ("latency", latency_margin))):
-        row = _row(name, pa[i], pb[i], margin=margin, confidence=confidence, draws=draws, seed=seed)
+    for name, margin in (("cost", cost_margin), ("latency", latency_margin)):
+        row = _row(
+            name, pa[name], pb[name], ran, margin=margin, confidence=confidence, draws=draws, seed=seed
+        )
         if row is None:
             continue
         if name == "latency" and margin is None and not rows:

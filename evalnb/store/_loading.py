@@ -125,6 +125,33 @@ def _suite_of(store: Store, conn: Any, run: dict[str, Any]) -> Suite | DeferredS
     return DeferredSuite(str(run["suite"]), *index, build=functools.partial(_built, store, dict(run)))
 
 
+def _suite_entry(store: Store, conn: Any, run: dict[str, Any]) -> Suite | DeferredSuite:
+    """The run's suite, read once for the runs of one suite read one after another.
+
+    A suite row never changes (its name and content hash are its key): the runs of one suite that a comparison
+    or a notebook loads one after another parse its definition once (a million cases: most of a load's time).
+    The last two are kept."""
+    entry = store._suites_read.pop(run["suite_id"], None)
+    if entry is None:
+        entry = _suite_of(store, conn, run)
+    store._suites_read[run["suite_id"]] = entry
+    while len(store._suites_read) > 2:
+        store._suites_read.pop(next(iter(store._suites_read)))
+    return entry
+
+
+def check_readable(store: Store, run: dict[str, Any]) -> None:
+    """What a load checks of a stored run before its rows, without reading them: its meta and its suite's
+    definition read back (``store.compare`` reads a run's sums alone, and says what a load would say).
+
+    Raises:
+        StoreError: ``STORED_RUN_INVALID`` naming the run and what does not read back.
+    """
+    stored_meta(run["meta"], run)
+    with _gc.paused(), store._reading() as conn:
+        _suite_entry(store, conn, run)
+
+
 def _definition(store: Store, conn: Any, run: dict[str, Any]) -> tuple[Any, Any]:
     """The run's suite definition and content hash (``None`` each when its suite row is gone)."""
     from sqlalchemy import select
@@ -234,16 +261,7 @@ def _load(store: Store, run: dict[str, Any], *, columns: Any, where: Any) -> Res
     saved = meta.pop("frame_dtypes", None) or {}
     dtypes = {name: saved.get(name) or columns for name, columns in default.items()}
     with store._reading() as conn:
-        # A suite row never changes (its name and content hash are its key): the runs of one suite that a
-        # comparison or a notebook loads one after another parse its definition once (a million cases: most
-        # of a load's time). The last two are kept.
-        entry = store._suites_read.pop(run["suite_id"], None)
-        if entry is None:
-            entry = _suite_of(store, conn, run)
-        store._suites_read[run["suite_id"]] = entry
-        while len(store._suites_read) > 2:
-            store._suites_read.pop(next(iter(store._suites_read)))
-        the_suite = entry
+        the_suite = _suite_entry(store, conn, run)
         # fresh: reading a frame adds the texts it meets to it. Text read into Arrow buffers makes no Python
         # strings to share (results/_columns.py, arrow_text).
         known = {} if arrow_text() else suite_texts(the_suite)

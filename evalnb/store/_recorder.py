@@ -285,6 +285,10 @@ class StoreRecorder:
 
         name = self._suite_name or result.suite.name
         pk = int(self.run_pk)  # type: ignore[arg-type]
+        from evalnb.comparison._aggregates import aggregates_of
+        from evalnb.store import _aggregates as aggregates
+
+        sums = aggregates_of(result)  # once, outside the transaction (a retried one writes the same)
 
         def tx() -> None:
             with self.store.engine.begin() as conn:
@@ -299,6 +303,7 @@ class StoreRecorder:
                 frame_stats(conn, t, pk, result.runs, result.scores)
                 summary_rows.write(conn, t, pk, result)
                 case_index.write(conn, t["segments"], pk, result)
+                aggregates.write(conn, t["segments"], pk, sums)
                 if self.replace and not interrupted:
                     # Only a complete run replaces: until then the old one stays what the label loads. Runs that
                     # claimed the label after this one are left alone: the last claim wins (store/_labels.py).

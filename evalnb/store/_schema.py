@@ -19,7 +19,9 @@ Tables::
     segments          a run's frames by columns (schema 8): per frame and writer batch one row
                       (run_pk, frame, seq0, n, data), ``data`` the batch's columns (store/_segments.py). Runs
                       saved from schema 8 on have their rows here and none in run_rows, scores, mismatches or
-                      tool_calls; runs saved before keep theirs there (the migration does not convert them)
+                      tool_calls; runs saved before keep theirs there (the migration does not convert them);
+                      from schema 9 also a run's sums per case x check x run (frames ``agg1:*``,
+                      store/_aggregates.py), and text and integers with missing values packed (kinds t, m)
 
 The schema is versioned (``SCHEMA_VERSION``); opening an older database runs the missing migrations in one
 transaction (STYLE habit 8: reading an older one goes through a migration, never a guess).
@@ -48,7 +50,7 @@ __all__ = [
     "tables",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 # result frame column -> stored in a typed column. Columns a frame has beyond these go to ``extra`` (JSON).
 RUN_COLS_V1 = [
@@ -423,6 +425,13 @@ def _migration_8(conn: Connection) -> None:
     t["segments"].create(conn)
 
 
+def _migration_9(conn: Connection) -> None:
+    """Schema 9: segments of the kinds ``"t"`` (text in Arrow's layout) and ``"m"`` (integers with missing
+    values), which a streamed run writes from its collector's columns (store/_segments.py), and a run's sums
+    per case x check x run kept as segments of their own (store/_aggregates.py). No table changes: the version
+    keeps an evalnb that cannot read them from opening the store."""
+
+
 _MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migration_1,
     2: _migration_2,
@@ -432,6 +441,7 @@ _MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     6: _migration_6,
     7: _migration_7,
     8: _migration_8,
+    9: _migration_9,
 }
 
 

@@ -367,6 +367,10 @@ class Store(Views):
         meta = dict(result.meta)
         meta["frame_dtypes"] = self._dtypes(result)
         status = "interrupted" if meta.get("interrupted") else "complete"
+        from evalnb.comparison._aggregates import aggregates_of
+        from evalnb.store import _aggregates as aggregates
+
+        sums = aggregates_of(result)  # once, outside the transaction
 
         def tx() -> str:
             with self.engine.begin() as conn:
@@ -378,6 +382,7 @@ class Store(Views):
                 frame_stats(conn, self._t, pk, result.runs, result.scores)
                 summary_rows.write(conn, self._t, pk, result)
                 case_index.write(conn, self._t["segments"], pk, result)
+                aggregates.write(conn, self._t["segments"], pk, sums)
                 self._delete_pks(conn, old)
                 return run_id
 

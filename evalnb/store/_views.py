@@ -13,9 +13,12 @@ from evalnb import _hooks
 from evalnb.errors import StoreError
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     import pandas as pd
 
     from evalnb.comparison import Comparison, Comparisons
+    from evalnb.comparison._aggregates import Aggregates
     from evalnb.preference import Pairwise
     from evalnb.results import Result
     from evalnb.store._store import Store
@@ -40,6 +43,12 @@ class Views:
         ) -> Result: ...
         def suites(self) -> list[str]: ...
         def _unknown_suite(self, suite: str) -> StoreError: ...
+        def _resolve(
+            self, key: str, *, by_version: bool = True, suite: str | None = None
+        ) -> dict[str, Any]: ...
+        def _reading(self) -> AbstractContextManager[Any]: ...
+        @property
+        def schema_version(self) -> int: ...
 
     def trend(
         self, suite: str, *, confidence: float = 0.95, include_incomplete: bool = False
@@ -91,27 +100,51 @@ class Views:
 
         A version label shared by suites needs ``suite``; :meth:`compare_all` compares every suite the two
         versions share. ``options`` go to ``evalnb.compare`` (``margin``, ``confidence``, ``fail_on_missing``,
-        ``fail_on_degraded``).
+        ``fail_on_degraded``, ``cost_margin``, ``latency_margin``).
 
-        Only the columns the comparison reads are loaded (``evalnb.comparison._frames.COMPARED_COLUMNS``: no
-        answers, prompts or outputs), so its numbers are those of comparing the two whole Results;
-        ``explore()`` loads the whole runs when it is called (docs/comparison.md, comparing stored versions).
+        The runs' sums per case x check x run, kept when each was saved, are what is compared: not their rows,
+        so two versions of a million cases compare in seconds; its numbers are those of comparing the two whole
+        Results. A run saved by an evalnb before the sums were kept, or a candidate the sequential gate ran, is
+        read from the columns the comparison needs (``evalnb.comparison._frames.COMPARED_COLUMNS``: no
+        answers, prompts or outputs). ``explore()`` loads the whole runs when it is called (docs/comparison.md,
+        comparing stored versions).
 
         Example::
 
             store.compare("v1", "v2").checks[["check_id", "diff", "verdict", "words"]]
         """
         from evalnb.comparison import compare
+        from evalnb.comparison._core import compare_aggregates
         from evalnb.comparison._frames import COMPARED_COLUMNS
 
-        ra, rb = (self.load(x, suite=suite, columns=list(COMPARED_COLUMNS)) for x in (a, b))
-        cmp = compare(
-            ra, rb, labels=(str(ra.meta.get("version") or a), str(rb.meta.get("version") or b)), **options
-        )
+        runs = [self._resolve(x, suite=suite) for x in (a, b)]
+        ids = [str(r["run_id"]) for r in runs]
+        labels = (str(runs[0]["version"] or a), str(runs[1]["version"] or b))
+        if _sequential(runs[1]):  # its verdicts replay its design over its rows (docs/comparison.md)
+            ra, rb = (self.load(i, columns=list(COMPARED_COLUMNS)) for i in ids)
+            cmp = compare(ra, rb, labels=labels, **options)
+        else:
+            cmp = compare_aggregates(*(self._sums(run) for run in runs), labels=labels, **options)
         # the browser shows the answers: the whole runs, read when it opens (the run ids: the same runs)
-        ids = [str(r.meta.get("run_id") or x) for r, x in ((ra, a), (rb, b))]
-        cmp._results = lambda: (self.load(ids[0], suite=suite), self.load(ids[1], suite=suite))
+        cmp._results = lambda: (self.load(ids[0]), self.load(ids[1]))
         return cmp
+
+    def _sums(self, run: dict[str, Any]) -> Aggregates:
+        """A stored run's sums per case x check x run: kept when it was saved, else made from its columns."""
+        from evalnb.comparison._aggregates import aggregates_of
+        from evalnb.comparison._frames import COMPARED_COLUMNS
+        from evalnb.store import _aggregates as stored
+        from evalnb.store._loading import check_readable
+
+        table = self._t.get("segments")
+        if table is not None and self.schema_version >= 9:
+            check_readable(
+                cast("Store", self), run
+            )  # a run that does not read back is refused as a load refuses it
+            sums = stored.read(self._reading, table, int(run["id"]), run)
+            if sums is not None:
+                return sums
+        return aggregates_of(self.load(str(run["run_id"]), columns=list(COMPARED_COLUMNS)))
 
     def pairwise(self, a: str, b: str, *, suite: str | None = None, judge: Any, **options: Any) -> Pairwise:
         """A judge compares two saved runs' answers side by side (run ids or version labels): ``evalnb.pairwise``.
@@ -175,3 +208,15 @@ class Views:
         if not rows:
             raise StoreError(f"no saved run with run id or version {key!r} in {self!r}", code="RUN_NOT_FOUND")
         return list(dict.fromkeys(str(x[0]) for x in rows))
+
+
+def _sequential(run: dict[str, Any]) -> bool:
+    """Whether a stored run was run by the sequential gate (its meta holds its design: ``sequential``)."""
+    import json
+
+    try:
+        meta = json.loads(run.get("meta") or "{}")
+    except ValueError:
+        return False
+    design = meta.get("sequential") if isinstance(meta, dict) else None
+    return isinstance(design, dict) and "seed" in design

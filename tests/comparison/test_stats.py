@@ -153,3 +153,21 @@ def test_bounded_interval_is_wilson_and_stays_in_range() -> None:
     lo, hi = interval(0.2, 0.04, 5, 0.0, math.inf)
     assert 0.0 < lo < 0.2 < hi
     assert all(math.isnan(x) for x in interval(0.5, math.nan, 1))
+
+
+def test_distinct_rows_of_counts_are_those_of_unique_over_rows() -> None:
+    # packed into one integer per row where they fit, as records where they do not: the same rows and places
+    import numpy as np
+
+    from evalnb.comparison._triage import _distinct_rows
+
+    rng = np.random.default_rng(3)
+    for rows in (
+        rng.integers(0, 6, size=(5000, 4)),
+        rng.integers(-3, 3, size=(200, 2)),
+        np.array([[2**40, 1], [0, 2**40], [2**40, 1]], dtype=np.int64),  # too wide to pack
+        np.zeros((0, 4), dtype=np.int64),
+    ):
+        uniq, which = _distinct_rows(rows)
+        want, place = np.unique(rows, axis=0, return_inverse=True) if len(rows) else (rows, np.zeros(0))
+        assert np.array_equal(uniq, want) and np.array_equal(which, np.asarray(place).reshape(-1))

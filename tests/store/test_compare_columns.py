@@ -183,3 +183,129 @@ def test_the_three_suite_shapes_compare_alike_lean_and_whole(tmp_path: Path) -> 
             labels=("previous", "current"), **options,
         )  # fmt: skip
         _same(store.compare("previous", "current", suite=name, **options), whole)
+
+
+def test_store_compare_reads_the_runs_sums_not_their_rows(
+    stored: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the sums kept when each run was saved are all it reads: a load of rows would fail here
+    from evalnb.store import _loading
+
+    store = Store(stored, create=False)
+    whole = evalnb.compare(store.load("v1"), store.load("v2"), labels=("v1", "v2"), cost_margin=0.1)
+
+    def no_rows(*args: object, **kwargs: object) -> None:
+        raise AssertionError("store.compare read a run's rows")
+
+    monkeypatch.setattr(_loading, "load", no_rows)
+    _same(Store(stored, create=False).compare("v1", "v2", cost_margin=0.1), whole)
+
+
+def _without_sums(path: Path, version: str) -> None:
+    import sqlite3
+
+    with sqlite3.connect(path) as con:
+        con.execute(
+            "DELETE FROM segments WHERE frame LIKE 'agg1:%' AND run_pk = (SELECT id FROM runs WHERE version = ?)",
+            (version,),
+        )
+    con.close()
+
+
+def test_a_run_saved_without_sums_is_compared_from_its_columns(stored: Path, tmp_path: Path) -> None:
+    # a run an evalnb before the sums saved (schema 8): its sums are made from its compared columns
+    import shutil
+
+    path = tmp_path / "older.db"
+    shutil.copy(stored, path)
+    _without_sums(path, "v1")
+    store = Store(path, create=False)
+    whole = evalnb.compare(store.load("v1"), store.load("v2"), labels=("v1", "v2"), margin="5%")
+    _same(store.compare("v1", "v2", margin="5%"), whole)
+    _without_sums(path, "v2")
+    _same(Store(path, create=False).compare("v1", "v2", margin="5%"), whole)
+
+
+def test_sums_of_many_runs_split_only_between_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # segments of 7 entries and cells of 3 runs: each segment ends where a case x check ends, so every cell is
+    # summed within one (as the whole array sums it) and the numbers are the whole comparison's to the bit
+    import sqlite3
+
+    from evalnb.store import _aggregates
+
+    monkeypatch.setattr(_aggregates, "SEGMENT_ROWS", 7)
+    store = Store(tmp_path / "s.db")
+    store.save(_result(0), version="v1")
+    store.save(_result(1, lost_case=True, new_check=True), version="v2")
+    with sqlite3.connect(tmp_path / "s.db") as con:
+        sizes = [
+            n for (n,) in con.execute("SELECT n FROM segments WHERE frame = 'agg1:entries' ORDER BY seq0")
+        ]
+    con.close()
+    assert len(sizes) > 10 and all(n % RUNS == 0 for n in sizes)
+    whole = evalnb.compare(store.load("v1"), store.load("v2"), labels=("v1", "v2"))
+    _same(store.compare("v1", "v2"), whole)
+
+
+def test_damaged_sums_are_a_stored_run_that_does_not_read_back(stored: Path, tmp_path: Path) -> None:
+    import shutil
+    import sqlite3
+
+    from evalnb.errors import StoreError
+
+    path = tmp_path / "damaged.db"
+    shutil.copy(stored, path)
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE segments SET data = X'657673310000' WHERE frame = 'agg1:entries'")
+    con.close()
+    with pytest.raises(StoreError) as err:
+        Store(path, create=False).compare("v1", "v2")
+    assert err.value.code == "STORED_RUN_INVALID" and "does not read back" in err.value.message
+
+
+async def test_a_resumed_run_keeps_one_set_of_sums(tmp_path: Path) -> None:
+    import asyncio
+    import sqlite3
+
+    suite = evalnb.load(
+        json.dumps(
+            {
+                "schemaVersion": "1.1.0",
+                "default_evaluators": {"ExactMatch": {}},
+                "items": [{"prompt": f"p{i}", "expected_response": "yes"} for i in range(40)],
+            }
+        ),
+        format="dataset-json",
+    )
+    store = Store(tmp_path / "r.db")
+    started = asyncio.Event()
+    calls = {"n": 0}
+
+    async def agent(prompt: str) -> str:
+        calls["n"] += 1
+        if calls["n"] >= 20:
+            started.set()
+            await asyncio.sleep(60)  # the run is cancelled meanwhile: interrupted, its finished ones saved
+        return "yes" if int(prompt[1:]) % 3 else "no"
+
+    task = asyncio.create_task(
+        evalnb.run_async(suite, agent, store=store, version="v1", progress=False, concurrency=1)
+    )
+    await started.wait()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    run_id = store.history()["run_id"].iloc[0]
+    assert store.history()["status"].tolist() == ["interrupted"]
+
+    async def quick(prompt: str) -> str:
+        return "yes" if int(prompt[1:]) % 3 else "no"
+
+    await evalnb.run_async(suite, quick, store=store, resume=run_id, progress=False)
+    await evalnb.run_async(suite, lambda p: "yes", store=store, version="v2", progress=False)
+    with sqlite3.connect(tmp_path / "r.db") as con:
+        query = "SELECT COUNT(*) FROM segments WHERE frame = 'agg1:checks' GROUP BY run_pk"
+        heads = con.execute(query).fetchall()
+    con.close()
+    assert heads == [(2,), (2,)]  # the resumed run's sums were made again, of all its case runs, once
+    _same(store.compare("v1", "v2"), evalnb.compare(store.load("v1"), store.load("v2"), labels=("v1", "v2")))
+    assert store.compare("v1", "v2").checks.set_index("check_id").loc["ExactMatch", "cases"] == 40

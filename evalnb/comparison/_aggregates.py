@@ -1,0 +1,385 @@
+"""A result's scores summed per case x check x run: what a comparison of two results is computed from.
+
+A comparison (docs/comparison.md) measures each case's runs: a run's value for a check is the mean over its
+turns, a failed score without a value counts as the worst value of the check's scale, a check that only says
+pass or fail is measured by its outcome, and a degraded score of a check that could not run (not of a turn the
+agent left unanswered: its reason starts with :data:`UNANSWERED`) is left out. Which of these applies to a check
+depends on both sides (whether either side has values for it, whether both have the judge's weighted scores, the
+check's direction), so a result is summed here in a form that serves every case: per entry (case x check x run)
+the count and sum of its values, of its weighted scores, the failed scores without either, the pass flags, the
+judge's spread, and whether a score was degraded or unanswered. Per check: what its rows name (the check, its
+options' direction, its judges) and how many have values. Per case: its name and category, and what it cost and
+took (docs/costs.md).
+
+These sums are what a store keeps of a run when it ends, so ``store.compare`` of two million-case versions reads
+them and not their rows (store/_aggregates.py); a comparison of two Results sums their frames the same way
+(one home for the rules above, and the same numbers either way: comparison/_frames.py turns two results' sums
+into the cells every test reads).
+
+Example::
+
+    agg = aggregates_of(result)
+    agg.check_ids, next(iter(agg.entries))["v_sum"][:3]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalnb.results._deferred import case_ids
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+__all__ = ["ENTRY_COLUMNS", "UNANSWERED", "Aggregates", "aggregates_of", "positions"]
+
+UNANSWERED = "not checked:"
+"""How the reason of a degraded score of a turn without an answer starts (``running/_case_run.py`` writes it;
+``results/_report.py`` reads it too)."""
+
+ENTRY_COLUMNS: dict[str, str] = {
+    "check": "int64",
+    "case": "int64",
+    "run": "int64",
+    "v_n": "int64",
+    "v_sum": "float64",
+    "v_fail": "int64",
+    "w_n": "int64",
+    "w_sum": "float64",
+    "w_fail": "int64",
+    "p_n": "int64",
+    "p_sum": "int64",
+    "s_n": "int64",
+    "s_sum": "float64",
+    "degraded": "bool",
+    "unanswered": "bool",
+}
+"""The entries' columns: the check's and case's positions in :attr:`Aggregates.check_ids` and
+:attr:`Aggregates.case_ids`, the run; the count and sum of the values (``v_``) and weighted scores (``w_``) a
+comparison measures, and of the failed scores without one (``_fail``); pass flags (``p_``: scores with a flag,
+passed ones); the judge's spread (``s_``); a degraded and an unanswered score among them."""
+
+
+@dataclass
+class Aggregates:
+    """One result's sums (see the module docstring).
+
+    Attributes:
+        suite: the suite's name (``None``: a frame of several or none).
+        case_ids: the cases in order: the suite's, then others of the scores in the order they first appear.
+        case_names, categories: per case, those of its first score row (``None`` without rows).
+        check_ids: the checks in the order they first appear in the scores.
+        check_names: per check, the ``check`` of its first row (``None``: the frame names none).
+        said_higher: per check, ``higher_is_better`` of its first row's options (``None``: not said).
+        judges: ``(check, judge)`` of every scored row, each pair once (``None``: the frame has no judge column).
+        numeric: per check, its scores with a value.
+        with_weighted: per check, its scores with a value and a weighted score.
+        scored_cases: per case, whether it has a score row.
+        entries: :data:`ENTRY_COLUMNS` as numpy arrays, one value per case x check x run that has a score,
+            ordered by check, then case, then run, in chunks (a mapping of columns each) that never split a
+            case x check: a stored run's are read a chunk at a time.
+        spend: per case, ``cost`` (of its case runs, agent and judge, averaged over its runs; NaN unknown or
+            unpriced), ``latency`` (mean of its agent calls) and ``ran`` (it has a case run that was not
+            skipped); ``None`` for a scores frame alone, which holds neither.
+    """
+
+    suite: str | None
+    case_ids: list[str]
+    case_names: list[str | None]
+    categories: list[str | None]
+    check_ids: list[str]
+    check_names: list[str | None]
+    said_higher: list[bool | None]
+    judges: list[tuple[int, str]] | None
+    numeric: np.ndarray
+    with_weighted: np.ndarray
+    scored_cases: np.ndarray
+    entries: Iterable[Mapping[str, np.ndarray]]
+    spend: dict[str, np.ndarray] | None
+
+    @property
+    def n_case(self) -> int:
+        return len(self.case_ids)
+
+
+def aggregates_of(x: Any) -> Aggregates:
+    """The sums of a ``Result`` (or of a scores DataFrame alone: no suite order, no cost or latency)."""
+    import pandas as pd
+
+    from evalnb.results import Result
+
+    if isinstance(x, pd.DataFrame):
+        return _summed(x, order=[], suite=_one_suite(x), runs=None)
+    scores = getattr(x, "scores", None)
+    if not isinstance(scores, pd.DataFrame):
+        raise TypeError(f"compare() needs a Result or a scores DataFrame, got {type(x).__name__}")
+    suite: str | None
+    if isinstance(x, Result):
+        order, suite = _texts(case_ids(x._suite)), x.suite_name
+    else:
+        got = getattr(x, "suite", None)
+        order = [str(c.id) for c in getattr(got, "cases", None) or []]
+        suite = getattr(got, "name", None)
+    return _summed(scores, order=order, suite=suite, runs=getattr(x, "runs", None))
+
+
+def _one_suite(frame: pd.DataFrame) -> str | None:
+    names = frame["suite"].dropna().unique() if "suite" in frame else []
+    return str(names[0]) if len(names) == 1 else None
+
+
+def _texts(values: Any) -> list[str]:
+    """The values as text, read in one call where they can be (a stored run's ids are an Arrow array, whose
+    values taken one by one cost 0.7 s per million)."""
+    plain = values.tolist() if hasattr(values, "tolist") else list(values)
+    return plain if all(type(v) is str for v in plain) else [str(v) for v in plain]
+
+
+def _summed(s: pd.DataFrame, *, order: list[str], suite: str | None, runs: pd.DataFrame | None) -> Aggregates:
+    import numpy as np
+
+    known = dict.fromkeys(order)
+    # distinct ids first, then their text: the text of every row cost seconds at a million cases
+    for frame in (s, runs) if runs is not None else (s,):
+        for cid in _texts(frame["case_id"].unique()) if len(frame) else ():
+            known.setdefault(cid, None)
+    cases = list(known)
+    checks = _texts(s["check_id"].astype("string").unique()) if len(s) else []
+    chk = positions(s["check_id"], checks)
+    cse = positions(s["case_id"], cases)
+    value, weighted = _column(s, "value"), _column(s, "weighted")
+    numeric = ~np.isnan(value)
+    first = _first_rows(chk)
+    names, categories = _case_labels(s, cse, len(cases))
+    return Aggregates(
+        suite=suite,
+        case_ids=cases,
+        case_names=names,
+        categories=categories,
+        check_ids=checks,
+        check_names=_first_texts(s, "check", first, len(checks)),
+        said_higher=_directions(s, first, len(checks)),
+        judges=_judges(s, chk, numeric),
+        numeric=np.bincount(chk[numeric], minlength=len(checks)),
+        with_weighted=np.bincount(chk[numeric & ~np.isnan(weighted)], minlength=len(checks)),
+        scored_cases=np.bincount(cse, minlength=len(cases)) > 0,
+        entries=[_entries(s, chk, cse, len(checks), value, weighted)],
+        spend=None if runs is None else _spend(runs, s, cases),
+    )
+
+
+def _entries(
+    s: pd.DataFrame, chk: np.ndarray, cse: np.ndarray, n_check: int, value: np.ndarray, weighted: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The per case x check x run sums, by check, then case, then run."""
+    import numpy as np
+
+    passed = s["passed"].astype("boolean").to_numpy(dtype="float64", na_value=np.nan)
+    degraded, unanswered = _degraded(s)
+    # a check that could not run says nothing of the agent: left out (docs/comparison.md, degraded scores)
+    left = degraded & ~unanswered
+    value = np.where(left, np.nan, value)
+    weighted = np.where(left, np.nan, weighted)
+    passed = np.where(left, np.nan, passed)
+    run = (
+        s["run"].to_numpy(dtype="float64", na_value=0.0).astype(np.int64)
+        if "run" in s
+        else np.zeros(len(s), np.int64)
+    )
+    width = int(run.max(initial=0)) + 1
+    # rows come case by case (a Result's order): keyed case-major they are grouped already, and only the
+    # entries are then put in check order (a stable sort of small codes)
+    key = (cse.astype(np.int64) * width + run) * max(n_check, 1) + chk
+    if len(key) and np.any(key[1:] < key[:-1]):
+        uniq, inv = np.unique(key, return_inverse=True)
+    else:
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
+        uniq = key[starts]
+        inv = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(key)]))
+    inv = inv.reshape(-1)
+    size = len(uniq)
+    failed = passed == 0.0
+
+    def count(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(inv, weights=mask, minlength=size).astype(np.int64)
+
+    def total(x: np.ndarray) -> np.ndarray:
+        return np.bincount(inv, weights=np.nan_to_num(x, nan=0.0), minlength=size)
+
+    spread = _column(s, "spread")
+    out = {
+        "check": uniq % max(n_check, 1),
+        "case": uniq // max(n_check, 1) // width,
+        "run": uniq // max(n_check, 1) % width,
+        "v_n": count(~np.isnan(value)),
+        "v_sum": total(value),
+        "v_fail": count(np.isnan(value) & failed),
+        "w_n": count(~np.isnan(weighted)),
+        "w_sum": total(weighted),
+        "w_fail": count(np.isnan(weighted) & failed),
+        "p_n": count(~np.isnan(passed)),
+        "p_sum": count(passed == 1.0),
+        "s_n": count(~np.isnan(spread)),
+        "s_sum": total(spread),
+        "degraded": count(degraded) > 0,
+        "unanswered": count(unanswered) > 0,
+    }
+    by_check = np.argsort(out["check"].astype(np.int16 if n_check < 2**15 else np.int64), kind="stable")
+    return {name: values[by_check] for name, values in out.items()}
+
+
+def _column(s: pd.DataFrame, name: str) -> np.ndarray:
+    """A float column of a scores frame, NaN for NA (and everywhere when the frame lacks it)."""
+    import numpy as np
+
+    if name not in s:
+        return np.full(len(s), np.nan)
+    return np.asarray(s[name].to_numpy(dtype="float64", na_value=np.nan), dtype=np.float64)
+
+
+def _degraded(s: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per score row: degraded, and degraded because its turn got no answer (see the module docstring).
+
+    A frame without reasons cannot tell the two apart: its degraded scores are taken as checks that could not
+    run (left out and named, never counted as the agent's failure)."""
+    import numpy as np
+
+    if "status" not in s:
+        none = np.zeros(len(s), dtype=bool)
+        return none, none
+    degraded = (s["status"].astype("string") == "degraded").to_numpy(dtype=bool, na_value=False)
+    if "reason" not in s or not degraded.any():
+        return degraded, np.zeros(len(s), dtype=bool)
+    reason = s["reason"].astype("string").str.startswith(UNANSWERED)
+    return degraded, degraded & reason.to_numpy(dtype=bool, na_value=False)
+
+
+def positions(column: pd.Series, keys: list[str]) -> np.ndarray:
+    """Each value's position in ``keys``, which hold every value of ``column`` as text."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        # Arrow's hash lookup on the column's own buffers (a dict lookup per row took 0.3 s per 800,000)
+        values = column.array.__arrow_array__()  # the column's chunks as they are (the Arrow array protocol)
+        found = pc.index_in(values, value_set=pa.array(keys, type=values.type))
+        if not found.null_count:  # a missing id is matched as its text below, as the keys were made
+            return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return np.asarray(pd.Index(keys, dtype=object).get_indexer(column.astype(str)), dtype=np.int64)
+
+
+def _first_rows(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct codes and the row where each first appears."""
+    import numpy as np
+
+    return np.unique(code, return_index=True)
+
+
+def _first_texts(
+    s: pd.DataFrame, column: str, first: tuple[np.ndarray, np.ndarray], n: int
+) -> list[str | None]:
+    """Per code, the text of ``column`` in its first row (``None`` when the frame lacks the column)."""
+    out: list[str | None] = [None] * n
+    if column not in s:
+        return out
+    code, row = first
+    for k, text in zip(code.tolist(), s[column].iloc[row].astype(str).tolist(), strict=True):
+        out[k] = text
+    return out
+
+
+def _directions(s: pd.DataFrame, first: tuple[np.ndarray, np.ndarray], n: int) -> list[bool | None]:
+    """Per check, ``higher_is_better`` of its first row's options, when they say it."""
+    said: list[bool | None] = [None] * n
+    if "options" not in s:
+        return said
+    code, row = first
+    texts = s["options"].iloc[row].astype("string").tolist()
+    for k, text in zip(code.tolist(), texts, strict=True):
+        if not isinstance(text, str) or "higher_is_better" not in text:
+            continue
+        try:
+            value = json.loads(text).get("higher_is_better")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(value, bool):
+            said[k] = value
+    return said
+
+
+def _judges(s: pd.DataFrame, chk: np.ndarray, numeric: np.ndarray) -> list[tuple[int, str]] | None:
+    """The ``(check, judge)`` pairs of the scored rows, each once (the judges' codes, not a string per row)."""
+    import numpy as np
+    import pandas as pd
+
+    if "judge" not in s:
+        return None
+    code, names = pd.factorize(s["judge"].astype("string").fillna(""))
+    width = max(len(names), 1)
+    pairs = np.unique(chk[numeric].astype(np.int64) * width + code[numeric])
+    return [(int(k // width), str(names[k % width])) for k in pairs.tolist()]
+
+
+def _case_labels(s: pd.DataFrame, cse: np.ndarray, n_case: int) -> tuple[list[str | None], list[str | None]]:
+    """Per case: the name and category of its first row (the rows of each case's first appearance alone, as
+    arrays: the text of every row cost seconds at a million cases)."""
+    import numpy as np
+
+    code, row = _first_rows(cse)
+    out = []
+    for column in ("case_name", "category"):
+        labels = np.full(n_case, None, dtype=object)
+        if column in s and len(row):
+            labels[code] = _labels(s[column].iloc[row])
+        out.append(labels.tolist())
+    return out[0], out[1]
+
+
+def _labels(values: pd.Series) -> list[str | None]:
+    """Text per value, ``None`` for a missing one."""
+    missing = values.isna().to_numpy(dtype=bool)
+    plain = values.astype(object).tolist()
+    return [None if m else v if type(v) is str else str(v) for v, m in zip(plain, missing, strict=True)]
+
+
+def _spend(runs: pd.DataFrame, scores: pd.DataFrame, cases: list[str]) -> dict[str, np.ndarray]:
+    """Per case: cost per run (agent and judge; NaN when a call had no price or nothing was priced), mean
+    latency of its agent calls, and whether it ran (docs/costs.md, cost and latency in the comparison)."""
+    import numpy as np
+
+    n = len(cases)
+    status = runs["status"].astype("string")
+    ran_rows = (status != "skipped").to_numpy(dtype=bool, na_value=True)
+    r_case = positions(runs["case_id"], cases)
+    r = r_case[ran_rows]
+    ran = np.zeros(n, dtype=bool)
+    ran[r] = True
+    latency = _column(runs, "latency_ms")[ran_rows]
+    has = ~np.isnan(latency)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_latency = np.bincount(r[has], weights=latency[has], minlength=n) / np.bincount(
+            r[has], minlength=n
+        )
+    # the calls: the agent's (runs that ran) and the judge's (every score row of a case that ran)
+    s_case = positions(scores["case_id"], cases)
+    call_case = np.concatenate([r, s_case])
+    cost = np.concatenate([_column(runs, "cost")[ran_rows], _column(scores, "cost")])
+    tokens = np.concatenate([_column(runs, "prompt_tokens")[ran_rows], _column(scores, "prompt_tokens")])
+    priced = ~np.isnan(cost)
+    total = np.bincount(call_case[priced], weights=cost[priced], minlength=n)
+    any_priced = np.bincount(call_case[priced], minlength=n) > 0
+    unpriced = np.bincount(call_case[~np.isnan(tokens) & ~priced], minlength=n) > 0
+    # distinct runs per case among the runs that ran
+    run = runs["run"].to_numpy(dtype="float64", na_value=0.0).astype(np.int64)[ran_rows]
+    width = int(run.max(initial=0)) + 1
+    n_runs = np.bincount(np.unique(r * width + run) // width, minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_run = np.where(any_priced & ~unpriced & ran, total / n_runs, np.nan)
+    return {"cost": per_run, "latency": np.where(ran, mean_latency, np.nan), "ran": ran}
