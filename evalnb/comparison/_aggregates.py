@@ -136,21 +136,35 @@ def _texts(values: Any) -> list[str]:
     """The values as text, read in one call where they can be (a stored run's ids are an Arrow array, whose
     values taken one by one cost 0.7 s per million)."""
     plain = values.tolist() if hasattr(values, "tolist") else list(values)
-    return plain if all(type(v) is str for v in plain) else [str(v) for v in plain]
+    return plain if set(map(type, plain)) <= {str} else [str(v) for v in plain]
+
+
+def _case_codes(frames: list[pd.DataFrame], order: list[str]) -> tuple[list[str], list[np.ndarray]]:
+    """The cases in order (the suite's, then the others of ``frames`` in the order they first appear) and each
+    frame's rows' positions among them. The rows of a Result are its suite's cases: looked up once, nothing
+    else is made (a dict of a million ids took a second)."""
+    import numpy as np
+
+    cases = list(order)
+    codes = [positions(f["case_id"], cases) for f in frames]
+    if all(not len(c) or c.min() >= 0 for c in codes):
+        return cases, codes
+    known = dict.fromkeys(cases)
+    for frame, code in zip(frames, codes, strict=True):
+        # distinct ids first, then their text: the text of every row cost seconds at a million cases
+        for cid in _texts(frame["case_id"][np.flatnonzero(code < 0)].unique()):
+            known.setdefault(cid, None)
+    cases = list(known)
+    return cases, [positions(f["case_id"], cases) for f in frames]
 
 
 def _summed(s: pd.DataFrame, *, order: list[str], suite: str | None, runs: pd.DataFrame | None) -> Aggregates:
     import numpy as np
 
-    known = dict.fromkeys(order)
-    # distinct ids first, then their text: the text of every row cost seconds at a million cases
-    for frame in (s, runs) if runs is not None else (s,):
-        for cid in _texts(frame["case_id"].unique()) if len(frame) else ():
-            known.setdefault(cid, None)
-    cases = list(known)
+    cases, codes = _case_codes([s] if runs is None else [s, runs], order)
+    cse = codes[0]
     checks = _texts(s["check_id"].astype("string").unique()) if len(s) else []
     chk = positions(s["check_id"], checks)
-    cse = positions(s["case_id"], cases)
     value, weighted = _column(s, "value"), _column(s, "weighted")
     numeric = ~np.isnan(value)
     first = _first_rows(chk)
@@ -168,7 +182,7 @@ def _summed(s: pd.DataFrame, *, order: list[str], suite: str | None, runs: pd.Da
         with_weighted=np.bincount(chk[numeric & ~np.isnan(weighted)], minlength=len(checks)),
         scored_cases=np.bincount(cse, minlength=len(cases)) > 0,
         entries=[_entries(s, chk, cse, len(checks), value, weighted)],
-        spend=None if runs is None else _spend(runs, s, cases),
+        spend=None if runs is None else _spend(runs, s, codes[1], cse, len(cases)),
     )
 
 
@@ -343,21 +357,26 @@ def _case_labels(s: pd.DataFrame, cse: np.ndarray, n_case: int) -> tuple[list[st
 
 
 def _labels(values: pd.Series) -> list[str | None]:
-    """Text per value, ``None`` for a missing one."""
+    """Text per value, ``None`` for a missing one (a column of text read as it is: no check per value)."""
+    import pandas as pd
+
+    if isinstance(values.dtype, pd.StringDtype):
+        out: list[str | None] = values.array.to_numpy(dtype=object, na_value=None).tolist()
+        return out
     missing = values.isna().to_numpy(dtype=bool)
     plain = values.astype(object).tolist()
     return [None if m else v if type(v) is str else str(v) for v, m in zip(plain, missing, strict=True)]
 
 
-def _spend(runs: pd.DataFrame, scores: pd.DataFrame, cases: list[str]) -> dict[str, np.ndarray]:
+def _spend(
+    runs: pd.DataFrame, scores: pd.DataFrame, r_case: np.ndarray, s_case: np.ndarray, n: int
+) -> dict[str, np.ndarray]:
     """Per case: cost per run (agent and judge; NaN when a call had no price or nothing was priced), mean
     latency of its agent calls, and whether it ran (docs/costs.md, cost and latency in the comparison)."""
     import numpy as np
 
-    n = len(cases)
     status = runs["status"].astype("string")
     ran_rows = (status != "skipped").to_numpy(dtype=bool, na_value=True)
-    r_case = positions(runs["case_id"], cases)
     r = r_case[ran_rows]
     ran = np.zeros(n, dtype=bool)
     ran[r] = True
@@ -368,7 +387,6 @@ def _spend(runs: pd.DataFrame, scores: pd.DataFrame, cases: list[str]) -> dict[s
             r[has], minlength=n
         )
     # the calls: the agent's (runs that ran) and the judge's (every score row of a case that ran)
-    s_case = positions(scores["case_id"], cases)
     call_case = np.concatenate([r, s_case])
     cost = np.concatenate([_column(runs, "cost")[ran_rows], _column(scores, "cost")])
     tokens = np.concatenate([_column(runs, "prompt_tokens")[ran_rows], _column(scores, "prompt_tokens")])
@@ -376,10 +394,21 @@ def _spend(runs: pd.DataFrame, scores: pd.DataFrame, cases: list[str]) -> dict[s
     total = np.bincount(call_case[priced], weights=cost[priced], minlength=n)
     any_priced = np.bincount(call_case[priced], minlength=n) > 0
     unpriced = np.bincount(call_case[~np.isnan(tokens) & ~priced], minlength=n) > 0
-    # distinct runs per case among the runs that ran
     run = runs["run"].to_numpy(dtype="float64", na_value=0.0).astype(np.int64)[ran_rows]
-    width = int(run.max(initial=0)) + 1
-    n_runs = np.bincount(np.unique(r * width + run) // width, minlength=n)
     with np.errstate(invalid="ignore", divide="ignore"):
-        per_run = np.where(any_priced & ~unpriced & ran, total / n_runs, np.nan)
+        per_run = np.where(any_priced & ~unpriced & ran, total / _runs_per_case(r, run, n), np.nan)
     return {"cost": per_run, "latency": np.where(ran, mean_latency, np.nan), "ran": ran}
+
+
+def _runs_per_case(case: np.ndarray, run: np.ndarray, n: int) -> np.ndarray:
+    """How many distinct runs each case has among rows ``(case, run)``: rows in a Result's order (case, run,
+    turn) are counted where they change, any others through a sort."""
+    import numpy as np
+
+    key = case * (int(run.max(initial=0)) + 1) + run
+    if len(key) and np.any(key[1:] < key[:-1]):
+        key = np.unique(key)
+        case = key // (int(run.max(initial=0)) + 1)
+    else:
+        case = case[np.r_[True, key[1:] != key[:-1]]] if len(key) else case
+    return np.bincount(case, minlength=n)
