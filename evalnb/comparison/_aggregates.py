@@ -152,7 +152,7 @@ def _case_codes(frames: list[pd.DataFrame], order: list[str]) -> tuple[list[str]
     known = dict.fromkeys(cases)
     for frame, code in zip(frames, codes, strict=True):
         # distinct ids first, then their text: the text of every row cost seconds at a million cases
-        for cid in _texts(frame["case_id"][np.flatnonzero(code < 0)].unique()):
+        for cid in _texts(frame["case_id"].iloc[np.flatnonzero(code < 0)].unique()):
             known.setdefault(cid, None)
     cases = list(known)
     return cases, [positions(f["case_id"], cases) for f in frames]
