@@ -9,9 +9,9 @@ in flight go on while a transaction commits, and at high rates the writer takes 
 during the last commit as one batch.
 
 The rows come from the run's collector (``ResultRecorder``), which gathers them column by column anyway: the
-recorder subscribes to its batches of whole case runs and writes each as segments of those typed columns
-(store/_segments.py, ``encode_chunk``), so the writer thread mostly compresses and inserts, which let the
-interpreter lock go. A case run waits at most :data:`LINGER` seconds in the collector before it is written.
+recorder subscribes to its batches of whole case runs and makes each into segments of those typed columns
+(store/_segments.py, ``encode_chunk``), and the writer thread inserts them. A case run waits at most
+:data:`LINGER` seconds in the collector before it is handed over.
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ import threading
 import time
 from collections.abc import Awaitable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalnb.errors import ConfigError, StoreError
+from evalnb.results._columns import REPEATED
 from evalnb.results._frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS
 from evalnb.results._recorders import Batch, Prior, ResultRecorder, RunInfo
 from evalnb.store import _case_index as case_index
@@ -53,7 +55,7 @@ MAX_PENDING = 20_000
 """Case runs waiting for the writer before a finished case run waits for it (memory stays bounded)."""
 
 MAX_PENDING_BYTES = 64 * 2**20
-"""Bytes of rows waiting for the writer before a finished case run waits for it (long answers fill memory
+"""Bytes of segments waiting for the writer before a finished case run waits for it (long answers fill memory
 before many case runs wait)."""
 
 LINGER = 0.5
@@ -99,7 +101,7 @@ class StoreRecorder:
                 self.version = info["version"]
             self.replace = replace or bool((json.loads(info["options"] or "{}") or {}).get("replace"))
         self._lock = threading.Lock()
-        self._pending: list[Batch] = []
+        self._pending: list[_Encoded] = []
         self._pending_runs = 0  # case runs in the pending batches
         self._pending_bytes = 0  # and the bytes their columns hold
         self._busy = False
@@ -115,6 +117,8 @@ class StoreRecorder:
         self._timer: asyncio.TimerHandle | None = None  # hands the collector's rows over after LINGER
         self._handed = 0.0  # when the collector last handed rows over (time.monotonic)
         self._deferred: BaseException | None = None  # what a hand-over in a timer raised
+        # record() has something to do: a timer to start, room running short, an error to raise
+        self._alert = True
 
     @property
     def saved(self) -> int:
@@ -197,7 +201,11 @@ class StoreRecorder:
 
     def record(self, record: CaseRunRecord) -> Awaitable[None] | None:
         """Note a finished case run: its rows come with the collector's next batch, at most :data:`LINGER`
-        seconds from now; a run whose writer is :data:`MAX_PENDING` case runs behind waits for it here."""
+        seconds from now; a run whose writer is :data:`MAX_PENDING` case runs behind waits for it here, and one
+        whose writer failed stops with its error. Most calls have nothing to do: one flag says when there is."""
+        return self._noted() if self._alert else None
+
+    def _noted(self) -> Awaitable[None] | None:
         if self._error is not None:
             if not isinstance(self._error, MemoryError):
                 self.close()  # short of memory, the writer stays: finish writes what is pending once memory is freed
@@ -216,6 +224,8 @@ class StoreRecorder:
                 self._timer = asyncio.get_running_loop().call_later(left, self._due)
         if self._full() and self._future is not None:
             return self._room(self._future)
+        # nothing to do until a hand-over, a timer, room running out or an error says so
+        self._alert = self._timer is None or self._error is not None
         return None
 
     def _full(self) -> bool:
@@ -225,6 +235,7 @@ class StoreRecorder:
         """The collector's waiting rows handed over (to :meth:`_take`); what that raised (the run short of
         memory) is raised by the next :meth:`record` in the run's own call chain, not lost in the event loop."""
         self._timer = None
+        self._alert = True
         if self._collector is not None:
             try:
                 self._collector.flush()
@@ -232,15 +243,26 @@ class StoreRecorder:
                 self._deferred = exc
 
     def _take(self, batch: Batch) -> None:
-        """A batch of the collector's rows, for the writer (in the event loop's thread)."""
+        """A batch of the collector's rows made into segments for the writer (in the event loop's thread).
+
+        Encoded here, not in the writer thread: compressing a column lets the interpreter lock go, and a writer
+        thread taking it back after each column waited the run's switch interval every time (5 ms), fell
+        behind and held the run at :data:`MAX_PENDING` (a million case runs: 3,000 waits, 10 s); the writer
+        thread now only inserts what is made."""
         self._handed = time.monotonic()
+        self._alert = True  # the next case run starts a timer again
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        made = _Encoded(batch.case_runs, [
+            (name, encode_chunk(chunk, cols, _DTYPES[name], REPEATED[name]), chunk.n)
+            for (name, cols), chunk in zip(FRAMES.items(), batch.frames, strict=True)
+            if chunk is not None and chunk.n
+        ])  # fmt: skip
         with self._lock:
-            self._pending.append(batch)
-            self._pending_runs += batch.case_runs
-            self._pending_bytes += batch.nbytes
+            self._pending.append(made)
+            self._pending_runs += made.case_runs
+            self._pending_bytes += made.nbytes
             start = not self._busy
             self._busy = True
         if start:
@@ -359,7 +381,7 @@ class StoreRecorder:
                 try:
                     self.store._retry(functools.partial(self._write, batch))
                 except MemoryError as exc:
-                    self._error = exc
+                    self._error, self._alert = exc, True
                     # kept for another try once memory is freed (finish): a run that runs out of memory keeps
                     # every case run it finished
                     with contextlib.suppress(BaseException), self._lock:
@@ -371,33 +393,33 @@ class StoreRecorder:
                     error: BaseException = exc
                     with contextlib.suppress(BaseException):
                         error = self._stopped(exc)
-                    self._error = error  # once, whole: the run raises it as soon as it is set
+                    self._error, self._alert = (
+                        error,
+                        True,
+                    )  # once, whole: the run raises it as soon as it is set
                     return
                 self._saved += runs
         except BaseException as exc:  # short of memory even for the bookkeeping
             if self._error is None:
-                self._error = exc
+                self._error, self._alert = exc, True
         finally:
             if self._busy:
                 with self._lock:
                     self._busy = False
 
-    def _write(self, batches: list[Batch]) -> None:
+    def _write(self, batches: list[_Encoded]) -> None:
         """One transaction: every case run of the batches, whole (its turns, scores, row mismatches and tool
-        calls), one segment per frame and batch (store/_segments.py); the suite's name, each frame's first
-        column, is the run's and is not stored."""
+        calls), one segment per frame and batch (store/_segments.py)."""
         assert self.run_pk is not None
-        encoded = []
+        rows = []
         seq = self._seq
         for batch in batches:
-            for (name, cols), chunk in zip(FRAMES.items(), batch.frames, strict=True):
-                if chunk is not None and chunk.n:
-                    encoded.append((name, seq, encode_chunk(chunk, cols, _DTYPES[name]), chunk.n))
-                    # a frame's rows take consecutive numbers, in the order they were recorded
-                    seq += chunk.n
+            for name, data, n in batch.parts:
+                rows.append((name, seq, data, n))
+                seq += n  # a frame's rows take consecutive numbers, in the order they were recorded
         segments = self.store._t["segments"]
         with self.store.engine.begin() as conn:
-            insert(conn, segments, self.run_pk, encoded)
+            insert(conn, segments, self.run_pk, rows)
         self._seq = seq  # only once committed: a retried transaction numbers its rows the same way
 
     # -- when the store fails mid-run ------------------------------------------------------------------
@@ -449,6 +471,19 @@ class StoreRecorder:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """A batch of case runs made into segments: per frame ``(frame, data, rows)``; the suite's name, each
+    frame's first column, is the run's and is not stored."""
+
+    case_runs: int
+    parts: list[tuple[str, bytes, int]]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(data) for _, data, _ in self.parts)
 
 
 def _set_soon(taken: asyncio.Future[None]) -> None:

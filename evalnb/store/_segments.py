@@ -11,7 +11,8 @@ The bytes of ``data`` (version 1) need nothing beyond the standard library::
     b"evs1"  uint32 little-endian: the header's length  header (JSON)  column 1  column 2 ...
 
 The header is ``{"n": rows, "columns": [[name, kind, size], ...]}`` in the frame's column order; each column is
-``size`` bytes, compressed with zlib (level 1), by its ``kind``:
+``size`` bytes, compressed with zlib (level 1), by its ``kind`` (an entry ``[name, kind, size, 0]``: stored as
+it is, a column zlib would not shrink, such as a run's latencies):
 
 * ``"c"``: one value every row holds (text or missing), as a one-element JSON array (a run's agent, most
   statuses, the columns no agent reported);
@@ -22,9 +23,13 @@ The header is ``{"n": rows, "columns": [[name, kind, size], ...]}`` in the frame
 * ``"b"``: a ``boolean`` column, a byte per row (0 false, 1 true, 2 missing);
 * ``"m"``: an ``Int64`` column with missing values: little-endian 64-bit integers (0 where missing), then a
   byte per row (1 where missing);
-* ``"t"``: a ``string`` column in Arrow's layout: ``n + 1`` little-endian 64-bit offsets from 0, a byte per row
-  (1 where there is a value, 0 where missing), then the values' UTF-8 bytes one after another (what a run's
-  collector holds: written without making a python string per value);
+* ``"t"``: a ``string`` column in Arrow's layout: a byte (1 when values are missing, else 0), ``n + 1``
+  little-endian unsigned 32-bit offsets from 0, when values are missing a byte per row (1 where there is a
+  value), then the values' UTF-8 bytes one after another (what a run's collector holds: written without making
+  a python string per value);
+* ``"k"``: a ``string`` column of few distinct texts (a score's check, status and reason): a little-endian
+  uint32, the length of a JSON array of the distinct texts, that array, then a little-endian int32 per row, the
+  position of its text in the array (-1 where missing);
 * ``"j"``: anything else, its values as a JSON array: JSON keeps text, integers, floats (``repr``-exact, NaN
   included), flags and missing values (``null``) exactly, NUL characters too; text is written ASCII-escaped,
   so any string Python holds reads back the same.
@@ -47,7 +52,7 @@ import struct
 import sys
 import zlib
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalnb._unicode import may_hold_surrogates
@@ -161,27 +166,57 @@ def encode(columns: Mapping[str, Sequence[Any]], n: int, dtypes: Mapping[str, st
     return _segment(n, made)
 
 
-def encode_chunk(chunk: Chunk, names: Sequence[str], dtypes: Mapping[str, str]) -> bytes:
+def encode_chunk(
+    chunk: Chunk, names: Sequence[str], dtypes: Mapping[str, str], repeated: Collection[str] = ()
+) -> bytes:
     """The bytes of one segment of a collector's :class:`~evalnb.results._columns.Chunk`: its columns
-    ``names`` (in that order), each written from its typed piece (numbers and text as their buffers are)."""
+    ``names`` (in that order), each written from its typed piece (numbers and text as their buffers are);
+    the text of the columns ``repeated`` as its distinct values and a code per row where they are few."""
     where = {name: i for i, name in enumerate(chunk.names)}
     made = []
     for name in names:
         piece = chunk.pieces[where[name]]
-        made.append((name, *_PIECES[piece.kind](piece, dtypes.get(name))))
+        kind, raw = _PIECES[piece.kind](piece, dtypes.get(name))
+        if kind == "t" and name in repeated:
+            kind, raw = _few_texts(piece.values) or (kind, raw)
+        made.append((name, kind, raw))
     return _segment(chunk.n, made)
 
 
 def _segment(n: int, columns: Sequence[tuple[str, str, bytes]]) -> bytes:
-    """A segment of ``n`` rows from its columns ``(name, kind, raw bytes)``, each compressed."""
+    """A segment of ``n`` rows from its columns ``(name, kind, raw bytes)``, each compressed (or, where zlib
+    would not shrink it, as it is: see the module docstring)."""
     head: list[list[Any]] = []
     parts: list[bytes] = []
     for name, kind, raw in columns:
-        part = zlib.compress(raw, LEVEL)  # the interpreter lock is let go while it compresses
+        if len(raw) > _SAMPLE and len(zlib.compress(raw[:_SAMPLE], LEVEL)) > 0.9 * _SAMPLE:
+            head.append([name, kind, len(raw), 0])  # random numbers: compressing them costs and saves nothing
+            parts.append(raw)
+            continue
+        part = zlib.compress(raw, LEVEL)
         head.append([name, kind, len(part)])
         parts.append(part)
     header = json.dumps({"n": n, "columns": head}, separators=(",", ":")).encode("ascii")
     return b"".join([MAGIC, _LEN.pack(len(header)), header, *parts])
+
+
+_SAMPLE = 2048
+"""Bytes of a column that are compressed first to see whether compressing it is worth it."""
+
+
+def _few_texts(text: Any) -> tuple[str, bytes] | None:
+    """A column of text with few distinct values as kind ``"k"`` (None when they are not few)."""
+    import numpy as np
+
+    coded = text.dictionary_encode()
+    distinct = coded.dictionary.to_pylist()
+    if len(distinct) > max(16, len(text) // 8):
+        return None
+    codes = coded.indices.to_numpy(zero_copy_only=False)
+    if coded.null_count:
+        codes = np.where(coded.is_valid().to_numpy(zero_copy_only=False), codes, -1)
+    listed = _DUMPS(distinct).encode("ascii")
+    return "k", b"".join([_LEN.pack(len(listed)), listed, codes.astype("<i4", copy=False).tobytes()])
 
 
 def _objects_piece(piece: Piece, dtype: str | None) -> tuple[str, bytes]:
@@ -218,13 +253,13 @@ def _text_piece(piece: Piece, dtype: str | None) -> tuple[str, bytes]:
     _, offsets, data = text.buffers()
     ends = np.frombuffer(offsets, dtype=np.int64, count=n + 1, offset=text.offset * 8)
     start, stop = int(ends[0]), int(ends[-1])
-    valid = (
-        b"\x01" * n
-        if not text.null_count
-        else text.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8)
-    )
+    if stop - start >= 2**32:  # beyond 32-bit offsets: as values
+        return _values(text.to_pylist(), n, dtype)
     body = b"" if data is None else memoryview(data)[start:stop]
-    return "t", b"".join([(ends - start).astype("<i8", copy=False).tobytes(), bytes(valid), body])
+    if not text.null_count:
+        return "t", b"".join([b"\x00", (ends - start).astype("<u4").tobytes(), body])
+    valid = text.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8)
+    return "t", b"".join([b"\x01", (ends - start).astype("<u4").tobytes(), valid.tobytes(), body])
 
 
 def _missing_piece(piece: Piece, dtype: str | None) -> tuple[str, bytes]:
@@ -244,7 +279,7 @@ _PIECES = {
 class Segment:
     """One stored segment's header: its rows, and where each column's bytes are."""
 
-    __slots__ = ("data", "n", "names", "spans")
+    __slots__ = ("data", "n", "names", "plain", "spans")
 
     def __init__(self, data: bytes) -> None:
         data = bytes(data)  # a memoryview from some drivers
@@ -256,17 +291,24 @@ class Segment:
         self.data = data
         self.n = int(doc["n"])
         self.spans: dict[str, tuple[str, int, int]] = {}
-        for name, kind, length in doc["columns"]:
+        self.plain: set[str] = set()  # the columns stored as they are, not compressed
+        for name, kind, length, *compressed in doc["columns"]:
             self.spans[name] = (kind, start, start + length)
+            if compressed == [0]:
+                self.plain.add(name)
             start += length
         self.names = list(self.spans)
+
+    def _bytes(self, name: str) -> bytes:
+        """A column's bytes, decompressed (its span must be there)."""
+        _, a, b = self.spans[name]
+        return self.data[a:b] if name in self.plain else zlib.decompress(self.data[a:b])
 
     def _raw(self, name: str) -> tuple[str, bytes] | None:
         span = self.spans.get(name)
         if span is None:
             return None
-        kind, a, b = span
-        return kind, zlib.decompress(self.data[a:b])
+        return span[0], self._bytes(name)
 
     def integers(self, name: str) -> Any:
         """An ``Int64`` column stored packed (kinds ``"q"`` and ``"m"``) as a pandas ``IntegerArray`` made from
@@ -277,8 +319,8 @@ class Segment:
         import numpy as np
         import pandas as pd
 
-        kind, a, b = span
-        raw = zlib.decompress(self.data[a:b])
+        kind = span[0]
+        raw = self._bytes(name)
         if kind == "q":
             return pd.arrays.IntegerArray(
                 np.frombuffer(raw, dtype="<i8").astype(np.int64), np.zeros(self.n, bool)
@@ -300,14 +342,36 @@ class Segment:
         import numpy as np
 
         n = self.n
-        head = 9 * n + 8
+        if not raw or raw[0] not in (0, 1):
+            raise ValueError("a column of text without its mark")
+        masked = raw[0] == 1
+        head = 1 + 4 * (n + 1) + (n if masked else 0)
         if len(raw) < head:
             raise ValueError(f"a column of {n} texts in {len(raw):,} bytes")
-        offsets = np.frombuffer(raw, dtype="<i8", count=n + 1).astype(np.int64)
-        valid = np.frombuffer(raw, dtype=np.uint8, count=n, offset=8 * (n + 1)) != 0
+        offsets = np.frombuffer(raw, dtype="<u4", count=n + 1, offset=1).astype(np.int64)
+        valid = (
+            np.frombuffer(raw, dtype=np.uint8, count=n, offset=1 + 4 * (n + 1)) != 0
+            if masked
+            else np.ones(n, dtype=bool)
+        )
         if offsets[0] != 0 or offsets[-1] != len(raw) - head or (n and np.any(offsets[1:] < offsets[:-1])):
             raise ValueError("a column of text whose offsets do not fit its bytes")
         return offsets, valid, raw[head:]
+
+    def _few_parts(self, raw: bytes) -> tuple[list[Any], Any]:
+        """A ``"k"`` column's distinct texts and its codes (int32, -1 where missing)."""
+        import numpy as np
+
+        (size,) = _LEN.unpack_from(raw, 0)
+        distinct = json.loads(raw[4 : 4 + size])
+        codes = np.frombuffer(raw, dtype="<i4", offset=4 + size).astype(np.int64)
+        if (
+            not isinstance(distinct, list)
+            or len(codes) != self.n
+            or (self.n and codes.max() >= len(distinct))
+        ):
+            raise ValueError("a column of few texts whose codes do not fit its values")
+        return distinct, codes
 
     def array(self, name: str) -> Any:
         """The values of a column of numbers as a numpy array (float64 or int64); ``None`` for another kind."""
@@ -316,8 +380,8 @@ class Segment:
             return None
         import numpy as np
 
-        kind, a, b = span
-        return np.frombuffer(zlib.decompress(self.data[a:b]), dtype=_NUMBERS[kind])
+        kind = span[0]
+        return np.frombuffer(self._bytes(name), dtype=_NUMBERS[kind])
 
     def flags(self, name: str) -> Any:
         """A ``boolean`` column stored as flags (kind ``"b"``) as a pandas ``BooleanArray`` made from its bytes
@@ -328,33 +392,43 @@ class Segment:
         import numpy as np
         import pandas as pd
 
-        _, a, b = span
-        raw = np.frombuffer(zlib.decompress(self.data[a:b]), dtype=np.uint8)
+        raw = np.frombuffer(self._bytes(name), dtype=np.uint8)
         if len(raw) != self.n or raw.max(initial=0) > 2:
             raise ValueError(f"column {name!r} holds flags other than 0, 1 and 2")
         return pd.arrays.BooleanArray(raw == 1, raw == 2)
 
     def text(self, name: str) -> Any:
-        """A column of text alone (kind ``"s"``, or ``"c"`` of text or missing) as a pyarrow
+        """A column of text alone (kinds ``"s"``, ``"t"``, ``"k"``, or ``"c"`` of text or missing) as a pyarrow
         ``LargeStringArray`` made from its bytes, no Python string per value; ``None`` for another kind, or text
         that is not valid UTF-8 (a lone surrogate, which only Python's strings hold: :meth:`column` reads it)."""
         span = self.spans.get(name)
-        if span is None or span[0] not in ("s", "c", "t"):
-            return None
+        read = None if span is None else _TEXT_READERS.get(span[0])
+        return None if read is None else read(self, self._bytes(name))
+
+    def _few_text(self, raw: bytes) -> Any:
         import numpy as np
         import pyarrow as pa
 
-        kind, a, b = span
-        if kind == "t":
-            return self._arrow_text(zlib.decompress(self.data[a:b]))
-        if kind == "c":  # one value every row holds
-            (value,) = json.loads(zlib.decompress(self.data[a:b]))
-            if value is None:
-                return pa.nulls(self.n, pa.large_string())
-            if type(value) is not str or may_hold_surrogates(value):
-                return None
-            return pa.repeat(pa.scalar(value, pa.large_string()), self.n)
-        joined = zlib.decompress(self.data[a:b])
+        distinct, codes = self._few_parts(raw)
+        if any(type(v) is not str or may_hold_surrogates(v) for v in distinct):
+            return None
+        found = pa.array(np.where(codes < 0, 0, codes), mask=codes < 0, type=pa.int64())
+        return pa.array(distinct, type=pa.large_string()).take(found)
+
+    def _one_text(self, raw: bytes) -> Any:
+        import pyarrow as pa
+
+        (value,) = json.loads(raw)  # one value every row holds
+        if value is None:
+            return pa.nulls(self.n, pa.large_string())
+        if type(value) is not str or may_hold_surrogates(value):
+            return None
+        return pa.repeat(pa.scalar(value, pa.large_string()), self.n)
+
+    def _joined_text(self, joined: bytes) -> Any:
+        import numpy as np
+        import pyarrow as pa
+
         raw = np.frombuffer(joined, dtype=np.uint8)
         nul = np.flatnonzero(raw == 0)  # the separators: UTF-8 has no zero byte but NUL's own
         if len(nul) != self.n - 1:
@@ -368,12 +442,7 @@ class Segment:
         values = pa.LargeStringArray.from_buffers(
             self.n, pa.py_buffer(offsets), pa.py_buffer(joined.replace(b"\x00", b""))
         )
-        if len(raw) and raw.max() >= 0x80:  # ASCII is valid UTF-8 as it is; anything else is checked
-            try:
-                values.validate(full=True)
-            except pa.ArrowInvalid:
-                return None
-        return values
+        return _checked(values, raw)
 
     def _arrow_text(self, raw: bytes) -> Any:
         """A ``"t"`` column as a ``LargeStringArray`` on its bytes; ``None`` for text that is not UTF-8."""
@@ -386,12 +455,7 @@ class Segment:
         values = pa.LargeStringArray.from_buffers(
             self.n, pa.py_buffer(offsets), pa.py_buffer(body), bitmap, nulls
         )
-        if len(body) and max(body) >= 0x80:  # ASCII is valid UTF-8 as it is; anything else is checked
-            try:
-                values.validate(full=True)
-            except pa.ArrowInvalid:
-                return None
-        return values
+        return _checked(values, np.frombuffer(body, dtype=np.uint8))
 
     def _text_values(self, raw: bytes) -> list[Any]:
         """A ``"t"`` column as python strings (``None`` where missing), without pyarrow."""
@@ -417,6 +481,9 @@ class Segment:
             return raw.decode("utf-8", "surrogatepass").split("\x00")
         if kind == "t":
             return self._text_values(raw)
+        if kind == "k":
+            distinct, codes = self._few_parts(raw)
+            return [None if k < 0 else distinct[k] for k in codes.tolist()]
         if kind == "m":
             numbers, mask = self._masked(raw)
             return [None if m else v for v, m in zip(numbers.tolist(), mask.tolist(), strict=True)]
@@ -430,6 +497,27 @@ class Segment:
 
 
 _NUMBERS = {"d": "<f8", "q": "<i8"}
+
+_TEXT_READERS: dict[str, Any] = {
+    "t": Segment._arrow_text,
+    "k": Segment._few_text,
+    "c": Segment._one_text,
+    "s": Segment._joined_text,
+}
+"""How :meth:`Segment.text` reads each kind of column that holds text alone."""
+
+
+def _checked(values: Any, raw: Any) -> Any:
+    """``values`` (Arrow text), or None when it is not valid UTF-8: text whose bytes ``raw`` (a uint8 array) are
+    ASCII is valid as it is; anything beyond is checked."""
+    import pyarrow as pa
+
+    if len(raw) and raw.max() >= 0x80:
+        try:
+            values.validate(full=True)
+        except pa.ArrowInvalid:
+            return None
+    return values
 
 
 def decode(data: bytes, names: Iterable[str] | None = None) -> dict[str, list[Any]]:

@@ -69,7 +69,8 @@ def test_integers_without_missing_values_stay_plain_and_damaged_text_is_refused(
     assert seg.spans["n"][0] == "q" and seg.column("n") == [0, 1, 2, 3, 4]
     kind, a, b = seg.spans["t"]
     raw = bytearray(zlib.decompress(seg.data[a:b]))
-    raw[8 * 6 - 8 : 8 * 6] = (10**6).to_bytes(8, "little")  # the last offset past the bytes there are
+    assert raw[0] == 0  # no value missing: no validity bytes
+    raw[1 + 4 * 5 : 1 + 4 * 6] = (10**6).to_bytes(4, "little")  # the last offset past the bytes there are
     bad = Segment(seg.data[:a] + zlib.compress(bytes(raw)) + seg.data[b:])
     bad.spans["t"] = (kind, a, len(bad.data) - (len(seg.data) - b))
     with pytest.raises(ValueError, match="offsets"):
@@ -217,3 +218,24 @@ def test_the_collector_loses_no_row_when_a_chunk_cannot_be_made() -> None:
     assert chunk is not None and cols.waiting == 1  # made, not yet kept
     cols.keep(chunk)
     assert cols.waiting == 0 and len(cols.frame()) == 1
+
+
+def test_few_distinct_texts_go_as_codes_and_random_numbers_as_they_are() -> None:
+    import json
+    import random
+
+    rng = random.Random(5)
+    n = 3000
+    statuses = [rng.choice(["passed", "failed", None, "dégradé ✓"]) for _ in range(n)]
+    answers = [f"answer {rng.random()}" for _ in range(n)]
+    latency = [rng.random() * 1000 for _ in range(n)]
+    schema = {"status": "string", "response": "string", "latency_ms": "float64"}
+    chunk = _chunk(schema, list(zip(statuses, answers, latency, strict=True)))
+    seg = Segment(encode_chunk(chunk, list(schema), schema, repeated=("status", "response")))
+    kinds = {name: span[0] for name, span in seg.spans.items()}
+    assert kinds == {"status": "k", "response": "t", "latency_ms": "d"}  # answers are not few: as text
+    assert seg.column("status") == statuses and seg.text("status").to_pylist() == statuses
+    assert seg.column("response") == answers and seg.array("latency_ms").tolist() == latency
+    head = json.loads(seg.data[8 : 8 + int.from_bytes(seg.data[4:8], "little")])
+    stored_as_is = [entry[0] for entry in head["columns"] if entry[3:] == [0]]
+    assert stored_as_is == ["latency_ms"] and seg.plain == {"latency_ms"}  # zlib would not shrink them
