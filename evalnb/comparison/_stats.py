@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import sys
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
@@ -330,6 +331,28 @@ def _set_bits(raw: np.ndarray) -> np.ndarray:
     return _byte_ones()[raw].sum(axis=1)
 
 
+def _random_bytes(rng: np.random.Generator, rows: int, width: int) -> np.ndarray:
+    """``rng.integers(0, 256, size=(rows, width), dtype=uint8)``, the same bytes, drawn four at a time.
+
+    A call for uint8 takes each 32-bit output of the generator apart into four bytes, lowest first, and drops
+    what is left at its end; a call for full-range uint32 returns those outputs whole, which read as bytes on a
+    little-endian machine are the same bytes, at a fifth less of the time.
+    """
+    import numpy as np
+
+    count = rows * width
+    if sys.byteorder != "little":
+        return rng.integers(0, 256, size=(rows, width), dtype=np.uint8)
+    words = rng.integers(0, 1 << 32, size=(count + 3) // 4, dtype=np.uint32)
+    return words.view(np.uint8)[:count].reshape(rows, width)
+
+
+_TILE_BYTES = 1024
+"""Bytes of sign bits (8,192 cases) unpacked and multiplied at a time: the float block of a tile (16 rows x
+8,192 cases, 1 MB) stays in the processor's cache between its copy and its product, where a block of every case
+went to memory and back (a million cases: 128 MB per block, a quarter of the time more)."""
+
+
 def _streamed_sums(d: np.ndarray, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The sums of ``d`` over the random subsets and the subsets' sizes, the subsets drawn block by block.
 
@@ -342,20 +365,26 @@ def _streamed_sums(d: np.ndarray, draws: int, seed: int) -> tuple[np.ndarray, np
     n = len(d)
     width = (n + 7) // 8
     rng = np.random.default_rng([seed, n, draws])
-    buffer = np.empty((_BLOCK_ROWS, n))
+    padded = np.zeros(width * 8)
+    padded[:n] = d  # the last byte's bits beyond n are masked off, so what they multiply is never read
+    buffer = np.empty((_BLOCK_ROWS, _TILE_BYTES * 8))
     sums: list[np.ndarray] = []
     sizes: list[np.ndarray] = []
-    tail = (0xFF << (8 * width - n)) & 0xFF  # the last byte's bits beyond n masked off
+    tail = (0xFF << (8 * width - n)) & 0xFF
     for start in range(0, draws, _BLOCK_ROWS):
-        raw = rng.integers(0, 256, size=(min(_BLOCK_ROWS, draws - start), width), dtype=np.uint8)
+        raw = _random_bytes(rng, min(_BLOCK_ROWS, draws - start), width)
         raw[:, -1] &= tail
         size = _set_bits(raw)
         # the empty subset is left out (it is the observed data: the +1 of the p-value)
         if not size.all():
             raw, size = raw[size > 0], size[size > 0]
-        block = buffer[: len(raw)]
-        np.copyto(block, np.unpackbits(raw, axis=1, count=n))
-        sums.append(block @ d)
+        total = np.zeros(len(raw))
+        for at in range(0, width, _TILE_BYTES):
+            bits = np.unpackbits(raw[:, at : at + _TILE_BYTES], axis=1)
+            block = buffer[: len(raw), : bits.shape[1]]
+            np.copyto(block, bits)
+            total += block @ padded[at * 8 : at * 8 + bits.shape[1]]
+        sums.append(total)
         sizes.append(size.astype(float))
     if not sums:
         return np.empty(0), np.empty(0)

@@ -62,7 +62,14 @@ def write(conn: Connection, table: Table, pk: int, agg: Aggregates) -> None:
     for entries in agg.entries:
         n = len(entries["check"])
         for a, b in _spans(entries, n):
-            parts.append((ENTRIES, a, encode_chunk(_chunk(entries, a, b), list(ENTRY_COLUMNS), {}), b - a))
+            parts.append(
+                (
+                    ENTRIES,
+                    a,
+                    encode_chunk(_chunk(entries, a, b), list(ENTRY_COLUMNS), {}, numbers_once=True),
+                    b - a,
+                )
+            )
     cases = {
         "case_id": agg.case_ids,
         "case_name": agg.case_names,

@@ -15,7 +15,8 @@ The header is ``{"n": rows, "columns": [[name, kind, size], ...]}`` in the frame
 it is, a column zlib would not shrink, such as a run's latencies):
 
 * ``"c"``: one value every row holds (text or missing), as a one-element JSON array (a run's agent, most
-  statuses, the columns no agent reported);
+  statuses, the columns no agent reported); a run's sums (store/_aggregates.py) write a column of numbers or
+  flags with one value so too;
 * ``"s"``: a ``string`` column of text alone, its values joined by NUL in UTF-8 (a value holding NUL goes
   as JSON);
 * ``"d"`` / ``"q"``: a ``float64`` / ``Int64`` column as little-endian doubles / 64-bit integers (missing
@@ -167,11 +168,18 @@ def encode(columns: Mapping[str, Sequence[Any]], n: int, dtypes: Mapping[str, st
 
 
 def encode_chunk(
-    chunk: Chunk, names: Sequence[str], dtypes: Mapping[str, str], repeated: Collection[str] = ()
+    chunk: Chunk,
+    names: Sequence[str],
+    dtypes: Mapping[str, str],
+    repeated: Collection[str] = (),
+    *,
+    numbers_once: bool = False,
 ) -> bytes:
     """The bytes of one segment of a collector's :class:`~evalnb.results._columns.Chunk`: its columns
     ``names`` (in that order), each written from its typed piece (numbers and text as their buffers are);
-    the text of the columns ``repeated`` as its distinct values and a code per row where they are few."""
+    the text of the columns ``repeated`` as its distinct values and a code per row where they are few. With
+    ``numbers_once``, a column of numbers or flags with one value for every row is that value once (kind
+    ``"c"``; for readers that take such a value as the column's, as a run's sums do)."""
     where = {name: i for i, name in enumerate(chunk.names)}
     made = []
     for name in names:
@@ -179,8 +187,21 @@ def encode_chunk(
         kind, raw = _PIECES[piece.kind](piece, dtypes.get(name))
         if kind == "t" and name in repeated:
             kind, raw = _few_texts(piece.values) or (kind, raw)
+        elif numbers_once and kind in ("d", "q", "b"):
+            kind, raw = _one_number(piece) or (kind, raw)
         made.append((name, kind, raw))
     return _segment(chunk.n, made)
+
+
+def _one_number(piece: Piece) -> tuple[str, bytes] | None:
+    """A column of numbers or flags that holds one value in every row (none missing) as kind ``"c"``."""
+    values = piece.values
+    if not piece.n or (piece.mask is not None and piece.mask.any()):
+        return None
+    first = values[0]
+    if first != first or not (values == first).all():  # NaN is never one value
+        return None
+    return "c", _DUMPS([first.item()]).encode("ascii")
 
 
 def _segment(n: int, columns: Sequence[tuple[str, str, bytes]]) -> bytes:

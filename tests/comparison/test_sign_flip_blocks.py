@@ -30,6 +30,17 @@ def test_blocks_give_the_distribution_of_the_held_subsets(
         assert streamed.p_above(x) == pytest.approx(held.p_above(x), abs=1e-12)
 
 
+@pytest.mark.parametrize(("rows", "width"), [(16, 12_501), (3, 7), (16, 1), (1, 1_025)])
+def test_random_bytes_are_the_bytes_of_a_uint8_draw(rows: int, width: int) -> None:
+    # drawn as 32-bit words for speed, the sign bits must be the ones a uint8 draw gives, call after call
+    words, uint8 = np.random.default_rng([3, rows, width]), np.random.default_rng([3, rows, width])
+    for _ in range(3):
+        np.testing.assert_array_equal(
+            _stats._random_bytes(words, rows, width),
+            uint8.integers(0, 256, size=(rows, width), dtype=np.uint8),
+        )
+
+
 def test_blocks_are_smaller_than_the_held_subsets() -> None:
     # what the blocks are for: 100,000 cases x 9,999 draws held as floats would be 8 GB
     d = np.zeros(100_000)

@@ -21,6 +21,7 @@ from evalnb.comparison._frames import COMPARED_COLUMNS
 from evalnb.results import Result
 from evalnb.results._frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, make_frame
 from evalnb.store import Store
+from evalnb.store._segments import Segment
 from evalnb.suite import Case, Suite, Turn
 
 CASES = 24
@@ -238,11 +239,15 @@ def test_sums_of_many_runs_split_only_between_cells(tmp_path: Path, monkeypatch:
     store.save(_result(0), version="v1")
     store.save(_result(1, lost_case=True, new_check=True), version="v2")
     with sqlite3.connect(tmp_path / "s.db") as con:
-        sizes = [
-            n for (n,) in con.execute("SELECT n FROM segments WHERE frame = 'agg1:entries' ORDER BY seq0")
-        ]
+        stored_rows = con.execute(
+            "SELECT n, data FROM segments WHERE frame = 'agg1:entries' ORDER BY seq0"
+        ).fetchall()
     con.close()
+    sizes = [n for n, _ in stored_rows]
     assert len(sizes) > 10 and all(n % RUNS == 0 for n in sizes)
+    # a segment's column of numbers or flags with one value throughout is that value once; others are packed
+    kinds = {(name, kind) for _, data in stored_rows for name, (kind, *_) in Segment(data).spans.items()}
+    assert {("degraded", "c"), ("v_n", "c"), ("v_sum", "d"), ("case", "q"), ("degraded", "b")} <= kinds
     whole = evalnb.compare(store.load("v1"), store.load("v2"), labels=("v1", "v2"))
     _same(store.compare("v1", "v2"), whole)
 
