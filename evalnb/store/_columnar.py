@@ -23,6 +23,7 @@ from evalnb.store._segments import FRAMES, Segment, column_of, damaged, segments
 from evalnb.store._where import matches
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     from sqlalchemy import Connection, Table
 
@@ -30,37 +31,141 @@ if TYPE_CHECKING:
 
 __all__ = ["kept_keys", "read_frame"]
 
-_KEY = ("case_id", "run")
-
 
 def _mask(
     seg: Segment, terms: Mapping[str, Any], run: Mapping[str, Any], got: dict[str, list[Any]]
-) -> list[bool]:
+) -> np.ndarray:
     """Which rows of ``seg`` every term matches (the decoded columns kept in ``got``)."""
-    mask: list[bool] | None = None
+    import numpy as np
+
+    mask = np.ones(seg.n, dtype=bool)
     for name, value in terms.items():
         got[name] = values = got.get(name) or column_of(seg, name, run)
-        hit = matches(value, values)
-        mask = hit if mask is None else [a and b for a, b in zip(mask, hit, strict=True)]
-    return mask if mask is not None else [True] * seg.n
+        mask &= np.fromiter(matches(value, values), dtype=bool, count=seg.n)
+    return mask
 
 
-def kept_keys(conn: Connection, table: Table, run: Mapping[str, Any], narrow: Narrowing) -> set[Any] | None:
-    """The case runs ``(case id, run)`` with a matching row in each frame ``where`` names; ``None``: every one."""
-    kept: set[Any] | None = None
+def kept_keys(conn: Connection, table: Table, run: Mapping[str, Any], narrow: Narrowing) -> Any:
+    """The case runs ``(case id, run)`` with a matching row in each frame ``where`` names, as
+    :func:`_case_runs` gives them (``None``: every one)."""
+    kept: Any = None
     for frame, terms in narrow.terms.items():
         if not terms:
             continue
-        found: set[Any] = set()
+        found: list[Any] = []
         for seg in segments(conn, table, int(run["id"]), frame, run):
             got: dict[str, list[Any]] = {}
             mask = _mask(seg, terms, run, got)
-            if not any(mask):
-                continue
-            ids, runs = (got.get(k) or column_of(seg, k, run) for k in _KEY)
-            found.update(k for k, m in zip(zip(ids, runs, strict=True), mask, strict=True) if m)
-        kept = found if kept is None else kept & found
+            if mask.any():
+                found.append(_kept(_case_runs(seg, run, got), mask))
+        kept = _both(kept, _union(found))
     return kept
+
+
+def _case_runs(seg: Segment, run: Mapping[str, Any], got: Mapping[str, list[Any]]) -> Any:
+    """Each row's case run: where text is read as Arrow, the case id and run joined into one string (id, a
+    separator, the run's digits: the run is what follows the last separator, so two case runs never share one),
+    compared and looked up by Arrow's kernels, not a python tuple per row; else ``(case_id, run)`` tuples."""
+    ids: Any = got.get("case_id") or _part(seg, "case_id", "string", run)
+    runs: Any = got.get("run") or _part(seg, "run", "Int64", run)
+    if arrow_text():
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        text = ids
+        if not _is_arrow(ids):  # text Arrow cannot hold (a lone surrogate) is looked up as tuples
+            with contextlib.suppress(pa.ArrowException, UnicodeEncodeError):
+                text = pa.array(ids, type=pa.large_string(), from_pandas=True)
+        if _is_arrow(text):
+            numbers = pa.array(_listed(runs) if isinstance(runs, list) else runs, type=pa.int64())
+            return pc.binary_join_element_wise(
+                text.cast(pa.large_string()),
+                numbers.cast(pa.large_string()),
+                pa.scalar(_SEPARATOR, pa.large_string()),
+                null_handling="replace",
+                null_replacement="",
+            )
+    listed = ids.to_pylist() if _is_arrow(ids) else list(ids)
+    return list(zip(listed, _listed(runs), strict=True))
+
+
+_SEPARATOR = "\x1f"
+
+
+def _listed(values: Any) -> list[Any]:
+    """Run numbers as python integers (``None`` where missing)."""
+    if hasattr(values, "isna"):  # an IntegerArray: its missing values as None, not pd.NA
+        values = values.to_numpy(dtype=object, na_value=None)
+    if not isinstance(values, list):
+        values = values.tolist()
+    return [None if v is None or v != v else int(v) for v in values]
+
+
+def _tuples(keys: Any) -> set[Any]:
+    """Joined case runs as ``(case_id, run)`` (a load whose case ids Arrow could not hold mixes the two)."""
+    if isinstance(keys, _Kept):
+        keys = keys.joined
+    return set(keys) if isinstance(keys, (set, list)) else set(_tuples_in_order(keys))
+
+
+def _kept(keys: Any, mask: np.ndarray) -> Any:
+    if isinstance(keys, list):
+        return {k for k, m in zip(keys, mask.tolist(), strict=True) if m}
+    return keys.filter(mask)
+
+
+class _Kept:
+    """Joined case runs (an Arrow array of distinct ones) and, made when first asked, their hash index: a
+    lookup per segment against an index made once (Arrow's ``is_in`` hashes its value set on every call)."""
+
+    def __init__(self, joined: Any) -> None:
+        self.joined = joined
+        self._index: Any = None
+
+    def among(self, keys: Any) -> np.ndarray:
+        """Which of the joined case runs ``keys`` are kept."""
+        import numpy as np
+
+        if self._index is None:
+            import pandas as pd
+
+            self._index = pd.Index(self.joined.to_numpy(zero_copy_only=False), dtype=object)
+        return np.asarray(self._index.get_indexer(keys.to_numpy(zero_copy_only=False)) >= 0)
+
+
+def _union(found: list[Any]) -> Any:
+    if not found or any(isinstance(f, set) for f in found):
+        return set().union(*(_tuples(f) for f in found))
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return _Kept(pc.unique(pa.chunked_array(found)))
+
+
+def _both(kept: Any, found: Any) -> Any:
+    if kept is None:
+        return found
+    if isinstance(kept, set) or isinstance(found, set):
+        return _tuples(kept) & _tuples(found)
+    return _Kept(found.joined.filter(kept.among(found.joined)))
+
+
+def _in(keys: Any, kept: Any) -> np.ndarray:
+    """Which rows' case runs are among ``kept``."""
+    import numpy as np
+
+    if isinstance(keys, list) or isinstance(kept, set):
+        pool, rows = _tuples(kept), keys if isinstance(keys, list) else _tuples_in_order(keys)
+        return np.fromiter((k in pool for k in rows), dtype=bool, count=len(rows))
+    return kept.among(keys)
+
+
+def _tuples_in_order(keys: Any) -> list[Any]:
+    out = []
+    for key in keys.to_pylist():
+        case, _, number = key.rpartition(_SEPARATOR)
+        out.append((case, int(number) if number else None))
+    return out
 
 
 def read_frame(
@@ -74,7 +179,7 @@ def read_frame(
     shared: Sequence[str] = (),
     known: Mapping[str, dict[str, str]] | None = None,
     narrow: Narrowing | None = None,
-    keys: set[Any] | None = None,
+    keys: Any = None,
 ) -> pd.DataFrame | None:
     """A run's frame from its segments, in the order it was written, with its saved dtypes; ``None`` when it
     has none (a run stored in the row tables). ``cols``: the stored columns to read; with ``narrow``, only the
@@ -91,14 +196,14 @@ def read_frame(
         seen = True
         got: dict[str, list[Any]] = {}
         take = _taken(seg, terms, keys, run, got)
-        if take is not None and not take:
+        if take is not None and not len(take):
             continue
         names = list(cols) + ([c for c in seg.names if c not in stored and c != "suite"] if extra else [])
         for name in names:
             values = got.get(name) or _part(seg, name, dtypes.get(name), run)
             if take is not None:
                 values = (
-                    [values[i] for i in take]
+                    [values[i] for i in take.tolist()]
                     if isinstance(values, list)
                     else values.take(take)
                     if _is_arrow(values)
@@ -116,16 +221,21 @@ def read_frame(
 
 
 def _taken(
-    seg: Segment, terms: Mapping[str, Any], keys: set[Any] | None, run: Mapping[str, Any], got: dict[str, Any]
-) -> list[int] | None:
+    seg: Segment, terms: Mapping[str, Any], keys: Any, run: Mapping[str, Any], got: dict[str, Any]
+) -> np.ndarray | None:
     """The rows of ``seg`` a narrowed load keeps (``None``: all of them), the columns it decoded in ``got``."""
+    import numpy as np
+
     if not terms and keys is None:
         return None
     mask = _mask(seg, terms, run, got)
-    if keys is not None:
-        ids, runs = (got.get(k) or column_of(seg, k, run) for k in _KEY)
-        mask = [m and k in keys for m, k in zip(mask, zip(ids, runs, strict=True), strict=True)]
-    take = [i for i, m in enumerate(mask) if m]
+    if keys is not None and mask.any():
+        rows = np.flatnonzero(mask)  # only the rows the terms kept are looked up
+        joined = _case_runs(seg, run, got)
+        if len(rows) < seg.n:
+            joined = [joined[i] for i in rows.tolist()] if isinstance(joined, list) else joined.take(rows)
+        mask[rows[~_in(joined, keys)]] = False
+    take = np.flatnonzero(mask)
     return None if len(take) == seg.n else take
 
 

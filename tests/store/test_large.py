@@ -310,6 +310,38 @@ def test_segments_decode_only_what_a_lazy_load_names(store: Store, tmp_path: Pat
         assert set(slow.runs["case_id"]) <= {"c1", "c2"}
 
 
+@pytest.mark.parametrize("keys", ["arrow", "tuples", "mixed"])
+def test_case_runs_kept_across_frames_are_the_same_looked_up_any_way(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys: str
+) -> None:
+    # a where across frames keeps the case runs every frame's terms match: looked up as Arrow's joined
+    # strings, as (case_id, run) tuples (text not in Arrow), or the two mixed (case ids Arrow cannot hold)
+    from evalnb.store import _columnar
+
+    result = _run(store, _suite(tmp_path, 40))
+    where = {"passed": False, "latency_ms": {">=": 0}, "run": [0, 1]}
+    expected = store.load("v1", where=where)
+    if keys == "tuples":
+        monkeypatch.setattr(_columnar, "arrow_text", lambda: False)
+    elif keys == "mixed":
+        made = _columnar._case_runs
+        calls = iter(range(10**6))
+
+        def every_other(seg: object, run: object, got: object) -> object:
+            joined = made(seg, run, got)  # type: ignore[arg-type]
+            return joined if next(calls) % 2 or isinstance(joined, list) else _columnar._tuples_in_order(joined)
+
+        monkeypatch.setattr(_columnar, "_case_runs", every_other)
+    got = store.load("v1", where=where)
+    failing = result.scores[result.scores["passed"] == False]  # noqa: E712
+    assert 0 < len(got.scores) == len(failing)
+    assert sorted(got.runs["case_id"]) == sorted(set(failing["case_id"]))
+    for name in ("runs", "scores"):
+        left, right = getattr(got, name), getattr(expected, name)
+        assert left["case_id"].tolist() == right["case_id"].tolist()
+        assert left["run"].tolist() == right["run"].tolist()
+
+
 def test_flags_read_as_a_boolean_array_with_their_missing_values_and_beside_json() -> None:
     # a boolean column stored as flags reads as a BooleanArray from its bytes; a part that went as JSON (an
     # older writer, a value beyond the flags) joins it with the same values; a flag beyond 2 is damage
