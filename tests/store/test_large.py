@@ -329,7 +329,9 @@ def test_case_runs_kept_across_frames_are_the_same_looked_up_any_way(
 
         def every_other(seg: object, run: object, got: object) -> object:
             joined = made(seg, run, got)  # type: ignore[arg-type]
-            return joined if next(calls) % 2 or isinstance(joined, list) else _columnar._tuples_in_order(joined)
+            return (
+                joined if next(calls) % 2 or isinstance(joined, list) else _columnar._tuples_in_order(joined)
+            )
 
         monkeypatch.setattr(_columnar, "_case_runs", every_other)
     got = store.load("v1", where=where)
