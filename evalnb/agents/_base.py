@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from evalnb._caps import cap
+from evalnb._caps import MAX_ANSWER, cap
 from evalnb._unicode import clean, clean_data
 from evalnb.errors import AgentError
 
@@ -303,7 +303,8 @@ def to_response(value: Any) -> Response:
         AgentError: for a value that is not a str, dict or Response (the run is then ``degraded``).
     """
     if isinstance(value, str):
-        return capped(Response(text=value))
+        # the answer of most agents: one text field, whose length alone says it is not cut
+        return Response(text=value) if len(value) <= MAX_ANSWER else capped(Response(text=value))
     if isinstance(value, Mapping):
         return capped(_checked(Response.from_dict(value)))
     if isinstance(value, Response):
