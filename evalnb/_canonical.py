@@ -55,7 +55,7 @@ def document(suite: Any) -> tuple[str, str]:
 
 def _parts(suite: Any) -> Iterator[str]:
     """The hashed document in pieces: its head, each case (after a comma but the first), its tail."""
-    specs: dict[int, str] = {}  # by id: the suite holds its specs (so their ids) while it is hashed
+    specs: dict[Any, str] = {}  # by id: the suite holds its specs (so their ids) while it is hashed
     # Top-level keys in sorted order: cases, description, format, meta, name (``path`` is not hashed).
     yield '{"cases":['
     for i, case in enumerate(suite.cases):
@@ -70,34 +70,49 @@ def _parts(suite: Any) -> Iterator[str]:
     yield "]," + tail[1:]
 
 
-def _case(case: Any, specs: dict[int, str]) -> str:
+def _case(case: Any, specs: dict[Any, str]) -> str:
     try:
-        turns = ",".join(_turn(t, specs) for t in case.turns)
+        turns = case.turns
+        text = _turn(turns[0], specs) if len(turns) == 1 else ",".join(_turn(t, specs) for t in turns)
         # keys in sorted order: agent, category, id, meta, name, notes, runs, turns
+        agent, category, notes = case.agent, case.category, case.notes
         return (
-            f'{{"agent":{_plain(case.agent)},"category":{_plain(case.category)},"id":{_plain(case.id)},'
-            f'"meta":{_mapping(case.meta)},"name":{_plain(case.name)},"notes":{_plain(case.notes)},'
-            f'"runs":{_plain(case.runs)},"turns":[{turns}]}}'
+            f'{{"agent":{"null" if agent is None else _plain(agent)},'
+            f'"category":{"null" if category is None else _plain(category)},"id":{_plain(case.id)},'
+            f'"meta":{_mapping(case.meta)},"name":{_plain(case.name)},'
+            f'"notes":{"null" if notes is None else _plain(notes)},"runs":{_plain(case.runs)},"turns":[{text}]}}'
         )
     except (TypeError, ValueError):
         return canonical(case.model_dump(mode="json"))
 
 
-def _turn(turn: Any, specs: dict[int, str]) -> str:
-    checks = []
-    for spec in turn.checks:
-        text = specs.get(id(spec))
-        if text is None:
-            text = specs[id(spec)] = canonical(spec.model_dump(mode="json"))
-        checks.append(text)
-    history = ",".join(canonical({"content": m.content, "role": m.role}) for m in turn.history)
+def _turn(turn: Any, specs: dict[Any, str]) -> str:
+    # A turn's checks are often the same spec objects as another turn's (shared at load): their JSON, joined,
+    # is made once per distinct list, keyed by the specs' ids (the suite holds them while it is hashed).
+    key = tuple(map(id, turn.checks))
+    checks = specs.get(key)
+    if checks is None:
+        checks = specs[key] = ",".join(_spec(spec, specs) for spec in turn.checks)
+    history = (
+        ",".join(canonical({"content": m.content, "role": m.role}) for m in turn.history)
+        if turn.history
+        else ""
+    )
     # keys in sorted order: allowed_tools (absent when None), checks, context, expected, history, meta, prompt
     tools = "" if turn.allowed_tools is None else f'"allowed_tools":{canonical(list(turn.allowed_tools))},'
+    context, expected = turn.context, turn.expected
     return (
-        f'{{{tools}"checks":[{",".join(checks)}],"context":{_plain(turn.context)},'
-        f'"expected":{_plain(turn.expected)},"history":[{history}],"meta":{_mapping(turn.meta)},'
-        f'"prompt":{_plain(turn.prompt)}}}'
+        f'{{{tools}"checks":[{checks}],"context":{"null" if context is None else _plain(context)},'
+        f'"expected":{"null" if expected is None else _plain(expected)},"history":[{history}],'
+        f'"meta":{_mapping(turn.meta)},"prompt":{_plain(turn.prompt)}}}'
     )
+
+
+def _spec(spec: Any, specs: dict[Any, str]) -> str:
+    text = specs.get(id(spec))
+    if text is None:
+        text = specs[id(spec)] = canonical(spec.model_dump(mode="json"))
+    return text
 
 
 def _plain(value: Any) -> str:
@@ -106,7 +121,7 @@ def _plain(value: Any) -> str:
         return "null"
     kind = type(value)
     if kind is str:
-        return str(encode_basestring_ascii(value))
+        return encode_basestring_ascii(value)
     if kind is int:
         return str(value)
     raise TypeError(kind.__name__)
