@@ -242,7 +242,9 @@ def main() -> None:
         )
         t = time.perf_counter()
         store.compare("v000", "v001")
-        print(f"store.compare (the two runs' stored sums, then the comparison): {time.perf_counter() - t:.3f} s")
+        print(
+            f"store.compare (the two runs' stored sums, then the comparison): {time.perf_counter() - t:.3f} s"
+        )
         if store.is_sqlite:
             print(f"database size: {Path(str(store.url.database)).stat().st_size / 1e6:.0f} MB")
         store.engine.dispose()
