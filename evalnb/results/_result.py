@@ -295,11 +295,8 @@ class Result:
         runs, sc = self.runs, self.scores
         rank = np.concatenate(
             [
-                runs["status"].map(RANK).fillna(RANK["skipped"]).to_numpy(dtype="int64"),
-                sc["status"]
-                .map({"failed": RANK["failed"], "degraded": RANK["degraded"]})
-                .fillna(0)
-                .to_numpy(dtype="int64"),
+                _ranked(runs["status"], RANK, RANK["skipped"]),
+                _ranked(sc["status"], {"failed": RANK["failed"], "degraded": RANK["degraded"]}, 0),
             ]
         )
         codes, ids = pd.factorize(pd.concat([runs["case_id"], sc["case_id"]], ignore_index=True))
@@ -586,3 +583,17 @@ class Result:
             f"Result(suite={self.suite_name!r}, cases={sum(c.values())}, passed={c['passed']}, "
             f"failed={c['failed']}, degraded={c['degraded']}, skipped={c['skipped']})"
         )
+
+
+def _ranked(status: pd.Series, ranks: Mapping[str, int], other: int) -> np.ndarray:
+    """Each row's rank by its status (``other`` for any other status or none): the few distinct statuses
+    looked up once, not a dict lookup per row."""
+    import numpy as np
+    import pandas as pd
+
+    codes, uniques = pd.factorize(status, use_na_sentinel=True)
+    table = np.array(
+        [ranks.get(u, other) if isinstance(u, str) else other for u in uniques] + [other], dtype=np.int64
+    )
+    ranked: np.ndarray = table[codes]  # a missing status (code -1) takes the table's last entry
+    return ranked
