@@ -187,6 +187,8 @@ def read_frame(
     stored ones."""
     terms = {} if narrow is None else narrow.terms.get(frame, {})
     extra = narrow is None or narrow.extra()
+    if terms and narrow is not None and [f for f, t in narrow.terms.items() if t] == [frame]:
+        keys = None  # the case runs kept are this frame's own matches: a row its terms match is one of them
     stored = set(FRAMES[frame])
     # per column, its parts: lists of values, or numpy arrays of numbers (never made into python values)
     acc: dict[str, list[Any]] = {c: [] for c in cols}

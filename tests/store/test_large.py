@@ -344,6 +344,21 @@ def test_case_runs_kept_across_frames_are_the_same_looked_up_any_way(
         assert left["run"].tolist() == right["run"].tolist()
 
 
+def test_a_where_on_one_frame_keeps_its_own_matches_and_their_case_runs_elsewhere(
+    store: Store, tmp_path: Path
+) -> None:
+    # terms on the scores alone: the scores kept are the ones they match, the runs those of their case runs
+    result = _run(store, _suite(tmp_path, 40))
+    got = store.load("v1", where={"passed": False})
+    failing = result.scores[result.scores["passed"] == False]  # noqa: E712
+    assert got.scores["case_id"].tolist() == failing["case_id"].tolist()
+    assert got.scores["check_id"].tolist() == failing["check_id"].tolist()
+    kept = set(zip(failing["case_id"], failing["run"], strict=True))
+    runs = result.runs[[k in kept for k in zip(result.runs["case_id"], result.runs["run"], strict=True)]]
+    assert got.runs["case_id"].tolist() == runs["case_id"].tolist()
+    assert got.runs["run"].tolist() == runs["run"].tolist()
+
+
 def test_flags_read_as_a_boolean_array_with_their_missing_values_and_beside_json() -> None:
     # a boolean column stored as flags reads as a BooleanArray from its bytes; a part that went as JSON (an
     # older writer, a value beyond the flags) joins it with the same values; a flag beyond 2 is damage
