@@ -187,8 +187,7 @@ def read_frame(
     stored ones."""
     terms = {} if narrow is None else narrow.terms.get(frame, {})
     extra = narrow is None or narrow.extra()
-    if terms and narrow is not None and [f for f, t in narrow.terms.items() if t] == [frame]:
-        keys = None  # the case runs kept are this frame's own matches: a row its terms match is one of them
+    keys = _other_frames(keys, frame, terms, narrow)
     stored = set(FRAMES[frame])
     # per column, its parts: lists of values, or numpy arrays of numbers (never made into python values)
     acc: dict[str, list[Any]] = {c: [] for c in cols}
@@ -204,13 +203,7 @@ def read_frame(
         for name in names:
             values = got.get(name) or _part(seg, name, dtypes.get(name), run)
             if take is not None:
-                values = (
-                    [values[i] for i in take.tolist()]
-                    if isinstance(values, list)
-                    else values.take(take)
-                    if _is_arrow(values)
-                    else values[take]
-                )
+                values = _rows(values, take)
             into = acc.get(name)
             if into is None:  # a column beyond the stored ones that earlier segments did not have
                 into = acc[name] = [[None] * rows] if rows else []
@@ -220,6 +213,21 @@ def read_frame(
     if not seen:
         return None
     return _frame(acc, rows, dtypes, run, shared=shared, known=known or {})
+
+
+def _other_frames(keys: Any, frame: str, terms: Mapping[str, Any], narrow: Narrowing | None) -> Any:
+    """The case runs a frame's rows are looked up in: none when this frame is the only one with terms (the case
+    runs kept are its own matches, so a row its terms match is one of them)."""
+    if terms and narrow is not None and [f for f, t in narrow.terms.items() if t] == [frame]:
+        return None
+    return keys
+
+
+def _rows(values: Any, take: np.ndarray) -> Any:
+    """The rows ``take`` of one segment's column, in the form it was read in."""
+    if isinstance(values, list):
+        return [values[i] for i in take.tolist()]
+    return values.take(take) if _is_arrow(values) else values[take]
 
 
 def _taken(
