@@ -146,6 +146,22 @@ def not_allowed(calls: list[ToolCall], allowed: list[str]) -> str:
     return f"{TOOL_NOT_ALLOWED}: the agent asked to call {tools}, which allowed_tools does not permit (allowed: {permitted})"
 
 
+UNANSWERED = "not checked:"
+"""How the reason of every score of a turn without a usable answer starts (the agent failed, a tool call was
+refused, its worker died): a comparison tells these, the agent's failure, from a check that could not run
+(docs/comparison.md, degraded scores)."""
+
+
+def not_checked(why: str) -> str:
+    """The reason of a score of a turn without a usable answer: :data:`UNANSWERED` and why."""
+    return f"{UNANSWERED} {why}"
+
+
+def agent_failed(error: str) -> str:
+    """The reason of a score of a turn whose agent failed (raised, timed out, answered what no check reads)."""
+    return not_checked(f"the agent failed ({error})")
+
+
 def unanswered(plan: TurnPlan, status: str, reason: str) -> list[Score]:
     """The scores of a turn without an answer: every check is recorded (so every run has the same checks), none
     passes. ``status`` is the turn's: ``degraded`` (the agent failed) or ``skipped``."""

@@ -29,17 +29,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalnb._scoring import UNANSWERED
 from evalnb.results._deferred import case_ids
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-__all__ = ["ENTRY_COLUMNS", "UNANSWERED", "Aggregates", "aggregates_of", "positions"]
-
-UNANSWERED = "not checked:"
-"""How the reason of a degraded score of a turn without an answer starts (``running/_case_run.py`` writes it;
-``results/_report.py`` reads it too)."""
+__all__ = [
+    "ENTRY_COLUMNS",
+    "UNANSWERED",
+    "Aggregates",
+    "aggregates_of",
+    "positions",
+    "scores_of",
+    "suite_case_ids",
+    "suite_of",
+]
 
 ENTRY_COLUMNS: dict[str, str] = {
     "check": "int64",
@@ -110,26 +116,44 @@ def aggregates_of(x: Any) -> Aggregates:
     """The sums of a ``Result`` (or of a scores DataFrame alone: no suite order, no cost or latency)."""
     import pandas as pd
 
+    runs = None if isinstance(x, pd.DataFrame) else getattr(x, "runs", None)
+    return _summed(scores_of(x), order=suite_case_ids(x) or [], suite=suite_of(x), runs=runs)
+
+
+def scores_of(x: Any) -> pd.DataFrame:
+    """The scores frame of a ``Result``, or the frame itself."""
+    import pandas as pd
+
+    if isinstance(x, pd.DataFrame):
+        return x
+    scores = getattr(x, "scores", None)
+    if isinstance(scores, pd.DataFrame):
+        return scores
+    raise TypeError(f"compare() needs a Result or a scores DataFrame, got {type(x).__name__}")
+
+
+def suite_of(x: Any) -> str | None:
+    """The suite name of a Result, or of a scores frame holding one suite; None when unknown."""
+    import pandas as pd
+
     from evalnb.results import Result
 
     if isinstance(x, pd.DataFrame):
-        return _summed(x, order=[], suite=_one_suite(x), runs=None)
-    scores = getattr(x, "scores", None)
-    if not isinstance(scores, pd.DataFrame):
-        raise TypeError(f"compare() needs a Result or a scores DataFrame, got {type(x).__name__}")
-    suite: str | None
+        names = x["suite"].dropna().unique() if "suite" in x else []
+        return str(names[0]) if len(names) == 1 else None
+    name = x.suite_name if isinstance(x, Result) else getattr(getattr(x, "suite", None), "name", None)
+    return None if name is None else str(name)
+
+
+def suite_case_ids(x: Any) -> list[str] | None:
+    """The case ids of the suite of ``x`` in order (a stored run's suite is not built for them:
+    results/_deferred.py); None when it has no suite."""
+    from evalnb.results import Result
+
     if isinstance(x, Result):
-        order, suite = _texts(case_ids(x._suite)), x.suite_name
-    else:
-        got = getattr(x, "suite", None)
-        order = [str(c.id) for c in getattr(got, "cases", None) or []]
-        suite = getattr(got, "name", None)
-    return _summed(scores, order=order, suite=suite, runs=getattr(x, "runs", None))
-
-
-def _one_suite(frame: pd.DataFrame) -> str | None:
-    names = frame["suite"].dropna().unique() if "suite" in frame else []
-    return str(names[0]) if len(names) == 1 else None
+        return _texts(case_ids(x._suite))
+    suite = getattr(x, "suite", None)
+    return None if suite is None else [str(c.id) for c in getattr(suite, "cases", None) or []]
 
 
 def _texts(values: Any) -> list[str]:
@@ -208,13 +232,7 @@ def _entries(
     # rows come case by case (a Result's order): keyed case-major they are grouped already, and only the
     # entries are then put in check order (a stable sort of small codes)
     key = (cse.astype(np.int64) * width + run) * max(n_check, 1) + chk
-    if len(key) and np.any(key[1:] < key[:-1]):
-        uniq, inv = np.unique(key, return_inverse=True)
-    else:
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
-        uniq = key[starts]
-        inv = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(key)]))
-    inv = inv.reshape(-1)
+    uniq, inv = _groups(key)
     size = len(uniq)
     failed = passed == 0.0
 
@@ -405,10 +423,18 @@ def _runs_per_case(case: np.ndarray, run: np.ndarray, n: int) -> np.ndarray:
     turn) are counted where they change, any others through a sort."""
     import numpy as np
 
-    key = case * (int(run.max(initial=0)) + 1) + run
+    width = int(run.max(initial=0)) + 1
+    distinct, _ = _groups(case * width + run)
+    return np.bincount(distinct // width, minlength=n)
+
+
+def _groups(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys, sorted, and each row's place among them: rows in a Result's order come grouped
+    already and are split where the key changes; any others go through a sort."""
+    import numpy as np
+
     if len(key) and np.any(key[1:] < key[:-1]):
-        key = np.unique(key)
-        case = key // (int(run.max(initial=0)) + 1)
-    else:
-        case = case[np.r_[True, key[1:] != key[:-1]]] if len(key) else case
-    return np.bincount(case, minlength=n)
+        uniq, inv = np.unique(key, return_inverse=True)
+        return uniq, inv.reshape(-1)
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
+    return key[starts], np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(key)]))

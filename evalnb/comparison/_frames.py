@@ -33,13 +33,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalnb.checks.scales import Scale, higher_is_better, scale_of
-from evalnb.comparison._aggregates import UNANSWERED, Aggregates, aggregates_of
-from evalnb.results import Result
-from evalnb.results._deferred import case_ids
+from evalnb.comparison._aggregates import (
+    UNANSWERED,
+    Aggregates,
+    aggregates_of,
+    scores_of,
+    suite_case_ids,
+    suite_of,
+)
 
 if TYPE_CHECKING:
     import numpy as np
-    import pandas as pd
 
 __all__ = [
     "COMPARED_COLUMNS",
@@ -64,18 +68,6 @@ latency rows in ``_spend.py``): ``store.compare`` loads these alone (docs/compar
 versions), and a comparison of Results holding only these gives the same numbers as of the whole Results."""
 
 
-def scores_of(x: Any) -> pd.DataFrame:
-    """The scores frame of a ``Result``, or the frame itself."""
-    import pandas as pd
-
-    if isinstance(x, pd.DataFrame):
-        return x
-    scores = getattr(x, "scores", None)
-    if isinstance(scores, pd.DataFrame):
-        return scores
-    raise TypeError(f"compare() needs a Result or a scores DataFrame, got {type(x).__name__}")
-
-
 def label_of(x: Any, default: str) -> str:
     """What a result is called in a report: its version, run id, model or agent."""
     meta = getattr(x, "meta", None)
@@ -84,33 +76,6 @@ def label_of(x: Any, default: str) -> str:
             if meta.get(key):
                 return str(meta[key])
     return default
-
-
-def suite_of(x: Any) -> str | None:
-    """The suite name of a Result, or of a scores frame holding one suite; None when unknown."""
-    import pandas as pd
-
-    if isinstance(x, pd.DataFrame):
-        names = x["suite"].dropna().unique() if "suite" in x else []
-        return str(names[0]) if len(names) == 1 else None
-    name = x.suite_name if isinstance(x, Result) else getattr(getattr(x, "suite", None), "name", None)
-    return None if name is None else str(name)
-
-
-def suite_case_ids(x: Any) -> list[str] | None:
-    """The case ids of the suite of ``x`` in order (a stored run's suite is not built for them:
-    results/_deferred.py); None when it has no suite."""
-    if isinstance(x, Result):
-        return _texts(case_ids(x._suite))
-    suite = getattr(x, "suite", None)
-    return None if suite is None else [str(c.id) for c in getattr(suite, "cases", None) or []]
-
-
-def _texts(values: Any) -> list[str]:
-    """The values as text, read in one call where they can be (a stored run's ids are an Arrow array, whose
-    values taken one by one cost 0.7 s per million)."""
-    plain = values.tolist() if hasattr(values, "tolist") else list(values)
-    return plain if all(type(v) is str for v in plain) else [str(v) for v in plain]
 
 
 @dataclass
@@ -185,16 +150,6 @@ class Cells:
 
     def check_slice(self, k: int) -> slice:
         return slice(k * self.n_case, (k + 1) * self.n_case)
-
-
-def _group_mean(key: np.ndarray, x: np.ndarray, size: int) -> np.ndarray:
-    import numpy as np
-
-    ok = ~np.isnan(x)
-    cnt = np.bincount(key[ok], minlength=size).astype(float)
-    tot = np.bincount(key[ok], weights=x[ok], minlength=size)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return tot / cnt
 
 
 def build_cells(a: Any, b: Any) -> Cells:
@@ -287,7 +242,7 @@ def _side(
     run_y: list[np.ndarray] = []
     rules = (check_map, case_map, n_case, pass_only, worst, weighted)
     for chunk in g.entries:
-        cell, r_y, r_p, e = _run_values(chunk, *rules)
+        cell, r_y, r_p = _run_values(chunk, *rules)
         if not len(cell):
             continue
         # summed over the chunk's own span of cells (a stored run's chunk covers a sliver of a million cells)
@@ -301,10 +256,10 @@ def _side(
             ("y", at, y),
             ("passed", at[has_p], p[has_p]),
             ("passed_n", at[has_p], None),
-            ("sd", local, e["s_sum"]),
-            ("sd_n", local, e["s_n"]),
-            ("deg", local, e["degraded"]),
-            ("ans", local, e["unanswered"]),
+            ("sd", local, chunk["s_sum"]),
+            ("sd_n", local, chunk["s_n"]),
+            ("deg", local, chunk["degraded"]),
+            ("ans", local, chunk["unanswered"]),
         ):
             sums[name][lo:hi] += np.bincount(where, weights=weights, minlength=span)
         run_cell.append(cell[measured])
@@ -312,9 +267,7 @@ def _side(
     cells, ys = (
         np.concatenate(x) if x else np.zeros(0, dtype=t) for x, t in ((run_cell, np.int64), (run_y, float))
     )
-    if len(cells) and np.any(
-        cells[1:] < cells[:-1]
-    ):  # the candidate's own order differs: by cell, runs in order
+    if len(cells) and np.any(cells[1:] < cells[:-1]):  # the candidate's own order: by cell, runs in order
         order = np.argsort(cells, kind="stable")
         cells, ys = cells[order], ys[order]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -338,7 +291,7 @@ def _run_values(
     pass_only: np.ndarray,
     worst: np.ndarray,
     weighted: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, Mapping[str, np.ndarray]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per entry (a case x check x run): its cell, its value and its pass rate (NaN where it has none)."""
     import numpy as np
 
@@ -354,7 +307,7 @@ def _run_values(
         # a check that only says pass or fail is measured by that, or a case going from always passing to
         # always failing would not count as changed
         r_y = np.where(pass_only[chk], r_p, total / (n + fails))
-    return cell, r_y, r_p, e
+    return cell, r_y, r_p
 
 
 def _check_names(

@@ -311,7 +311,11 @@ class Sequential:
 
 def design_of(result: Any) -> Mapping[str, Any] | None:
     """The sequential design a Result ran with (its meta's ``sequential``), or None."""
-    meta = getattr(result, "meta", None)
+    return design_in(getattr(result, "meta", None))
+
+
+def design_in(meta: Any) -> Mapping[str, Any] | None:
+    """The sequential design a run's meta (a mapping, or a stored run's) records, or None."""
     design = meta.get("sequential") if isinstance(meta, Mapping) else None
     return design if isinstance(design, Mapping) and "seed" in design else None
 

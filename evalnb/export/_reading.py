@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalnb._scoring import TOOL_NOT_ALLOWED, options_json, worst
+from evalnb._scoring import TOOL_NOT_ALLOWED, agent_failed, not_checked, options_json, worst
 from evalnb.checks._text import match_score_reason, partial_match_reason
 from evalnb.errors import StoreError
 from evalnb.export._document import FROM_SCORE_KEYS
@@ -174,9 +174,9 @@ def _turn(at: dict[str, Any], turn: Any, tdoc: dict[str, Any]) -> tuple[dict[str
 
 def _unscored(at: dict[str, Any], turn: Any, status: str, message: str) -> list[dict[str, Any]]:
     """No evaluator ran: every check is recorded, none passes (as the runner writes such a turn)."""
-    reason = message if status == "skipped" else f"not checked: the agent failed ({message})"
+    reason = message if status == "skipped" else agent_failed(message)
     if message.startswith(TOOL_NOT_ALLOWED):
-        reason = f"not checked: {message}"
+        reason = not_checked(message)
     passed = None if status == "skipped" else False  # as scoring.unanswered writes them
     return [
         {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalnb._scoring import STATUSES
+from evalnb._scoring import STATUSES, not_checked
 from evalnb.checks._judged import NO_JUDGE_HINT, NO_JUDGE_REASON
 from evalnb.results._deferred import case_ids
 from evalnb.results._frames import FAILURE_COLUMNS, conform, in_suite_order, make_frame, records
@@ -21,6 +21,9 @@ __all__ = ["PASS_LINES", "by_category", "failures", "html", "summary", "text"]
 
 PASS_LINES = 1000
 """Up to this many cases, the text report gives every passing case its line (docs/results.md, the text report)."""
+
+_AGENT_FAILED = not_checked("the agent failed")
+"""How the reason of a score of a turn whose agent failed starts."""
 
 
 def summary(scores: pd.DataFrame) -> pd.DataFrame:
@@ -292,7 +295,7 @@ def _failure_lines(result: Result, cases: pd.DataFrame) -> dict[str, list[str]]:
     for s in records(bad):
         if s["check"] == "rows" and (s["case_id"], s["run"], s["turn"]) in with_mm:
             continue
-        if s["status"] == "degraded" and (s["reason"] or "").startswith("not checked: the agent failed"):
+        if s["status"] == "degraded" and (s["reason"] or "").startswith(_AGENT_FAILED):
             continue  # the run's error line already says why
         add(s["case_id"], s["run"], s["turn"], f"{s['check_id']}: {s['reason'] or s['status']}")
 

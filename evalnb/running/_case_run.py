@@ -20,8 +20,10 @@ from typing import Any
 from evalnb._costs import PriceTable, add_usage
 from evalnb._scoring import (
     TurnPlan,
+    agent_failed,
     disallowed_calls,
     not_allowed,
+    not_checked,
     options_json,
     score_turn,
     status_of,
@@ -278,7 +280,7 @@ class Worker:
             if response is None:
                 # A conversation cannot go on after a turn without an answer: later turns are skipped.
                 stopped = "skipped: an earlier turn degraded"
-                reason = f"not checked: the agent failed ({error})"
+                reason = agent_failed(str(error))
                 scores = unanswered(plan, "degraded", reason)
                 record.turns.append(
                     _turn_record(plan, t, request, None, scores, latency, "degraded", error, spend)
@@ -291,7 +293,7 @@ class Worker:
                 # and its tool calls are kept. The conversation stops here, as after any turn without a usable answer.
                 stopped = "skipped: an earlier turn degraded"
                 error = not_allowed(bad, turn.allowed_tools or [])
-                scores = unanswered(plan, "degraded", f"not checked: {error}")
+                scores = unanswered(plan, "degraded", not_checked(error))
                 record.turns.append(
                     _turn_record(plan, t, request, response, scores, latency, "degraded", error, spend)
                 )

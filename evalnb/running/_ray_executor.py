@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from evalnb._numbers import count, positive
+from evalnb._scoring import not_checked
 from evalnb.errors import ConfigError
 from evalnb.results._records import CaseRunRecord
 from evalnb.running import _shipping as shipping
@@ -232,7 +233,7 @@ class Ray:
             # Its worker or node died more often than Ray retries: the case runs are failures, with the reason.
             info["lost_batches"] = info.get("lost_batches", 0) + 1
             error = f"{type(exc).__name__}: the Ray worker running this case run died ({self.max_retries + 1} attempts)"
-            reason = f"not checked: {error}"
+            reason = not_checked(error)
             return [
                 without_answers(job, plans, case, run, status="degraded", reason=reason, error=error)
                 for _, case, run in chunk

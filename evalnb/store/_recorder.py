@@ -31,9 +31,6 @@ from evalnb.errors import ConfigError, StoreError
 from evalnb.results._columns import REPEATED
 from evalnb.results._frames import MISMATCH_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, TOOL_CALLS_COLUMNS
 from evalnb.results._recorders import Batch, Prior, ResultRecorder, RunInfo
-from evalnb.store import _case_index as case_index
-from evalnb.store import _summary as summary_rows
-from evalnb.store._schema import frame_stats
 from evalnb.store._segments import FRAMES, encode_chunk, insert, next_seq
 from evalnb.store._store import Store, as_store
 
@@ -307,10 +304,7 @@ class StoreRecorder:
 
         name = self._suite_name or result.suite.name
         pk = int(self.run_pk)  # type: ignore[arg-type]
-        from evalnb.comparison._aggregates import aggregates_of
-        from evalnb.store import _aggregates as aggregates
-
-        sums = aggregates_of(result)  # once, outside the transaction (a retried one writes the same)
+        ended = self.store._ended(result)
 
         def tx() -> None:
             with self.store.engine.begin() as conn:
@@ -322,10 +316,7 @@ class StoreRecorder:
                 )
                 if done.rowcount == 0:  # a later run claimed the label and replaced this one meanwhile
                     raise self._replaced(conn)
-                frame_stats(conn, t, pk, result.runs, result.scores)
-                summary_rows.write(conn, t, pk, result)
-                case_index.write(conn, t["segments"], pk, result)
-                aggregates.write(conn, t["segments"], pk, sums)
+                ended(conn, pk)
                 if self.replace and not interrupted:
                     # Only a complete run replaces: until then the old one stays what the label loads. Runs that
                     # claimed the label after this one are left alone: the last claim wins (store/_labels.py).
@@ -381,7 +372,7 @@ class StoreRecorder:
                 try:
                     self.store._retry(functools.partial(self._write, batch))
                 except MemoryError as exc:
-                    self._error, self._alert = exc, True
+                    self._fail(exc)
                     # kept for another try once memory is freed (finish): a run that runs out of memory keeps
                     # every case run it finished
                     with contextlib.suppress(BaseException), self._lock:
@@ -393,19 +384,20 @@ class StoreRecorder:
                     error: BaseException = exc
                     with contextlib.suppress(BaseException):
                         error = self._stopped(exc)
-                    self._error, self._alert = (
-                        error,
-                        True,
-                    )  # once, whole: the run raises it as soon as it is set
+                    self._fail(error)  # once, whole: the run raises it as soon as it is set
                     return
                 self._saved += runs
         except BaseException as exc:  # short of memory even for the bookkeeping
             if self._error is None:
-                self._error, self._alert = exc, True
+                self._fail(exc)
         finally:
             if self._busy:
                 with self._lock:
                     self._busy = False
+
+    def _fail(self, exc: BaseException) -> None:
+        """The writer's error, for the next :meth:`record` to raise (it is told to look)."""
+        self._error, self._alert = exc, True
 
     def _write(self, batches: list[_Encoded]) -> None:
         """One transaction: every case run of the batches, whole (its turns, scores, row mismatches and tool

@@ -367,10 +367,7 @@ class Store(Views):
         meta = dict(result.meta)
         meta["frame_dtypes"] = self._dtypes(result)
         status = "interrupted" if meta.get("interrupted") else "complete"
-        from evalnb.comparison._aggregates import aggregates_of
-        from evalnb.store import _aggregates as aggregates
-
-        sums = aggregates_of(result)  # once, outside the transaction
+        ended = self._ended(result)
 
         def tx() -> str:
             with self.engine.begin() as conn:
@@ -379,16 +376,30 @@ class Store(Views):
                 old = self._taken(conn, result.suite.name, version, replace=replace)
                 pk, run_id = self._insert_run(conn, result.suite, version=version, meta=meta, status=status)
                 self._write_frames(conn, pk, result)
-                frame_stats(conn, self._t, pk, result.runs, result.scores)
-                summary_rows.write(conn, self._t, pk, result)
-                case_index.write(conn, self._t["segments"], pk, result)
-                aggregates.write(conn, self._t["segments"], pk, sums)
+                ended(conn, pk)
                 self._delete_pks(conn, old)
                 return run_id
 
         run_id = self._retry(tx)
         result.meta = result.meta.replace(run_id=run_id, version=version)  # a RunMeta is read-only
         return run_id
+
+    def _ended(self, result: Result) -> Callable[[Connection, int], None]:
+        """What a run keeps beside its rows when it ends (``store.save`` and a streamed run's end alike): its
+        check statistics, summary rows, case index and sums, written by the returned function into the caller's
+        transaction. The sums are made here, once, outside it: a retried transaction writes the same."""
+        from evalnb.comparison._aggregates import aggregates_of
+        from evalnb.store import _aggregates as aggregates
+
+        sums = aggregates_of(result)
+
+        def write(conn: Connection, pk: int) -> None:
+            frame_stats(conn, self._t, pk, result.runs, result.scores)
+            summary_rows.write(conn, self._t, pk, result)
+            case_index.write(conn, self._t["segments"], pk, result)
+            aggregates.write(conn, self._t["segments"], pk, sums)
+
+        return write
 
     def _taken(
         self,

@@ -138,9 +138,8 @@ class Views:
 
         table = self._t.get("segments")
         if table is not None and self.schema_version >= 9:
-            check_readable(
-                cast("Store", self), run
-            )  # a run that does not read back is refused as a load refuses it
+            # a run that does not read back is refused as a load refuses it
+            check_readable(cast("Store", self), run)
             sums = stored.read(self._reading, table, int(run["id"]), run)
             if sums is not None:
                 return sums
@@ -211,12 +210,13 @@ class Views:
 
 
 def _sequential(run: dict[str, Any]) -> bool:
-    """Whether a stored run was run by the sequential gate (its meta holds its design: ``sequential``)."""
+    """Whether a stored run was run by the sequential gate (its meta holds its design)."""
     import json
+
+    from evalnb.comparison._stopping import design_in
 
     try:
         meta = json.loads(run.get("meta") or "{}")
     except ValueError:
         return False
-    design = meta.get("sequential") if isinstance(meta, dict) else None
-    return isinstance(design, dict) and "seed" in design
+    return design_in(meta) is not None
