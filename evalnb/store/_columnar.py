@@ -63,9 +63,9 @@ def kept_keys(conn: Connection, table: Table, run: Mapping[str, Any], narrow: Na
 
 
 def _case_runs(seg: Segment, run: Mapping[str, Any], got: Mapping[str, list[Any]]) -> Any:
-    """Each row's case run: where text is read as Arrow, the case id and run joined into one string (id, a
-    separator, the run's digits: the run is what follows the last separator, so two case runs never share one),
-    compared and looked up by Arrow's kernels, not a python tuple per row; else ``(case_id, run)`` tuples."""
+    """Each row's case run as one string: the case id, a separator, the run's digits (the run is what follows
+    the last separator, so two case runs never share one). Made and looked up by Arrow's kernels where text is
+    read as Arrow (no python object per row), else a list of the same strings."""
     ids: Any = got.get("case_id") or _part(seg, "case_id", "string", run)
     runs: Any = got.get("run") or _part(seg, "run", "Int64", run)
     if arrow_text():
@@ -73,7 +73,7 @@ def _case_runs(seg: Segment, run: Mapping[str, Any], got: Mapping[str, list[Any]
         import pyarrow.compute as pc
 
         text = ids
-        if not _is_arrow(ids):  # text Arrow cannot hold (a lone surrogate) is looked up as tuples
+        if not _is_arrow(ids):  # text Arrow cannot hold (a lone surrogate) is joined in python
             with contextlib.suppress(pa.ArrowException, UnicodeEncodeError):
                 text = pa.array(ids, type=pa.large_string(), from_pandas=True)
         if _is_arrow(text):
@@ -86,7 +86,10 @@ def _case_runs(seg: Segment, run: Mapping[str, Any], got: Mapping[str, list[Any]
                 null_replacement="",
             )
     listed = ids.to_pylist() if _is_arrow(ids) else list(ids)
-    return list(zip(listed, _listed(runs), strict=True))
+    return [
+        f"{'' if i is None else i}{_SEPARATOR}{'' if r is None else r}"
+        for i, r in zip(listed, _listed(runs), strict=True)
+    ]
 
 
 _SEPARATOR = "\x1f"
@@ -101,71 +104,42 @@ def _listed(values: Any) -> list[Any]:
     return [None if v is None or v != v else int(v) for v in values]
 
 
-def _tuples(keys: Any) -> set[Any]:
-    """Joined case runs as ``(case_id, run)`` (a load whose case ids Arrow could not hold mixes the two)."""
-    if isinstance(keys, _Kept):
-        keys = keys.joined
-    return set(keys) if isinstance(keys, (set, list)) else set(_tuples_in_order(keys))
+def _plain(keys: Any) -> Any:
+    """Case runs as a pandas index looks them up: an Arrow array's values as python strings."""
+    return keys.to_numpy(zero_copy_only=False) if _is_arrow(keys) else keys
 
 
 def _kept(keys: Any, mask: np.ndarray) -> Any:
     if isinstance(keys, list):
-        return {k for k, m in zip(keys, mask.tolist(), strict=True) if m}
+        return [k for k, m in zip(keys, mask.tolist(), strict=True) if m]
     return keys.filter(mask)
 
 
 class _Kept:
-    """Joined case runs (an Arrow array of distinct ones) and, made when first asked, their hash index: a
-    lookup per segment against an index made once (Arrow's ``is_in`` hashes its value set on every call)."""
+    """The distinct case runs kept, as a hash index made once: each segment is looked up in it (Arrow's
+    ``is_in`` hashes its value set on every call)."""
 
-    def __init__(self, joined: Any) -> None:
-        self.joined = joined
-        self._index: Any = None
+    def __init__(self, index: pd.Index) -> None:
+        self.index = index
 
     def among(self, keys: Any) -> np.ndarray:
-        """Which of the joined case runs ``keys`` are kept."""
+        """Which of the case runs ``keys`` are kept."""
         import numpy as np
 
-        if self._index is None:
-            import pandas as pd
-
-            self._index = pd.Index(self.joined.to_numpy(zero_copy_only=False), dtype=object)
-        return np.asarray(self._index.get_indexer(keys.to_numpy(zero_copy_only=False)) >= 0)
+        return np.asarray(self.index.get_indexer(_plain(keys)) >= 0)
 
 
-def _union(found: list[Any]) -> Any:
-    if not found or any(isinstance(f, set) for f in found):
-        return set().union(*(_tuples(f) for f in found))
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return _Kept(pc.unique(pa.chunked_array(found)))
-
-
-def _both(kept: Any, found: Any) -> Any:
-    if kept is None:
-        return found
-    if isinstance(kept, set) or isinstance(found, set):
-        return _tuples(kept) & _tuples(found)
-    return _Kept(found.joined.filter(kept.among(found.joined)))
-
-
-def _in(keys: Any, kept: Any) -> np.ndarray:
-    """Which rows' case runs are among ``kept``."""
+def _union(found: list[Any]) -> _Kept:
     import numpy as np
+    import pandas as pd
 
-    if isinstance(keys, list) or isinstance(kept, set):
-        pool, rows = _tuples(kept), keys if isinstance(keys, list) else _tuples_in_order(keys)
-        return np.fromiter((k in pool for k in rows), dtype=bool, count=len(rows))
-    return kept.among(keys)
+    values = [np.asarray(_plain(f), dtype=object) for f in found]
+    joined = np.concatenate(values) if values else np.empty(0, dtype=object)
+    return _Kept(pd.Index(pd.unique(joined), dtype=object))
 
 
-def _tuples_in_order(keys: Any) -> list[Any]:
-    out = []
-    for key in keys.to_pylist():
-        case, _, number = key.rpartition(_SEPARATOR)
-        out.append((case, int(number) if number else None))
-    return out
+def _both(kept: _Kept | None, found: _Kept) -> _Kept:
+    return found if kept is None else _Kept(found.index[kept.among(found.index)])
 
 
 def read_frame(
@@ -244,7 +218,7 @@ def _taken(
         joined = _case_runs(seg, run, got)
         if len(rows) < seg.n:
             joined = [joined[i] for i in rows.tolist()] if isinstance(joined, list) else joined.take(rows)
-        mask[rows[~_in(joined, keys)]] = False
+        mask[rows[~keys.among(joined)]] = False
     take = np.flatnonzero(mask)
     return None if len(take) == seg.n else take
 

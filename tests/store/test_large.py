@@ -315,7 +315,7 @@ def test_case_runs_kept_across_frames_are_the_same_looked_up_any_way(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys: str
 ) -> None:
     # a where across frames keeps the case runs every frame's terms match: looked up as Arrow's joined
-    # strings, as (case_id, run) tuples (text not in Arrow), or the two mixed (case ids Arrow cannot hold)
+    # strings, as python strings (text not in Arrow), or the two mixed (case ids Arrow cannot hold)
     from evalnb.store import _columnar
 
     result = _run(store, _suite(tmp_path, 40))
@@ -329,9 +329,7 @@ def test_case_runs_kept_across_frames_are_the_same_looked_up_any_way(
 
         def every_other(seg: object, run: object, got: object) -> object:
             joined = made(seg, run, got)  # type: ignore[arg-type]
-            return (
-                joined if next(calls) % 2 or isinstance(joined, list) else _columnar._tuples_in_order(joined)
-            )
+            return joined if next(calls) % 2 or isinstance(joined, list) else joined.to_pylist()
 
         monkeypatch.setattr(_columnar, "_case_runs", every_other)
     got = store.load("v1", where=where)
