@@ -31,7 +31,7 @@ def agent(request: evalnb.Request) -> dict:
 
 def test_tool_calls_saved_and_loaded_both_ways(tmp_path: Path) -> None:
     store = Store(tmp_path / "runs.db")
-    assert store.schema_version == SCHEMA_VERSION == 9
+    assert store.schema_version == SCHEMA_VERSION == 10
     saved = evalnb.run(suite(), agent, progress=False)
     assert saved.tool_calls["allowed"].astype(object).where(
         saved.tool_calls["allowed"].notna(), None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import zlib
 from typing import TYPE_CHECKING, Any
 
 from evalnb import _gc
@@ -153,12 +154,31 @@ def check_readable(store: Store, run: dict[str, Any]) -> None:
 
 
 def _definition(store: Store, conn: Any, run: dict[str, Any]) -> tuple[Any, Any]:
-    """The run's suite definition and content hash (``None`` each when its suite row is gone)."""
+    """The run's suite definition and content hash (``None`` each when its suite row is gone).
+
+    The plain ``definition`` when the row has one (written before schema 10, or by hand), else the ``packed``
+    one decompressed (docs/results.md, what a load costs).
+
+    Raises:
+        StoreError: ``STORED_RUN_INVALID`` when the packed definition does not decompress.
+    """
     from sqlalchemy import select
 
     s = store._t["suites"]
-    row = conn.execute(select(s.c.definition, s.c.content_hash).where(s.c.id == run["suite_id"])).first()
-    return (None, None) if row is None else (row[0], row[1])
+    packed = s.c.packed if "packed" in s.c else None
+    row = conn.execute(
+        select(s.c.definition, s.c.content_hash, *([] if packed is None else [packed])).where(
+            s.c.id == run["suite_id"]
+        )
+    ).first()
+    if row is None:
+        return None, None
+    if row[0] is not None or packed is None or row[2] is None:
+        return row[0], row[1]
+    try:
+        return zlib.decompress(row[2]).decode("utf-8", "surrogatepass"), row[1]
+    except (zlib.error, UnicodeDecodeError) as exc:
+        raise invalid(run, "its suite definition does not decompress:", str(exc)) from None
 
 
 def _built(store: Store, run: dict[str, Any]) -> Suite:

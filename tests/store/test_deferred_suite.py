@@ -111,7 +111,7 @@ def test_a_definition_gone_before_the_suite_is_built_is_named(stored: tuple[Stor
     loaded = store.load("v1")
     db = Path(str(store.engine.url.database))
     with sqlite3.connect(db) as con:
-        con.execute("UPDATE suites SET definition = NULL")
+        con.execute("UPDATE suites SET definition = NULL, packed = NULL")
     con.close()
     store._suites_read.clear()
     with pytest.raises(StoreError) as err:

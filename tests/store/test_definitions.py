@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -81,9 +82,12 @@ def _suites() -> list[Suite]:
 
 def _row(db: Path) -> tuple[str, str]:
     with sqlite3.connect(db) as con:
-        definition, digest = con.execute("SELECT definition, content_hash FROM suites").fetchone()
+        definition, packed, digest = con.execute(
+            "SELECT definition, packed, content_hash FROM suites"
+        ).fetchone()
     con.close()
-    return definition, digest
+    assert definition is None  # stored compressed
+    return zlib.decompress(packed).decode("ascii"), digest
 
 
 @pytest.mark.parametrize("suite", _suites(), ids=lambda s: s.name)
@@ -183,3 +187,21 @@ def test_a_run_never_waits_for_the_writers_linger(tmp_path: Path, monkeypatch: p
     took = time.monotonic() - start
     assert took < 30, took
     assert len(Store(tmp_path / "s.db").load("v1").runs) == 600 == len(result.runs)
+
+
+def test_a_suite_is_stored_packed_and_a_damaged_pack_is_named(tmp_path: Path) -> None:
+    from evalnb._canonical import document
+    from evalnb.errors import StoreError
+
+    suite = _unusual()
+    db = tmp_path / "s.db"
+    Store(db).save(evalnb.run(suite, lambda p: "yes", progress=False), version="v1")
+    with sqlite3.connect(db) as con:
+        definition, packed = con.execute("SELECT definition, packed FROM suites").fetchone()
+        assert definition is None and len(packed) < len(document(suite)[1]) / 2
+        assert zlib.decompress(packed).decode("ascii") == document(suite)[1]
+        con.execute("UPDATE suites SET packed = ?", (packed[: len(packed) // 2],))
+    con.close()
+    with pytest.raises(StoreError) as err:
+        Store(db).load("v1").suite  # noqa: B018 (the property builds it)
+    assert err.value.code == "STORED_RUN_INVALID" and "does not decompress" in err.value.message

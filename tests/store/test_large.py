@@ -178,7 +178,7 @@ def test_a_store_written_at_schema_6_opens_migrates_and_reads_as_it_was(tmp_path
     with sqlite3.connect(path) as con:
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
     store = Store(path)
-    assert store.schema_version == SCHEMA_VERSION == 9
+    assert store.schema_version == SCHEMA_VERSION == 10
     runs = store.history()
     assert list(runs["version"]) == ["streamed", "saved"] and set(runs["status"]) == {"complete"}
     streamed, saved = store.load("streamed"), store.load("saved")

@@ -171,7 +171,7 @@ def test_migration_from_schema_version_1_on_postgres(pg_url: str) -> None:
     engine.dispose()
 
     with _store(pg_url) as store:  # opening migrates 1 -> 7 and backfills the per-check statistics
-        assert store.schema_version == SCHEMA_VERSION == 9
+        assert store.schema_version == SCHEMA_VERSION == 10
         insp = inspect(store.engine)
         assert "tool_calls" in insp.get_table_names()  # schema 5
         cols = {c["name"]: c["type"] for c in insp.get_columns("scores")}

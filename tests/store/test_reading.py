@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
+import zlib
 from pathlib import Path
 
 import pytest
@@ -90,7 +91,7 @@ def _tamper(db: Path, change: str) -> None:
         if change == "meta":
             con.execute("UPDATE runs SET meta = '{\"options\": '")
         else:
-            doc = json.loads(con.execute("SELECT definition FROM suites").fetchone()[0])
+            doc = json.loads(zlib.decompress(con.execute("SELECT packed FROM suites").fetchone()[0]))
             if change == "a check type another version wrote":
                 doc["cases"][1]["turns"][0]["checks"][0]["type"] = "FutureCheck"
             elif change == "a field edited by hand":

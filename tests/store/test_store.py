@@ -321,7 +321,7 @@ def test_migration_from_schema_version_1(tmp_path: Path) -> None:
         assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("1",)
 
     store = Store(db)  # opening migrates 1 -> 7 and backfills the per-check statistics
-    assert store.schema_version == SCHEMA_VERSION == 9
+    assert store.schema_version == SCHEMA_VERSION == 10
     with sqlite3.connect(db) as con:
         assert {"cost", "weighted", "spread", "judge_model"} <= {
             r[1] for r in con.execute("PRAGMA table_info(scores)")
