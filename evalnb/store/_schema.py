@@ -489,6 +489,53 @@ def migrate(engine: Engine, *, target: int = SCHEMA_VERSION) -> int:
         return max(current, target)
 
 
+def _check_sums(s: Any) -> list[dict[str, Any]]:
+    """Per check, in the order checks first appear: :func:`refresh_stats`'s sums of the scores ``s``.
+
+    Summed per case x check first (a case's runs and turns are one cluster), then per check, with numpy's
+    counts over integer codes, not pandas' groupby of text (a million rows: 0.65 -> 0.3 s at a run's end)."""
+    import numpy as np
+    import pandas as pd
+
+    checks, check_ids = pd.factorize(s["check_id"], sort=False)
+    cases, _ = pd.factorize(s["case_id"], sort=False, use_na_sentinel=False)
+    value = s["value"].astype("float64").to_numpy(na_value=np.nan)
+    passed = s["passed"].astype("boolean").fillna(False).to_numpy(dtype="float64")
+    width = int(cases.max(initial=0)) + 1
+    cells, of_row = np.unique(checks.astype(np.int64) * width + cases, return_inverse=True)
+    n = np.bincount(of_row, weights=~np.isnan(value), minlength=len(cells))
+    total = np.bincount(of_row, weights=np.nan_to_num(value, nan=0.0), minlength=len(cells))
+    pn = np.bincount(of_row, minlength=len(cells)).astype("float64")
+    ps = np.bincount(of_row, weights=passed, minlength=len(cells))
+    of_cell = cells // width
+
+    def per_check(x: np.ndarray) -> np.ndarray:
+        return np.bincount(of_cell, weights=x, minlength=len(check_ids))
+
+    sums = {
+        "cases": per_check((n > 0).astype("float64")),
+        "n": per_check(n),
+        "total": per_check(total),
+        "sq": per_check(total * total),
+        "xprod": per_check(total * n),
+        "nsq": per_check(n * n),
+        "pcases": per_check(np.ones(len(cells))),
+        "pn": per_check(pn),
+        "ptotal": per_check(ps),
+        "psq": per_check(ps * ps),
+        "pcross": per_check(ps * pn),
+        "pnsq": per_check(pn * pn),
+    }
+    counts = ("cases", "n", "pcases", "pn")
+    return [
+        {
+            "check_id": str(check_id),
+            **{k: int(v[code]) if k in counts else float(v[code]) for k, v in sums.items()},
+        }
+        for code, check_id in enumerate(check_ids)
+    ]
+
+
 def refresh_stats(conn: Connection, run_pk: int, *, agent_cost: bool = True) -> None:
     """Recompute a run's per-check sufficient statistics and its latency, cost and token totals (in SQL).
 
@@ -554,53 +601,7 @@ def frame_stats(conn: Connection, t: dict[str, Table], run_pk: int, runs: Any, s
     )
     s = scores.loc[kept, ["check_id", "case_id", "value", "passed"]]  # the columns summed, not every one
     if len(s):
-        value = s["value"].astype("float64").to_numpy()
-        # grouped by codes, not by the text (a million rows of object keys): first-appearance order either way
-        checks, check_ids = pd.factorize(s["check_id"], sort=False)
-        cases, _ = pd.factorize(s["case_id"], sort=False, use_na_sentinel=False)
-        frame = pd.DataFrame(
-            {
-                "check_id": checks,
-                "case_id": cases,
-                "v": value,
-                "has": ~pd.isna(value),
-                "p": s["passed"].astype("boolean").fillna(False).to_numpy(dtype="float64"),
-            }
-        )
-        # sums per case first (a case's runs and turns are one cluster), then per check, as refresh_stats
-        c = frame.groupby(["check_id", "case_id"], sort=False).agg(
-            n=("has", "sum"), s=("v", "sum"), pn=("p", "size"), ps=("p", "sum")
-        )
-        c = c.assign(
-            cases=(c["n"] > 0).astype("int64"),
-            sq=c["s"] * c["s"],
-            xprod=c["s"] * c["n"],
-            nsq=c["n"] * c["n"],
-            pcases=1,
-            psq=c["ps"] * c["ps"],
-            pcross=c["ps"] * c["pn"],
-            pnsq=c["pn"] * c["pn"],
-        )
-        per = c.groupby(level=0, sort=False).sum()
-        rows = [
-            {
-                "run_pk": run_pk,
-                "check_id": str(check_ids[code]),
-                "cases": int(x.cases),
-                "n": int(x.n),
-                "total": float(x.s),
-                "sq": float(x.sq),
-                "xprod": float(x.xprod),
-                "nsq": float(x.nsq),
-                "pcases": int(x.pcases),
-                "pn": int(x.pn),
-                "ptotal": float(x.ps),
-                "psq": float(x.psq),
-                "pcross": float(x.pcross),
-                "pnsq": float(x.pnsq),
-            }
-            for code, x in per.iterrows()
-        ]
+        rows = [{"run_pk": run_pk, **row} for row in _check_sums(s)]
         conn.execute(stats.insert(), rows)
     latency = (
         runs["latency_ms"].astype("float64").dropna() if "latency_ms" in runs else pd.Series([], dtype=float)

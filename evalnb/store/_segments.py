@@ -54,6 +54,7 @@ import sys
 import zlib
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any
 
 from evalnb._unicode import may_hold_surrogates
@@ -68,12 +69,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FRAMES",
+    "OFFLOAD",
     "SEGMENT_ROWS",
     "TABLES",
+    "Deferred",
     "Segment",
     "column_of",
     "damaged",
     "decode",
+    "deferred_chunk",
     "encode",
     "encode_chunk",
     "has_segments",
@@ -180,6 +184,23 @@ def encode_chunk(
     the text of the columns ``repeated`` as its distinct values and a code per row where they are few. With
     ``numbers_once``, a column of numbers or flags with one value for every row is that value once (kind
     ``"c"``; for readers that take such a value as the column's, as a run's sums do)."""
+    return _segment(chunk.n, _chunk_columns(chunk, names, dtypes, repeated, numbers_once))
+
+
+def deferred_chunk(
+    chunk: Chunk, names: Sequence[str], dtypes: Mapping[str, str], repeated: Collection[str], pool: Executor
+) -> bytes | Deferred:
+    """:func:`encode_chunk`, its larger columns compressed by ``pool``'s threads (:class:`Deferred`)."""
+    return _offloaded(chunk.n, _chunk_columns(chunk, names, dtypes, repeated, False), pool)
+
+
+def _chunk_columns(
+    chunk: Chunk,
+    names: Sequence[str],
+    dtypes: Mapping[str, str],
+    repeated: Collection[str],
+    numbers_once: bool,
+) -> list[tuple[str, str, bytes]]:
     where = {name: i for i, name in enumerate(chunk.names)}
     made = []
     for name in names:
@@ -190,7 +211,7 @@ def encode_chunk(
         elif numbers_once and kind in ("d", "q", "b"):
             kind, raw = _one_number(piece) or (kind, raw)
         made.append((name, kind, raw))
-    return _segment(chunk.n, made)
+    return made
 
 
 def _one_number(piece: Piece) -> tuple[str, bytes] | None:
@@ -207,18 +228,66 @@ def _one_number(piece: Piece) -> tuple[str, bytes] | None:
 def _segment(n: int, columns: Sequence[tuple[str, str, bytes]]) -> bytes:
     """A segment of ``n`` rows from its columns ``(name, kind, raw bytes)``, each compressed (or, where zlib
     would not shrink it, as it is: see the module docstring)."""
-    head: list[list[Any]] = []
-    parts: list[bytes] = []
+    return _assembled(n, _compressed(columns, None))
+
+
+def _offloaded(n: int, columns: Sequence[tuple[str, str, bytes]], pool: Executor) -> bytes | Deferred:
+    """:func:`_segment`, the columns of :data:`OFFLOAD` bytes or more compressed by ``pool``'s threads: the
+    segment is :class:`Deferred` until they are."""
+    made = _compressed(columns, pool)
+    if all(isinstance(part, bytes) for _, _, part, _ in made):
+        return _assembled(n, made)
+    return Deferred(n, made, sum(len(raw) for _, _, raw in columns))
+
+
+def _compressed(columns: Sequence[tuple[str, str, bytes]], pool: Executor | None) -> list[_Column]:
+    made: list[_Column] = []
     for name, kind, raw in columns:
         if len(raw) > _SAMPLE and len(zlib.compress(raw[:_SAMPLE], LEVEL)) > 0.9 * _SAMPLE:
-            head.append([name, kind, len(raw), 0])  # random numbers: compressing them costs and saves nothing
-            parts.append(raw)
-            continue
-        part = zlib.compress(raw, LEVEL)
-        head.append([name, kind, len(part)])
-        parts.append(part)
+            made.append((name, kind, raw, True))  # random numbers: compressing them costs and saves nothing
+        elif pool is not None and len(raw) >= OFFLOAD:
+            made.append((name, kind, pool.submit(zlib.compress, raw, LEVEL), False))
+        else:
+            made.append((name, kind, zlib.compress(raw, LEVEL), False))
+    return made
+
+
+_Column = tuple[str, str, "bytes | Future[bytes]", bool]
+"""A column of a segment being made: name, kind, its bytes (or their compression, under way), stored plain."""
+
+
+def _assembled(n: int, made: Sequence[_Column]) -> bytes:
+    head: list[list[Any]] = []
+    parts: list[bytes] = []
+    for name, kind, part, plain in made:
+        data = part if isinstance(part, bytes) else part.result()
+        head.append([name, kind, len(data), 0] if plain else [name, kind, len(data)])
+        parts.append(data)
     header = json.dumps({"n": n, "columns": head}, separators=(",", ":")).encode("ascii")
     return b"".join([MAGIC, _LEN.pack(len(header)), header, *parts])
+
+
+class Deferred:
+    """A segment whose larger columns other threads are compressing (:func:`encode_chunk` with a ``pool``).
+
+    A streamed run makes its segments on its own thread; zlib lets the interpreter lock go while it compresses,
+    so a column compressed by another thread costs the run nothing but the hand-over, and the writer thread
+    takes the bytes (:meth:`result`) when it inserts them. ``nbytes`` counts the columns uncompressed (what
+    memory holds meanwhile)."""
+
+    __slots__ = ("_made", "n", "nbytes")
+
+    def __init__(self, n: int, made: list[_Column], nbytes: int) -> None:
+        self.n, self._made, self.nbytes = n, made, nbytes
+
+    def result(self) -> bytes:
+        """The segment's bytes, once its columns are compressed (an error of theirs is raised here)."""
+        return _assembled(self.n, self._made)
+
+
+OFFLOAD = 32 * 1024
+"""Bytes of a column from which a streamed run has it compressed by another thread (smaller ones: on its own,
+where the hand-over would cost more than the compression)."""
 
 
 _SAMPLE = 2048
@@ -549,6 +618,14 @@ def decode(data: bytes, names: Iterable[str] | None = None) -> dict[str, list[An
 
 def insert(conn: Connection, table: Table, pk: int, parts: Sequence[tuple[str, int, bytes, int]]) -> None:
     """Store segments ``(frame, seq0, data, n)`` (within the caller's transaction)."""
+    if conn.dialect.name == "sqlite":
+        # the driver's executemany: one prepared statement, no SQL compiled per call (a streamed run commits
+        # hundreds of times, each in the writer thread beside the run's)
+        conn.exec_driver_sql(
+            f"INSERT INTO {table.name} (run_pk, frame, seq0, n, data) VALUES (?, ?, ?, ?, ?)",
+            [(pk, f, seq0, n, data) for f, seq0, data, n in parts],
+        )
+        return
     rows = [{"run_pk": pk, "frame": f, "seq0": seq0, "n": n, "data": data} for f, seq0, data, n in parts]
     # One multi-row INSERT per chunk, not an executemany: psycopg runs the latter in pipeline mode, and a run
     # whose row a later claim deleted meanwhile (docs/results.md, the store) would log "error ignored

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ from evalnb.results._frames import RUNS_COLUMNS
 from evalnb.results._recorders import Batch, ResultRecorder
 from evalnb.store import Store
 from evalnb.store import _recorder as recorder
-from evalnb.store._segments import Segment, encode_chunk
+from evalnb.store import _segments as segments
+from evalnb.store._segments import OFFLOAD, Deferred, Segment, deferred_chunk, encode_chunk
 from evalnb.suite import Case, ExactMatchCheck, PartialMatchCheck, Suite, Turn
 
 TEXTS = ["plain", "", None, "ünïcödé ✓", "a\x00nul", "x" * 3000, None, "🙂 four bytes"]
@@ -162,6 +164,50 @@ def test_a_streamed_run_stores_its_rows_as_the_collector_gathered_them(tmp_path:
     con.close()
     kinds = {name: span[0] for name, span in Segment(data).spans.items()}
     assert kinds["response"] == "t" and kinds["turn"] == "q" and kinds["latency_ms"] == "d"
+
+
+def test_larger_columns_are_compressed_by_other_threads_into_the_same_bytes() -> None:
+    schema = {"t": "string", "f": "float64", "s": "string"}
+    rows = [(f"text {i} " * 20, i / 7, "same") for i in range(2000)]
+    chunk = _chunk(schema, rows)
+    with ThreadPoolExecutor(2) as pool:
+        made = deferred_chunk(chunk, list(schema), schema, ("s",), pool)
+        assert isinstance(made, Deferred) and made.nbytes > OFFLOAD
+        assert made.result() == encode_chunk(chunk, list(schema), schema, ("s",))
+        small = _chunk(schema, rows[:3])  # nothing worth a hand-over: made at once
+        assert deferred_chunk(small, list(schema), schema, (), pool) == encode_chunk(
+            small, list(schema), schema
+        )
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_streamed_run_with_its_columns_compressed_elsewhere_saves_every_row_or_stops_with_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool
+) -> None:
+    monkeypatch.setattr(segments, "OFFLOAD", 64)  # every column of some size goes to the compressing threads
+    monkeypatch.setattr(_columns, "CHUNK", 64)
+    if fails:
+        compress = zlib.compress
+
+        def short(data: bytes, level: int = -1) -> bytes:
+            if len(data) > 50_000:
+                raise RuntimeError("the compressor failed")
+            return compress(data, level)
+
+        monkeypatch.setattr(segments.zlib, "compress", short)
+
+    async def agent(prompt: str) -> str:
+        return prompt + (" " + "z" * 60_000 if fails and prompt.startswith("p150 ") else " ✓")
+
+    store = Store(tmp_path / "s.db")
+    if fails:
+        with pytest.raises(RuntimeError, match="the compressor failed"):
+            evalnb.run(_suite(400), agent, store=store, version="v1", progress=False, concurrency=8)
+        return
+    result = evalnb.run(_suite(400), agent, store=store, version="v1", progress=False, concurrency=8)
+    back = store.load("v1")
+    for name in ("runs", "scores"):
+        pd.testing.assert_frame_equal(getattr(back, name), getattr(result, name))
 
 
 def test_a_slow_run_hands_its_case_runs_to_the_writer_as_they_finish(
