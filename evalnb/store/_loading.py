@@ -157,7 +157,7 @@ def _definition(store: Store, conn: Any, run: dict[str, Any]) -> tuple[Any, Any]
     """The run's suite definition and content hash (``None`` each when its suite row is gone).
 
     The plain ``definition`` when the row has one (written before schema 10, or by hand), else the ``packed``
-    one decompressed (docs/results.md, what a load costs).
+    one decompressed (docs/results.md, the store).
 
     Raises:
         StoreError: ``STORED_RUN_INVALID`` when the packed definition does not decompress.

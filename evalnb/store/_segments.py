@@ -55,6 +55,7 @@ import zlib
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalnb._unicode import may_hold_surrogates
@@ -190,8 +191,13 @@ def encode_chunk(
 def deferred_chunk(
     chunk: Chunk, names: Sequence[str], dtypes: Mapping[str, str], repeated: Collection[str], pool: Executor
 ) -> bytes | Deferred:
-    """:func:`encode_chunk`, its larger columns compressed by ``pool``'s threads (:class:`Deferred`)."""
-    return _offloaded(chunk.n, _chunk_columns(chunk, names, dtypes, repeated, False), pool)
+    """:func:`encode_chunk`, its columns of :data:`OFFLOAD` bytes or more compressed by ``pool``'s threads: the
+    segment is :class:`Deferred` until they are."""
+    columns = _chunk_columns(chunk, names, dtypes, repeated, False)
+    made = _compressed(columns, pool)
+    if all(isinstance(part, bytes) for _, _, part, _ in made):
+        return _assembled(chunk.n, made)
+    return Deferred(chunk.n, made, sum(len(raw) for _, _, raw in columns))
 
 
 def _chunk_columns(
@@ -231,15 +237,6 @@ def _segment(n: int, columns: Sequence[tuple[str, str, bytes]]) -> bytes:
     return _assembled(n, _compressed(columns, None))
 
 
-def _offloaded(n: int, columns: Sequence[tuple[str, str, bytes]], pool: Executor) -> bytes | Deferred:
-    """:func:`_segment`, the columns of :data:`OFFLOAD` bytes or more compressed by ``pool``'s threads: the
-    segment is :class:`Deferred` until they are."""
-    made = _compressed(columns, pool)
-    if all(isinstance(part, bytes) for _, _, part, _ in made):
-        return _assembled(n, made)
-    return Deferred(n, made, sum(len(raw) for _, _, raw in columns))
-
-
 def _compressed(columns: Sequence[tuple[str, str, bytes]], pool: Executor | None) -> list[_Column]:
     made: list[_Column] = []
     for name, kind, raw in columns:
@@ -267,27 +264,23 @@ def _assembled(n: int, made: Sequence[_Column]) -> bytes:
     return b"".join([MAGIC, _LEN.pack(len(header)), header, *parts])
 
 
+@dataclass(frozen=True)
 class Deferred:
-    """A segment whose larger columns other threads are compressing (:func:`encode_chunk` with a ``pool``).
+    """A segment whose larger columns other threads are compressing (:func:`deferred_chunk`): zlib lets the
+    interpreter lock go, so the run's thread pays only the hand-over, and the writer takes the bytes
+    (:meth:`result`) when it inserts them. ``nbytes`` counts the columns uncompressed (what memory holds)."""
 
-    A streamed run makes its segments on its own thread; zlib lets the interpreter lock go while it compresses,
-    so a column compressed by another thread costs the run nothing but the hand-over, and the writer thread
-    takes the bytes (:meth:`result`) when it inserts them. ``nbytes`` counts the columns uncompressed (what
-    memory holds meanwhile)."""
-
-    __slots__ = ("_made", "n", "nbytes")
-
-    def __init__(self, n: int, made: list[_Column], nbytes: int) -> None:
-        self.n, self._made, self.nbytes = n, made, nbytes
+    n: int
+    made: list[_Column]
+    nbytes: int
 
     def result(self) -> bytes:
         """The segment's bytes, once its columns are compressed (an error of theirs is raised here)."""
-        return _assembled(self.n, self._made)
+        return _assembled(self.n, self.made)
 
 
 OFFLOAD = 32 * 1024
-"""Bytes of a column from which a streamed run has it compressed by another thread (smaller ones: on its own,
-where the hand-over would cost more than the compression)."""
+"""Bytes from which a streamed run's column is compressed by another thread (a smaller one's hand-over costs more)."""
 
 
 _SAMPLE = 2048
@@ -619,8 +612,7 @@ def decode(data: bytes, names: Iterable[str] | None = None) -> dict[str, list[An
 def insert(conn: Connection, table: Table, pk: int, parts: Sequence[tuple[str, int, bytes, int]]) -> None:
     """Store segments ``(frame, seq0, data, n)`` (within the caller's transaction)."""
     if conn.dialect.name == "sqlite":
-        # the driver's executemany: one prepared statement, no SQL compiled per call (a streamed run commits
-        # hundreds of times, each in the writer thread beside the run's)
+        # the driver's executemany: one prepared statement, no SQL compiled per commit of a streamed run
         conn.exec_driver_sql(
             f"INSERT INTO {table.name} (run_pk, frame, seq0, n, data) VALUES (?, ?, ?, ?, ?)",
             [(pk, f, seq0, n, data) for f, seq0, data, n in parts],

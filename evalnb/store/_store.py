@@ -259,7 +259,7 @@ class Store(Views):
         t = self._t["suites"]
         # The definition is the canonical JSON the content hash is taken over (made in the same pass), so a
         # load can tell it is what evalnb wrote and build the suite without validating it again (_suites.py);
-        # compressed from schema 10 (docs/results.md, what a load costs).
+        # compressed from schema 10 (docs/results.md, the store).
         body: dict[str, Any]
         if "packed" in t.c:
             h, data = packed(suite)
