@@ -196,3 +196,19 @@ def test_the_command_line_loads_installed_plugins(tmp_path: Path) -> None:
         in failed.stderr
     )
     assert "Traceback" not in failed.stderr
+
+
+def test_the_quick_search_for_plugins_sees_what_importlib_metadata_sees(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # sys.path as this test runs it: no distribution declares the group, so importlib.metadata is not asked
+    assert not _registry._may_declare_plugins()
+    install(site, "evalnb_other", "[console_scripts]\nother = other:main\n")
+    assert not _registry._may_declare_plugins()
+    install(site, "evalnb_spaced", "[ evalnb.plugins ]\nshout = evalnb_shout_plugin:setup\n")
+    assert _registry._may_declare_plugins()  # a header written loosely: a yes (importlib.metadata decides)
+    # what the search cannot read counts as a yes: a zip on sys.path
+    zipped = tmp_path / "plugins.zip"
+    zipped.write_bytes(b"PK\x05\x06" + b"\x00" * 18)
+    monkeypatch.setattr(sys, "path", [str(zipped)])
+    assert _registry._may_declare_plugins()
