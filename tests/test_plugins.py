@@ -201,7 +201,12 @@ def test_the_command_line_loads_installed_plugins(tmp_path: Path) -> None:
 def test_the_quick_search_for_plugins_sees_what_importlib_metadata_sees(
     site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # sys.path as this test runs it: no distribution declares the group, so importlib.metadata is not asked
+    # the installed folder alone on sys.path, the standard finders: no distribution declares the group yet
+    import importlib.machinery
+
+    monkeypatch.setattr(sys, "path", [str(site)])
+    standard = [f for f in sys.meta_path if not hasattr(f, "find_distributions")]
+    monkeypatch.setattr(sys, "meta_path", [*standard, importlib.machinery.PathFinder])
     assert not _registry._may_declare_plugins()
     install(site, "evalnb_other", "[console_scripts]\nother = other:main\n")
     assert not _registry._may_declare_plugins()
