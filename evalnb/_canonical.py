@@ -23,11 +23,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-__all__ = ["LEVEL", "canonical", "content_hash", "document", "packed"]
+__all__ = ["canonical", "content_hash", "packed"]
 
 _SEP = (",", ":")
 
-LEVEL = 1
+_LEVEL = 1
 """zlib's level for a packed document: a suite's JSON repeats itself (its keys, shared checks), and level 1
 shrinks a million cases' 322 MB to 12 MB at about 500 MB/s."""
 
@@ -48,27 +48,16 @@ def content_hash(suite: Any) -> str:
     return h.hexdigest()[:16]
 
 
-def document(suite: Any) -> tuple[str, str]:
-    """The suite's content hash and its whole canonical JSON, made in one pass: the hashed document with the
-    load path and the warnings added as its last keys (still in sorted order). A store keeps the document as
-    the suite's definition; reading it back, the hash of all but those two keys says it is what evalnb wrote
-    (``store/_suites.py``)."""
-    h = hashlib.sha256()
-    parts = list(_parts(suite))
-    for part in parts:
-        h.update(part.encode())
-    parts[-1] = _stored_tail(suite, parts[-1])
-    return h.hexdigest()[:16], "".join(parts)
-
-
 def packed(suite: Any) -> tuple[str, bytes]:
-    """The suite's content hash and its :func:`document` compressed with zlib (the form a store keeps).
+    """The suite's content hash and its canonical JSON compressed with zlib, the form a store keeps: the hashed
+    document with the load path and the warnings added as its last keys (still in sorted order); reading it
+    back, the hash of all but those two keys says it is what evalnb wrote (``store/_trusted.py``).
 
     The document is made here in pieces of :data:`_PIECE` characters; a thread of its own hashes and compresses
     each piece while the next is made (both let the interpreter lock go), so packing costs about what making
     the text did, and the whole text is never held (a million cases: 322 MB of JSON, 12 MB packed)."""
     h = hashlib.sha256()
-    z = zlib.compressobj(LEVEL)
+    z = zlib.compressobj(_LEVEL)
     out: list[bytes] = []
 
     def take(piece: bytes, hashed: int, end: bytes = b"") -> None:
@@ -92,18 +81,15 @@ def packed(suite: Any) -> tuple[str, bytes]:
                 buffer, size = [], 0
                 if len(behind) > 2:  # at most two pieces wait: memory stays a few pieces
                     behind.pop(0).result()
-        # the last part: hashed as it is, stored with the load path and the warnings (as document() has it)
-        buffer.append(_stored_tail(suite, last))
+        # the last part: hashed as it is, stored with the load path and the warnings as the last keys
+        buffer.append(
+            f'{last[:-1]},"path":{_plain(suite.path)},"warnings":{canonical(list(suite.warnings))}}}'
+        )
         behind.append(pool.submit(take, "".join(buffer).encode(), size + len(last) - 1, b"}"))
         for future in behind:
             future.result()
     out.append(z.flush())
     return h.hexdigest()[:16], b"".join(out)
-
-
-def _stored_tail(suite: Any, last: str) -> str:
-    """The document's last part with the load path and the warnings added as its last keys."""
-    return f'{last[:-1]},"path":{_plain(suite.path)},"warnings":{canonical(list(suite.warnings))}}}'
 
 
 def _parts(suite: Any) -> Iterator[str]:

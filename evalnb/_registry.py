@@ -119,7 +119,8 @@ def _may_declare_plugins() -> bool:
 
     Its ``entry_points.txt`` files are searched for the group's header: a few milliseconds, where
     ``importlib.metadata`` reading every distribution took ~13 ms of each process's start among 200 installed
-    ones (most environments declare no evalnb plugin). What this search cannot see counts as a yes: an entry of
+    ones (most environments declare no evalnb plugin); it looks where ``importlib.metadata`` does (``*.dist-info``,
+    ``*.egg-info``, an egg's ``EGG-INFO``). What this search cannot see counts as a yes: an entry of
     ``sys.path`` that is a file (a zip), a folder it cannot list, a finder of distributions other than the
     standard one."""
     import importlib.machinery
@@ -139,8 +140,12 @@ def _may_declare_plugins() -> bool:
             names = os.listdir(folder)
         except OSError:
             return True
+        egg = folder.lower().endswith(".egg")  # an egg on sys.path holds its metadata in EGG-INFO
         for name in names:
-            if name.endswith((".dist-info", ".egg-info")) and _HEADER.search(_text(folder, name)):
+            low = name.lower()
+            if (low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info")) and _HEADER.search(
+                _text(folder, name)
+            ):
                 return True
     return False
 

@@ -212,6 +212,16 @@ def test_the_quick_search_for_plugins_sees_what_importlib_metadata_sees(
     assert not _registry._may_declare_plugins()
     install(site, "evalnb_spaced", "[ evalnb.plugins ]\nshout = evalnb_shout_plugin:setup\n")
     assert _registry._may_declare_plugins()  # a header written loosely: a yes (importlib.metadata decides)
+    # an egg on sys.path keeps its metadata in EGG-INFO, as importlib.metadata reads it
+    egg = tmp_path / "evalnb_egg-0.1.egg"
+    (egg / "EGG-INFO").mkdir(parents=True)
+    (egg / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: evalnb-egg\nVersion: 0.1\n")
+    (egg / "EGG-INFO" / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
+    monkeypatch.setattr(sys, "path", [str(egg)])
+    assert _registry._may_declare_plugins()
+    from importlib.metadata import entry_points
+
+    assert [p.name for p in entry_points(group=_registry.ENTRY_POINT_GROUP)] == ["shout"]
     # what the search cannot read counts as a yes: a zip on sys.path
     zipped = tmp_path / "plugins.zip"
     zipped.write_bytes(b"PK\x05\x06" + b"\x00" * 18)

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from evalnb._canonical import document, packed
+from evalnb._canonical import packed
 from evalnb._deprecation import deprecated_method
 from evalnb._numbers import seconds
 from evalnb._retry import retry_until
@@ -258,15 +258,9 @@ class Store(Views):
 
         t = self._t["suites"]
         # The definition is the canonical JSON the content hash is taken over (made in the same pass), so a
-        # load can tell it is what evalnb wrote and build the suite without validating it again (_suites.py);
-        # compressed from schema 10 (docs/results.md, the store).
-        body: dict[str, Any]
-        if "packed" in t.c:
-            h, data = packed(suite)
-            body = {"definition": None, "packed": data}
-        else:
-            h, text = document(suite)
-            body = {"definition": text}
+        # load can tell it is what evalnb wrote and build the suite without validating it again (_suites.py),
+        # compressed (docs/results.md, the store). A store written to is at this evalnb's schema (migrated).
+        h, data = packed(suite)
         where = select(t.c.id).where(t.c.name == suite.name, t.c.content_hash == h)
         row = conn.execute(where).fetchone()
         if row:
@@ -275,7 +269,8 @@ class Store(Views):
             "name": suite.name,
             "format": suite.format,
             "content_hash": h,
-            **body,
+            "definition": None,
+            "packed": data,
             "created_at": _now(),
         }
         # The values go with the execution, not into the statement: a statement's own values stay referenced by
@@ -289,9 +284,9 @@ class Store(Views):
             insert = dml.insert(t).on_conflict_do_nothing()
             conn.execute(insert, values)
             if conn.dialect.name == "sqlite":
-                # SQLite keeps a copy of the text bound to a cached prepared statement until it is bound again:
+                # SQLite keeps a copy of the value bound to a cached prepared statement until it is bound again:
                 # the same insert without the definition (the row is there: nothing is written) lets it go
-                conn.execute(insert, {**values, **dict.fromkeys(body, None)})
+                conn.execute(insert, {**values, "packed": None})
             return int(conn.execute(where).scalar_one())
         res = conn.execute(t.insert(), values)
         return int(res.inserted_primary_key[0])  # type: ignore[index]
