@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pydantic
+import pytest
+
 import evalnb
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +32,39 @@ def test_import_evalnb_stays_light():
     modules = set(json.loads(proc.stdout))
     loaded = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert loaded == [], f"import evalnb (and load) pulled in {loaded}"
+
+
+def test_a_loaded_dataset_runs_without_building_the_suite_validator(tmp_path):
+    """A suite model's validator holds every check type's; a dataset loaded and run builds only the checks it
+    uses. The suite is the one validation would give."""
+    doc = {
+        "schemaVersion": "1.1.0",
+        "default_evaluators": {"ExactMatch": {}},
+        "items": [{"testId": f"c{i}", "prompt": f"p{i}", "expected_response": f"p{i}"} for i in range(3)],
+    }
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    code = (
+        "import json, sys, evalnb, evalnb.suite as S; "
+        f"suite = evalnb.load({str(path)!r}); "
+        "result = evalnb.run(suite, lambda p: p, progress=False); "
+        "built = sorted(n for n, c in vars(S).items() if getattr(c, '__pydantic_complete__', False)); "
+        "same = S.Suite.model_validate(suite.model_dump()) == suite; "
+        "print(json.dumps([built, result.passed, same]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[-1]) == [["ExactMatchCheck"], True, True]
+
+
+def test_a_suite_built_outside_a_load_is_validated():
+    with pytest.raises(pydantic.ValidationError):
+        evalnb.Suite._trusted(name="s", format="dataset-json", cases=[1])
+    suite = evalnb.Suite._trusted(name="s\ud800", format="dataset-json")
+    assert suite.name == "s\ufffd"  # text every file can take, as a suite built in Python gets
 
 
 def test_public_api_is_pinned():

@@ -279,7 +279,8 @@ def _content(output: Any) -> str:
 class OpenAIAgentConfig(BaseModel):
     """``type = "openai"``: the options of :class:`OpenAIChat` (a key only by its variable)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Built when a configuration file is read, not at every import of the agents.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str | None = None
     base_url: str | None = None

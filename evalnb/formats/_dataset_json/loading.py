@@ -422,7 +422,7 @@ def load_data(data: Any, *, name: str | None = None, consume: bool = False) -> S
     meta_name = (
         doc.metadata.name if doc.metadata and doc.metadata.name and doc.metadata.name.strip() else None
     )
-    suite = Suite(
+    suite = Suite._trusted(
         name=meta_name or name or "dataset",
         description=doc.description or (doc.metadata.description if doc.metadata else None),
         format="dataset-json",
