@@ -44,6 +44,7 @@ D = TypeVar("D")
 
 PLUGINS_ENV = "EVALNB_PLUGINS"
 ENTRY_POINT_GROUP = "evalnb.plugins"
+PYDANTIC_GROUP = "pydantic"  # pydantic's own plugins (a validator's first build looks them up)
 NO_AUTOLOAD_ENV = "EVALNB_DISABLE_PLUGIN_AUTOLOAD"
 
 # Guards the registries' dicts and the plugin state. Never held while importing: a module being imported
@@ -75,7 +76,10 @@ def load_plugins() -> None:
         _plugins_loader = me
     loaded = False
     try:
-        if os.environ.get(NO_AUTOLOAD_ENV, "").strip() in ("", "0"):
+        declared = _may_declare((ENTRY_POINT_GROUP, PYDANTIC_GROUP))
+        if PYDANTIC_GROUP not in declared:
+            _no_pydantic_plugins()
+        if ENTRY_POINT_GROUP in declared and os.environ.get(NO_AUTOLOAD_ENV, "").strip() in ("", "0"):
             _load_entry_points()
         names = [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
         if names:
@@ -98,8 +102,6 @@ def _forget_plugins() -> None:
 
 
 def _load_entry_points() -> None:
-    if not _may_declare_plugins():
-        return
     from importlib.metadata import entry_points
 
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
@@ -111,43 +113,55 @@ def _load_entry_points() -> None:
             raise _plugin_error(point, exc) from exc
 
 
-_HEADER = re.compile(rf"^\s*\[\s*{re.escape(ENTRY_POINT_GROUP)}\s*\]", re.MULTILINE)
+def _may_declare(groups: tuple[str, ...]) -> frozenset[str]:
+    """The entry-point groups of ``groups`` that a distribution on ``sys.path`` may declare.
 
-
-def _may_declare_plugins() -> bool:
-    """Whether a distribution on ``sys.path`` may declare an entry point of :data:`ENTRY_POINT_GROUP`.
-
-    Its ``entry_points.txt`` files are searched for the group's header: a few milliseconds, where
+    The ``entry_points.txt`` files are searched for the groups' headers: a few milliseconds, where
     ``importlib.metadata`` reading every distribution took ~13 ms of each process's start among 200 installed
-    ones (most environments declare no evalnb plugin); it looks where ``importlib.metadata`` does (``*.dist-info``,
-    ``*.egg-info``, an egg's ``EGG-INFO``). What this search cannot see counts as a yes: an entry of
-    ``sys.path`` that is a file (a zip), a folder it cannot list, a finder of distributions other than the
-    standard one."""
+    ones (most environments declare no evalnb plugin and no pydantic plugin); it looks where ``importlib.metadata``
+    does (``*.dist-info``, ``*.egg-info``, an egg's ``EGG-INFO``). What this search cannot see counts as a yes for
+    every group: an entry of ``sys.path`` that is a file (a zip), a folder it cannot list, a finder of
+    distributions other than the standard one."""
     import importlib.machinery
 
+    every = frozenset(groups)
     if any(
         hasattr(finder, "find_distributions") and finder is not importlib.machinery.PathFinder
         for finder in sys.meta_path
     ):
-        return True
+        return every
+    header = re.compile(r"^\s*\[\s*(" + "|".join(map(re.escape, groups)) + r")\s*\]", re.MULTILINE)
+    found: set[str] = set()
     for entry in sys.path:
         folder = entry or "."
         if not os.path.isdir(folder):
             if os.path.exists(folder):
-                return True
+                return every
             continue
         try:
             names = os.listdir(folder)
         except OSError:
-            return True
+            return every
         egg = folder.lower().endswith(".egg")  # an egg on sys.path holds its metadata in EGG-INFO
         for name in names:
             low = name.lower()
-            if (low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info")) and _HEADER.search(
-                _text(folder, name)
-            ):
-                return True
-    return False
+            if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
+                found.update(m.group(1) for m in header.finditer(_text(folder, name)))
+        if found == every:
+            break
+    return frozenset(found)
+
+
+def _no_pydantic_plugins() -> None:
+    """Tell pydantic that no distribution declares a plugin of its own, the answer its first validator would find
+    by reading every distribution's metadata (~13 ms of each process's start). It keeps that answer in its cache
+    of plugins; a pydantic that keeps it elsewhere, or has looked already, is left as it is."""
+    try:
+        from pydantic.plugin import _loader
+    except ImportError:
+        return
+    if getattr(_loader, "_plugins", ()) is None and getattr(_loader, "_loading_plugins", None) is False:
+        _loader._plugins = {}
 
 
 def _text(folder: str, dist: str) -> str:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -198,6 +199,10 @@ def test_the_command_line_loads_installed_plugins(tmp_path: Path) -> None:
     assert "Traceback" not in failed.stderr
 
 
+def declares() -> bool:
+    return _registry.ENTRY_POINT_GROUP in _registry._may_declare((_registry.ENTRY_POINT_GROUP,))
+
+
 def test_the_quick_search_for_plugins_sees_what_importlib_metadata_sees(
     site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -207,18 +212,18 @@ def test_the_quick_search_for_plugins_sees_what_importlib_metadata_sees(
     monkeypatch.setattr(sys, "path", [str(site)])
     standard = [f for f in sys.meta_path if not hasattr(f, "find_distributions")]
     monkeypatch.setattr(sys, "meta_path", [*standard, importlib.machinery.PathFinder])
-    assert not _registry._may_declare_plugins()
+    assert not declares()
     install(site, "evalnb_other", "[console_scripts]\nother = other:main\n")
-    assert not _registry._may_declare_plugins()
+    assert not declares()
     install(site, "evalnb_spaced", "[ evalnb.plugins ]\nshout = evalnb_shout_plugin:setup\n")
-    assert _registry._may_declare_plugins()  # a header written loosely: a yes (importlib.metadata decides)
+    assert declares()  # a header written loosely: a yes (importlib.metadata decides)
     # an egg on sys.path keeps its metadata in EGG-INFO, as importlib.metadata reads it
     egg = tmp_path / "evalnb_egg-0.1.egg"
     (egg / "EGG-INFO").mkdir(parents=True)
     (egg / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: evalnb-egg\nVersion: 0.1\n")
     (egg / "EGG-INFO" / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
     monkeypatch.setattr(sys, "path", [str(egg)])
-    assert _registry._may_declare_plugins()
+    assert declares()
     # and importlib.metadata finds it there too (asked in a fresh interpreter: none of the caches and finders
     # earlier tests left in this one)
     ask = (
@@ -235,4 +240,63 @@ def test_the_quick_search_for_plugins_sees_what_importlib_metadata_sees(
     zipped = tmp_path / "plugins.zip"
     zipped.write_bytes(b"PK\x05\x06" + b"\x00" * 18)
     monkeypatch.setattr(sys, "path", [str(zipped)])
-    assert _registry._may_declare_plugins()
+    assert declares()
+
+
+PYDANTIC_PLUGIN = """
+SEEN = []
+
+
+class Plugin:
+    def new_schema_validator(self, schema, schema_type, path, kind, config, settings):
+        SEEN.append(getattr(schema_type, "__name__", str(schema_type)))
+        return None, None, None
+
+
+plugin = Plugin()
+"""
+
+# In a fresh interpreter: which groups importlib.metadata was asked for, and what pydantic's plugin saw, after a
+# dataset's load (the load builds pydantic validators).
+ASK_PYDANTIC = """
+import importlib.metadata as m, json, sys
+asked = []
+every = m.entry_points
+m.entry_points = lambda **k: (asked.append(k.get("group")), every(**k))[1]
+sys.path.insert(0, sys.argv[1])
+import evalnb
+evalnb.load(sys.argv[2])
+seen = sys.modules["pydantic_spy"].SEEN if "pydantic_spy" in sys.modules else None
+print(json.dumps([asked, bool(seen)]))
+"""
+
+
+def test_pydantic_reads_no_metadata_for_its_plugins_when_no_distribution_declares_one(
+    site: Path, tmp_path: Path
+) -> None:
+    """pydantic looks its plugins up (every distribution's metadata) when it builds its first validator; evalnb's
+    search of the entry points files tells it when there are none, and leaves it to look when there may be."""
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"items": [{"prompt": "p", "expected_response": "p"}]}), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop(_registry.NO_AUTOLOAD_ENV, None)
+
+    def ask() -> list[Any]:
+        done = subprocess.run(
+            [sys.executable, "-c", ASK_PYDANTIC, str(site), str(path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return list(json.loads(done.stdout.splitlines()[-1]))
+
+    assert "pydantic" not in ask()[0]  # no plugin of pydantic's anywhere: its lookup was not needed
+    install(site, "pydantic_spy_dist", "[pydantic]\nspy = pydantic_spy:plugin\n")
+    (site / "pydantic_spy.py").write_text(PYDANTIC_PLUGIN, encoding="utf-8")
+    assert _registry._may_declare((_registry.ENTRY_POINT_GROUP, "pydantic")) == {"pydantic"}
+    asked, seen = ask()
+    assert (
+        "pydantic" in asked and seen
+    )  # pydantic looked, found the plugin, and the load's validators used it
