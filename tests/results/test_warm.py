@@ -56,3 +56,31 @@ def test_in_a_running_loop_the_import_starts_on_the_loop_s_next_turn() -> None:
 
 def test_without_a_loop_the_import_starts_at_once() -> None:
     assert _run("thread") == [1, True]
+
+
+GIVE_WAY = """
+import json, sys, threading, time, types
+from evalnb.results import _warm
+
+slept = []
+_warm.time = types.SimpleNamespace(sleep=lambda s: (slept.append(threading.current_thread().name), time.sleep(s)))
+_warm.warm_frames()
+threads = [t for t in threading.enumerate() if t.name == "evalnb-warm"]
+import decimal, fractions  # the main thread's own imports meanwhile: it does not give way to itself
+for t in threads:
+    t.join(60)
+left = [type(f).__name__ for f in sys.meta_path if type(f).__name__ == "_GiveWay"]
+print(json.dumps([sorted(set(slept)), len(slept), "pandas" in sys.modules, left]))
+"""
+
+
+def test_the_import_gives_way_before_each_module_it_loads_and_leaves_no_finder_behind() -> None:
+    # A thread waiting for the interpreter lock (the event loop, woken by answers) gets it between modules.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", GIVE_WAY], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    names, times, imported, left = json.loads(proc.stdout)
+    assert names == ["evalnb-warm"] and imported and left == []
+    assert times > 100  # pandas and pyarrow load hundreds of modules
