@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pydantic
 import pytest
@@ -17,6 +18,16 @@ ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("plotly", "openai", "sqlalchemy", "duckdb", "jupyter", "jupyter_client", "aiohttp", "IPython", "ray")
 
 
+def _printed(code: str) -> Any:
+    """What ``code`` prints last, as JSON, run in a fresh interpreter of this checkout."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
 def test_import_evalnb_stays_light():
     code = (
         "import json, sys, evalnb, evalnb.executors; "
@@ -24,12 +35,7 @@ def test_import_evalnb_stays_light():
         "evalnb.executors.Ray(address='127.0.0.1:6379'); "
         "print(json.dumps(sorted(sys.modules)))"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
-    )
-    assert proc.returncode == 0, proc.stderr
-    modules = set(json.loads(proc.stdout))
+    modules = set(_printed(code))
     loaded = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert loaded == [], f"import evalnb (and load) pulled in {loaded}"
 
@@ -52,12 +58,7 @@ def test_a_loaded_dataset_runs_without_building_the_suite_validator(tmp_path):
         "same = S.Suite.model_validate(suite.model_dump()) == suite; "
         "print(json.dumps([built, result.passed, same]))"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.splitlines()[-1]) == [["ExactMatchCheck"], True, True]
+    assert _printed(code) == [["ExactMatchCheck"], True, True]
 
 
 def test_a_suite_built_outside_a_load_is_validated():
