@@ -295,7 +295,13 @@ def test_pydantic_reads_no_metadata_for_its_plugins_when_no_distribution_declare
     assert "pydantic" not in ask()[0]  # no plugin of pydantic's anywhere: its lookup was not needed
     install(site, "pydantic_spy_dist", "[pydantic]\nspy = pydantic_spy:plugin\n")
     (site / "pydantic_spy.py").write_text(PYDANTIC_PLUGIN, encoding="utf-8")
-    assert _registry._may_declare((_registry.ENTRY_POINT_GROUP, "pydantic")) == {"pydantic"}
+    import importlib.machinery
+
+    with pytest.MonkeyPatch.context() as mp:  # the installed folder alone, the standard finders
+        mp.setattr(sys, "path", [str(site)])
+        standard = [f for f in sys.meta_path if not hasattr(f, "find_distributions")]
+        mp.setattr(sys, "meta_path", [*standard, importlib.machinery.PathFinder])
+        assert _registry._may_declare((_registry.ENTRY_POINT_GROUP, "pydantic")) == {"pydantic"}
     asked, seen = ask()
     assert (
         "pydantic" in asked and seen
