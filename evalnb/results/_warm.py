@@ -52,19 +52,22 @@ def _start() -> None:
 
 class _GiveWay:
     """A finder that finds nothing: asked before each module an import loads, it lets a thread waiting for the
-    interpreter lock have it first when the importing thread is ``thread``."""
+    interpreter lock have it first when the importing thread is ``thread`` (None: nobody, once the import is done).
 
-    def __init__(self, thread: int) -> None:
+    It stays on ``sys.meta_path`` after, doing nothing: taking it out could make an import running in another
+    thread right then skip the finder after it (that import walks the list by position)."""
+
+    def __init__(self, thread: int | None) -> None:
         self.thread = thread
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if threading.get_ident() == self.thread:
+        if self.thread is not None and threading.get_ident() == self.thread:
             time.sleep(0)  # releases the lock; a waiting thread takes it
 
 
 def _import() -> None:
     way = _GiveWay(threading.get_ident())
-    sys.meta_path.insert(0, way)
+    sys.meta_path.insert(0, way)  # a walk of the list right now sees a finder twice at worst
     try:
         with _gc.imported():
             from evalnb.results._frames import RUNS_COLUMNS, frame_from_tuples
@@ -73,4 +76,4 @@ def _import() -> None:
     except Exception:  # a failure here shows again where the frames are built, in the run's own thread
         return
     finally:
-        sys.meta_path.remove(way)
+        way.thread = None
