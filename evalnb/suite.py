@@ -599,11 +599,9 @@ class Suite(_Model):
 
     @classmethod
     def _trusted(cls, **fields: Any) -> Suite:
-        """A suite of values validated already (a loader's, from its own validated document and text cleaned
-        whole), built without validating them again, as :meth:`Turn._trusted`: the suite's validator is not
-        built for a suite nobody validates. Outside such a load, the model's own validation."""
-        if not is_cleaned():
-            return cls(**fields)
+        """A suite of values validated already (a loader's, from its own validated document), built without
+        validating them again, as :meth:`Turn._trusted`: the suite's validator is not built for a suite nobody
+        validates."""
         return cls.model_construct(**fields)
 
     def content_hash(self) -> str:

@@ -258,7 +258,7 @@ class Store(Views):
 
         t = self._t["suites"]
         # The definition is the canonical JSON the content hash is taken over (made in the same pass), so a
-        # load can tell it is what evalnb wrote and build the suite without validating it again (_suites.py),
+        # load can tell it is what evalnb wrote and build the suite without validating it again (_trusted.py),
         # compressed (docs/results.md, the store). A store written to is at this evalnb's schema (migrated).
         h, data = packed(suite)
         where = select(t.c.id).where(t.c.name == suite.name, t.c.content_hash == h)

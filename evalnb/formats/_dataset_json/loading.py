@@ -306,7 +306,7 @@ def _thread(
             cache.valid_maps.add(cache.key(part["evaluators"]))
     # docs/dataset-json.md, tool calls and allowlists: they resolve like evaluators (a thread's list is evalnb's)
     thread_tools = None if tools is None else apply_allowed_tools(tools, raw)
-    new_turn, new_case = makers()
+    new_turn, new_case, _ = makers()
     model_turns = [
         new_turn(
             prompt=td.prompt,
@@ -350,7 +350,7 @@ def _single(
         return None
     if given is not None:
         cache.valid_maps.add(given)
-    new_turn, new_case = makers()
+    new_turn, new_case, _ = makers()
     turn = new_turn(
         prompt=single.prompt,
         expected=single.expected_response,
@@ -422,7 +422,8 @@ def load_data(data: Any, *, name: str | None = None, consume: bool = False) -> S
     meta_name = (
         doc.metadata.name if doc.metadata and doc.metadata.name and doc.metadata.name.strip() else None
     )
-    suite = Suite._trusted(
+    _, _, new_suite = makers()
+    suite = new_suite(
         name=meta_name or name or "dataset",
         description=doc.description or (doc.metadata.description if doc.metadata else None),
         format="dataset-json",

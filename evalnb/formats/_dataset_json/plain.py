@@ -13,17 +13,18 @@ from evalnb._unicode import is_cleaned
 from evalnb.formats._common import Problems
 from evalnb.formats._dataset_json.evaluators import SpecCache, apply_evaluators
 from evalnb.formats._dataset_json.models import EVALUATORS_SINCE, MAX_TURNS, TURNS_SINCE
-from evalnb.suite import Case, CheckSpec, Turn
+from evalnb.suite import Case, CheckSpec, Suite, Turn
 
 __all__ = ["Plain", "makers"]
 
 
-def makers() -> tuple[Any, Any]:
-    """What builds a turn and a case of values validated above: in a load, whose text was cleaned whole (see
-    ``evalnb._unicode``), they are not validated again (a million items' load); else the model's own."""
+def makers() -> tuple[Any, Any, Any]:
+    """What builds a turn, a case and the suite of values validated above: in a load, whose text was cleaned
+    whole (see ``evalnb._unicode``), they are not validated again (a million items' load; a suite's validator,
+    which holds every check type's, is not even built); else the models' own."""
     if is_cleaned():
-        return Turn._trusted_maker(), Case._trusted_maker()
-    return Turn, Case
+        return Turn._trusted_maker(), Case._trusted_maker(), Suite._trusted
+    return Turn, Case, Suite
 
 
 # The keys of a plain single-turn item (docs/dataset-json.md, shapes, cases and names), and those of them that
@@ -92,7 +93,7 @@ class Plain:
         # (the base's id, the evaluator map's key, the mode) -> the checks resolved over that base (the
         # document's defaults, or a conversation's own checks: both held here, so their ids stay theirs)
         self.checks: dict[tuple[int, str | None, Any], dict[str, CheckSpec]] = {}
-        self.new_turn, self.new_case = makers()
+        self.new_turn, self.new_case, _ = makers()
 
     def case(self, raw: Any, i: int) -> Case | None:
         if type(raw) is not dict:
