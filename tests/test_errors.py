@@ -137,7 +137,8 @@ def test_every_code_raised_in_the_package_is_a_member() -> None:
 
 
 def test_every_exception_class_of_the_package_is_in_errors_py() -> None:
-    """Outside errors.py only private parser signals exist, and each is caught in its own module."""
+    """Outside errors.py only private signals exist (a parser's, the HTTP client's), each caught in its own
+    package and turned into an error of the tree there or by the package's callers."""
     outside: list[str] = []
     for path in PACKAGE.rglob("*.py"):
         if path.name == "errors.py":

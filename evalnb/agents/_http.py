@@ -45,6 +45,8 @@ from evalnb._secrets import Secret, expand_env, safe_url, scrub, url_secrets
 from evalnb.agents._base import Request, Response, capped
 from evalnb.agents._types import BuildContext, register_agent_type
 from evalnb.chat._net import PREFLIGHT_TIMEOUT, parse_retry_after, read_body, require_reachable, send
+from evalnb.chat._session import shared_pool
+from evalnb.chat._wire import _WireError
 from evalnb.errors import AgentError, ConfigError
 
 __all__ = ["ASK_BODY", "ASK_MAPPING", "HTTP", "HTTPAgentConfig", "Secret", "expand_env", "get_path"]
@@ -288,8 +290,6 @@ class HTTP:
 
     async def respond(self, request: Request) -> Response:
         """Send one request and map the answer."""
-        import aiohttp
-
         headers = {"Accept": "application/json", **self.headers}
         headers.update({k: v.get() for k, v in self._secret_headers.items()})
         data: str | None = None
@@ -302,21 +302,18 @@ class HTTP:
         started = time.perf_counter()
         try:
             # Redirects are followed; the configured headers (secret or not) stay with their origin.
-            async with (
-                aiohttp.ClientSession() as session,
-                send(
-                    session, self.method, self.url, headers=headers, data=data, timeout=self.timeout
-                ) as sent,
-            ):
+            async with send(
+                await shared_pool(), self.method, self.url, headers=headers, data=data, timeout=self.timeout
+            ) as sent:
                 resp = sent.response
                 status = resp.status
-                raw, cut = await read_body(resp)
+                raw, cut = read_body(resp)
                 content_type = resp.headers.get("Content-Type", "")
                 retry_after = resp.headers.get("Retry-After")
         except asyncio.TimeoutError:
             raise AgentError(f"{where} did not answer within {self.timeout:g}s", transient=True) from None
-        except aiohttp.ClientError as e:
-            msg = scrub(f"{type(e).__name__}: {e}", secrets)
+        except _WireError as e:
+            msg = scrub(str(e), secrets)
             raise AgentError(f"could not reach {where}: {msg}", transient=True) from None
         elapsed = (time.perf_counter() - started) * 1000.0
         text = raw.decode(resp.charset or "utf-8", errors="replace")

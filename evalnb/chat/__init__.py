@@ -3,10 +3,13 @@
 * :mod:`evalnb.chat._client`: :class:`ChatClient` (OpenAI, Azure OpenAI and compatible servers), retries with
   backoff, ``Retry-After``, secrets kept out of messages;
 * :mod:`evalnb.chat._limiter`: the adaptive (AIMD) concurrency limit per endpoint;
-* :mod:`evalnb.chat._session`: one ``aiohttp`` session per event loop;
-* :mod:`evalnb.chat._net`: what every HTTP caller shares: ``Retry-After`` parsing, the start-up probe, safe URLs.
+* :mod:`evalnb.chat._wire`: evalnb's own HTTP/1.1 client (keep-alive connections pooled per origin, TLS);
+* :mod:`evalnb.chat._session`: the transports, one of each per event loop (that pool for direct calls, an
+  ``aiohttp`` session for calls through a proxy);
+* :mod:`evalnb.chat._net`: what every HTTP caller shares: ``Retry-After`` parsing, the start-up probe, safe URLs,
+  redirects.
 
-Importing it stays light: aiohttp is imported by the first call.
+Importing it stays light: aiohttp is imported only by the first call through a proxy.
 
 Example::
 

@@ -41,7 +41,8 @@ from evalnb.chat._net import (
     safe_url,
     send,
 )
-from evalnb.chat._session import shared_session
+from evalnb.chat._session import transport_for
+from evalnb.chat._wire import _WireError
 from evalnb.errors import ChatError, ConfigError
 
 __all__ = ["DEFAULT_AZURE_API_VERSION", "DEFAULT_BASE_URL", "ChatClient", "ChatReply", "decoding_note"]
@@ -324,13 +325,11 @@ class ChatClient:
 
             reply = await ChatClient("m", base_url=url).complete("hi")
         """
-        import aiohttp
-
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
         payload = json.dumps(self._body(messages, overrides))
         headers = self._request_headers()
-        shared = await shared_session()
+        shared = await transport_for(self._proxy)
         limiter = limiter_for(self.endpoint, initial=self.concurrency)
         last = ""
         status: int | None = None
@@ -352,7 +351,7 @@ class ChatClient:
                     ) as sent:
                         resp = sent.response
                         status = resp.status
-                        raw, cut = await read_body(resp)
+                        raw, cut = read_body(resp)
                         if status == 200:
                             reply = self._parse(raw, t0, attempt + 1, cut=cut)
                             limiter.on_success()
@@ -375,12 +374,12 @@ class ChatClient:
                                 transient=False,
                                 attempts=attempt + 1,
                             )
-                except (asyncio.TimeoutError, aiohttp.ServerTimeoutError):
+                except asyncio.TimeoutError:
                     status = None
                     last = f"timed out after {self.timeout:g} s"
-                except aiohttp.ClientError as exc:
+                except _WireError as exc:
                     status = None
-                    last = f"connection failed: {type(exc).__name__}: {scrub(str(exc), self._secrets)}"
+                    last = f"connection failed: {scrub(str(exc), self._secrets)}"
             if attempt + 1 >= attempts:
                 break
             # The slot is released while we wait, so other calls (and other clients) can proceed.

@@ -16,6 +16,7 @@ from typing import Any
 
 from evalnb._caps import MAX_BODY
 from evalnb._secrets import safe_url
+from evalnb.chat._wire import Answer, _WireError, tls_context
 from evalnb.errors import ConfigError
 
 __all__ = [
@@ -64,29 +65,19 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, secs)
 
 
-async def read_body(resp: Any, limit: int = MAX_BODY) -> tuple[bytes, bool]:
-    """An HTTP answer's body, at most ``limit`` bytes, and whether there was more (the rest is never read: a
-    200 MB answer costs ``limit`` bytes of memory, not 200 MB; the connection is closed instead of reused).
+def read_body(resp: Answer, limit: int = MAX_BODY) -> tuple[bytes, bool]:
+    """An answer's body, at most ``limit`` bytes, and whether there was more (the transports read at most
+    ``MAX_BODY`` bytes of any answer: a 200 MB answer costs that much memory, not 200 MB).
 
     Example::
 
-        async with session.post(url, json=body) as resp:
-            raw, cut = await read_body(resp)
+        async with send(pool, "POST", url, headers={}, data="{}", timeout=30) as sent:
+            raw, cut = read_body(sent.response)
     """
-    content = resp.content
-    if content.is_eof():
-        # Nearly every answer arrives whole with its head: it is in memory already, so it is taken at once (a
-        # large one never is: the stream stops reading when its buffer fills).
-        whole = content.read_nowait()
-        return (whole[:limit], True) if len(whole) > limit else (whole, False)
-    buf = bytearray()
-    async for chunk in resp.content.iter_chunked(64 * 1024):
-        room = limit - len(buf)
-        if len(chunk) > room:
-            buf += chunk[:room]
-            return bytes(buf), True
-        buf += chunk
-    return bytes(buf), False
+    body = resp.body
+    if len(body) > limit:
+        return body[:limit], True
+    return body, resp.cut
 
 
 async def probe(url: str, *, timeout: float = PREFLIGHT_TIMEOUT, proxy: str | None = None) -> str | None:
@@ -136,9 +127,10 @@ async def require_reachable(
 ) -> None:
     """Raise :class:`ConfigError` when :func:`probe` cannot connect to ``url``.
 
-    A reachable endpoint's callers send their requests with aiohttp, which is loaded here, at start-up, rather
-    than by the first call: a run begins importing its frames' libraries in a thread as its case runs start
-    (results/_warm.py), and the two imports sharing one interpreter lock would delay every first request.
+    What a reachable endpoint's calls need is loaded here, at start-up, rather than by the first call (TLS's
+    certificates for an https endpoint, aiohttp for calls through a proxy): a run begins importing its frames'
+    libraries in a thread as its case runs start (results/_warm.py), and the two sharing one interpreter lock
+    would delay every first request.
 
     Args:
         url: the endpoint (only its scheme, host and port are used; messages show it without credentials).
@@ -155,8 +147,10 @@ async def require_reachable(
     """
     reason = await probe(url, timeout=timeout, proxy=proxy)
     if reason is None:
-        import aiohttp  # noqa: F401  (see above)
-
+        if proxy is not None:
+            import aiohttp  # noqa: F401  (see above)
+        elif url.lower().startswith("https:"):
+            tls_context()
         return
     via = f" through the proxy {safe_url(proxy)}" if proxy else ""
     raise ConfigError(f"{what} {safe_url(url)} is not reachable{via}: {reason}; {hint}", code="UNREACHABLE")
@@ -210,7 +204,7 @@ class Sent:
     """The final answer of :func:`send`.
 
     Attributes:
-        response: the ``aiohttp`` response (open while the ``async with`` block runs).
+        response: the final :class:`~evalnb.chat._wire.Answer`, read whole.
         url: the URL that answered (the request's own unless it was redirected).
         elsewhere: the first URL of another origin the request was redirected to (shown without secrets), which
             was sent none of the caller's headers; None when every hop stayed on the request's origin.
@@ -228,7 +222,7 @@ class Sent:
 
 
 def send(
-    session: Any,
+    transport: Any,
     method: str,
     url: str,
     *,
@@ -247,16 +241,21 @@ def send(
     URL's ``user:password`` go to another origin). 301/302 of a POST and 303 continue as a GET without the body;
     307 and 308 repeat the request. ``timeout`` covers the whole chain.
 
+    Args:
+        transport: what carries the request (:func:`evalnb.chat._session.transport_for`): the loop's pool of
+            direct connections, or its aiohttp session through a proxy.
+
     Raises:
-        aiohttp.ClientError: a connection failure, a redirect to a URL that is not http(s), or more than
+        _WireError: a connection failure, a redirect to a URL that is not http(s), or more than
             ``max_redirects`` redirects.
+        asyncio.TimeoutError: no final answer within ``timeout``.
 
     Example::
 
-        async with send(session, "POST", url, headers={"Authorization": "Bearer k"}, data=body, timeout=60) as sent:
-            raw, cut = await read_body(sent.response)
+        async with send(pool, "POST", url, headers={"Authorization": "Bearer k"}, data=body, timeout=60) as sent:
+            raw, cut = read_body(sent.response)
     """
-    return _Sending(session, method, url, headers, data, timeout, proxy, max_redirects)
+    return _Sending(transport, method, url, headers, data, timeout, proxy, max_redirects)
 
 
 class _Sending:
@@ -275,14 +274,14 @@ class _Sending:
         "_proxy",
         "_redirects",
         "_resp",
-        "_session",
         "_timeout",
+        "_transport",
         "_url",
     )
 
     def __init__(
         self,
-        session: Any,
+        transport: Any,
         method: str,
         url: str,
         headers: Mapping[str, str],
@@ -291,7 +290,7 @@ class _Sending:
         proxy: str | None,
         max_redirects: int,
     ) -> None:
-        self._session = session
+        self._transport = transport
         self._method = method
         self._url = url
         self._headers = headers
@@ -302,17 +301,14 @@ class _Sending:
         self._resp: Any = None
 
     async def __aenter__(self) -> Sent:
-        import aiohttp
-
         started = asyncio.get_running_loop().time()
-        resp = await self._session.request(
+        resp = await self._transport.request(
             self._method,
             self._url,
             headers=self._headers,
             data=self._data,
             proxy=self._proxy,
-            allow_redirects=False,
-            timeout=aiohttp.ClientTimeout(total=max(self._timeout, 0.001)),
+            timeout=self._timeout,
         )
         if resp.status in _REDIRECTS and resp.headers.get("Location"):
             sent = await self._follow(resp, deadline=started + self._timeout)
@@ -328,8 +324,6 @@ class _Sending:
         """The redirects after the first answer ``resp`` (a redirect), to the final answer."""
         import urllib.parse
 
-        import aiohttp
-
         loop = asyncio.get_running_loop()
         method, url, data = self._method, self._url, self._data
         home = origin_of(url)
@@ -339,7 +333,9 @@ class _Sending:
             resp.release()
             target = urllib.parse.urljoin(url, resp.headers["Location"].strip())
             if urllib.parse.urlsplit(target).scheme.lower() not in ("http", "https"):
-                raise aiohttp.ClientError(f"redirected to {safe_url(target)!r}, which is not an http(s) URL")
+                raise _WireError(
+                    f"InvalidURL: redirected to {safe_url(target)!r}, which is not an http(s) URL"
+                )
             if (resp.status == 303 and method != "HEAD") or (resp.status in (301, 302) and method == "POST"):
                 method, data = "GET", None
                 current = {
@@ -351,15 +347,14 @@ class _Sending:
             url = target
             if hop == self._redirects:
                 break
-            resp = await self._session.request(
+            resp = await self._transport.request(
                 method,
                 url,
                 headers=current,
                 data=data,
                 proxy=self._proxy,
-                allow_redirects=False,
-                timeout=aiohttp.ClientTimeout(total=max(deadline - loop.time(), 0.001)),
+                timeout=max(deadline - loop.time(), 0.001),
             )
             if resp.status not in _REDIRECTS or not resp.headers.get("Location"):
                 return Sent(resp, url, elsewhere)
-        raise aiohttp.ClientError(f"more than {self._redirects} redirects")
+        raise _WireError(f"TooManyRedirects: more than {self._redirects} redirects")

@@ -183,9 +183,19 @@ async def test_limiter_caps_in_flight() -> None:
     assert peak == 3 and lim.in_flight == 0
 
 
-async def test_one_session_per_loop(openai_server: OpenAIServer) -> None:
-    s1 = await chat_session.shared_session()
+async def test_one_pool_per_loop(openai_server: OpenAIServer) -> None:
+    pool = await chat_session.shared_pool()
     await client(openai_server).complete("hi")
+    await client(openai_server).complete("again")
+    assert await chat_session.shared_pool() is pool
+    assert sum(map(len, pool._idle.values())) == 1  # the second call went over the first one's connection
+    await chat_session.aclose()
+    assert pool.closed and not pool._idle
+    assert await chat_session.shared_pool() is not pool  # a new one once the old is closed
+
+
+async def test_one_proxy_session_per_loop() -> None:
+    s1 = await chat_session.shared_session()
     assert await chat_session.shared_session() is s1
     await chat_session.aclose()
     assert s1.closed
