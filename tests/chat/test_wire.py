@@ -9,6 +9,7 @@ import ssl
 import subprocess
 import zlib
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,9 +92,9 @@ class RawServer:
 
 
 @pytest.fixture
-async def server() -> RawServer:
+async def server() -> AsyncIterator[RawServer]:
     async with RawServer() as s:
-        yield s  # type: ignore[misc]
+        yield s
 
 
 async def get(pool: Pool, server: RawServer, method: str = "POST", **kw: object) -> _wire.Answer:
@@ -351,3 +352,42 @@ async def test_https_with_a_trusted_certificate_and_one_that_is_not(
     assert answered and f"Host: 127.0.0.1:{url.split(':')[2].split('/')[0]}".encode() in answered[-1]
     await pool.close()
     tls_server.close()
+
+
+# -- the standard library's server, as another implementation than the scripted one -----------------
+
+
+@pytest.mark.parametrize("version", ["HTTP/1.0", "HTTP/1.1"])
+async def test_the_standard_librarys_http_server(version: str) -> None:
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = version
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            answer = b'{"echo": ' + body + b', "path": "' + self.path.encode() + b'"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    pool = Pool()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1/ask?x=1"
+        for i in range(3):
+            answer = await pool.request("POST", url, headers={}, data=f'"{i}"', timeout=5)
+            assert (answer.status, answer.body) == (200, b'{"echo": "%d", "path": "/v1/ask?x=1"}' % i)
+        # HTTP/1.0 answers close their connection; HTTP/1.1 ones keep it for the next call.
+        assert sum(map(len, pool._idle.values())) == (1 if version == "HTTP/1.1" else 0)
+    finally:
+        await pool.close()
+        server.shutdown()
+        server.server_close()
