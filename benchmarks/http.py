@@ -3,8 +3,8 @@
 Two measurements, each of 2,000 calls at concurrency 64:
 
 * **Whole process** (``--processes``, the default): each client is a fresh Python process, timed from its
-  start to its exit: a bare aiohttp loop (the floor), and ``evalnb.run`` of a 2,000-item dataset file against
-  the endpoint through ``OpenAIChat`` (load, start-up checks, the calls, the checks, the Result's frames, the
+  start to its exit: a bare aiohttp loop (the reference: the client most Python tools build on), and
+  ``evalnb.run`` of a 2,000-item dataset file against the endpoint through ``OpenAIChat`` (load, start-up checks, the calls, the checks, the Result's frames, the
   interpreter's exit). The server notes when the first request arrives and the last answer leaves, so the
   process time splits into before the first request, the calls, and after the last answer.
 * **In process** (``--in-process``): the calls alone, timed inside one process after a first call connected:
@@ -143,7 +143,8 @@ async def run_evalnb(base_url: str, calls: int, concurrency: int) -> float:
 
 
 async def run_bare(base_url: str, calls: int, concurrency: int) -> float:
-    """A bare aiohttp loop with no retries, limiter or parsing: the floor for this machine and server."""
+    """A bare aiohttp loop with no retries, limiter or parsing: the reference for this machine and server
+    (evalnb's calls go over its own client, evalnb/chat/_wire.py)."""
     import aiohttp
 
     body = json.dumps({"model": "bench-model", "messages": [{"role": "user", "content": "x"}]})
