@@ -5,8 +5,9 @@ Two measurements, each of 2,000 calls at concurrency 64:
 * **Whole process** (``--processes``, the default): each client is a fresh Python process, timed from its
   start to its exit: a bare aiohttp loop (the reference: the client most Python tools build on), and
   ``evalnb.run`` of a 2,000-item dataset file against the endpoint through ``OpenAIChat`` (load, start-up
-  checks, the calls, the checks, the Result's frames, the interpreter's exit). The server notes when the first request arrives and the last answer leaves, so the
-  process time splits into before the first request, the calls, and after the last answer.
+  checks, the calls, the checks, the Result's frames, the interpreter's exit). The server notes when the first
+  request arrives and the last answer leaves, so the process time splits into before the first request, the
+  calls, and after the last answer.
 * **In process** (``--in-process``): the calls alone, timed inside one process after a first call connected:
   evalnb's judge client, the bare aiohttp loop and the official openai SDK's ``AsyncOpenAI`` with a semaphore.
 
