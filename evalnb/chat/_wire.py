@@ -220,6 +220,9 @@ class _Connection(asyncio.Protocol):
         except _WireError as exc:
             self._fail(exc)
             return
+        except Exception as exc:  # bytes no rule above foresaw: still no answer, and said so
+            self._fail(_WireError(f"BadHttpMessage: {type(exc).__name__}: {exc}"))
+            return
         if done:
             self._answered(reader)
 
@@ -359,7 +362,7 @@ class _Reader:
         lines = head.decode("latin-1").split("\r\n")
         version, _, rest = lines[0].partition(" ")
         code = rest[:3]
-        if not version.startswith("HTTP/1.") or not code.isdigit():
+        if not version.startswith("HTTP/1.") or not (code.isascii() and code.isdigit()):
             raise _WireError(f"BadHttpMessage: the answer is not HTTP/1.x: {lines[0][:80]!r}")
         self.status = int(code)
         headers = self.headers
@@ -385,7 +388,7 @@ class _Reader:
         length = self.headers.get("content-length")
         if length is None:
             self.until_close, self._left = True, 1 << 62
-        elif length.strip().isdigit():
+        elif length.strip().isascii() and length.strip().isdigit():
             self._left = int(length)
         else:
             raise _WireError(f"BadHttpMessage: an invalid Content-Length {length[:40]!r}")
