@@ -357,6 +357,60 @@ async def test_https_with_a_trusted_certificate_and_one_that_is_not(
     tls_server.close()
 
 
+async def test_a_chat_client_over_https_trusting_ssl_cert_file(certificate: tuple[Path, Path]) -> None:
+    # README.md, Agents: https is verified against the system's certificates, and SSL_CERT_FILE points
+    # elsewhere. A fresh process (the TLS settings are made once per process): start-up check, then two calls
+    # over one kept-alive TLS connection.
+    import json
+    import os
+    import sys
+
+    cert, key = certificate
+    served = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    served.load_cert_chain(cert, key)
+    connections: list[int] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                asked = json.loads(await reader.readexactly(length))["messages"][-1]["content"]
+                body = json.dumps(
+                    {"choices": [{"message": {"role": "assistant", "content": f"tls: {asked}"}}]}
+                )
+                writer.write(ok(body.encode(), "Content-Type: application/json"))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    tls_server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=served)
+    url = f"https://127.0.0.1:{tls_server.sockets[0].getsockname()[1]}/v1"
+    code = (
+        "import asyncio, json\n"
+        "from evalnb.chat import ChatClient\n"
+        f"client = ChatClient('m', base_url={url!r}, retries=0)\n"
+        "async def main():\n"
+        "    await client.preflight(role='judge', elsewhere='base_url=...')\n"
+        "    return [(await client.complete(q)).text for q in ('one', 'two')]\n"
+        "print(json.dumps(asyncio.run(main())))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    trust = {"SSL_CERT_FILE": str(cert)}
+    env = {**os.environ, "PYTHONPATH": str(root), "EVALNB_DISABLE_PLUGIN_AUTOLOAD": "1", **trust}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    tls_server.close()
+    assert proc.returncode == 0, err.decode()
+    assert json.loads(out) == ["tls: one", "tls: two"]
+    # Both calls over one TLS connection (the start-up check opens a TCP connection only: no handshake, so the
+    # server never sees it as a connection of its own).
+    assert len(connections) == 1
+
+
 # -- the standard library's server, as another implementation than the scripted one -----------------
 
 
