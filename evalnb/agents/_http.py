@@ -44,7 +44,7 @@ from evalnb._numbers import seconds
 from evalnb._secrets import Secret, expand_env, safe_url, scrub, url_secrets
 from evalnb.agents._base import Request, Response, capped
 from evalnb.agents._types import BuildContext, register_agent_type
-from evalnb.chat._net import PREFLIGHT_TIMEOUT, parse_retry_after, read_body, require_reachable, send
+from evalnb.chat._net import PREFLIGHT_TIMEOUT, parse_retry_after, require_reachable, send
 from evalnb.chat._session import shared_pool
 from evalnb.chat._wire import _WireError
 from evalnb.errors import AgentError, ConfigError
@@ -302,20 +302,18 @@ class HTTP:
         started = time.perf_counter()
         try:
             # Redirects are followed; the configured headers (secret or not) stay with their origin.
-            async with send(
+            sent = await send(
                 await shared_pool(), self.method, self.url, headers=headers, data=data, timeout=self.timeout
-            ) as sent:
-                resp = sent.response
-                status = resp.status
-                raw, cut = read_body(resp)
-                content_type = resp.headers.get("Content-Type", "")
-                retry_after = resp.headers.get("Retry-After")
+            )
         except asyncio.TimeoutError:
             raise AgentError(f"{where} did not answer within {self.timeout:g}s", transient=True) from None
         except _WireError as e:
             msg = scrub(str(e), secrets)
             raise AgentError(f"could not reach {where}: {msg}", transient=True) from None
         elapsed = (time.perf_counter() - started) * 1000.0
+        resp = sent.response
+        status, raw, cut = resp.status, resp.body, resp.cut
+        retry_after = resp.headers.get("Retry-After")
         text = raw.decode(resp.charset or "utf-8", errors="replace")
         if status >= 400:
             snippet = scrub(text.strip().replace("\n", " ")[:_SNIPPET], secrets)
@@ -335,7 +333,7 @@ class HTTP:
             head = text[:MAX_ANSWER] + note("the answer", MAX_BODY, None, unit="bytes of the response body")
             response = Response(text=head, meta={"body_truncated": True, "max_body": MAX_BODY})
         else:
-            response = capped(self._map(text, content_type, where))
+            response = capped(self._map(text, resp.headers.get("Content-Type", ""), where))
         response.latency_ms = elapsed
         response.meta.setdefault("http_status", status)
         return response

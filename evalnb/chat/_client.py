@@ -36,7 +36,6 @@ from evalnb.chat._net import (
     PREFLIGHT_TIMEOUT,
     parse_retry_after,
     proxy_for,
-    read_body,
     require_reachable,
     safe_url,
     send,
@@ -340,40 +339,34 @@ class ChatClient:
                 t0 = time.perf_counter()
                 try:
                     # Redirects are followed; the key and every configured header stay with their origin.
-                    async with send(
-                        shared,
-                        "POST",
-                        self.url,
-                        data=payload,
-                        headers=headers,
-                        timeout=self.timeout,
-                        proxy=self._proxy,
-                    ) as sent:
-                        resp = sent.response
-                        status = resp.status
-                        raw, cut = read_body(resp)
-                        if status == 200:
-                            reply = self._parse(raw, t0, attempt + 1, cut=cut)
-                            limiter.on_success()
-                            learn(self.endpoint, limiter.limit)
-                            return reply
-                        snippet = scrub(_snippet(raw), self._secrets) + sent.note()
-                        if status == 429:
-                            limiter.on_rate_limited(started)
-                            learn(self.endpoint, limiter.limit)
-                            wait = parse_retry_after(resp.headers.get("Retry-After"))
-                            last = f"HTTP 429 rate limited: {snippet}"
-                        elif status >= 500 or status == 408:
-                            # A 503 may say when to come back; otherwise exponential backoff.
-                            wait = parse_retry_after(resp.headers.get("Retry-After"))
-                            last = f"HTTP {status}: {snippet}"
-                        else:
-                            raise ChatError(
-                                f"chat completion failed at {self._where()}: HTTP {status}: {snippet}",
-                                status=status,
-                                transient=False,
-                                attempts=attempt + 1,
-                            )
+                    sent = await send(
+                        shared, "POST", self.url, data=payload, headers=headers, timeout=self.timeout
+                    )
+                    resp = sent.response
+                    status = resp.status
+                    raw, cut = resp.body, resp.cut
+                    if status == 200:
+                        reply = self._parse(raw, t0, attempt + 1, cut=cut)
+                        limiter.on_success()
+                        learn(self.endpoint, limiter.limit)
+                        return reply
+                    snippet = scrub(_snippet(raw), self._secrets) + sent.note()
+                    if status == 429:
+                        limiter.on_rate_limited(started)
+                        learn(self.endpoint, limiter.limit)
+                        wait = parse_retry_after(resp.headers.get("Retry-After"))
+                        last = f"HTTP 429 rate limited: {snippet}"
+                    elif status >= 500 or status == 408:
+                        # A 503 may say when to come back; otherwise exponential backoff.
+                        wait = parse_retry_after(resp.headers.get("Retry-After"))
+                        last = f"HTTP {status}: {snippet}"
+                    else:
+                        raise ChatError(
+                            f"chat completion failed at {self._where()}: HTTP {status}: {snippet}",
+                            status=status,
+                            transient=False,
+                            attempts=attempt + 1,
+                        )
                 except asyncio.TimeoutError:
                     status = None
                     last = f"timed out after {self.timeout:g} s"

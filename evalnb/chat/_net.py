@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalnb._caps import MAX_BODY
 from evalnb._secrets import safe_url
-from evalnb.chat._wire import Answer, _WireError, tls_context
+from evalnb.chat._wire import DEFAULT_PORTS, Answer, _WireError, tls_context
 from evalnb.errors import ConfigError
 
 __all__ = [
@@ -27,7 +26,6 @@ __all__ = [
     "parse_retry_after",
     "probe",
     "proxy_for",
-    "read_body",
     "require_reachable",
     "safe_url",
     "send",
@@ -65,21 +63,6 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, secs)
 
 
-def read_body(resp: Answer, limit: int = MAX_BODY) -> tuple[bytes, bool]:
-    """An answer's body, at most ``limit`` bytes, and whether there was more (the transports read at most
-    ``MAX_BODY`` bytes of any answer: a 200 MB answer costs that much memory, not 200 MB).
-
-    Example::
-
-        async with send(pool, "POST", url, headers={}, data="{}", timeout=30) as sent:
-            raw, cut = read_body(sent.response)
-    """
-    body = resp.body
-    if len(body) > limit:
-        return body[:limit], True
-    return body, resp.cut
-
-
 async def probe(url: str, *, timeout: float = PREFLIGHT_TIMEOUT, proxy: str | None = None) -> str | None:
     """Whether a TCP connection to ``url``'s host and port (or to ``proxy``'s) opens within ``timeout``.
 
@@ -102,7 +85,7 @@ async def probe(url: str, *, timeout: float = PREFLIGHT_TIMEOUT, proxy: str | No
     if not host or parts.scheme not in ("http", "https"):
         return f"{safe_url(proxy or url)!r} is not an http(s) URL"
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        port = parts.port or DEFAULT_PORTS[parts.scheme]
     except ValueError:
         return "the URL has an invalid port"
     try:
@@ -196,7 +179,7 @@ def origin_of(url: str) -> tuple[str, str, int | None]:
         port = parts.port
     except ValueError:
         port = None
-    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
+    return scheme, (parts.hostname or "").lower(), port or DEFAULT_PORTS.get(scheme)
 
 
 @dataclass
@@ -204,13 +187,14 @@ class Sent:
     """The final answer of :func:`send`.
 
     Attributes:
-        response: the final :class:`~evalnb.chat._wire.Answer`, read whole.
+        response: the final :class:`~evalnb.chat._wire.Answer`, read whole (``body``, and ``cut`` when it was
+            longer than the transports read: ``MAX_BODY`` bytes).
         url: the URL that answered (the request's own unless it was redirected).
         elsewhere: the first URL of another origin the request was redirected to (shown without secrets), which
             was sent none of the caller's headers; None when every hop stayed on the request's origin.
     """
 
-    response: Any
+    response: Answer
     url: str
     elsewhere: str | None = None
 
@@ -221,7 +205,7 @@ class Sent:
         return f" (redirected to another origin, {self.elsewhere}, which was sent none of the configured headers)"
 
 
-def send(
+async def send(
     transport: Any,
     method: str,
     url: str,
@@ -229,10 +213,9 @@ def send(
     headers: Mapping[str, str],
     data: str | bytes | None = None,
     timeout: float,
-    proxy: str | None = None,
     max_redirects: int = MAX_REDIRECTS,
-) -> _Sending:
-    """Send one request, following redirects as a browser does, and give the final answer.
+) -> Sent:
+    """Send one request, following redirects as a browser does, and give the final answer, read whole.
 
     Secrets stay with their origin: once a redirect leads to another origin (scheme, host or port), every
     header the caller gave is dropped (an API key's ``Authorization``, Azure's ``api-key``, gateway tokens,
@@ -252,109 +235,51 @@ def send(
 
     Example::
 
-        async with send(pool, "POST", url, headers={"Authorization": "Bearer k"}, data=body, timeout=60) as sent:
-            raw, cut = read_body(sent.response)
+        sent = await send(pool, "POST", url, headers={"Authorization": "Bearer k"}, data=body, timeout=60)
+        sent.response.status, sent.response.body, sent.response.cut
     """
-    return _Sending(transport, method, url, headers, data, timeout, proxy, max_redirects)
+    started = asyncio.get_running_loop().time()
+    resp = await transport.request(method, url, headers=headers, data=data, timeout=timeout)
+    if resp.status in _REDIRECTS and resp.headers.get("Location"):
+        # Only a redirect needs the bookkeeping (the URL's origin, a copy of the headers).
+        first = (method, url, headers, data)
+        return await _follow(transport, resp, first, deadline=started + timeout, max_redirects=max_redirects)
+    return Sent(resp, url)
 
 
-class _Sending:
-    """What :func:`send` returns: ``async with`` it sends the request (and follows its redirects) on entry and
-    releases the final answer on exit.
+async def _follow(
+    transport: Any,
+    resp: Answer,
+    first: tuple[str, str, Mapping[str, str], str | bytes | None],
+    *,
+    deadline: float,
+    max_redirects: int,
+) -> Sent:
+    """The redirects after the first answer ``resp`` (a redirect) of the request ``first``, to the final answer."""
+    import urllib.parse
 
-    A class rather than a generator-based context manager: every agent and judge call enters one, and an
-    answer that is not a redirect needs none of the redirect bookkeeping (the origin of the URL, a copy of
-    the headers).
-    """
-
-    __slots__ = (
-        "_data",
-        "_headers",
-        "_method",
-        "_proxy",
-        "_redirects",
-        "_resp",
-        "_timeout",
-        "_transport",
-        "_url",
-    )
-
-    def __init__(
-        self,
-        transport: Any,
-        method: str,
-        url: str,
-        headers: Mapping[str, str],
-        data: str | bytes | None,
-        timeout: float,
-        proxy: str | None,
-        max_redirects: int,
-    ) -> None:
-        self._transport = transport
-        self._method = method
-        self._url = url
-        self._headers = headers
-        self._data = data
-        self._timeout = timeout
-        self._proxy = proxy
-        self._redirects = max_redirects
-        self._resp: Any = None
-
-    async def __aenter__(self) -> Sent:
-        started = asyncio.get_running_loop().time()
-        resp = await self._transport.request(
-            self._method,
-            self._url,
-            headers=self._headers,
-            data=self._data,
-            proxy=self._proxy,
-            timeout=self._timeout,
-        )
-        if resp.status in _REDIRECTS and resp.headers.get("Location"):
-            sent = await self._follow(resp, deadline=started + self._timeout)
-        else:
-            sent = Sent(resp, self._url)
-        self._resp = sent.response
-        return sent
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._resp.release()
-
-    async def _follow(self, resp: Any, *, deadline: float) -> Sent:
-        """The redirects after the first answer ``resp`` (a redirect), to the final answer."""
-        import urllib.parse
-
-        loop = asyncio.get_running_loop()
-        method, url, data = self._method, self._url, self._data
-        home = origin_of(url)
-        current = dict(self._headers)
-        elsewhere: str | None = None
-        for hop in range(self._redirects + 1):  # each redirect answered, the first one's too
-            resp.release()
-            target = urllib.parse.urljoin(url, resp.headers["Location"].strip())
-            if urllib.parse.urlsplit(target).scheme.lower() not in ("http", "https"):
-                raise _WireError(
-                    f"InvalidURL: redirected to {safe_url(target)!r}, which is not an http(s) URL"
-                )
-            if (resp.status == 303 and method != "HEAD") or (resp.status in (301, 302) and method == "POST"):
-                method, data = "GET", None
-                current = {
-                    k: v for k, v in current.items() if k.lower() not in ("content-type", "content-length")
-                }
-            if elsewhere is None and origin_of(target) != home:
-                elsewhere = safe_url(target)
-                current = {k: v for k, v in current.items() if k.lower() in _NEUTRAL}
-            url = target
-            if hop == self._redirects:
-                break
-            resp = await self._transport.request(
-                method,
-                url,
-                headers=current,
-                data=data,
-                proxy=self._proxy,
-                timeout=max(deadline - loop.time(), 0.001),
-            )
-            if resp.status not in _REDIRECTS or not resp.headers.get("Location"):
-                return Sent(resp, url, elsewhere)
-        raise _WireError(f"TooManyRedirects: more than {self._redirects} redirects")
+    loop = asyncio.get_running_loop()
+    method, url, headers, data = first
+    home = origin_of(url)
+    current = dict(headers)
+    elsewhere: str | None = None
+    for hop in range(max_redirects + 1):  # each redirect answered, the first one's too
+        target = urllib.parse.urljoin(url, resp.headers["Location"].strip())
+        if urllib.parse.urlsplit(target).scheme.lower() not in ("http", "https"):
+            raise _WireError(f"InvalidURL: redirected to {safe_url(target)!r}, which is not an http(s) URL")
+        if (resp.status == 303 and method != "HEAD") or (resp.status in (301, 302) and method == "POST"):
+            method, data = "GET", None
+            current = {
+                k: v for k, v in current.items() if k.lower() not in ("content-type", "content-length")
+            }
+        if elsewhere is None and origin_of(target) != home:
+            elsewhere = safe_url(target)
+            current = {k: v for k, v in current.items() if k.lower() in _NEUTRAL}
+        url = target
+        if hop == max_redirects:
+            break
+        timeout = max(deadline - loop.time(), 0.001)
+        resp = await transport.request(method, url, headers=current, data=data, timeout=timeout)
+        if resp.status not in _REDIRECTS or not resp.headers.get("Location"):
+            return Sent(resp, url, elsewhere)
+    raise _WireError(f"TooManyRedirects: more than {max_redirects} redirects")

@@ -73,17 +73,19 @@ async def transport_for(proxy: str | None) -> Pool | ViaAiohttp:
     """What a call goes over: the loop's pool when it goes direct, its aiohttp session through ``proxy``."""
     if proxy is None:
         return await shared_pool()
-    return ViaAiohttp(await shared_session())
+    return ViaAiohttp(await shared_session(), proxy)
 
 
 class ViaAiohttp:
-    """An aiohttp session that answers as :class:`Pool` does: an :class:`Answer` read whole (at most ``limit``
-    bytes of body), ``asyncio.TimeoutError`` for a timeout, :class:`_WireError` for any other failure."""
+    """An aiohttp session sending through ``proxy`` that answers as :class:`Pool` does: an :class:`Answer` read
+    whole (at most ``limit`` bytes of body), ``asyncio.TimeoutError`` for a timeout, :class:`_WireError` for any
+    other failure."""
 
-    __slots__ = ("session",)
+    __slots__ = ("proxy", "session")
 
-    def __init__(self, session: aiohttp.ClientSession) -> None:
+    def __init__(self, session: aiohttp.ClientSession, proxy: str | None) -> None:
         self.session = session
+        self.proxy = proxy
 
     async def request(
         self,
@@ -94,7 +96,6 @@ class ViaAiohttp:
         data: str | bytes | None = None,
         timeout: float,
         limit: int = MAX_BODY,
-        proxy: str | None = None,
     ) -> Answer:
         import aiohttp
 
@@ -104,7 +105,7 @@ class ViaAiohttp:
                 url,
                 headers=headers,
                 data=data,
-                proxy=proxy,
+                proxy=self.proxy,
                 allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(total=max(timeout, 0.001)),
             ) as resp:

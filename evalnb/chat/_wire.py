@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +41,10 @@ from evalnb._caps import MAX_BODY
 from evalnb._secrets import safe_url
 from evalnb._version import __version__
 
-__all__ = ["Answer", "Headers", "Pool", "tls_context"]
+__all__ = ["DEFAULT_PORTS", "Answer", "Headers", "Pool", "tls_context"]
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+"""The port of a URL that names none, per scheme."""
 
 _USER_AGENT = f"evalnb/{__version__}"
 _MAX_HEAD = 64 * 1024  # bytes of status line and headers; a longer head is no answer evalnb can use
@@ -98,9 +102,6 @@ class Answer:
                 return value.strip().strip('"') or None
         return None
 
-    def release(self) -> None:
-        """Nothing to give back: the answer was read whole and its connection went back to the pool."""
-
 
 @dataclass(frozen=True, slots=True)
 class _Target:
@@ -129,11 +130,11 @@ def _target(url: str) -> _Target:
     if scheme not in ("http", "https") or not host:
         raise _WireError(f"InvalidURL: not an http(s) URL with a host: {safe_url(url)}")
     try:
-        port = parts.port or (443 if scheme == "https" else 80)
+        port = parts.port or DEFAULT_PORTS[scheme]
     except ValueError as exc:
         raise _WireError(f"InvalidURL: {exc}: {safe_url(url)}") from None
     shown = f"[{host}]" if ":" in host else host
-    host_header = shown if port == (443 if scheme == "https" else 80) else f"{shown}:{port}"
+    host_header = shown if port == DEFAULT_PORTS[scheme] else f"{shown}:{port}"
     path = urllib.parse.quote(parts.path or "/", safe="/%:@!$&'()*+,;=~")
     if parts.query:
         path += "?" + urllib.parse.quote(parts.query, safe="/%:@!$&'()*+,;=~?")
@@ -176,19 +177,15 @@ def _request_bytes(method: str, target: _Target, headers: Any, body: bytes | Non
     return head + body if body else head
 
 
-_TLS: list[Any] = []
-
-
+@functools.cache
 def tls_context() -> Any:
-    """The TLS settings of every https connection (the system's certificates; made once per process, loading
-    them takes a few tens of milliseconds)."""
-    if not _TLS:
-        import ssl
+    """The TLS settings of every https connection (the system's certificates, or the file ``SSL_CERT_FILE``
+    names; made once per process: loading them takes a few tens of milliseconds)."""
+    import ssl
 
-        context = ssl.create_default_context()
-        context.set_alpn_protocols(["http/1.1"])
-        _TLS.append(context)
-    return _TLS[0]
+    context = ssl.create_default_context()
+    context.set_alpn_protocols(["http/1.1"])
+    return context
 
 
 class _Stale(Exception):
@@ -319,9 +316,8 @@ class _Reader:
         self._buf = b""
         self._body = bytearray()
         self._in_head = True
-        self._left = (
-            0  # bytes of the body (or of the current chunk) still to come; chunked: -2 CRLF, -3 trailer
-        )
+        # bytes of the body (or of the current chunk) still to come; chunked: -2 a CRLF, -3 the trailer
+        self._left = 0
         self._chunk = False
         self.status = 0
         self.headers = Headers()
@@ -497,15 +493,12 @@ class Pool:
         data: str | bytes | None = None,
         timeout: float,
         limit: int = MAX_BODY,
-        proxy: str | None = None,
     ) -> Answer:
         """Send one request and read its answer whole (at most ``limit`` bytes of body).
 
         Raises:
             _WireError: no HTTP answer (see the module's docstring); TimeoutError: none within ``timeout``.
         """
-        if proxy is not None:
-            raise _WireError("a proxy is not for this client: calls through a proxy go through aiohttp")
         target = _target(url)
         body = data.encode("utf-8") if isinstance(data, str) else data
         payload = _request_bytes(method, target, headers, body)

@@ -1,6 +1,5 @@
-"""What every HTTP caller shares (evalnb/chat/_net.py), against a real local server: bodies read up to a limit,
-requests sent through :func:`send` over either transport (evalnb's own pool, aiohttp for proxies), and the
-start-up probe."""
+"""What every HTTP caller shares, against a real local server: bodies read up to a limit over either transport
+(evalnb's own pool, aiohttp for proxies), and the start-up probe (evalnb/chat/_net.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from evalnb.chat._net import read_body, send
 from evalnb.chat._session import ViaAiohttp, shared_pool, shared_session
 from tests.support.openai_server import OpenAIServer, Reply
 
@@ -24,11 +22,11 @@ TRANSPORTS = ["pool", "aiohttp"]
 
 async def _read(server: OpenAIServer, limit: int, transport: str) -> tuple[bytes, bool]:
     """The body of one answer read with ``limit`` over ``transport``, and whether it was cut."""
-    carrier = await shared_pool() if transport == "pool" else ViaAiohttp(await shared_session())
-    async with send(
-        carrier, "POST", f"{server.base_url}/chat/completions", headers={}, data="{}", timeout=5
-    ) as sent:
-        return read_body(sent.response, limit=limit)
+    carrier = await shared_pool() if transport == "pool" else ViaAiohttp(await shared_session(), None)
+    answer = await carrier.request(
+        "POST", f"{server.base_url}/chat/completions", headers={}, data="{}", timeout=5, limit=limit
+    )
+    return answer.body, answer.cut
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

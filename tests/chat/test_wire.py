@@ -349,7 +349,7 @@ async def test_https_with_a_trusted_certificate_and_one_that_is_not(
     with pytest.raises(_WireError, match="SSLCertVerificationError"):
         await pool.request("GET", url, headers={}, timeout=5)
     trusting = ssl.create_default_context(cafile=str(cert))
-    monkeypatch.setattr(_wire, "_TLS", [trusting])
+    monkeypatch.setattr(_wire, "tls_context", lambda: trusting)
     answer = await pool.request("GET", url, headers={}, timeout=5)
     assert (answer.status, answer.body) == (200, b"secure")
     assert answered and f"Host: 127.0.0.1:{url.split(':')[2].split('/')[0]}".encode() in answered[-1]
